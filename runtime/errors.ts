@@ -1,0 +1,96 @@
+/**
+ * Errors of the runtime layer. Callers and tests switch on `code`, never on message text.
+ * Each code maps to one HTTP status when it crosses the world API (see `statusOf`).
+ * Misuse of an API by a programmer is a plain TypeError, not a KitError.
+ */
+export type KitErrorCode =
+  // input that is malformed
+  | 'bad_request'
+  | 'invalid_json'
+  | 'unsupported_media_type'
+  | 'invalid_instant'
+  | 'invalid_duration'
+  | 'invalid_position'
+  | 'invalid_label'
+  | 'invalid_ttl'
+  | 'invalid_cursor'
+  | 'invalid_limit'
+  | 'invalid_scenario'
+  | 'invalid_check'
+  | 'invalid_twin'
+  // things that are not there
+  | 'not_found'
+  | 'unknown_world'
+  | 'unknown_twin'
+  | 'unknown_branch'
+  | 'unknown_store'
+  | 'unknown_check'
+  | 'position_beyond_head'
+  | 'no_scenario'
+  | 'method_not_allowed'
+  // state conflicts
+  | 'clock_backward'
+  | 'clock_unset'
+  | 'live_branch_needs_now'
+  | 'world_exists'
+  // limits
+  | 'body_too_large'
+  | 'checkpoint_too_large'
+  | 'request_budget_exhausted'
+  // authentication
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'read_only'
+  // the sandbox
+  | 'handler_error'
+  | 'handler_timeout'
+  | 'handler_out_of_memory'
+  | 'sandbox_crashed'
+  | 'no_handler'
+  // storage
+  | 'storage_closed'
+  | 'internal';
+
+const STATUS: Record<KitErrorCode, number> = {
+  bad_request: 400, invalid_json: 400, unsupported_media_type: 415, invalid_instant: 400,
+  invalid_duration: 400, invalid_position: 400, invalid_label: 400, invalid_ttl: 400,
+  invalid_cursor: 400, invalid_limit: 400, invalid_scenario: 400, invalid_check: 400,
+  invalid_twin: 400,
+  not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
+  unknown_check: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405,
+  clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409,
+  body_too_large: 413, checkpoint_too_large: 413, request_budget_exhausted: 429,
+  unauthenticated: 401, forbidden: 403, read_only: 403,
+  handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,
+  no_handler: 404,
+  storage_closed: 503, internal: 500,
+};
+
+export class KitError extends Error {
+  override readonly name = 'KitError';
+  constructor(
+    readonly code: KitErrorCode,
+    message: string,
+    /** Extra fields for the error body, e.g. `{ param: 'at' }` or `{ origin }`. */
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return STATUS[this.code];
+  }
+
+  /** The one JSON body shape every world API error has. */
+  toBody(): { error: { code: KitErrorCode; message: string } & Record<string, unknown> } {
+    return { error: { code: this.code, message: this.message, ...this.details } };
+  }
+}
+
+export function statusOf(code: KitErrorCode): number {
+  return STATUS[code];
+}
+
+export function isKitError(e: unknown): e is KitError {
+  return e instanceof KitError;
+}

@@ -1,0 +1,49 @@
+/**
+ * The contract between a host (which owns sockets and authentication) and a world
+ * runner (which owns everything else). A host authenticates, then hands the runner a
+ * plain request; the same call is made in-process by tests.
+ */
+
+export type Scope = 'read' | 'write';
+
+export interface WorldRequest {
+  /** `api`: `{world_api}/<path>`; `vendor`: `{world_url}/<path>` (path starts with `/<vendor>/`). */
+  surface: 'api' | 'vendor';
+  /** Upper case. */
+  method: string;
+  /** The path below the world's prefix, starting with `/`, percent-encoding intact, no query. */
+  path: string;
+  /** The raw query string, without `?`. */
+  query: string;
+  /** Lower-case header names. Repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  body?: Uint8Array;
+  /** What the credential opens. The host has already refused what the scope forbids at its level. */
+  scope: Scope;
+  /** The host's id for this request (`x-request-id` style); the runner may use its own vendor id. */
+  requestId: string;
+  /** Epoch ms when the host received the request (for the request report). */
+  receivedAt: number;
+}
+
+export interface WorldResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array | string;
+  /**
+   * A fault a scenario asked for: `reset` closes the connection without an answer.
+   * `delayMs` is waited by the host before answering (it never blocks the world).
+   */
+  fault?: 'reset';
+  delayMs?: number;
+}
+
+/** One served world, as a host sees it. */
+export interface WorldHandle {
+  readonly name: string;
+  /** The code version this world runs, answered in `x-kit-world-code`. */
+  readonly code: string;
+  handle(request: WorldRequest): Promise<WorldResponse>;
+  /** Finishes what is in flight and flushes commits. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,51 @@
+/**
+ * The storage the world engine stands on: small, synchronous and transactional, so that
+ * the LMDB implementation and a Durable Object implementation can serve the same engine.
+ *
+ * Keys are arrays of strings and non-negative integers, compared element by element
+ * (strings by UTF-8 bytes, numbers numerically, a shorter prefix first), as lmdb's
+ * ordered-binary keys are. Values are anything msgpack can hold.
+ */
+export type KeyPart = string | number;
+export type Key = readonly KeyPart[];
+
+export interface RangeOptions {
+  /** Inclusive lower bound. */
+  start: Key;
+  /** Exclusive upper bound. */
+  end: Key;
+  /** Newest (greatest key) first. `start` is still the lower bound. */
+  reverse?: boolean;
+  limit?: number;
+}
+
+export interface KeyValue<V = unknown> {
+  key: Key;
+  value: V;
+}
+
+/** Writes inside one transaction. */
+export interface StorageWriter {
+  put(key: Key, value: unknown): void;
+  remove(key: Key): void;
+  /** Reads inside the transaction see its own earlier writes. */
+  get<V = unknown>(key: Key): V | undefined;
+}
+
+export interface Storage {
+  get<V = unknown>(key: Key): V | undefined;
+  range<V = unknown>(options: RangeOptions): Iterable<KeyValue<V>>;
+  /**
+   * Runs `fn` in one atomic write transaction. Its writes are visible to reads as soon
+   * as it returns, but are durable only once `durable()` resolves. If `fn` throws,
+   * nothing is written.
+   */
+  transact<T>(fn: (writer: StorageWriter) => T): T;
+  /**
+   * Resolves once every transaction committed before the call is on disk. Calls that
+   * arrive while a flush is in flight share the next one (group commit).
+   */
+  durable(): Promise<void>;
+  close(): Promise<void>;
+  readonly alive: boolean;
+}

@@ -1,0 +1,141 @@
+/**
+ * What a twin author writes against. This file is type-checked without Node types
+ * (tsconfig.sandbox.json): twin code runs inside QuickJS and sees only this API.
+ */
+
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+/** A plain request as a handler sees it. */
+export interface TwinRequest {
+  /** Upper case. */
+  method: string;
+  /** The vendor path, from the first `/` after `{world_url}/<vendor>`, without the query. */
+  path: string;
+  /** Path parameters from the matched pattern (`/v1/customers/:id` → `{ id }`), URL-decoded. */
+  params: Record<string, string>;
+  /** Query parameters; a repeated name gives an array. Bracket names stay as written (`expand[]`). */
+  query: Record<string, string | string[]>;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  /**
+   * The body: parsed JSON for `application/json`, nested objects and arrays for
+   * `application/x-www-form-urlencoded` (bracket syntax: `a[b]=1`, `a[]=1`, `a[0][c]=2`),
+   * otherwise undefined.
+   */
+  body: unknown;
+  /** The body as UTF-8 text, when there is one. */
+  bodyText?: string;
+  /** The body's bytes, base64, when it is not text (e.g. git packs). */
+  bodyBase64?: string;
+  /** The world's request id for this request (also the `requestId` of the entry's cause). */
+  requestId: string;
+  /** true when a read-scoped credential sent it to a twin whose manifest has `requestScopes: ['read']`. */
+  readOnly: boolean;
+}
+
+export interface TwinResponse {
+  status?: number;
+  headers?: Record<string, string>;
+  /** A string or bytes-as-base64 (`bodyBase64`) goes out as is; anything else as JSON. */
+  body?: unknown;
+  bodyBase64?: string;
+}
+
+export interface ListOptions {
+  /** Ids strictly after this one (ascending) — a cursor. */
+  after?: string;
+  /** Ids strictly before this one. With `reverse`, walks downward from it. */
+  before?: string;
+  limit?: number;
+  /** Descending id order. */
+  reverse?: boolean;
+}
+
+export interface ListPage<V> {
+  items: { id: string; value: V }[];
+  hasMore: boolean;
+}
+
+/** The twin's state: records `(type, id) → value`. Reads see the handler's own earlier writes. */
+export interface ReadTree {
+  get<V = unknown>(type: string, id: string): V | undefined;
+  list<V = unknown>(type: string, options?: ListOptions): ListPage<V>;
+  count(type: string): number;
+}
+
+export interface Tree extends ReadTree {
+  put(type: string, id: string, value: unknown): void;
+  delete(type: string, id: string): void;
+}
+
+export interface TwinContext {
+  tree: Tree;
+  /** The world clock's now, ISO 8601. `Date.now()` inside the sandbox reads the same clock. */
+  now(): string;
+  /** The world clock's now, epoch milliseconds. */
+  nowMs(): number;
+  /** A deterministic id, seeded by (world, twin, position): `id('cus_')` → `cus_…`. */
+  id(prefix: string, length?: number): string;
+  /** A deterministic number in [0, 1). `Math.random` is the same generator. */
+  random(): number;
+  /** Records an event on the entry this request makes. */
+  emit(type: string, data: unknown): void;
+  /**
+   * Schedules a timed move. When the world clock passes `dueAt`, the twin performs
+   * `moves[move](ctx, data)` in an entry stamped at `dueAt`. Scheduling the same `id`
+   * again replaces it; `cancel(id)` removes it.
+   */
+  schedule(id: string, move: string, dueAt: string, data?: unknown): void;
+  cancel(id: string): void;
+  world: string;
+  twin: string;
+}
+
+/** A matcher: every given part must hold. */
+export interface Matcher {
+  method?: string | string[];
+  /** A pattern: literal segments, `:name` parameters, a trailing `*rest` for the remainder. */
+  path: string;
+  /** Each named query parameter must equal the value, or be present when `true`. */
+  query?: Record<string, string | true>;
+  /** Each named header (lower case) must equal the value, or be present when `true`. */
+  headers?: Record<string, string | true>;
+  /** Each dotted body path (`card.number`) must equal the value, or be present when `true`. */
+  body?: Record<string, unknown>;
+}
+
+export type Handler = (request: TwinRequest, ctx: TwinContext) => TwinResponse;
+
+export interface Route {
+  /** A stable name for reports and coverage tables, e.g. `customers.create`. */
+  name: string;
+  match: Matcher;
+  handle: Handler;
+}
+
+export type Move = (ctx: TwinContext, data: unknown, dueAt: string) => void;
+
+export type Store = (tree: ReadTree, query: Record<string, string | string[]>) => unknown;
+
+export interface TwinDefinition {
+  vendor: string;
+  version: string;
+  /** `http`, or a TCP protocol reached through a stream (`smtp`, `mysql`). */
+  protocol: string;
+  models: {
+    /** Hosts of the vendor this twin answers for, e.g. `api.stripe.com`. */
+    hosts: string[];
+    /** Resource types it keeps. */
+    resources: string[];
+    /** Environment variables a client reads for its base URL, e.g. `GITHUB_API_URL`. */
+    endpointEnv?: string[];
+  };
+  requestScopes?: 'read'[];
+  routes: Route[];
+  stores?: Record<string, Store>;
+  moves?: Record<string, Move>;
+  /** The vendor's error body for a failure of the twin itself (a throwing handler). */
+  errorBody?: (status: number, code: string, message: string) => unknown;
+  /** Whether a scenario (handlers document) may be installed on this twin. Default true. */
+  scenarios?: boolean;
+}
