@@ -47,3 +47,32 @@ export interface WorldHandle {
   /** Finishes what is in flight and flushes commits. */
   close(): Promise<void>;
 }
+
+/** The manifest a twin bundle answers from `__kit_manifest()`. */
+export interface TwinManifestJson {
+  vendor: string;
+  version: string;
+  protocol: string;
+  models: { hosts: string[]; resources: string[]; endpointEnv?: string[] };
+  requestScopes: 'read'[];
+  routes: { name: string; match: import('../../sdk/twin/types.js').Matcher }[];
+  stores: string[];
+  moves: string[];
+  scenarios: boolean;
+}
+
+/** A built twin: its sandbox script and its manifest. */
+export interface TwinBundle {
+  vendor: string;
+  source: string;
+  manifest: TwinManifestJson;
+}
+
+/** A world served from a directory by the single-world server. */
+export interface LocalWorldOptions {
+  /** The directory; state lives in `<dir>/.kit/world/`. */
+  dir: string;
+  org: string;
+  world: string;
+  twins: TwinBundle[];
+}
