@@ -1,0 +1,52 @@
+import type { Key, KeyPart } from './types.js';
+
+/**
+ * The one key order both storages share, matching lmdb's ordered-binary keys (checked
+ * against lmdb 3.5.6): element by element, numbers before strings, numbers numerically,
+ * strings by UTF-8 bytes (which is code-point order), a shorter prefix first.
+ */
+export function compareKeys(a: Key, b: Key): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const c = comparePart(a[i] as KeyPart, b[i] as KeyPart);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
+}
+
+function comparePart(a: KeyPart, b: KeyPart): number {
+  if (typeof a === 'number') {
+    if (typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+    return -1;
+  }
+  if (typeof b === 'number') return 1;
+  return compareStrings(a, b);
+}
+
+/** Code-point order; UTF-16 code-unit order differs for astral characters vs U+E000..U+FFFF. */
+export function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Both in the surrogate range or both outside it: code units order like code points.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs === ys) return x - y;
+    // A surrogate (astral code point) sorts after every BMP code unit.
+    return xs ? 1 : -1;
+  }
+  return a.length - b.length;
+}
+
+/** Programmer misuse (not outside input): keys are built by the engine. */
+export function assertKey(key: Key): void {
+  if (!Array.isArray(key) || key.length === 0) throw new TypeError('a storage key is a non-empty array');
+  for (const part of key) {
+    if (typeof part === 'string') continue;
+    if (typeof part === 'number' && Number.isSafeInteger(part) && part >= 0) continue;
+    throw new TypeError(`a storage key part is a string or a non-negative integer, got ${String(part)}`);
+  }
+}
