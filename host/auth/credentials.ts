@@ -1,0 +1,85 @@
+/**
+ * Finding the credential a request presents and telling what it opens. Tokens are
+ * compared as SHA-256 digests with `timingSafeEqual`, so neither the comparison time nor
+ * a length mismatch says how much of a guess was right.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Scope } from '../../runtime/runner/types.js';
+import type { WorldTokens } from './tokens.js';
+
+/** Where a credential was found. `authorization` means the app's API-key slot carried the world's token. */
+export type CredentialSource = 'x-kit-token' | 'x-twins-key' | 'authorization';
+
+export interface Credential {
+  value: string;
+  source: CredentialSource;
+}
+
+/** Longer than any token we mint by far; longer values are not hashed, just refused. */
+const MAX_CREDENTIAL_LENGTH = 1024;
+
+function fromAuthorization(header: string): string | null {
+  const space = header.indexOf(' ');
+  if (space <= 0) return null;
+  const scheme = header.slice(0, space).toLowerCase();
+  const rest = header.slice(space + 1).trim();
+  if (rest === '') return null;
+  if (scheme === 'bearer' || scheme === 'token') return rest;
+  if (scheme === 'basic') {
+    // The password part: `user:<token>` as Twilio- or git-style clients send it.
+    const decoded = Buffer.from(rest, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return null;
+    const password = decoded.slice(colon + 1);
+    return password === '' ? null : password;
+  }
+  return null;
+}
+
+/**
+ * The credential a request presents. The world API reads only `x-kit-token`; the vendor
+ * API also `x-twins-key` and the app's own `Authorization` (Bearer, token, Basic password).
+ * `x-kit-token` wins over `x-twins-key`, which wins over `Authorization`, so an app whose
+ * `Authorization` is the vendor's key keeps it when the world's token rides beside it.
+ */
+export function findCredential(headers: Record<string, string>, surface: 'api' | 'vendor'): Credential | null {
+  const kit = headers['x-kit-token'];
+  if (kit !== undefined) return { value: kit.trim(), source: 'x-kit-token' };
+  if (surface === 'api') return null;
+  const key = headers['x-twins-key'];
+  if (key !== undefined) return { value: key.trim(), source: 'x-twins-key' };
+  const authorization = headers['authorization'];
+  if (authorization !== undefined) {
+    const value = fromAuthorization(authorization.trim());
+    if (value !== null) return { value, source: 'authorization' };
+  }
+  return null;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Tells which of a world's tokens a presented value is, in constant time. */
+export class TokenVerifier {
+  readonly #token: Buffer;
+  readonly #readToken: Buffer;
+
+  constructor(tokens: WorldTokens) {
+    if (tokens.token === '' || tokens.readToken === '' || tokens.token === tokens.readToken) {
+      throw new TypeError('a world needs two distinct, non-empty tokens');
+    }
+    this.#token = digest(tokens.token);
+    this.#readToken = digest(tokens.readToken);
+  }
+
+  /** `write` for the token, `read` for the read token, null for anything else. */
+  scopeOf(presented: string): Scope | null {
+    if (presented.length === 0 || presented.length > MAX_CREDENTIAL_LENGTH) return null;
+    const d = digest(presented);
+    // Both comparisons always run: which one matched is not to be read from the timing.
+    const write = timingSafeEqual(d, this.#token);
+    const read = timingSafeEqual(d, this.#readToken);
+    return write ? 'write' : read ? 'read' : null;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * A world's two tokens: minted from the CSPRNG on first start, kept in `<dir>/.kit/token`
+ * (mode 0600) and reused on every restart, so an app's configuration outlives the server.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KitError } from '../../runtime/errors.js';
+
+export interface WorldTokens {
+  /** Opens everything: `tok_` + 32 random bytes, base64url. */
+  token: string;
+  /** Opens GET/HEAD on the vendor API and the world endpoints marked "read": `tok_r_` + 32 bytes. */
+  readToken: string;
+}
+
+export interface TokenFile extends WorldTokens {
+  url: string;
+}
+
+const TOKEN = /^tok_[A-Za-z0-9_-]{43}$/;
+const READ_TOKEN = /^tok_r_[A-Za-z0-9_-]{43}$/;
+
+/** Mints a fresh pair from the CSPRNG. */
+export function mintTokens(): WorldTokens {
+  return {
+    token: `tok_${randomBytes(32).toString('base64url')}`,
+    readToken: `tok_r_${randomBytes(32).toString('base64url')}`,
+  };
+}
+
+/** Where a world served from `dir` keeps its tokens. */
+export function tokenFilePath(dir: string): string {
+  return join(dir, '.kit', 'token');
+}
+
+function corrupt(path: string, why: string): KitError {
+  return new KitError(
+    'token_file_corrupt',
+    `${path} is not a token file this server wrote (${why}); fix it or remove it to mint new tokens`,
+    { path },
+  );
+}
+
+/** Parses a token file's text; a file that is not exactly what we write is an error, never replaced. */
+export function parseTokenFile(text: string, path: string): TokenFile {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw corrupt(path, 'not JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw corrupt(path, 'not a JSON object');
+  const record = value as Record<string, unknown>;
+  const { url, token, readToken } = record;
+  if (typeof token !== 'string' || !TOKEN.test(token)) throw corrupt(path, '"token" is missing or malformed');
+  if (typeof readToken !== 'string' || !READ_TOKEN.test(readToken)) throw corrupt(path, '"readToken" is missing or malformed');
+  if (typeof url !== 'string') throw corrupt(path, '"url" is missing');
+  return { url, token, readToken };
+}
+
+/** Writes beside the target then renames, so a crash never leaves half a token file. */
+async function writeAtomically(path: string, content: string): Promise<void> {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, path);
+}
+
+/**
+ * Reads the tokens of the world served from `dir`, minting and writing them on first
+ * start. `url` is recorded so tools can find the server; a changed URL (another port) is
+ * written back while the tokens stay. Throws `token_file_corrupt` for an unreadable file.
+ */
+export async function loadOrCreateTokens(dir: string, url: string): Promise<TokenFile & { created: boolean }> {
+  const path = tokenFilePath(dir);
+  let text: string | null = null;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  if (text !== null) {
+    const file = parseTokenFile(text, path);
+    // Someone may have loosened the mode; the tokens open the world, so tighten it back.
+    const mode = (await stat(path)).mode & 0o777;
+    if (mode !== 0o600) await chmod(path, 0o600);
+    if (file.url !== url) {
+      await writeAtomically(path, `${JSON.stringify({ url, token: file.token, readToken: file.readToken }, null, 2)}\n`);
+    }
+    return { url, token: file.token, readToken: file.readToken, created: false };
+  }
+  await mkdir(join(dir, '.kit'), { recursive: true, mode: 0o700 });
+  const tokens = mintTokens();
+  await writeAtomically(path, `${JSON.stringify({ url, ...tokens }, null, 2)}\n`);
+  return { url, ...tokens, created: true };
+}

@@ -1,0 +1,3 @@
+export { DEFAULT_MAX_BODY_BYTES, listenHttp } from './uws.js';
+export type { HttpServer, HttpServerOptions } from './uws.js';
+export type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';

@@ -1,0 +1,250 @@
+/**
+ * The uWebSockets.js adapter: sockets in, `HttpHead` + body out, `HttpAnswer` back to
+ * bytes. It knows nothing of worlds or tokens; a server gives it an `HttpHandler`.
+ *
+ * uWS rules this file keeps: the request object dies at the first await, so headers are
+ * read with `req.forEach` up front; a body chunk's ArrayBuffer is neutered when `onData`
+ * returns, so each chunk is copied; a response that is not answered synchronously needs
+ * `onAborted`; writes outside the handler's synchronous part are corked.
+ */
+import * as uWS from 'uWebSockets.js';
+import { STATUS_CODES } from 'node:http';
+import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Node's setTimeout fires at once for anything longer; a scenario may ask for more. */
+const MAX_DELAY_MS = 2_147_483_647;
+
+export interface HttpServerOptions {
+  handler: HttpHandler;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Bodies above this are answered 413 without being buffered. Default 4 MB. */
+  maxBodyBytes?: number;
+  /** On close, how long in-flight requests may take before their connections are cut. Default 10 s. */
+  drainTimeoutMs?: number;
+}
+
+export interface HttpServer {
+  readonly host: string;
+  readonly port: number;
+  /** Requests read but not yet answered. */
+  inFlight(): number;
+  /** Stops accepting, lets in-flight requests finish (up to the drain timeout), closes every connection. */
+  close(): Promise<void>;
+}
+
+/** Per-request state shared by the callbacks of one response. */
+interface Pending {
+  aborted: boolean;
+  settled: boolean;
+  isHead: boolean;
+}
+
+const statusLines = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) {
+    // Only final statuses: a 1xx from a twin would leave the client waiting for the real answer.
+    const ok = Number.isInteger(status) && status >= 200 && status <= 599;
+    if (!ok) return '500 Internal Server Error';
+    line = `${status} ${STATUS_CODES[status] ?? 'Status'}`;
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+/** uWS writes these itself (framing) or they describe the connection, not the answer. */
+const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'date']);
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const UNSAFE_VALUE = /[\r\n\0]/;
+
+function byteLength(body: Uint8Array | string): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+}
+
+/** Writes one answer. Headers a sandboxed twin produced are checked so it cannot split the response. */
+function write(res: uWS.HttpResponse, answer: HttpAnswer, isHead: boolean): void {
+  res.writeStatus(statusLine(answer.status));
+  const headers = answer.headers;
+  let declaredLength: string | undefined;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (HOP_HEADERS.has(lower)) {
+      if (lower === 'content-length') declaredLength = value;
+      continue;
+    }
+    if (!HEADER_NAME.test(name) || UNSAFE_VALUE.test(value)) continue;
+    res.writeHeader(name, value);
+  }
+  const status = answer.status;
+  if (status === 204 || status === 304) {
+    // No argument means no content-length; an explicit undefined writes a garbage length.
+    if (answer.close === true) res.endWithoutBody(0, true);
+    else res.endWithoutBody();
+  } else if (isHead) {
+    // A HEAD answer reports the length the GET would have, without the body.
+    const n = byteLength(answer.body);
+    const reported = n === 0 && declaredLength !== undefined && /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : n;
+    res.endWithoutBody(reported, answer.close === true);
+  } else {
+    res.end(answer.body, answer.close === true);
+  }
+}
+
+/** Starts a uWS server with one catch-all route; resolves once it listens. */
+export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
+  const handler = options.handler;
+  const host = options.host ?? '127.0.0.1';
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+  const app = uWS.App();
+  let listenSocket: uWS.us_listen_socket | null = null;
+  let stopping = false;
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+
+  const settle = (p: Pending): void => {
+    if (p.settled) return;
+    p.settled = true;
+    inFlight--;
+    if (inFlight === 0 && drained !== null) drained();
+  };
+
+  const deliver = (res: uWS.HttpResponse, answer: HttpAnswer, p: Pending): void => {
+    if (p.aborted) return;
+    const delay = answer.delayMs;
+    if (delay !== undefined && delay > 0) {
+      const rest: HttpAnswer = { ...answer, delayMs: 0 };
+      setTimeout(() => deliver(res, rest, p), Math.min(delay, MAX_DELAY_MS));
+      return;
+    }
+    if (answer.fault === 'reset') {
+      p.aborted = true;
+      settle(p);
+      res.close();
+      return;
+    }
+    res.cork(() => write(res, answer, p.isHead));
+    settle(p);
+  };
+
+  const run = (res: uWS.HttpResponse, reader: BodyReader, body: Uint8Array | undefined, p: Pending): void => {
+    let promise: Promise<HttpAnswer>;
+    try {
+      promise = reader(body);
+    } catch (e) {
+      deliver(res, handler.failed(e), p);
+      return;
+    }
+    promise.then(
+      (answer) => deliver(res, answer, p),
+      (e: unknown) => deliver(res, handler.failed(e), p),
+    );
+  };
+
+  app.any('/*', (res, req) => {
+    const headers = Object.create(null) as Record<string, string>;
+    req.forEach((name, value) => {
+      const prev = headers[name];
+      headers[name] = prev === undefined ? value : `${prev}, ${value}`;
+    });
+    const method = req.getMethod().toUpperCase();
+    const isHead = method === 'HEAD';
+    if (stopping) {
+      res.cork(() => write(res, { ...handler.stopping(), close: true }, isHead));
+      return;
+    }
+    const contentLength = headers['content-length'];
+    const chunked = headers['transfer-encoding'] !== undefined;
+    let expected = -1;
+    if (contentLength !== undefined) {
+      // uWS has already refused a malformed content-length; a huge one is refused here unread.
+      expected = Number(contentLength);
+      if (expected > maxBody) {
+        res.cork(() => write(res, { ...handler.tooLarge(maxBody), close: true }, isHead));
+        return;
+      }
+    }
+    const head: HttpHead = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, receivedAt: Date.now() };
+    const first = handler.head(head);
+    if (typeof first !== 'function') {
+      // Answered on the head alone; an unread body is dropped by uWS (or the connection closes).
+      res.cork(() => write(res, first, isHead));
+      return;
+    }
+    const p: Pending = { aborted: false, settled: false, isHead };
+    inFlight++;
+    res.onAborted(() => {
+      p.aborted = true;
+      settle(p);
+    });
+    if (expected <= 0 && !chunked) {
+      run(res, first, undefined, p);
+      return;
+    }
+    // Known length: one buffer, one copy per chunk. Chunked: copies joined at the end.
+    const fixed = expected > 0 ? Buffer.allocUnsafe(expected) : null;
+    const parts: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    res.onData((chunk, isLast) => {
+      if (refused || p.aborted) return;
+      const n = chunk.byteLength;
+      if (size + n > maxBody || (fixed !== null && size + n > fixed.byteLength)) {
+        refused = true;
+        parts.length = 0;
+        deliver(res, { ...handler.tooLarge(maxBody), close: true }, p);
+        return;
+      }
+      if (fixed !== null) fixed.set(new Uint8Array(chunk), size);
+      else if (n > 0) parts.push(Buffer.from(new Uint8Array(chunk)));
+      size += n;
+      if (!isLast) return;
+      const body = fixed !== null ? fixed.subarray(0, size) : parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+      run(res, first, size === 0 ? undefined : body, p);
+    });
+  });
+
+  return new Promise((resolve, reject) => {
+    app.listen(host, options.port ?? 0, (socket) => {
+      if (socket === false) {
+        reject(new Error(`cannot listen on ${host}:${options.port ?? 0} (address in use or not allowed)`));
+        return;
+      }
+      listenSocket = socket;
+      const port = uWS.us_socket_local_port(socket);
+      let closing: Promise<void> | null = null;
+      resolve({
+        host,
+        port,
+        inFlight: () => inFlight,
+        close(): Promise<void> {
+          if (closing !== null) return closing;
+          stopping = true;
+          if (listenSocket !== null) {
+            uWS.us_listen_socket_close(listenSocket);
+            listenSocket = null;
+          }
+          closing = new Promise<void>((done) => {
+            const finish = (): void => {
+              clearTimeout(timer);
+              drained = null;
+              // Idle keep-alive connections would otherwise hold the process open.
+              app.close();
+              done();
+            };
+            const timer = setTimeout(finish, drainTimeoutMs);
+            if (inFlight === 0) finish();
+            else drained = finish;
+          });
+          return closing;
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,313 @@
+/**
+ * The single-world server (`kit world serve`): one world at `{base}/<org>/<world>/…`
+ * (vendor wire) and `{base}/-/<org>/<world>/…` (world API). The host routes,
+ * authenticates, applies scopes and the request budget, and hands the runner a plain
+ * `WorldRequest`; everything else is the world's.
+ *
+ * The same path runs in-process through `dispatch` (tests) and behind the uWS adapter,
+ * which is a thin shell over `SingleWorldCore.handler`.
+ */
+import { randomBytes } from 'node:crypto';
+import { isKitError, statusOf } from '../runtime/errors.js';
+import type { KitErrorCode } from '../runtime/errors.js';
+import type { Scope, WorldHandle, WorldRequest, WorldResponse } from '../runtime/runner/types.js';
+import { findCredential, TokenVerifier } from './auth/credentials.js';
+import { readTokenOpens } from './auth/scopes.js';
+import type { WorldTokens } from './auth/tokens.js';
+import { DEFAULT_MAX_BODY_BYTES, listenHttp } from './http/uws.js';
+import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './http/types.js';
+import { RequestBudget, retryAfterSeconds } from './limits.js';
+import type { BudgetOptions } from './limits.js';
+
+/** Org and world names: lower case, digits and dashes, up to 63 characters. */
+export const NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export interface TwinScopes {
+  vendor: string;
+  /** `['read']` when the twin enforces the read scope itself (Authentication 11). */
+  requestScopes: readonly 'read'[];
+}
+
+export interface SingleWorldOptions {
+  world: WorldHandle;
+  org: string;
+  /** The world's name in URLs; default `world.name`. */
+  worldName?: string;
+  tokens: WorldTokens;
+  twins: readonly TwinScopes[];
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0: a free port. */
+  port?: number;
+  /** The request budget; `false` turns it off (benchmarks). Default 100 000 per 10 s. */
+  budget?: BudgetOptions | false;
+  /** Default 4 MB. */
+  maxBodyBytes?: number;
+  /** How long a stop waits for in-flight requests. Default 10 s. */
+  drainTimeoutMs?: number;
+}
+
+/** A request as a test writes it: `url` is a path (`/local/w/hello/x?a=1`) or a full URL. */
+export interface PlainRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array | string;
+}
+
+export interface SingleWorldCore {
+  readonly handler: HttpHandler;
+  /** The whole auth/route/limits path without sockets. */
+  dispatch(request: PlainRequest): Promise<HttpAnswer>;
+  /** From now on every request is answered 503 `shutting_down`. */
+  stop(): void;
+}
+
+export interface SingleWorldServer {
+  /** `{base_url}`, e.g. `http://127.0.0.1:4440`. */
+  readonly url: string;
+  /** `{world_url}`: `{base_url}/<org>/<world>`. */
+  readonly worldUrl: string;
+  /** `{world_api}`: `{base_url}/-/<org>/<world>`. */
+  readonly worldApi: string;
+  readonly port: number;
+  dispatch(request: PlainRequest): Promise<HttpAnswer>;
+  /** Stops accepting, lets in-flight requests finish, then closes the world. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Headers a client may not set: the host alone says what the credential was. */
+const HOST_HEADERS = ['x-kit-token', 'x-twins-key', 'x-kit-auth', 'x-kit-read-only'] as const;
+
+function stripPrefix(path: string, prefix: string): string | null {
+  if (!path.startsWith(prefix)) return null;
+  if (path.length === prefix.length) return '';
+  return path.charCodeAt(prefix.length) === 47 /* / */ ? path.slice(prefix.length) : null;
+}
+
+function splitUrl(url: string): { path: string; query: string } {
+  let rest = url;
+  const scheme = rest.indexOf('://');
+  if (scheme > 0 && scheme < 10) {
+    const slash = rest.indexOf('/', scheme + 3);
+    rest = slash < 0 ? '/' : rest.slice(slash);
+  }
+  const hash = rest.indexOf('#');
+  if (hash >= 0) rest = rest.slice(0, hash);
+  const q = rest.indexOf('?');
+  return q < 0 ? { path: rest, query: '' } : { path: rest.slice(0, q), query: rest.slice(q + 1) };
+}
+
+/** Builds the routing, authentication and limits of one world, with no sockets. */
+export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldCore {
+  const world = options.world;
+  const org = options.org;
+  const name = options.worldName ?? world.name;
+  if (!NAME_PATTERN.test(org)) throw new TypeError(`org must match ${NAME_PATTERN}, got ${JSON.stringify(org)}`);
+  if (!NAME_PATTERN.test(name)) throw new TypeError(`world name must match ${NAME_PATTERN}, got ${JSON.stringify(name)}`);
+  const verifier = new TokenVerifier(options.tokens);
+  const readScopeTwins = new Set(options.twins.filter((t) => t.requestScopes.includes('read')).map((t) => t.vendor));
+  const budget = options.budget === false ? null : new RequestBudget(options.budget ?? {});
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const vendorPrefix = `/${org}/${name}`;
+  const apiPrefix = `/-/${org}/${name}`;
+  const realm = `kit world ${org}/${name}`;
+  const idPrefix = `req_${randomBytes(6).toString('hex')}`;
+  let counter = 0;
+  let stopped = false;
+
+  const errorAnswer = (code: KitErrorCode, message: string, extra?: Record<string, string>): HttpAnswer => ({
+    status: statusOf(code),
+    headers: { 'content-type': 'application/json', 'x-kit-world-code': world.code, ...extra },
+    body: JSON.stringify({ error: { code, message } }),
+  });
+
+  const fromWorld = (r: WorldResponse): HttpAnswer => {
+    const answer: HttpAnswer = { status: r.status, headers: { ...r.headers, 'x-kit-world-code': world.code }, body: r.body };
+    if (r.fault !== undefined) answer.fault = r.fault;
+    if (r.delayMs !== undefined) answer.delayMs = r.delayMs;
+    return answer;
+  };
+
+  const fromFailure = (e: unknown): HttpAnswer => {
+    if (isKitError(e)) {
+      return {
+        status: e.status,
+        headers: { 'content-type': 'application/json', 'x-kit-world-code': world.code },
+        body: JSON.stringify(e.toBody()),
+      };
+    }
+    // The world's own bug: say so without leaking its internals to the client.
+    console.error('kit: the world failed on a request:', e);
+    return errorAnswer('internal', 'the world failed on this request');
+  };
+
+  const unauthenticated = (surface: 'api' | 'vendor', message: string): HttpAnswer =>
+    errorAnswer('unauthenticated', message, {
+      // Basic is offered on the vendor wire so git-style clients know to send the token as a password.
+      'www-authenticate': surface === 'vendor' ? `Bearer realm="${realm}", Basic realm="${realm}"` : `Bearer realm="${realm}"`,
+    });
+
+  const head = (h: HttpHead): HttpAnswer | BodyReader => {
+    if (stopped) return errorAnswer('shutting_down', 'the server is stopping');
+    // A doubled slash is nearly always a client joining a base URL that ends in `/`.
+    const path = h.path.includes('//') ? h.path.replace(/\/{2,}/g, '/') : h.path;
+    let surface: 'api' | 'vendor';
+    let sub = stripPrefix(path, apiPrefix);
+    if (sub !== null) {
+      surface = 'api';
+      if (sub.length > 1 && sub.endsWith('/')) sub = sub.slice(0, -1);
+      if (sub === '') sub = '/';
+    } else {
+      sub = stripPrefix(path, vendorPrefix);
+      if (sub === null) {
+        const segments = path.split('/').filter((s) => s !== '');
+        const named = segments[0] === '-' ? segments.length >= 3 : segments.length >= 2;
+        return named
+          ? errorAnswer('unknown_world', `no world at this path; this server serves ${vendorPrefix}/ and ${apiPrefix}/`)
+          : errorAnswer('not_found', `nothing here; this server serves ${vendorPrefix}/<vendor>/… and ${apiPrefix}/…`);
+      }
+      surface = 'vendor';
+      if (sub === '' || sub === '/') {
+        return errorAnswer('not_found', `name a twin: ${vendorPrefix}/<vendor>/…`);
+      }
+    }
+
+    const headers = h.headers;
+    const credential = findCredential(headers, surface);
+    if (credential === null) {
+      return unauthenticated(
+        surface,
+        surface === 'api'
+          ? 'this endpoint needs the world token in x-kit-token'
+          : 'the vendor API needs the world token: x-kit-token, x-twins-key, or the API key (Bearer, token, Basic password)',
+      );
+    }
+    const scope: Scope | null = verifier.scopeOf(credential.value);
+    if (scope === null) return unauthenticated(surface, `the token in ${credential.source} does not open this world`);
+
+    const method = h.method;
+    let readOnly = false;
+    if (surface === 'api') {
+      if (scope === 'read' && !readTokenOpens(method, sub)) {
+        return errorAnswer('forbidden', `the read token does not open ${method} ${sub}; use the world token`);
+      }
+      if (sub === '/branches' || sub.startsWith('/branches/')) {
+        return errorAnswer('not_found', 'the single-world server makes no branches; serve the world on a host for branches');
+      }
+    } else if (scope === 'read' && method !== 'GET' && method !== 'HEAD') {
+      const slash = sub.indexOf('/', 1);
+      const vendor = slash < 0 ? sub.slice(1) : sub.slice(1, slash);
+      if (!readScopeTwins.has(vendor)) {
+        return errorAnswer('read_only', `the read token opens only GET and HEAD on ${vendor}`);
+      }
+      readOnly = true;
+    }
+
+    if (budget !== null) {
+      const wait = budget.take();
+      if (wait > 0) {
+        const seconds = retryAfterSeconds(wait);
+        return errorAnswer('request_budget_exhausted', `the world's request budget is spent; retry in ${seconds} s`, {
+          'retry-after': String(seconds),
+        });
+      }
+    }
+
+    for (const name of HOST_HEADERS) delete headers[name];
+    if (credential.source === 'authorization') headers['x-kit-auth'] = 'authorization';
+    if (readOnly) headers['x-kit-read-only'] = '1';
+
+    const request: WorldRequest = {
+      surface,
+      method,
+      path: sub,
+      query: h.query,
+      headers,
+      scope,
+      requestId: `${idPrefix}${(counter++).toString(36)}`,
+      receivedAt: h.receivedAt,
+    };
+    return (body) => {
+      if (body !== undefined) request.body = body;
+      let pending: Promise<WorldResponse>;
+      try {
+        pending = world.handle(request);
+      } catch (e) {
+        return Promise.resolve(fromFailure(e));
+      }
+      return pending.then(fromWorld, fromFailure);
+    };
+  };
+
+  const handler: HttpHandler = {
+    head,
+    tooLarge: (limit) => errorAnswer('body_too_large', `the request body is over ${limit} bytes`),
+    stopping: () => errorAnswer('shutting_down', 'the server is stopping'),
+    failed: fromFailure,
+  };
+
+  return {
+    handler,
+    stop() {
+      stopped = true;
+    },
+    async dispatch(request: PlainRequest): Promise<HttpAnswer> {
+      const { path, query } = splitUrl(request.url);
+      const headers = Object.create(null) as Record<string, string>;
+      for (const [k, v] of Object.entries(request.headers ?? {})) headers[k.toLowerCase()] = v;
+      const raw = request.body;
+      const body = typeof raw === 'string' ? Buffer.from(raw) : raw;
+      if (stopped) return handler.stopping();
+      if (body !== undefined && body.byteLength > maxBody) return handler.tooLarge(maxBody);
+      const first = head({ method: request.method.toUpperCase(), path, query, headers, receivedAt: Date.now() });
+      if (typeof first !== 'function') return first;
+      try {
+        return await first(body !== undefined && body.byteLength > 0 ? body : undefined);
+      } catch (e) {
+        return handler.failed(e);
+      }
+    },
+  };
+}
+
+function urlHost(host: string): string {
+  // A wildcard address is not somewhere a client can go; print loopback instead.
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Serves one world over HTTP until `close()`. */
+export async function startSingleWorldServer(options: SingleWorldOptions): Promise<SingleWorldServer> {
+  const core = createSingleWorldCore(options);
+  const host = options.host ?? '127.0.0.1';
+  const http = await listenHttp({
+    handler: core.handler,
+    host,
+    port: options.port ?? 0,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
+  });
+  const name = options.worldName ?? options.world.name;
+  const url = `http://${urlHost(host)}:${http.port}`;
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    worldUrl: `${url}/${options.org}/${name}`,
+    worldApi: `${url}/-/${options.org}/${name}`,
+    port: http.port,
+    dispatch: core.dispatch,
+    close(): Promise<void> {
+      if (closing === null) {
+        closing = (async () => {
+          await http.close();
+          core.stop();
+          await options.world.close();
+        })();
+      }
+      return closing;
+    },
+  };
+}
+
