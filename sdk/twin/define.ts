@@ -1,0 +1,135 @@
+/**
+ * `defineTwin()`: the one call a twin's entry file makes. It checks the definition the way a
+ * reviewer would (so a mistake shows up when the twin is built, not on the first request) and
+ * returns it unchanged. Misuse is a TypeError naming the field at fault.
+ */
+import type { Matcher, Route, TwinDefinition } from './types.js';
+
+const VENDOR = /^[a-z][a-z0-9-]{1,39}$/;
+const PROTOCOL = /^[a-z][a-z0-9-]{0,31}$/;
+const METHOD = /^[A-Z][A-Z-]{0,19}$/;
+/** Store names become a URL segment (`/twin/store/<name>`). */
+const STORE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+const MOVE_NAME = /^[A-Za-z_$][A-Za-z0-9_$.-]{0,63}$/;
+const PARAM_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function fail(where: string, what: string): never {
+  throw new TypeError(`defineTwin: ${where} ${what}`);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function stringList(v: unknown, where: string, optional: boolean): void {
+  if (v === undefined && optional) return;
+  if (!Array.isArray(v)) fail(where, 'must be an array of strings');
+  for (const [i, s] of v.entries()) {
+    if (typeof s !== 'string' || s === '') fail(`${where}[${i}]`, 'must be a non-empty string');
+  }
+}
+
+/** Throws a TypeError when a path pattern could never match or is ambiguous. */
+export function checkPathPattern(path: unknown, where: string): void {
+  if (typeof path !== 'string' || !path.startsWith('/')) fail(where, "must be a string starting with '/'");
+  if (/[?#\s]/.test(path)) fail(where, 'must not contain a query, a fragment or white space');
+  const segments = path.split('/').slice(1);
+  const seen = new Set<string>();
+  segments.forEach((segment, i) => {
+    if (segment.startsWith(':') || segment.startsWith('*')) {
+      const name = segment.slice(1);
+      if (!PARAM_NAME.test(name)) fail(where, `has a parameter without a valid name: '${segment}'`);
+      if (seen.has(name)) fail(where, `names the parameter '${name}' twice`);
+      seen.add(name);
+      if (segment.startsWith('*') && i !== segments.length - 1) fail(where, `may have '${segment}' only as its last segment`);
+    }
+  });
+}
+
+function checkJsonData(v: unknown, where: string): void {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(v);
+  } catch {
+    fail(where, 'must be plain JSON data');
+  }
+  if (text === undefined) fail(where, 'must be plain JSON data');
+}
+
+function checkMatcher(match: unknown, where: string): void {
+  if (!isRecord(match)) fail(where, 'must be an object');
+  const m = match as Partial<Matcher> & Record<string, unknown>;
+  for (const key of Object.keys(m)) {
+    if (!['method', 'path', 'query', 'headers', 'body'].includes(key)) fail(`${where}.${key}`, 'is not a matcher field (method, path, query, headers, body)');
+  }
+  checkPathPattern(m.path, `${where}.path`);
+  if (m.method !== undefined) {
+    const methods = Array.isArray(m.method) ? m.method : [m.method];
+    if (methods.length === 0) fail(`${where}.method`, 'must not be an empty array');
+    for (const method of methods) {
+      if (typeof method !== 'string' || !METHOD.test(method)) fail(`${where}.method`, `must be upper-case method names, got ${JSON.stringify(method)}`);
+    }
+  }
+  for (const part of ['query', 'headers'] as const) {
+    const value = m[part];
+    if (value === undefined) continue;
+    if (!isRecord(value)) fail(`${where}.${part}`, 'must be an object');
+    for (const [name, want] of Object.entries(value)) {
+      if (want !== true && typeof want !== 'string') fail(`${where}.${part}.${name}`, 'must be a string or true');
+      if (part === 'headers' && name !== name.toLowerCase()) fail(`${where}.headers.${name}`, 'must be a lower-case header name');
+    }
+  }
+  if (m.body !== undefined) {
+    if (!isRecord(m.body)) fail(`${where}.body`, 'must be an object of dotted paths');
+    checkJsonData(m.body, `${where}.body`);
+  }
+}
+
+function checkFunctions(v: unknown, where: string, namePattern: RegExp): void {
+  if (v === undefined) return;
+  if (!isRecord(v)) fail(where, 'must be an object of functions');
+  for (const [name, fn] of Object.entries(v)) {
+    if (!namePattern.test(name)) fail(`${where}.${name}`, `is not a valid name (${namePattern.source})`);
+    if (typeof fn !== 'function') fail(`${where}.${name}`, 'must be a function');
+  }
+}
+
+/**
+ * Declares a twin. Use as the default export of the twin's entry file:
+ *
+ * ```ts
+ * export default defineTwin({ vendor: 'hello', version: '1.0.0', protocol: 'http',
+ *   models: { hosts: ['api.hello.test'], resources: ['greeting'] }, routes: [...] });
+ * ```
+ */
+export function defineTwin<T extends TwinDefinition>(def: T): T {
+  if (!isRecord(def)) fail('the definition', 'must be an object');
+  if (typeof def.vendor !== 'string' || !VENDOR.test(def.vendor)) {
+    fail('vendor', `must match ${VENDOR.source} (got ${JSON.stringify(def.vendor)})`);
+  }
+  if (typeof def.version !== 'string' || def.version.trim() === '') fail('version', 'must be a non-empty string');
+  if (typeof def.protocol !== 'string' || !PROTOCOL.test(def.protocol)) fail('protocol', `must match ${PROTOCOL.source}, e.g. 'http'`);
+  if (!isRecord(def.models)) fail('models', 'must be an object { hosts, resources, endpointEnv? }');
+  stringList(def.models.hosts, 'models.hosts', false);
+  stringList(def.models.resources, 'models.resources', false);
+  stringList(def.models.endpointEnv, 'models.endpointEnv', true);
+  if (def.requestScopes !== undefined) {
+    if (!Array.isArray(def.requestScopes) || def.requestScopes.some((s) => s !== 'read')) fail('requestScopes', "may only hold 'read'");
+  }
+  if (!Array.isArray(def.routes)) fail('routes', 'must be an array');
+  const names = new Set<string>();
+  def.routes.forEach((route: Route, i: number) => {
+    const where = `routes[${i}]`;
+    if (!isRecord(route)) fail(where, 'must be an object { name, match, handle }');
+    if (typeof route.name !== 'string' || route.name.trim() === '') fail(`${where}.name`, 'must be a non-empty string');
+    if (names.has(route.name)) fail(`${where}.name`, `repeats the route name '${route.name}'`);
+    names.add(route.name);
+    checkMatcher(route.match, `${where}.match`);
+    if (typeof route.handle !== 'function') fail(`${where}.handle`, 'must be a function');
+  });
+  checkFunctions(def.stores, 'stores', STORE_NAME);
+  checkFunctions(def.moves, 'moves', MOVE_NAME);
+  if (def.errorBody !== undefined && typeof def.errorBody !== 'function') fail('errorBody', 'must be a function');
+  if (def.scenarios !== undefined && typeof def.scenarios !== 'boolean') fail('scenarios', 'must be a boolean');
+  return def;
+}

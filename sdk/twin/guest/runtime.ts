@@ -1,0 +1,470 @@
+/**
+ * The guest runtime: bundled into every twin's sandbox script, it turns the sandbox's two
+ * string-in/string-out globals into the author-facing API (`TwinContext`, `Tree`).
+ *
+ * Protocol (the world runner is written against it):
+ * - `__kit_manifest()` → the manifest JSON.
+ * - `__kit_invoke(inputJson)` → `{ response?, writes, events, thrown? }` JSON, for a route, a
+ *   timed move or a store.
+ * - Reads go to the host through `__host_call(op, argJson)`: `get`, `list`, `count`.
+ *
+ * Runs inside QuickJS: no Node APIs, nothing but the language and `__host_call`.
+ */
+import { idSource } from '../../../runtime/world/ids.js';
+import type { IdSource } from '../../../runtime/world/ids.js';
+import type {
+  ListOptions,
+  ListPage,
+  Tree,
+  TwinContext,
+  TwinDefinition,
+  TwinRequest,
+  TwinResponse,
+} from '../types.js';
+
+type HostCall = (op: string, argJson: string) => string;
+
+interface GuestGlobals {
+  __host_call?: HostCall;
+  __kit_manifest?: () => string;
+  __kit_invoke?: (input: string) => string;
+  Date: DateConstructor;
+  Math: Math;
+}
+
+/** The record type of scheduled moves: id `<dueAt ms, 15 digits>:<move id>`. */
+export const DUE_TYPE = '__due';
+/** Points from a move id to its `__due` record, so rescheduling replaces the old one. */
+export const DUE_ID_TYPE = '__due_id';
+
+/** The `__due` record id for a move due at `dueAtMs`. */
+export function dueKey(dueAtMs: number, id: string): string {
+  return `${String(dueAtMs).padStart(15, '0')}:${id}`;
+}
+
+// ---------------------------------------------------------------- id order
+
+/**
+ * Compares ids in UTF-8 byte order (= code point order), the order the store keeps them in.
+ * Plain `<` compares UTF-16 code units, which puts U+E000..U+FFFF after astral characters.
+ */
+export function compareIds(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800) x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
+    if (y >= 0xd800) y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+// ---------------------------------------------------------------- the tree
+
+interface HostPage {
+  items: { id: string; value: unknown }[];
+  hasMore: boolean;
+}
+
+function checkName(what: string, v: unknown): asserts v is string {
+  if (typeof v !== 'string' || v === '') throw new TypeError(`${what} must be a non-empty string`);
+}
+
+/**
+ * The tree a handler sees for one call: committed reads come from the host, writes are
+ * buffered here (and merged into reads) until the call returns. Buffered values are kept as
+ * JSON text so a later mutation of the object a handler passed in changes nothing, each read
+ * hands out a fresh copy, and the output is assembled without a second serialisation.
+ */
+export class CallTree implements Tree {
+  /** `type\0id` → buffered write, in first-write order. `json: null` is a deletion. */
+  private readonly buffer = new Map<string, { type: string; id: string; json: string | null }>();
+  /** type → id → committed JSON text (`null`: known absent). The committed tree does not change during a call. */
+  private readonly committed = new Map<string, Map<string, string | null>>();
+  private readonly counts = new Map<string, number>();
+  hostCalls = 0;
+
+  constructor(
+    private readonly hostCall: HostCall | undefined,
+    private readonly readOnly: boolean,
+  ) {}
+
+  private host(op: string, arg: unknown): string {
+    const fn = this.hostCall;
+    if (typeof fn !== 'function') throw new Error('the tree is not available here (no __host_call)');
+    this.hostCalls++;
+    const out = fn(op, JSON.stringify(arg));
+    if (typeof out !== 'string') throw new Error(`__host_call('${op}') answered a ${typeof out}, not a string`);
+    return out;
+  }
+
+  private committedOf(type: string): Map<string, string | null> {
+    let m = this.committed.get(type);
+    if (!m) this.committed.set(type, (m = new Map()));
+    return m;
+  }
+
+  /** The committed record as JSON text, or null; one host call per record per call at most. */
+  private committedJson(type: string, id: string): string | null {
+    const known = this.committedOf(type);
+    const hit = known.get(id);
+    if (hit !== undefined) return hit;
+    const raw = this.host('get', { type, id });
+    const json = raw === 'null' ? null : raw;
+    known.set(id, json);
+    return json;
+  }
+
+  get<V = unknown>(type: string, id: string): V | undefined {
+    checkName('tree.get: type', type);
+    checkName('tree.get: id', id);
+    const buffered = this.buffer.get(`${type}\u0000${id}`);
+    const json = buffered ? buffered.json : this.committedJson(type, id);
+    return json === null ? undefined : (JSON.parse(json) as V);
+  }
+
+  list<V = unknown>(type: string, options: ListOptions = {}): ListPage<V> {
+    checkName('tree.list: type', type);
+    if (typeof options !== 'object' || options === null) throw new TypeError('tree.list: options must be an object');
+    const { after, before, limit, reverse } = options;
+    if (after !== undefined && typeof after !== 'string') throw new TypeError('tree.list: after must be a string');
+    if (before !== undefined && typeof before !== 'string') throw new TypeError('tree.list: before must be a string');
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw new TypeError('tree.list: limit must be a non-negative integer');
+    const desc = reverse === true;
+    const inRange = (id: string): boolean =>
+      (after === undefined || compareIds(id, after) > 0) && (before === undefined || compareIds(id, before) < 0);
+
+    // Buffered writes of this type inside the range: each can hide one committed item, so ask
+    // the host for that many more than the limit and the page stays full.
+    const pending = new Map<string, string | null>();
+    for (const w of this.buffer.values()) if (w.type === type && inRange(w.id)) pending.set(w.id, w.json);
+
+    const arg: Record<string, unknown> = { type };
+    if (after !== undefined) arg['after'] = after;
+    if (before !== undefined) arg['before'] = before;
+    if (limit !== undefined) arg['limit'] = limit + pending.size;
+    if (desc) arg['reverse'] = true;
+    const page = JSON.parse(this.host('list', arg)) as HostPage;
+    if (!page || !Array.isArray(page.items)) throw new Error("__host_call('list') answered no items");
+
+    const known = this.committedOf(type);
+    const merged: { id: string; value: unknown }[] = [];
+    for (const item of page.items) {
+      known.set(item.id, JSON.stringify(item.value));
+      if (!pending.has(item.id)) merged.push(item);
+    }
+    if (pending.size === 0 && (limit === undefined || merged.length <= limit)) {
+      return { items: merged as { id: string; value: V }[], hasMore: page.hasMore === true };
+    }
+    // When the host stopped early, ids beyond its last one are not known here: a buffered
+    // record there belongs on a later page.
+    const last = page.items.length > 0 ? page.items[page.items.length - 1]!.id : undefined;
+    for (const [id, json] of pending) {
+      if (json === null) continue;
+      if (page.hasMore && last !== undefined && (desc ? compareIds(id, last) < 0 : compareIds(id, last) > 0)) continue;
+      merged.push({ id, value: JSON.parse(json) });
+    }
+    merged.sort((a, b) => (desc ? compareIds(b.id, a.id) : compareIds(a.id, b.id)));
+    const cut = limit !== undefined && merged.length > limit;
+    return {
+      items: (cut ? merged.slice(0, limit) : merged) as { id: string; value: V }[],
+      hasMore: page.hasMore === true || cut,
+    };
+  }
+
+  count(type: string): number {
+    checkName('tree.count: type', type);
+    let n = this.counts.get(type);
+    if (n === undefined) {
+      n = JSON.parse(this.host('count', { type })) as number;
+      if (typeof n !== 'number') throw new Error("__host_call('count') answered no number");
+      this.counts.set(type, n);
+    }
+    for (const w of this.buffer.values()) {
+      if (w.type !== type) continue;
+      const existed = this.committedJson(type, w.id) !== null;
+      if (w.json !== null && !existed) n++;
+      else if (w.json === null && existed) n--;
+    }
+    return n;
+  }
+
+  put(type: string, id: string, value: unknown): void {
+    this.checkWrite('put', type, id);
+    if (type.startsWith('__')) throw new TypeError(`tree.put: record types starting with '__' belong to the SDK ('${type}')`);
+    this.write(type, id, value);
+  }
+
+  delete(type: string, id: string): void {
+    this.checkWrite('delete', type, id);
+    if (type.startsWith('__')) throw new TypeError(`tree.delete: record types starting with '__' belong to the SDK ('${type}')`);
+    this.buffer.set(`${type}\u0000${id}`, { type, id, json: null });
+  }
+
+  /** The SDK's own writes (`__due`), past the reserved-type guard. */
+  write(type: string, id: string, value: unknown): void {
+    this.checkWrite('put', type, id);
+    if (value === undefined || value === null) throw new TypeError(`tree.put: the value of ${type}/${id} is ${value}; use tree.delete to remove a record`);
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch (e) {
+      throw new TypeError(`tree.put: the value of ${type}/${id} is not JSON data (${e instanceof Error ? e.message : String(e)})`);
+    }
+    if (json === undefined) throw new TypeError(`tree.put: the value of ${type}/${id} is not JSON data`);
+    this.buffer.set(`${type}\u0000${id}`, { type, id, json });
+  }
+
+  remove(type: string, id: string): void {
+    this.checkWrite('delete', type, id);
+    this.buffer.set(`${type}\u0000${id}`, { type, id, json: null });
+  }
+
+  private checkWrite(op: string, type: string, id: string): void {
+    if (this.readOnly) throw new TypeError(`tree.${op}: this tree is read-only`);
+    checkName(`tree.${op}: type`, type);
+    checkName(`tree.${op}: id`, id);
+  }
+
+  /** The buffered writes as a JSON array text, last value per record, in first-write order. */
+  writesJson(): string {
+    const parts: string[] = [];
+    for (const w of this.buffer.values()) {
+      parts.push(`{"type":${JSON.stringify(w.type)},"id":${JSON.stringify(w.id)},"value":${w.json === null ? 'null' : w.json}}`);
+    }
+    return `[${parts.join(',')}]`;
+  }
+}
+
+// ---------------------------------------------------------------- the clock
+
+/**
+ * A `Date` whose "now" is the world clock: `Date.now()`, `new Date()` and `Date()` agree;
+ * `new Date(x)` and the statics work as usual, and instances are real Dates.
+ */
+function clockDate(RealDate: DateConstructor, nowMs: number): DateConstructor {
+  const KitDate = function (this: unknown, ...args: unknown[]): unknown {
+    if (new.target === undefined) return new RealDate(nowMs).toString();
+    return Reflect.construct(RealDate, args.length === 0 ? [nowMs] : args, new.target);
+  } as unknown as DateConstructor & { prototype: Date };
+  Object.defineProperty(KitDate, 'prototype', { value: RealDate.prototype, writable: false });
+  Object.defineProperty(KitDate, 'name', { value: 'Date' });
+  Object.defineProperty(KitDate, 'length', { value: 7 });
+  KitDate.now = () => nowMs;
+  KitDate.parse = RealDate.parse;
+  KitDate.UTC = RealDate.UTC;
+  return KitDate;
+}
+
+// ---------------------------------------------------------------- invoke
+
+interface InvokeBase {
+  world: string;
+  twin: string;
+  position: number;
+  nowMs: number;
+}
+type InvokeInput =
+  | (InvokeBase & { kind: 'route'; index: number; request: TwinRequest })
+  | (InvokeBase & { kind: 'move'; move: string; id: string; data: unknown; dueAt: string | number })
+  | (InvokeBase & { kind: 'store'; name: string; query: Record<string, string | string[]> });
+
+export interface Thrown {
+  message: string;
+  stack?: string;
+}
+
+/** A message for any thrown value, even one whose `toString` throws. */
+export function describeThrown(e: unknown): Thrown {
+  try {
+    if (e instanceof Error) {
+      const out: Thrown = { message: String(e.message) };
+      if (typeof e.stack === 'string' && e.stack !== '') out.stack = e.stack;
+      return out;
+    }
+    if (typeof e === 'string') return { message: e };
+    return { message: `a non-Error value was thrown: ${String(e)}` };
+  } catch {
+    return { message: 'a value that cannot be described was thrown' };
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Checks a handler's answer and serialises it (a failure here counts as the handler's). */
+function responseJson(value: unknown, where: string): string {
+  if (!isRecord(value)) throw new TypeError(`${where} returned ${value === null ? 'null' : typeof value}, not a response object`);
+  if (typeof (value as { then?: unknown }).then === 'function') throw new TypeError(`${where} returned a Promise: handlers are synchronous`);
+  const r = value as TwinResponse;
+  const out: TwinResponse = { status: r.status ?? 200 };
+  if (!Number.isInteger(out.status) || out.status! < 100 || out.status! > 599) throw new TypeError(`${where} returned status ${String(r.status)}, not an integer 100..599`);
+  if (r.headers !== undefined) {
+    if (!isRecord(r.headers)) throw new TypeError(`${where} returned headers that are not an object`);
+    const headers: Record<string, string> = {};
+    for (const [name, v] of Object.entries(r.headers)) {
+      if (typeof v !== 'string' && typeof v !== 'number') throw new TypeError(`${where} returned header '${name}' that is not a string`);
+      headers[name] = String(v);
+    }
+    out.headers = headers;
+  }
+  if (r.bodyBase64 !== undefined) {
+    if (typeof r.bodyBase64 !== 'string') throw new TypeError(`${where} returned bodyBase64 that is not a string`);
+    out.bodyBase64 = r.bodyBase64;
+  } else if (r.body !== undefined) {
+    out.body = r.body;
+  }
+  const json = JSON.stringify(out);
+  if (json === undefined) throw new TypeError(`${where} returned a response that is not JSON data`);
+  return json;
+}
+
+function toIso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function parseDue(dueAt: unknown, where: string): number {
+  const ms = typeof dueAt === 'number' ? dueAt : typeof dueAt === 'string' ? Date.parse(dueAt) : NaN;
+  if (!Number.isInteger(ms) || ms < 0 || ms > 999_999_999_999_999) throw new TypeError(`${where}: dueAt must be an ISO instant after 1970 (got ${JSON.stringify(dueAt)})`);
+  return ms;
+}
+
+/** The manifest a bundle answers, with every optional field filled in. */
+export function manifestOf(def: TwinDefinition): unknown {
+  return {
+    vendor: def.vendor,
+    version: def.version,
+    protocol: def.protocol,
+    models: def.models,
+    requestScopes: def.requestScopes ?? [],
+    routes: def.routes.map((r) => ({ name: r.name, match: r.match })),
+    stores: Object.keys(def.stores ?? {}),
+    moves: Object.keys(def.moves ?? {}),
+    scenarios: def.scenarios !== false,
+  };
+}
+
+/**
+ * Defines `__kit_manifest` and `__kit_invoke` for a twin. The twin build calls this from the
+ * bundle's entry; twin authors never do.
+ */
+export function installTwin(def: TwinDefinition): void {
+  const g = globalThis as unknown as GuestGlobals;
+  const manifest = JSON.stringify(manifestOf(def));
+  const stores = def.stores ?? {};
+  const moves = def.moves ?? {};
+
+  g.__kit_manifest = () => manifest;
+
+  g.__kit_invoke = (inputJson: string): string => {
+    const RealDate = g.Date;
+    const realRandom = g.Math.random;
+    const events: string[] = [];
+    let dueWrites: CallTree | undefined;
+    try {
+      const input = JSON.parse(inputJson) as InvokeInput;
+      if (!isRecord(input)) throw new TypeError('__kit_invoke: the input is not an object');
+      const { world, twin, position, nowMs } = input;
+      if (typeof world !== 'string' || typeof twin !== 'string') throw new TypeError('__kit_invoke: world and twin must be strings');
+      if (!Number.isInteger(position) || position < 1) throw new TypeError('__kit_invoke: position must be a positive integer');
+      if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new TypeError('__kit_invoke: nowMs must be a number');
+      const ids: IdSource = idSource(world, twin, position);
+      const hostCall = g.__host_call;
+      const t = new CallTree(hostCall, input.kind === 'store');
+
+      // The world's clock and generator, for exactly this call.
+      g.Date = clockDate(RealDate, nowMs);
+      g.Math.random = ids.random;
+
+      const ctx: TwinContext = {
+        tree: t,
+        world,
+        twin,
+        now: () => toIso(nowMs),
+        nowMs: () => nowMs,
+        id: (prefix: string, length?: number) => {
+          if (typeof prefix !== 'string') throw new TypeError('ctx.id: prefix must be a string');
+          if (length !== undefined && (!Number.isInteger(length) || length < 1 || length > 128)) throw new TypeError('ctx.id: length must be an integer 1..128');
+          return ids.id(prefix, length);
+        },
+        random: () => ids.random(),
+        emit: (type: string, data: unknown) => {
+          checkName('ctx.emit: type', type);
+          const json = data === undefined ? 'null' : JSON.stringify(data);
+          if (json === undefined) throw new TypeError(`ctx.emit: the data of '${type}' is not JSON data`);
+          events.push(`{"type":${JSON.stringify(type)},"data":${json}}`);
+        },
+        schedule: (id: string, move: string, dueAt: string, data?: unknown) => {
+          checkName('ctx.schedule: id', id);
+          if (typeof moves[move] !== 'function') throw new TypeError(`ctx.schedule: the twin has no move '${String(move)}'`);
+          const ms = parseDue(dueAt, 'ctx.schedule');
+          const key = dueKey(ms, id);
+          const old = t.get<{ key?: unknown }>(DUE_ID_TYPE, id);
+          if (old && typeof old.key === 'string' && old.key !== key) t.remove(DUE_TYPE, old.key);
+          t.write(DUE_TYPE, key, { id, move, dueAt: toIso(ms), data: data === undefined ? null : data });
+          t.write(DUE_ID_TYPE, id, { key });
+        },
+        cancel: (id: string) => {
+          checkName('ctx.cancel: id', id);
+          const old = t.get<{ key?: unknown }>(DUE_ID_TYPE, id);
+          if (!old) return;
+          if (typeof old.key === 'string') t.remove(DUE_TYPE, old.key);
+          t.remove(DUE_ID_TYPE, id);
+        },
+      };
+
+      let response: string;
+      if (input.kind === 'route') {
+        const route = Number.isInteger(input.index) ? def.routes[input.index] : undefined;
+        if (!route) throw new TypeError(`__kit_invoke: no route at index ${String(input.index)}`);
+        response = responseJson(route.handle(input.request, ctx), `route '${route.name}'`);
+      } else if (input.kind === 'move') {
+        const move = moves[input.move];
+        if (typeof move !== 'function') throw new TypeError(`__kit_invoke: the twin has no move '${String(input.move)}'`);
+        checkName('__kit_invoke: move id', input.id);
+        const ms = parseDue(input.dueAt, `move '${input.move}'`);
+        // The move's own schedule goes with it (a move that reschedules itself overwrites
+        // this). Kept apart so a throwing move still leaves its schedule, and the runner
+        // does not perform it again forever.
+        const key = dueKey(ms, input.id);
+        dueWrites = new CallTree(hostCall, false);
+        dueWrites.remove(DUE_TYPE, key);
+        t.remove(DUE_TYPE, key);
+        const pointer = t.get<{ key?: unknown }>(DUE_ID_TYPE, input.id);
+        if (pointer && pointer.key === key) {
+          dueWrites.remove(DUE_ID_TYPE, input.id);
+          t.remove(DUE_ID_TYPE, input.id);
+        }
+        move(ctx, input.data, toIso(ms));
+        response = '{"status":200}';
+      } else if (input.kind === 'store') {
+        const store = stores[input.name];
+        if (typeof store !== 'function') throw new TypeError(`__kit_invoke: the twin has no store '${String(input.name)}'`);
+        const body = store(t, isRecord(input.query) ? (input.query as Record<string, string | string[]>) : {});
+        response = responseJson({ status: 200, body: body === undefined ? null : body }, `store '${input.name}'`);
+      } else {
+        throw new TypeError(`__kit_invoke: unknown kind ${JSON.stringify((input as { kind?: unknown }).kind)}`);
+      }
+      return `{"response":${response},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
+    } catch (e) {
+      const thrown = describeThrown(e);
+      let body: unknown = { error: { code: 'handler_error', message: thrown.message } };
+      if (def.errorBody) {
+        try {
+          const custom = def.errorBody(500, 'handler_error', thrown.message);
+          if (JSON.stringify(custom) !== undefined) body = custom;
+        } catch {
+          // The twin's own error shape failed too; the generic body stands.
+        }
+      }
+      const writes = dueWrites ? dueWrites.writesJson() : '[]';
+      return `{"response":${JSON.stringify({ status: 500, body })},"writes":${writes},"events":[],"thrown":${JSON.stringify(thrown)}}`;
+    } finally {
+      g.Date = RealDate;
+      g.Math.random = realRandom;
+    }
+  };
+}

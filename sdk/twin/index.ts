@@ -1,0 +1,24 @@
+/**
+ * The twin author's API: `defineTwin()` and the types handlers are written against.
+ * Everything here also runs inside the sandbox, so it imports nothing of Node. The Node-side
+ * tools (the twin build, the guest harness for tests) are in `./node.ts`.
+ */
+export { defineTwin } from './define.js';
+export { parseForm, parseQuery, decodeFormComponent, FormError } from './form.js';
+export type { FormErrorCode, FormLimits } from './form.js';
+export type {
+  Handler,
+  HttpMethod,
+  ListOptions,
+  ListPage,
+  Matcher,
+  Move,
+  ReadTree,
+  Route,
+  Store,
+  Tree,
+  TwinContext,
+  TwinDefinition,
+  TwinRequest,
+  TwinResponse,
+} from './types.js';
