@@ -6,3 +6,5 @@ export { findCredential, loadOrCreateTokens, mintTokens, readTokenOpens, tokenFi
 export type { Credential, CredentialSource, TokenFile, WorldTokens } from './auth/index.js';
 export { DEFAULT_MAX_BODY_BYTES, listenHttp } from './http/index.js';
 export type { HttpAnswer, HttpHandler, HttpHead, HttpServer, HttpServerOptions } from './http/index.js';
+export { constantWorld, echoWorld } from './echo-world.js';
+export type { EchoBody, EchoWorld } from './echo-world.js';

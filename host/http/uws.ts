@@ -166,7 +166,10 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
       // uWS has already refused a malformed content-length; a huge one is refused here unread.
       expected = Number(contentLength);
       if (expected > maxBody) {
-        res.cork(() => write(res, { ...handler.tooLarge(maxBody), close: true }, isHead));
+        // Answered unread, and the connection kept: closing with the body still arriving
+        // makes the kernel reset the connection, and the client would never see the 413.
+        // uWS drops the unread body as it arrives.
+        res.cork(() => write(res, handler.tooLarge(maxBody), isHead));
         return;
       }
     }
@@ -198,7 +201,8 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
       if (size + n > maxBody || (fixed !== null && size + n > fixed.byteLength)) {
         refused = true;
         parts.length = 0;
-        deliver(res, { ...handler.tooLarge(maxBody), close: true }, p);
+        // Not closed, for the same reason as above: the rest is dropped unbuffered.
+        deliver(res, handler.tooLarge(maxBody), p);
         return;
       }
       if (fixed !== null) fixed.set(new Uint8Array(chunk), size);
