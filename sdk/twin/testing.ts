@@ -44,6 +44,8 @@ export interface GuestHarnessOptions {
   twin?: string;
   /** The world clock (epoch ms or ISO). Default 2026-01-01T00:00:00.000Z. */
   now?: number | string;
+  /** Answer at most this many items per host `list`, as a host with a page cap would (default: no cap). */
+  listCap?: number;
 }
 
 export interface RequestOptions {
@@ -201,7 +203,7 @@ export function createGuestHarness(source: string, options: GuestHarnessOptions 
       const ids = [...(records?.keys() ?? [])]
         .filter((id) => (arg.after === undefined || compareIds(id, arg.after) > 0) && (arg.before === undefined || compareIds(id, arg.before) < 0))
         .sort(arg.reverse ? (a, b) => compareIds(b, a) : compareIds);
-      const limit = arg.limit ?? ids.length;
+      const limit = Math.min(arg.limit ?? ids.length, options.listCap ?? Infinity);
       const page = ids.slice(0, limit);
       return `{"items":[${page.map((id) => `{"id":${JSON.stringify(id)},"value":${records!.get(id)!}}`).join(',')}],"hasMore":${ids.length > limit}}`;
     }

@@ -141,37 +141,50 @@ export class CallTree implements Tree {
     const pending = new Map<string, string | null>();
     for (const w of this.buffer.values()) if (w.type === type && inRange(w.id)) pending.set(w.id, w.json);
 
-    const arg: Record<string, unknown> = { type };
-    if (after !== undefined) arg['after'] = after;
-    if (before !== undefined) arg['before'] = before;
-    if (limit !== undefined) arg['limit'] = limit + pending.size;
-    if (desc) arg['reverse'] = true;
-    const page = JSON.parse(this.host('list', arg)) as HostPage;
-    if (!page || !Array.isArray(page.items)) throw new Error("__host_call('list') answered no items");
-
     const known = this.committedOf(type);
-    const merged: { id: string; value: unknown }[] = [];
-    for (const item of page.items) {
-      known.set(item.id, JSON.stringify(item.value));
-      if (!pending.has(item.id)) merged.push(item);
-    }
-    if (pending.size === 0 && (limit === undefined || merged.length <= limit)) {
-      return { items: merged as { id: string; value: V }[], hasMore: page.hasMore === true };
-    }
-    // When the host stopped early, ids beyond its last one are not known here: a buffered
-    // record there belongs on a later page.
-    const last = page.items.length > 0 ? page.items[page.items.length - 1]!.id : undefined;
-    for (const [id, json] of pending) {
-      if (json === null) continue;
-      if (page.hasMore && last !== undefined && (desc ? compareIds(id, last) < 0 : compareIds(id, last) > 0)) continue;
-      merged.push({ id, value: JSON.parse(json) });
-    }
-    merged.sort((a, b) => (desc ? compareIds(b.id, a.id) : compareIds(a.id, b.id)));
-    const cut = limit !== undefined && merged.length > limit;
-    return {
-      items: (cut ? merged.slice(0, limit) : merged) as { id: string; value: V }[],
-      hasMore: page.hasMore === true || cut,
+    const ask = (from: string | undefined): HostPage => {
+      const arg: Record<string, unknown> = { type };
+      const lower = desc ? after : from ?? after;
+      const upper = desc ? from ?? before : before;
+      if (lower !== undefined) arg['after'] = lower;
+      if (upper !== undefined) arg['before'] = upper;
+      // Each buffered write can hide one committed item: ask for that many more (and at
+      // least one, so a limit of 0 still learns whether anything is there).
+      if (limit !== undefined) arg['limit'] = Math.max(limit, pending.size > 0 ? 1 : 0) + pending.size;
+      if (desc) arg['reverse'] = true;
+      const page = JSON.parse(this.host('list', arg)) as HostPage;
+      if (!page || !Array.isArray(page.items)) throw new Error("__host_call('list') answered no items");
+      for (const item of page.items) known.set(item.id, JSON.stringify(item.value));
+      return page;
     };
+
+    let page = ask(undefined);
+    if (pending.size === 0) return { items: page.items as { id: string; value: V }[], hasMore: page.hasMore === true };
+
+    const merged: { id: string; value: unknown }[] = [];
+    const beyond = (id: string, last: string): boolean => (desc ? compareIds(id, last) < 0 : compareIds(id, last) > 0);
+    for (;;) {
+      for (const item of page.items) if (!pending.has(item.id)) merged.push(item);
+      if (page.hasMore !== true) break;
+      const tail = page.items[page.items.length - 1];
+      if (tail === undefined) throw new Error("__host_call('list') answered hasMore with no items");
+      // Stop once more than `limit` items are known up to `last`: the page is full and more
+      // follow. Otherwise the buffer may have hidden what the host had, so read on.
+      if (limit !== undefined) {
+        let upTo = merged.length;
+        for (const [id, json] of pending) if (json !== null && !beyond(id, tail.id)) upTo++;
+        if (upTo > limit) break;
+      }
+      page = ask(tail.id);
+    }
+    // Buffered records beyond the host's last id (when it stopped early) sort after more than
+    // `limit` known items, so the cut below drops them: they belong on a later page.
+    for (const [id, json] of pending) if (json !== null) merged.push({ id, value: JSON.parse(json) });
+    merged.sort((a, b) => (desc ? compareIds(b.id, a.id) : compareIds(a.id, b.id)));
+    // The loop ends either with the host done (then `merged` is the whole range) or with more
+    // than `limit` items known: either way the cut says whether more follow.
+    const cut = limit !== undefined && merged.length > limit;
+    return { items: (cut ? merged.slice(0, limit) : merged) as { id: string; value: V }[], hasMore: cut };
   }
 
   count(type: string): number {
