@@ -1,0 +1,992 @@
+/**
+ * The world engine: many worlds in one Storage, each with twins, a clock, one log per
+ * twin, a versioned tree of records, history cuts and O(1) branches.
+ *
+ * Key layout (every key of a world starts with its storage id `w…`, never its name, so a
+ * removed world's leftovers can be purged in the background without touching a new
+ * world of the same name):
+ *   ['#world', name]                  → id             the directory
+ *   ['#seq']                          → n              last id allocated
+ *   ['#trash', id]                    → null           a removed world still being purged
+ *   ['#ttl', expiresAtMs, name]       → null           branches to sweep
+ *   [id, '#meta']                     → WorldMeta      twins, clock, base
+ *   [id, '#branch', name]             → BranchRecord   this world's branches
+ *   [id, twin, 'log', position]       → Entry
+ *   [id, twin, 'rec', type, rid, pos] → value | null   (null: deleted at pos)
+ *   [id, twin, 'head', type, rid]     → pos            newest own version, for reads at head
+ *   [id, twin, 'count', type, pos]    → n              count of live records of the type as of pos
+ * Counts are versioned (one key per position that changed them), unlike the single
+ * `[w, t, 'count', type]` first sketched in runtime/README.md: a count as of any position,
+ * and a branch's count as of its cut, are then one ordered-key lookup.
+ *
+ * A branch has its own id and a base (parent id, cut position per twin). Its own keys hold
+ * positions above the cut; reads at or below the cut fall through to the parent, recursively.
+ *
+ * One WorldStore per Storage: it caches world metadata and heads, and is the only writer.
+ */
+import { randomBytes } from 'node:crypto';
+import { KitError } from '../errors.js';
+import { compareStrings } from '../store/keys.js';
+import type { Key, KeyValue, RangeOptions, Storage } from '../store/types.js';
+import { canonicalJson } from './canonical.js';
+import { idSource, type IdSource } from './ids.js';
+import { formatInstant, MAX_INSTANT_MS, parseDuration, parseInstant } from './time.js';
+import type {
+  BranchOptions,
+  BranchRecord,
+  ClockState,
+  Entry,
+  EntryDraft,
+  HistoryCut,
+  RecordListOptions,
+  RecordPage,
+  TimelinePage,
+  TimelineQuery,
+  WorldDiff,
+  WorldMap,
+} from './types.js';
+import {
+  checkDraft,
+  checkLabel,
+  checkLimit,
+  checkPosition,
+  checkRecordId,
+  checkRecordType,
+  checkTraceId,
+  checkTtl,
+  checkTwinName,
+  checkWorldName,
+  traceIdOf,
+} from './validate.js';
+
+/** Checkpoints larger than this are refused (spec: Limits). */
+export const CHECKPOINT_LIMIT_BYTES = 24 * 1024 * 1024;
+
+interface BaseMeta {
+  world: string;
+  worldId: string;
+  at: number;
+  positions: Record<string, number>;
+}
+
+interface WorldMeta {
+  v: 1;
+  id: string;
+  name: string;
+  twins: string[];
+  /** Epoch ms when the clock is set; null: the wall clock. */
+  clock: number | null;
+  /** A live branch follows its parent's clock until its own is set. */
+  live: boolean;
+  base: BaseMeta | null;
+  createdAt: number;
+}
+
+interface State {
+  meta: WorldMeta;
+  removed: boolean;
+  heads: Map<string, number>;
+  /** occurredAt (ms) of each twin's newest entry. */
+  newest: Map<string, number>;
+}
+
+/** Part of a twin's history held in one world's own keys: positions in (lo, hi]. */
+interface Layer {
+  id: string;
+  lo: number;
+  hi: number;
+  /** The world being read (its head index answers reads at its head). */
+  top: boolean;
+}
+
+function first<V>(storage: Storage, options: RangeOptions): KeyValue<V> | undefined {
+  for (const kv of storage.range<V>({ ...options, limit: 1 })) return kv;
+  return undefined;
+}
+
+/** The smallest key above every key that starts with `prefix`. */
+function prefixEnd(prefix: Key): Key {
+  const last = prefix[prefix.length - 1];
+  const init = prefix.slice(0, -1);
+  return typeof last === 'number' ? [...init, last + 1] : [...init, `${last ?? ''}\u0000`];
+}
+
+/** The smallest key above every key `[...prefix, part, …]`. */
+function after(prefix: Key, part: string): Key {
+  return [...prefix, `${part}\u0000`];
+}
+
+const msOf = (entry: Entry): number => Date.parse(entry.occurredAt);
+
+/** The shared machinery behind WorldStore and its World objects. */
+class Engine {
+  private readonly byId = new Map<string, State>();
+  private readonly byName = new Map<string, State>();
+  private readonly worlds = new Map<State, World>();
+  readonly purges = new Set<Promise<void>>();
+
+  constructor(
+    readonly storage: Storage,
+    readonly now: () => number,
+  ) {}
+
+  state(name: string): State | undefined {
+    const cached = this.byName.get(name);
+    if (cached !== undefined) return cached;
+    const id = this.storage.get<string>(['#world', name]);
+    return id === undefined ? undefined : this.stateById(id);
+  }
+
+  stateById(id: string): State {
+    const cached = this.byId.get(id);
+    if (cached !== undefined) return cached;
+    const meta = this.storage.get<WorldMeta>([id, '#meta']);
+    if (meta === undefined) throw new KitError('internal', `world ${id} has no metadata`);
+    const state: State = { meta, removed: false, heads: new Map(), newest: new Map() };
+    this.byId.set(id, state);
+    this.byName.set(meta.name, state);
+    return state;
+  }
+
+  world(state: State): World {
+    let w = this.worlds.get(state);
+    if (w === undefined) {
+      w = new World(this, state);
+      this.worlds.set(state, w);
+    }
+    return w;
+  }
+
+  exists(name: string): boolean {
+    return this.state(name) !== undefined;
+  }
+
+  create(name: string, twins: string[], extra: { clock: number | null; live: boolean; base: BaseMeta | null }, alsoWrite?: (put: (key: Key, value: unknown) => void) => void): State {
+    const seq = (this.storage.get<number>(['#seq']) ?? 0) + 1;
+    const meta: WorldMeta = { v: 1, id: `w${seq.toString(36)}`, name, twins, createdAt: this.now(), ...extra };
+    this.storage.transact((tx) => {
+      tx.put(['#seq'], seq);
+      tx.put(['#world', name], meta.id);
+      tx.put([meta.id, '#meta'], meta);
+      alsoWrite?.((key, value) => tx.put(key, value));
+    });
+    return this.stateById(meta.id);
+  }
+
+  hasBranches(state: State): boolean {
+    const prefix: Key = [state.meta.id, '#branch'];
+    return first(this.storage, { start: prefix, end: prefixEnd(prefix) }) !== undefined;
+  }
+
+  branchRecords(state: State): BranchRecord[] {
+    const prefix: Key = [state.meta.id, '#branch'];
+    return [...this.storage.range<BranchRecord>({ start: prefix, end: prefixEnd(prefix) })].map((kv) => kv.value);
+  }
+
+  /** Takes a world out of the directory at once (atomically); its keys are purged after. */
+  remove(state: State): Promise<void> {
+    if (this.hasBranches(state)) {
+      throw new KitError('world_has_branches', `world ${state.meta.name} has branches; remove them first`);
+    }
+    const { id, name, base } = state.meta;
+    const record = base === null ? undefined : this.storage.get<BranchRecord>([base.worldId, '#branch', name]);
+    this.storage.transact((tx) => {
+      tx.remove(['#world', name]);
+      tx.put(['#trash', id], null);
+      if (base !== null) tx.remove([base.worldId, '#branch', name]);
+      if (record?.expiresAt) tx.remove(['#ttl', Date.parse(record.expiresAt), name]);
+    });
+    state.removed = true;
+    this.byId.delete(id);
+    this.byName.delete(name);
+    this.worlds.delete(state);
+    return this.purge(id);
+  }
+
+  /** Deletes a removed world's keys in batches, yielding between them; resumed on the next open. */
+  purge(id: string): Promise<void> {
+    const storage = this.storage;
+    const run = async (): Promise<void> => {
+      const start: Key = [id];
+      const end = prefixEnd(start);
+      for (;;) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (!storage.alive) return;
+        const keys = [...storage.range({ start, end, limit: 2000 })].map((kv) => kv.key);
+        if (keys.length === 0) {
+          storage.transact((tx) => tx.remove(['#trash', id]));
+          return;
+        }
+        storage.transact((tx) => {
+          for (const key of keys) tx.remove(key);
+        });
+      }
+    };
+    // A storage closed mid-purge leaves the '#trash' marker: the next WorldStore resumes.
+    const p = run().catch(() => undefined);
+    this.purges.add(p);
+    void p.finally(() => this.purges.delete(p));
+    return p;
+  }
+}
+
+/** Many worlds in one Storage. */
+export class WorldStore {
+  private readonly engine: Engine;
+
+  constructor(storage: Storage, options: { now?: () => number } = {}) {
+    this.engine = new Engine(storage, options.now ?? Date.now);
+    const trash = [...storage.range({ start: ['#trash'], end: prefixEnd(['#trash']) })];
+    for (const { key } of trash) this.engine.purge(key[1] as string);
+  }
+
+  createWorld(name: string, options: { twins: string[] }): World {
+    checkWorldName(name);
+    if (typeof options !== 'object' || options === null || !Array.isArray(options.twins)) {
+      throw new KitError('bad_request', 'twins is an array of twin names', { param: 'twins' });
+    }
+    const twins = [...new Set(options.twins.map(checkTwinName))];
+    if (this.engine.exists(name)) throw new KitError('world_exists', `world ${name} exists`);
+    return this.engine.world(this.engine.create(name, twins, { clock: null, live: false, base: null }));
+  }
+
+  openWorld(name: string): World {
+    const state = typeof name === 'string' ? this.engine.state(name) : undefined;
+    if (state === undefined) throw new KitError('unknown_world', `no world ${String(name)}`);
+    return this.engine.world(state);
+  }
+
+  hasWorld(name: string): boolean {
+    return typeof name === 'string' && this.engine.exists(name);
+  }
+
+  listWorlds(): string[] {
+    const prefix: Key = ['#world'];
+    return [...this.engine.storage.range({ start: prefix, end: prefixEnd(prefix) })].map((kv) => kv.key[1] as string);
+  }
+
+  /** Removes a world and, in the background, its records. world_has_branches if it has any. */
+  removeWorld(name: string): Promise<void> {
+    const state = typeof name === 'string' ? this.engine.state(name) : undefined;
+    if (state === undefined) return Promise.reject(new KitError('unknown_world', `no world ${String(name)}`));
+    try {
+      return this.engine.remove(state);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * Removes every branch whose ttl has passed (by the wall clock), with the branches made
+   * from it (they cannot outlive their base). Returns the names removed, children first.
+   */
+  sweepExpiredBranches(): string[] {
+    const e = this.engine;
+    const prefix: Key = ['#ttl'];
+    const due = [...e.storage.range({ start: prefix, end: [prefix[0] as string, e.now() + 1] })];
+    const removed: string[] = [];
+    const removeTree = (state: State): void => {
+      for (const child of e.branchRecords(state)) {
+        const cs = e.state(child.name);
+        if (cs !== undefined) removeTree(cs);
+      }
+      void e.remove(state);
+      removed.push(state.meta.name);
+    };
+    for (const { key } of due) {
+      const state = e.state(key[2] as string);
+      if (state === undefined) e.storage.transact((tx) => tx.remove(key));
+      else removeTree(state);
+    }
+    return removed;
+  }
+
+  /** Resolves when background purges of removed worlds have finished. */
+  async idle(): Promise<void> {
+    while (this.engine.purges.size > 0) await Promise.all([...this.engine.purges]);
+  }
+}
+
+/** A world: twins, one clock, one log per twin, the tree, history and branches. */
+export class World {
+  /** @internal Worlds come from WorldStore. */
+  constructor(
+    private readonly e: Engine,
+    private readonly s: State,
+  ) {}
+
+  get name(): string {
+    return this.s.meta.name;
+  }
+
+  twins(): string[] {
+    this.alive();
+    return [...this.s.meta.twins];
+  }
+
+  /** Adds a twin with an empty log (no-op when the world has it). */
+  addTwin(twin: string): void {
+    this.alive();
+    checkTwinName(twin);
+    if (this.s.meta.twins.includes(twin)) return;
+    this.saveMeta({ ...this.s.meta, twins: [...this.s.meta.twins, twin] });
+  }
+
+  // ---- clock
+
+  clock(): ClockState {
+    this.alive();
+    const set = this.setClockMs();
+    return { at: formatInstant(set ?? this.e.now()), frozen: set !== null };
+  }
+
+  /** The instant entries are stamped with now. */
+  nowMs(): number {
+    this.alive();
+    return this.setClockMs() ?? this.e.now();
+  }
+
+  setClock(at: string): ClockState {
+    this.alive();
+    const ms = parseInstant(at);
+    const current = this.setClockMs();
+    if (current !== null && ms < current) {
+      throw new KitError('clock_backward', `the clock is at ${formatInstant(current)}; it does not move back`, { param: 'at' });
+    }
+    const newest = Math.max(0, ...this.s.meta.twins.map((t) => this.newestMs(t)));
+    if (ms < newest) {
+      throw new KitError('clock_backward', `the newest entry is at ${formatInstant(newest)}; the clock does not move before it`, { param: 'at' });
+    }
+    this.saveMeta({ ...this.s.meta, clock: ms, live: false });
+    return this.clock();
+  }
+
+  advanceClock(by: string): ClockState {
+    this.alive();
+    const ms = parseDuration(by);
+    const current = this.setClockMs();
+    if (current === null) throw new KitError('clock_unset', 'the clock is unset (wall clock); set it before advancing');
+    if (current + ms > MAX_INSTANT_MS) throw new KitError('invalid_duration', 'that moves the clock past 9999-12-31', { param: 'by' });
+    this.saveMeta({ ...this.s.meta, clock: current + ms, live: false });
+    return this.clock();
+  }
+
+  // ---- log
+
+  /** Appends one entry to a twin's log in one transaction: entry, record versions, head index, counts. */
+  append(twin: string, draft: EntryDraft): Entry {
+    this.alive();
+    this.twinOf(twin);
+    const d = checkDraft(draft);
+    const head = this.head(twin);
+    const position = head + 1;
+    const newest = this.newestMs(twin);
+    let at: number;
+    if (d.occurredAt !== undefined) {
+      at = parseInstant(d.occurredAt);
+      if (at < newest) {
+        throw new TypeError(`occurredAt ${d.occurredAt} is earlier than ${twin}'s newest entry (${formatInstant(newest)})`);
+      }
+    } else {
+      // Never stamp before the newest entry: positions stay monotone in time even if the
+      // wall clock steps back, which is what history cuts' binary search relies on.
+      at = Math.max(this.nowMs(), newest);
+    }
+    const entry: Entry = { position, occurredAt: formatInstant(at), cause: d.cause, writes: d.writes };
+    if (d.events !== undefined) entry.events = d.events;
+    if (d.traceparent !== undefined) entry.traceparent = d.traceparent;
+
+    // Count changes, reading committed state before the transaction (single writer).
+    const exists = new Map<string, boolean>();
+    const delta = new Map<string, number>();
+    for (const w of d.writes) {
+      const k = JSON.stringify([w.type, w.id]);
+      const before = exists.get(k) ?? this.recordAt(twin, w.type, w.id, head, head) !== undefined;
+      const now = w.value !== null;
+      exists.set(k, now);
+      if (before !== now) delta.set(w.type, (delta.get(w.type) ?? 0) + (now ? 1 : -1));
+    }
+    const counts: [string, number][] = [];
+    for (const [type, n] of delta) if (n !== 0) counts.push([type, this.countAt(twin, type, head) + n]);
+
+    const id = this.s.meta.id;
+    this.e.storage.transact((tx) => {
+      tx.put([id, twin, 'log', position], entry);
+      for (const w of d.writes) {
+        tx.put([id, twin, 'rec', w.type, w.id, position], w.value);
+        tx.put([id, twin, 'head', w.type, w.id], position);
+      }
+      for (const [type, n] of counts) tx.put([id, twin, 'count', type, position], n);
+    });
+    this.s.heads.set(twin, position);
+    this.s.newest.set(twin, at);
+    return entry;
+  }
+
+  /** Resolves once every entry appended so far is on disk (shared group commit). */
+  durable(): Promise<void> {
+    return this.e.storage.durable();
+  }
+
+  /** The twin's last position, 0 when its log is empty. */
+  head(twin: string): number {
+    this.alive();
+    this.twinOf(twin);
+    const cached = this.s.heads.get(twin);
+    if (cached !== undefined) return cached;
+    const prefix: Key = [this.s.meta.id, twin, 'log'];
+    const last = first(this.e.storage, { start: prefix, end: prefixEnd(prefix), reverse: true });
+    const head = last !== undefined ? (last.key[3] as number) : (this.s.meta.base?.positions[twin] ?? 0);
+    this.s.heads.set(twin, head);
+    return head;
+  }
+
+  /** The entry at a position; undefined at 0 or beyond the head. */
+  entry(twin: string, position: number): Entry | undefined {
+    const head = this.head(twin);
+    checkPosition(position, 'position');
+    if (position === 0 || position > head) return undefined;
+    return this.entryAt(twin, position, this.layers(twin, head));
+  }
+
+  /** A page of the twin's log after a position; `next` is the `after` of the next page. */
+  log(twin: string, options: { after?: number; limit?: number } = {}): { entries: Entry[]; next: number | null } {
+    const head = this.head(twin);
+    const from = options.after === undefined ? 0 : checkPosition(options.after, 'after');
+    const limit = checkLimit(options.limit, 100, 1000);
+    this.notBeyond(from, head);
+    const to = Math.min(head, from + limit);
+    const entries = this.readForward(twin, from + 1, to, head);
+    return { entries, next: to < head ? to : null };
+  }
+
+  /** The twins' logs merged, newest first by occurredAt, then twin, then position (newest first). */
+  timeline(query: TimelineQuery = {}): TimelinePage {
+    this.alive();
+    const limit = checkLimit(query.limit, 50, 500);
+    const trace = query.trace === undefined ? undefined : checkTraceId(query.trace);
+    const twins = query.twin === undefined ? [...this.s.meta.twins].sort() : [this.twinOf(query.twin)];
+    const cursor = query.before === undefined ? undefined : decodeCursor(query.before);
+
+    // One descending reader per twin, starting just past the cursor.
+    const readers = twins.map((twin) => {
+      const head = this.head(twin);
+      const layers = this.layers(twin, head);
+      let next = head;
+      if (cursor !== undefined) {
+        const [ms, ctwin, cpos] = cursor;
+        if (twin === ctwin) next = Math.min(head, cpos - 1);
+        else if (twin > ctwin) next = this.lastAtOrBefore(twin, ms, head, layers);
+        else next = this.lastAtOrBefore(twin, ms - 1, head, layers);
+      }
+      return { twin, next, buffer: [] as Entry[] };
+    });
+    const peek = (r: (typeof readers)[number]): Entry | undefined => {
+      if (r.buffer.length === 0 && r.next >= 1) {
+        r.buffer = this.readBackward(r.twin, r.next, 64);
+        r.next -= r.buffer.length;
+      }
+      return r.buffer[0];
+    };
+
+    const entries: TimelinePage['entries'] = [];
+    let more = false;
+    for (;;) {
+      let best: (typeof readers)[number] | undefined;
+      let bestMs = -1;
+      for (const r of readers) {
+        const top = peek(r);
+        if (top === undefined) continue;
+        const ms = msOf(top);
+        // Readers are in twin order, so on a tie the first (smaller twin) is kept.
+        if (ms > bestMs) {
+          best = r;
+          bestMs = ms;
+        }
+      }
+      if (best === undefined) break;
+      const entry = best.buffer.shift() as Entry;
+      if (trace !== undefined && traceIdOf(entry.traceparent) !== trace) continue;
+      if (entries.length === limit) {
+        more = true;
+        break;
+      }
+      entries.push({ twin: best.twin, position: entry.position, entry });
+    }
+    const last = entries[entries.length - 1];
+    return { entries, next: more && last !== undefined ? encodeCursor([msOf(last.entry), last.twin, last.position]) : null };
+  }
+
+  // ---- tree
+
+  getRecord<V>(twin: string, type: string, id: string, at?: number): V | undefined {
+    const head = this.head(twin);
+    checkRecordType(type);
+    checkRecordId(id);
+    const pos = this.positionArg(at, head);
+    return this.recordAt(twin, type, id, pos, head) as V | undefined;
+  }
+
+  /** Records of a type in id order (descending with `reverse`), between the `after` and `before` ids. */
+  listRecords<V>(twin: string, type: string, options: RecordListOptions & { reverse?: boolean } = {}): RecordPage<V> {
+    const head = this.head(twin);
+    checkRecordType(type);
+    const pos = this.positionArg(options.at, head);
+    const limit = checkLimit(options.limit, 100, 1000);
+    const bounds = {
+      after: options.after === undefined ? undefined : cursorId(options.after, 'after'),
+      before: options.before === undefined ? undefined : cursorId(options.before, 'before'),
+    };
+    const records: { id: string; value: V }[] = [];
+    const hasMore = this.scanRecords(twin, type, pos, head, bounds, options.reverse === true, limit + 1, (id, value) => {
+      records.push({ id, value: value as V });
+    });
+    return { records: records.slice(0, limit), hasMore: hasMore || records.length > limit };
+  }
+
+  countRecords(twin: string, type: string, at?: number): number {
+    const head = this.head(twin);
+    checkRecordType(type);
+    return this.countAt(twin, type, this.positionArg(at, head));
+  }
+
+  /** Live record counts by type at head, types sorted. */
+  counts(twin: string): { type: string; count: number }[] {
+    const head = this.head(twin);
+    const out: { type: string; count: number }[] = [];
+    for (const type of this.typesAt(twin, head)) {
+      const count = this.countAt(twin, type, head);
+      if (count > 0) out.push({ type, count });
+    }
+    return out;
+  }
+
+  /**
+   * The twin's tree at a position (head by default) as deterministic JSON bytes:
+   * `{"position":…,"records":{type:{id:value}},"twin":…}`, keys sorted at every level.
+   * Costs what the state costs, not what the log's length costs.
+   */
+  checkpoint(twin: string, at?: number): Uint8Array {
+    const head = this.head(twin);
+    const pos = this.positionArg(at, head);
+    const layers = this.layers(twin, pos);
+    const byType = new Map<string, [string, string][]>();
+    let bytes = 0;
+    const add = (type: string, id: string, value: unknown): void => {
+      let piece: string;
+      try {
+        piece = `${JSON.stringify(id)}:${canonicalJson(value)}`;
+      } catch (err) {
+        throw new KitError('internal', `record ${type}/${id} cannot be serialised: ${String(err)}`);
+      }
+      bytes += Buffer.byteLength(piece) + 1;
+      if (bytes > CHECKPOINT_LIMIT_BYTES) {
+        throw new KitError('checkpoint_too_large', `the checkpoint of ${twin} at ${pos} is larger than 24 MB`, { limit: CHECKPOINT_LIMIT_BYTES });
+      }
+      let list = byType.get(type);
+      if (list === undefined) byType.set(type, (list = []));
+      list.push([id, piece]);
+    };
+    const only = layers[0];
+    if (layers.length === 1 && only !== undefined && only.top && pos === head) {
+      // The common case, a root world at head: one pass over the head index.
+      const prefix: Key = [only.id, twin, 'head'];
+      for (const { key, value } of this.e.storage.range<number>({ start: prefix, end: prefixEnd(prefix) })) {
+        const type = key[3] as string;
+        const id = key[4] as string;
+        const v = this.e.storage.get([only.id, twin, 'rec', type, id, value]);
+        if (v !== null && v !== undefined) add(type, id, v);
+      }
+    } else {
+      for (const type of this.typesAt(twin, pos)) {
+        this.scanRecords(twin, type, pos, head, {}, false, Infinity, (id, v) => add(type, id, v));
+      }
+    }
+    const out: string[] = [`{"position":${pos},"records":{`];
+    const types = [...byType.keys()].sort();
+    types.forEach((type, i) => {
+      const list = (byType.get(type) as [string, string][]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      out.push(`${i > 0 ? ',' : ''}${JSON.stringify(type)}:{${list.map((r) => r[1]).join(',')}}`);
+    });
+    out.push(`},"twin":${JSON.stringify(twin)}}`);
+    return new Uint8Array(Buffer.from(out.join(''), 'utf8'));
+  }
+
+  // ---- history
+
+  /** For each twin, the last position whose occurredAt ≤ the instant (binary search). */
+  historyCut(instant: string): HistoryCut {
+    this.alive();
+    const ms = parseInstant(instant);
+    const views: HistoryCut['views'] = {};
+    for (const twin of this.s.meta.twins) {
+      const head = this.head(twin);
+      const position = this.lastAtOrBefore(twin, ms, head, this.layers(twin, head));
+      views[twin] = { view: `${this.name}@${twin}:${position}`, position };
+    }
+    return { views };
+  }
+
+  /** A new world on this world's history cut; copies nothing. */
+  branch(options: BranchOptions = {}): { world: World; record: BranchRecord } {
+    this.alive();
+    if (typeof options !== 'object' || options === null) throw new KitError('bad_request', 'branch options are an object');
+    const label = options.label === undefined ? undefined : checkLabel(options.label);
+    const ttl = options.ttlSeconds === undefined ? undefined : checkTtl(options.ttlSeconds);
+    if (options.live !== undefined && typeof options.live !== 'boolean') {
+      throw new KitError('bad_request', 'live is true or false', { param: 'live' });
+    }
+    const live = options.live === true;
+    if (live && options.at !== undefined) {
+      throw new KitError('live_branch_needs_now', 'a live branch is a branch as of now: leave out at', { param: 'live' });
+    }
+    let atMs: number;
+    const positions: Record<string, number> = {};
+    if (options.at === undefined) {
+      atMs = this.nowMs();
+      for (const twin of this.s.meta.twins) positions[twin] = this.head(twin);
+    } else {
+      atMs = parseInstant(options.at);
+      for (const [twin, v] of Object.entries(this.historyCut(options.at).views)) positions[twin] = v.position;
+    }
+    const name = this.branchName(label);
+    const createdAt = this.e.now();
+    const record: BranchRecord = {
+      name,
+      from: this.name,
+      at: formatInstant(atMs),
+      createdAt: formatInstant(createdAt),
+      expiresAt: ttl === undefined ? null : formatInstant(createdAt + ttl * 1000),
+    };
+    const parentId = this.s.meta.id;
+    const state = this.e.create(
+      name,
+      [...this.s.meta.twins],
+      { clock: live ? null : atMs, live, base: { world: this.name, worldId: parentId, at: atMs, positions } },
+      (put) => {
+        put([parentId, '#branch', name], record);
+        if (ttl !== undefined) put(['#ttl', createdAt + ttl * 1000, name], null);
+      },
+    );
+    return { world: this.e.world(state), record };
+  }
+
+  branches(): BranchRecord[] {
+    this.alive();
+    return this.e.branchRecords(this.s);
+  }
+
+  /** Removes one of this world's branches (its records are purged in the background). */
+  removeBranch(name: string): void {
+    this.alive();
+    const record = typeof name === 'string' ? this.e.storage.get<BranchRecord>([this.s.meta.id, '#branch', name]) : undefined;
+    const state = record === undefined ? undefined : this.e.state(name);
+    if (state === undefined) throw new KitError('unknown_branch', `${this.name} has no branch ${String(name)}`);
+    void this.e.remove(state);
+  }
+
+  /** For a branch: the world and instant it was cut from, and the cut position per twin. */
+  base(): { world: string; at: string; positions: Record<string, number> } | null {
+    this.alive();
+    const b = this.s.meta.base;
+    return b === null ? null : { world: b.world, at: formatInstant(b.at), positions: { ...b.positions } };
+  }
+
+  /** The world's own entries (a branch's since its cut), oldest first by occurredAt, twin, position. */
+  diff(): WorldDiff {
+    this.alive();
+    const b = this.s.meta.base;
+    const changes: WorldDiff['changes'] = [];
+    for (const twin of [...this.s.meta.twins].sort()) {
+      const head = this.head(twin);
+      const cut = b?.positions[twin] ?? 0;
+      for (const entry of this.readForward(twin, cut + 1, head, head)) changes.push({ twin, entry });
+    }
+    // Stable sort: within a twin, positions are already in order.
+    changes.sort((x, y) => msOf(x.entry) - msOf(y.entry) || (x.twin < y.twin ? -1 : x.twin > y.twin ? 1 : 0));
+    return { base: b === null ? { id: null, at: null } : { id: b.world, at: formatInstant(b.at) }, changes };
+  }
+
+  map(): WorldMap {
+    this.alive();
+    return {
+      twins: this.s.meta.twins.map((twin) => ({
+        twin,
+        position: this.head(twin),
+        mirror: null,
+        root: null,
+        resources: this.counts(twin),
+      })),
+    };
+  }
+
+  /** The deterministic id source of the entry at (twin, position) in this world. */
+  ids(twin: string, position: number): IdSource {
+    this.alive();
+    this.twinOf(twin);
+    checkPosition(position, 'position');
+    return idSource(this.name, twin, position);
+  }
+
+  // ---- internals
+
+  private alive(): void {
+    if (this.s.removed) throw new KitError('unknown_world', `world ${this.s.meta.name} was removed`);
+  }
+
+  private twinOf(twin: unknown): string {
+    if (typeof twin !== 'string' || !this.s.meta.twins.includes(twin)) {
+      throw new KitError('unknown_twin', `world ${this.name} has no twin ${typeof twin === 'string' ? twin : String(twin)}`, { param: 'twin' });
+    }
+    return twin;
+  }
+
+  private positionArg(at: unknown, head: number): number {
+    if (at === undefined) return head;
+    const pos = checkPosition(at);
+    this.notBeyond(pos, head);
+    return pos;
+  }
+
+  private notBeyond(pos: number, head: number): void {
+    if (pos > head) throw new KitError('position_beyond_head', `position ${pos} is beyond the head (${head})`, { head });
+  }
+
+  private saveMeta(meta: WorldMeta): void {
+    this.e.storage.transact((tx) => tx.put([meta.id, '#meta'], meta));
+    this.s.meta = meta;
+  }
+
+  /** The set clock (ms), following the parent's for a live branch; null for the wall clock. */
+  private setClockMs(): number | null {
+    let s = this.s;
+    while (s.meta.live && s.meta.base !== null) s = this.e.stateById(s.meta.base.worldId);
+    return s.meta.clock;
+  }
+
+  private newestMs(twin: string): number {
+    const cached = this.s.newest.get(twin);
+    if (cached !== undefined) return cached;
+    const head = this.head(twin);
+    const entry = head === 0 ? undefined : this.entryAt(twin, head, this.layers(twin, head));
+    const ms = entry === undefined ? 0 : msOf(entry);
+    this.s.newest.set(twin, ms);
+    return ms;
+  }
+
+  /** Where positions 1..at of a twin live: this world's keys, then its bases' (newest first). */
+  private layers(twin: string, at: number): Layer[] {
+    const out: Layer[] = [];
+    let s: State = this.s;
+    let hi = at;
+    let top = true;
+    for (;;) {
+      const base = s.meta.base;
+      const cut = base === null ? 0 : (base.positions[twin] ?? 0);
+      if (hi > cut) out.push({ id: s.meta.id, lo: cut, hi, top });
+      if (base === null || cut === 0) return out;
+      hi = Math.min(hi, cut);
+      top = false;
+      s = this.e.stateById(base.worldId);
+    }
+  }
+
+  private entryAt(twin: string, position: number, layers: Layer[]): Entry | undefined {
+    for (const l of layers) {
+      if (position > l.lo && position <= l.hi) return this.e.storage.get<Entry>([l.id, twin, 'log', position]);
+    }
+    return undefined;
+  }
+
+  /** The last position ≤ head whose occurredAt ≤ ms, 0 when none: binary search. */
+  private lastAtOrBefore(twin: string, ms: number, head: number, layers: Layer[]): number {
+    let lo = 0; // invariant: position lo qualifies (0 always does)
+    let hi = head;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      const entry = this.entryAt(twin, mid, layers);
+      if (entry !== undefined && msOf(entry) <= ms) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** Entries at positions from..to, ascending. */
+  private readForward(twin: string, from: number, to: number, head: number): Entry[] {
+    const out: Entry[] = [];
+    if (from > to) return out;
+    for (const l of this.layers(twin, head).reverse()) {
+      const lo = Math.max(l.lo + 1, from);
+      const hi = Math.min(l.hi, to);
+      if (lo > hi) continue;
+      for (const kv of this.e.storage.range<Entry>({ start: [l.id, twin, 'log', lo], end: [l.id, twin, 'log', hi + 1] })) {
+        out.push(kv.value);
+      }
+    }
+    return out;
+  }
+
+  /** Up to n entries at positions from, from-1, …, descending. */
+  private readBackward(twin: string, from: number, n: number): Entry[] {
+    const out: Entry[] = [];
+    for (const l of this.layers(twin, this.head(twin))) {
+      const hi = Math.min(l.hi, from);
+      if (hi <= l.lo) continue;
+      const range = { start: [l.id, twin, 'log', l.lo + 1], end: [l.id, twin, 'log', hi + 1], reverse: true, limit: n - out.length };
+      for (const kv of this.e.storage.range<Entry>(range)) out.push(kv.value);
+      if (out.length >= n) break;
+    }
+    return out;
+  }
+
+  /** A record's value as of `at` (undefined when absent or deleted). */
+  private recordAt(twin: string, type: string, id: string, at: number, head: number): unknown {
+    const storage = this.e.storage;
+    for (const l of this.layers(twin, at)) {
+      if (l.top && at === head) {
+        const pos = storage.get<number>([l.id, twin, 'head', type, id]);
+        if (pos === undefined) continue;
+        return storage.get([l.id, twin, 'rec', type, id, pos]) ?? undefined;
+      }
+      const kv = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1], reverse: true });
+      if (kv !== undefined) return kv.value ?? undefined;
+    }
+    return undefined;
+  }
+
+  private countAt(twin: string, type: string, at: number): number {
+    for (const l of this.layers(twin, at)) {
+      const kv = first<number>(this.e.storage, { start: [l.id, twin, 'count', type, l.lo + 1], end: [l.id, twin, 'count', type, l.hi + 1], reverse: true });
+      if (kv !== undefined) return kv.value;
+    }
+    return 0;
+  }
+
+  /** Types that have (or had) records as of `at`, sorted. */
+  private typesAt(twin: string, at: number): string[] {
+    const types = new Set<string>();
+    for (const l of this.layers(twin, at)) {
+      const prefix: Key = [l.id, twin, 'count'];
+      const end = prefixEnd(prefix);
+      let start: Key = prefix;
+      for (;;) {
+        const kv = first(this.e.storage, { start, end });
+        if (kv === undefined) break;
+        const type = kv.key[3] as string;
+        types.add(type);
+        start = after(prefix, type);
+      }
+    }
+    return [...types].sort(compareStrings);
+  }
+
+  /**
+   * Walks the live records of a type as of `at` in id order, merging this world's versions
+   * with its bases' (the newest layer that has a version of an id decides). Stops after
+   * `max` records; returns true if it stopped with records left.
+   */
+  private scanRecords(
+    twin: string,
+    type: string,
+    at: number,
+    head: number,
+    bounds: { after?: string | undefined; before?: string | undefined },
+    reverse: boolean,
+    max: number,
+    visit: (id: string, value: unknown) => void,
+  ): boolean {
+    const storage = this.e.storage;
+    const layers = this.layers(twin, at);
+    // Next id beyond `from` (in walking order) that has a version in the layer's window.
+    const seek = (l: Layer, from: string | undefined): string | undefined => {
+      const useHead = l.top && at === head;
+      const prefix: Key = [l.id, twin, useHead ? 'head' : 'rec', type];
+      let cursor = from;
+      for (;;) {
+        let range: RangeOptions;
+        if (!reverse) {
+          const lower = cursor ?? bounds.after;
+          range = {
+            start: lower === undefined ? prefix : after(prefix, lower),
+            end: bounds.before === undefined ? prefixEnd(prefix) : [...prefix, bounds.before],
+          };
+        } else {
+          const upper = cursor ?? bounds.before;
+          range = {
+            start: bounds.after === undefined ? prefix : after(prefix, bounds.after),
+            end: upper === undefined ? prefixEnd(prefix) : [...prefix, upper],
+            reverse: true,
+          };
+        }
+        const kv = first(storage, range);
+        if (kv === undefined) return undefined;
+        const id = kv.key[4] as string;
+        if (useHead) return id;
+        const version = first(storage, { start: [...prefix, id, l.lo + 1], end: [...prefix, id, l.hi + 1] });
+        if (version !== undefined) return id;
+        cursor = id;
+      }
+    };
+    const better = (a: string, b: string): boolean => (reverse ? compareStrings(a, b) > 0 : compareStrings(a, b) < 0);
+    const candidates = layers.map((l) => seek(l, undefined));
+    let seen = 0;
+    for (;;) {
+      let best: string | undefined;
+      for (const c of candidates) if (c !== undefined && (best === undefined || better(c, best))) best = c;
+      if (best === undefined) return false;
+      if (seen === max) return true;
+      const value = this.recordAt(twin, type, best, at, head);
+      if (value !== undefined) {
+        visit(best, value);
+        seen++;
+      }
+      candidates.forEach((c, i) => {
+        if (c === best) candidates[i] = seek(layers[i] as Layer, best);
+      });
+    }
+  }
+
+  private branchName(label: string | undefined): string {
+    const prefix = label === undefined ? `${this.name}-` : `${this.name}-${label}-`;
+    checkWorldName(`${prefix}0000`);
+    for (let i = 0; i < 32; i++) {
+      const name = prefix + randomBytes(2).toString('hex');
+      if (!this.e.exists(name)) return name;
+    }
+    for (let n = 0; n < 0x10000; n++) {
+      const name = prefix + n.toString(16).padStart(4, '0');
+      if (!this.e.exists(name)) return name;
+    }
+    throw new KitError('world_exists', `every name ${prefix}<4 hex> is taken`);
+  }
+}
+
+function cursorId(v: unknown, param: string): string {
+  if (typeof v !== 'string' || v.length === 0 || v.length > 1024) {
+    throw new KitError('invalid_cursor', `${param} is a record id`, { param });
+  }
+  return v;
+}
+
+type TimelineCursor = [ms: number, twin: string, position: number];
+
+function encodeCursor(c: TimelineCursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function decodeCursor(s: unknown): TimelineCursor {
+  const bad = (): KitError => new KitError('invalid_cursor', 'before is a cursor from a previous page’s next', { param: 'before' });
+  if (typeof s !== 'string' || s.length === 0 || s.length > 512 || !/^[A-Za-z0-9_-]+$/.test(s)) throw bad();
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(v) || v.length !== 3) throw bad();
+  const [ms, twin, position] = v as unknown[];
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0 || ms > MAX_INSTANT_MS) throw bad();
+  if (typeof twin !== 'string' || twin.length > 64) throw bad();
+  if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 1) throw bad();
+  return [ms, twin, position];
+}
