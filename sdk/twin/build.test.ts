@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { KitError } from '../../runtime/errors.js';
+import { buildTwin, loadBuiltinTwins } from './build.js';
+
+const SDK = fileURLToPath(new URL('./index.ts', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'kit-build-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ok = `export default defineTwin({ vendor: 'tmp', version: '1', protocol: 'http', models: { hosts: [], resources: [] }, routes: [] });`;
+
+function entry(name: string, body: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, `import { defineTwin } from ${JSON.stringify(SDK)};\n${body}\n`);
+  return file;
+}
+
+async function refusal(file: string): Promise<KitError> {
+  try {
+    await buildTwin(file);
+  } catch (e) {
+    expect(e).toBeInstanceOf(KitError);
+    expect((e as KitError).code).toBe('invalid_twin');
+    return e as KitError;
+  }
+  throw new Error('the build succeeded');
+}
+
+describe('buildTwin', () => {
+  it('bundles a twin into one script that defines the guest globals, and reads its manifest', async () => {
+    const built = await buildTwin(entry('ok.ts', ok));
+    expect(built.vendor).toBe('tmp');
+    expect(built.manifest).toEqual({ vendor: 'tmp', version: '1', protocol: 'http', models: { hosts: [], resources: [] }, requestScopes: [], routes: [], stores: [], moves: [], scenarios: true });
+    expect(built.source).toMatch(/__kit_invoke/);
+    expect(built.source).not.toMatch(/\brequire\(|\bimport\s*\(/);
+  });
+
+  it('refuses an import of a Node module, naming it', async () => {
+    const e = await refusal(entry('node.ts', `import { readFileSync } from 'node:fs';\nreadFileSync;\n${ok}`));
+    expect(e.message).toContain("cannot import the Node module 'node:fs'");
+    const bare = await refusal(entry('bare.ts', `import * as path from 'path';\npath;\n${ok}`));
+    expect(bare.message).toContain("'path'");
+  });
+
+  it('refuses a syntax error with its place', async () => {
+    const e = await refusal(entry('syntax.ts', `${ok}\nconst = ;`));
+    expect(e.message).toMatch(/syntax\.ts:\d+:\d+/);
+  });
+
+  it('refuses an entry with no default export, or a definition defineTwin refuses', async () => {
+    expect((await refusal(entry('nodefault.ts', 'export const x = defineTwin;'))).message).toMatch(/no default export/);
+    expect((await refusal(entry('badvendor.ts', ok.replace("'tmp'", "'BAD'")))).message).toMatch(/defineTwin: vendor/);
+    expect((await refusal(join(dir, 'missing.ts'))).message).toMatch(/does not exist/);
+  });
+});
+
+describe('loadBuiltinTwins', () => {
+  it('builds every built-in twin once, by vendor', async () => {
+    const first = await loadBuiltinTwins();
+    expect([...first.keys()]).toContain('hello');
+    expect(first.get('hello')?.manifest.routes.map((r) => r.name)).toContain('greetings.search');
+    expect(await loadBuiltinTwins()).toBe(first);
+  });
+});
