@@ -141,8 +141,10 @@ export class ScenarioState {
       }
     }
     if (twin.matched) return; // the scenario took it and so did the twin: nothing went unmatched
+    // The scenario's side is no longer on the list (or decide was not called): say what matches now.
     const handlers = this.compiled.router.matchAll(req).map((m) => (this.scenario.handlers[m.value] as ScenarioHandler).name);
-    this.pushUnmatched(req, { matched: true, handlers }, twin);
+    const scenario: UnmatchedRequest['scenario'] = handlers.length > 0 ? { matched: true, handlers } : { matched: false, nearestMiss: this.structuralMiss(req) };
+    this.pushUnmatched(req, scenario, twin);
   }
 
   /** The scenario report (`GET /twin/scenario`). */
