@@ -1,0 +1,78 @@
+/**
+ * Keys and accounts. Stripe test mode has one account per key, so the twin does too: a
+ * well-formed `sk_test_…` (or restricted `rk_test_…`) key opens the account named by a hash
+ * of the key, made on first use. The world's own token used as the API key (the host says
+ * so with `x-kit-auth: authorization`) opens the default account.
+ */
+import type { TwinRequest } from '../../../../sdk/twin/types.js';
+import { unauthorized } from './errors.js';
+import { hash62 } from './util.js';
+
+export const DEFAULT_ACCOUNT = 'acct_' + hash62('twinkit:default-account', 16);
+
+const KEY = /^(sk|rk)_test_[A-Za-z0-9_]{1,247}$/;
+
+const NO_KEY =
+  "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.";
+
+/** The account a key opens. */
+export function accountForKey(key: string): string {
+  return 'acct_' + hash62('key:' + key, 16);
+}
+
+function mask(key: string): string {
+  const printable = key.replace(/[^\x20-\x7e]/g, '?');
+  if (printable.length <= 12) return printable.slice(0, 3) + '*'.repeat(Math.max(0, printable.length - 3));
+  const head = printable.startsWith('sk_test_') || printable.startsWith('rk_test_') ? printable.slice(0, 8) : printable.slice(0, 3);
+  return head + '*'.repeat(Math.max(4, printable.length - head.length - 4)) + printable.slice(-4);
+}
+
+/** Base64 decoding without atob (QuickJS has none). Undefined for malformed input. */
+export function base64Decode(text: string): string | undefined {
+  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const clean = text.replace(/=+$/, '');
+  let bits = 0, acc = 0, out = '';
+  for (const ch of clean) {
+    const v = A.indexOf(ch);
+    if (v < 0) return undefined;
+    acc = (acc << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += String.fromCharCode((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+/** The key a request presents: Bearer, or Basic with the key as the user name (curl -u sk_test_…:). */
+export function presentedKey(req: TwinRequest): string | undefined {
+  const h = req.headers['authorization'];
+  if (h === undefined || h.trim() === '') return undefined;
+  const m = /^(\w+)\s+(.*)$/.exec(h.trim());
+  if (m === null) return h.trim();
+  const scheme = (m[1] as string).toLowerCase();
+  const value = (m[2] as string).trim();
+  if (scheme === 'bearer') return value;
+  if (scheme === 'basic') {
+    const decoded = base64Decode(value);
+    if (decoded === undefined) return value;
+    const colon = decoded.indexOf(':');
+    return colon < 0 ? decoded : decoded.slice(0, colon);
+  }
+  return h.trim();
+}
+
+/** The account this request acts for, or Stripe's 401. */
+export function authenticate(req: TwinRequest): string {
+  if ((req.headers['x-kit-auth'] ?? '').toLowerCase() === 'authorization') return DEFAULT_ACCOUNT;
+  const key = presentedKey(req);
+  if (key === undefined || key === '') throw unauthorized(NO_KEY);
+  if (key.startsWith('pk_')) {
+    throw unauthorized(
+      'This API call cannot be made with a publishable API key. Please use a secret API key. You can find a list of your API keys at https://dashboard.stripe.com/account/apikeys.',
+    );
+  }
+  if (!KEY.test(key)) throw unauthorized(`Invalid API Key provided: ${mask(key)}`);
+  return accountForKey(key);
+}

@@ -1,0 +1,148 @@
+/**
+ * One Stripe request as a handler sees it, and the wrapper every route goes through:
+ * authentication, parameters, idempotency, the all-or-nothing write buffer, `expand`,
+ * and Stripe's headers (`Request-Id`, `Stripe-Version`, `Idempotent-Replayed`).
+ */
+import type { Route, Tree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/types.js';
+import { authenticate } from './auth.js';
+import { StripeError, invalid } from './errors.js';
+import { applyExpand } from './expand.js';
+import { Params, foldBrackets, parseForm, toArrays } from './params.js';
+import { TxTree } from './tx.js';
+import { canonical, clone, hash62, isObj, seconds, type Obj } from './util.js';
+
+/** The API version the twin speaks: the one the installed `stripe` package pins. */
+export const API_VERSION = '2026-10-28.endive';
+
+export interface Call {
+  req: TwinRequest;
+  ctx: TwinContext;
+  /** Buffered: applied only when the request succeeds. */
+  tree: Tree;
+  acct: string;
+  p: Params;
+  requestId: string;
+  idempotencyKey: string | null;
+  nowMs: number;
+  /** Seconds, as Stripe timestamps are. */
+  now: number;
+  /** Events to record when the writes are applied. */
+  emits: { type: string; data: unknown }[];
+  /** Timed moves to schedule when the writes are applied. */
+  schedules: { id: string; move: string; dueAt: string; data?: unknown }[];
+}
+
+export type Fn = (c: Call) => Obj;
+
+interface IdemRecord {
+  fp: string;
+  status: number;
+  body: unknown;
+  requestId: string;
+  created: number;
+}
+
+const IDEM_TTL_S = 24 * 3600;
+
+function requestIdOf(req: TwinRequest): string {
+  const id = req.requestId ?? '';
+  if (/^req_[A-Za-z0-9]{8,}$/.test(id)) return id;
+  return 'req_' + hash62(id === '' ? String(Math.random()) : id, 14);
+}
+
+/** Body and query folded into one parameter object (the body wins on a clash). */
+export function parametersOf(req: TwinRequest): Obj {
+  const fromQuery = foldBrackets(req.query ?? {});
+  let body: unknown = req.body;
+  if (body === undefined && typeof req.bodyText === 'string' && req.bodyText !== '') {
+    const type = (req.headers['content-type'] ?? '').toLowerCase();
+    if (type.includes('json')) {
+      try {
+        body = JSON.parse(req.bodyText) as unknown;
+      } catch {
+        throw invalid('Invalid JSON body.');
+      }
+    } else {
+      body = parseForm(req.bodyText);
+    }
+  }
+  if (body === undefined || body === null || body === '') return fromQuery;
+  if (!isObj(body)) throw invalid('The request body must be a set of parameters.');
+  return { ...fromQuery, ...(toArrays(body) as Obj) };
+}
+
+function json(status: number, body: unknown, headers: Record<string, string>): TwinResponse {
+  return { status, headers: { 'content-type': 'application/json', ...headers }, body };
+}
+
+/** Runs one handler as Stripe would: whole or not at all. */
+export function run(req: TwinRequest, ctx: TwinContext, fn: Fn): TwinResponse {
+  const requestId = requestIdOf(req);
+  const headers: Record<string, string> = {
+    'request-id': requestId,
+    'stripe-version': req.headers['stripe-version'] ?? API_VERSION,
+  };
+  const tx = new TxTree(ctx.tree);
+  let c: Call | undefined;
+  let idem: { id: string; fp: string } | undefined;
+  const finish = (status: number, body: unknown): TwinResponse => {
+    if (idem !== undefined && c !== undefined) {
+      const rec: IdemRecord = { fp: idem.fp, status, body, requestId, created: c.now };
+      ctx.tree.put('idem', idem.id, rec);
+    }
+    return json(status, body, headers);
+  };
+  try {
+    const acct = authenticate(req);
+    const nowMs = ctx.nowMs();
+    const key = req.headers['idempotency-key'];
+    c = {
+      req, ctx, tree: tx, acct, p: new Params(parametersOf(req)), requestId,
+      idempotencyKey: key ?? null, nowMs, now: seconds(nowMs), emits: [], schedules: [],
+    };
+    if (req.method === 'POST' && key !== undefined) {
+      headers['idempotency-key'] = key;
+      if (key.length > 255) throw invalid('Idempotency keys must be at most 255 characters long.', 'idempotency_key');
+      const id = `${acct}/${key}`;
+      const fp = hash62(`${req.method} ${req.path} ${canonical(c.p.raw)}`, 22);
+      const prior = ctx.tree.get<IdemRecord>('idem', id);
+      if (prior !== undefined && c.now - prior.created < IDEM_TTL_S) {
+        if (prior.fp !== fp) {
+          throw new StripeError(400, 'idempotency_error',
+            `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`);
+        }
+        headers['idempotent-replayed'] = 'true';
+        headers['original-request'] = prior.requestId;
+        return json(prior.status, prior.body, headers);
+      }
+      idem = { id, fp };
+    }
+    const result = clone(fn(c));
+    const expand = c.p.strings('expand');
+    if (expand !== undefined && expand.length > 0) applyExpand(c, result, expand);
+    commit(c, tx, ctx);
+    return finish(200, result);
+  } catch (e) {
+    if (e instanceof StripeError) {
+      if (e.keepWrites && c !== undefined) {
+        commit(c, tx, ctx);
+        return finish(e.status, e.body());
+      }
+      // A request refused before it acted leaves no idempotent result, as at Stripe.
+      return json(e.status, e.body(), headers);
+    }
+    const message = e instanceof Error ? e.message : String(e);
+    return json(500, { error: { type: 'api_error', message: `An internal error occurred in the Stripe twin: ${message}` } }, headers);
+  }
+}
+
+function commit(c: Call, tx: TxTree, ctx: TwinContext): void {
+  tx.commit();
+  for (const e of c.emits) ctx.emit(e.type, e.data);
+  for (const s of c.schedules) ctx.schedule(s.id, s.move, s.dueAt, s.data);
+}
+
+/** A Stripe route. Literal routes are listed before parameter routes of the same shape. */
+export function route(name: string, method: string, path: string, fn: Fn): Route {
+  return { name, match: { method, path }, handle: (req, ctx) => run(req, ctx, fn) };
+}

@@ -1,0 +1,72 @@
+/**
+ * `expand[]`: replace an id with its object, nested with dots (`latest_charge.balance_transaction`)
+ * and through lists (`data.customer`). Stripe stops at four levels.
+ */
+import type { Call } from './call.js';
+import { invalid } from './errors.js';
+import { load, typeOfId } from './store.js';
+import { isObj, type Obj } from './util.js';
+
+const MAX_LEVELS = 4;
+
+/** Field names Stripe makes expandable on some object; a null there stays null. */
+const EXPANDABLE = new Set([
+  'customer', 'payment_method', 'latest_charge', 'product', 'default_price', 'default_payment_method',
+  'test_clock', 'balance_transaction', 'charge', 'payment_intent', 'invoice', 'subscription', 'latest_invoice',
+  'default_source', 'source', 'setup_intent', 'price', 'on_behalf_of', 'application', 'review',
+  'failure_balance_transaction', 'refunds', 'discounts', 'pending_setup_intent', 'latest_attempt', 'mandate',
+  'single_use_mandate', 'schedule', 'payment_link', 'transfer', 'destination', 'dispute', 'application_fee',
+  'source_transfer', 'transfer_reversal', 'source_transfer_reversal', 'promotion_code', 'coupon', 'plan',
+]);
+
+function resolve(c: Call, id: string): Obj | undefined {
+  const type = typeOfId(id);
+  if (type === undefined) return undefined;
+  return load(c, type, id);
+}
+
+function expandOne(c: Call, holder: Obj, parts: string[], full: string): void {
+  const [head, ...rest] = parts;
+  if (head === undefined) return;
+  if (!(head in holder)) throw invalid(`This property cannot be expanded (${full}).`, 'expand');
+  let value = holder[head];
+  if (typeof value === 'string') {
+    const found = resolve(c, value);
+    if (found === undefined) throw invalid(`This property cannot be expanded (${full}).`, 'expand');
+    value = JSON.parse(JSON.stringify(found)) as Obj;
+    holder[head] = value;
+  } else if (Array.isArray(value)) {
+    // Arrays of ids (`discounts`) expand element-wise; arrays of objects (`data`) pass through.
+    value = value.map((v) => {
+      if (typeof v !== 'string') return v;
+      const found = resolve(c, v);
+      return found === undefined ? v : (JSON.parse(JSON.stringify(found)) as Obj);
+    });
+    holder[head] = value;
+  } else if (value === null ? !EXPANDABLE.has(head) : !isObj(value)) {
+    throw invalid(`This property cannot be expanded (${full}).`, 'expand');
+  }
+  if (rest.length === 0 || value === null) return;
+  if (Array.isArray(value)) {
+    for (const v of value) if (isObj(v)) expandOne(c, v, rest, full);
+  } else if (isObj(value)) {
+    expandOne(c, value, rest, full);
+  }
+}
+
+/** Expands every path in place; `obj` must be the caller's own copy. */
+export function applyExpand(c: Call, obj: Obj, paths: string[]): void {
+  for (const path of paths) {
+    // `total_count` on a search is an includable field the search itself fills in.
+    if (path === '' || path === 'total_count') continue;
+    const parts = path.split('.');
+    const depth = parts.filter((p) => p !== 'data').length;
+    if (depth > MAX_LEVELS) {
+      throw invalid(
+        `You cannot expand more than ${MAX_LEVELS} levels of a property. Property: ${path}`,
+        'expand',
+      );
+    }
+    expandOne(c, obj, parts, path);
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * Stripe parameters: bracket names folded into nested objects, and typed readers that
+ * answer Stripe's own validation errors (`Invalid integer: abc`, param `limit`).
+ * Form values arrive as strings, JSON values as themselves; both are accepted.
+ */
+import { invalid, paramMissing } from './errors.js';
+import { isObj, type Obj } from './util.js';
+
+const MAX_DEPTH = 12;
+const MAX_INDEX = 10_000;
+const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Splits `a[b][]` into `['a', 'b', '']`; undefined when the brackets do not balance. */
+function splitName(name: string): string[] | undefined {
+  const open = name.indexOf('[');
+  if (open < 0) return [name];
+  const parts = [name.slice(0, open)];
+  let rest = name.slice(open);
+  while (rest.length > 0) {
+    if (rest[0] !== '[') return undefined;
+    const close = rest.indexOf(']');
+    if (close < 0) return undefined;
+    parts.push(rest.slice(1, close));
+    rest = rest.slice(close + 1);
+  }
+  return parts;
+}
+
+/**
+ * Folds `{ 'expand[]': ['a','b'], 'created[gte]': '1' }` into `{ expand: ['a','b'], created: { gte: '1' } }`.
+ * Numeric keys become arrays in index order (`expand[0]`, `expand[1]`), as the SDK sends them.
+ */
+export function foldBrackets(query: Record<string, string | string[]>): Obj {
+  const root: Obj = {};
+  for (const [name, raw] of Object.entries(query)) {
+    const values = Array.isArray(raw) ? raw : [raw];
+    const parts = splitName(name);
+    if (parts === undefined || parts[0] === '') throw invalid(`Invalid parameter name: ${name}`, name);
+    if (parts.length > MAX_DEPTH) throw invalid(`Parameter nested too deeply: ${name}`, name);
+    for (const value of values) place(root, parts, value, name);
+  }
+  return toArrays(root) as Obj;
+}
+
+function place(root: Obj, parts: string[], value: string, name: string): void {
+  let cur: Obj = root;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i] as string;
+    if (FORBIDDEN.has(part)) throw invalid(`Invalid parameter name: ${name}`, name);
+    const last = i === parts.length - 1;
+    if (part === '') {
+      // `a[]`: an append; represent as the next free numeric key, folded to an array later.
+      const key = String(Object.keys(cur).length);
+      if (last) cur[key] = value;
+      else {
+        const child: Obj = {};
+        cur[key] = child;
+        cur = child;
+      }
+      continue;
+    }
+    if (last) {
+      cur[part] = value;
+      return;
+    }
+    let child = cur[part];
+    if (!isObj(child)) {
+      child = {};
+      cur[part] = child;
+    }
+    cur = child as Obj;
+  }
+}
+
+/** Objects whose keys are all indices become arrays (sorted by index), recursively. */
+export function toArrays(v: unknown, depth = 0): unknown {
+  if (depth > MAX_DEPTH) throw invalid('Parameters nested too deeply.');
+  if (Array.isArray(v)) return v.map((x) => toArrays(x, depth + 1));
+  if (!isObj(v)) return v;
+  const keys = Object.keys(v);
+  for (const k of keys) if (FORBIDDEN.has(k)) throw invalid(`Invalid parameter name: ${k}`, k);
+  if (keys.length > 0 && keys.every((k) => /^(0|[1-9]\d*)$/.test(k))) {
+    const idx = keys.map(Number).sort((a, b) => a - b);
+    if ((idx[idx.length - 1] ?? 0) > MAX_INDEX) throw invalid('Array index too large.');
+    return idx.map((i) => toArrays(v[String(i)], depth + 1));
+  }
+  const out: Obj = {};
+  for (const k of keys) out[k] = toArrays(v[k], depth + 1);
+  return out;
+}
+
+/** Typed, validating reads of one (possibly nested) parameter object. */
+export class Params {
+  constructor(
+    readonly raw: Obj,
+    /** The bracket prefix for error `param`s, e.g. `recurring`. */
+    readonly prefix = '',
+  ) {}
+
+  name(key: string): string {
+    return this.prefix === '' ? key : `${this.prefix}[${key}]`;
+  }
+
+  has(key: string): boolean {
+    return this.raw[key] !== undefined;
+  }
+
+  get(key: string): unknown {
+    return this.raw[key];
+  }
+
+  str(key: string): string | undefined {
+    const v = this.raw[key];
+    if (v === undefined) return undefined;
+    if (typeof v === 'string') return v;
+    if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+    if (v === null) return '';
+    throw invalid(`Invalid string: ${JSON.stringify(v)}`, this.name(key));
+  }
+
+  reqStr(key: string): string {
+    const v = this.str(key);
+    if (v === undefined || v === '') throw paramMissing(this.name(key));
+    return v;
+  }
+
+  /** A string, or null when sent empty (Stripe's way to clear a field). */
+  nullableStr(key: string): string | null | undefined {
+    const v = this.str(key);
+    return v === '' ? null : v;
+  }
+
+  int(key: string, min?: number, max?: number): number | undefined {
+    const v = this.raw[key];
+    if (v === undefined) return undefined;
+    let n: number;
+    if (typeof v === 'number' && Number.isInteger(v)) n = v;
+    else if (typeof v === 'string' && /^-?\d{1,16}$/.test(v.trim())) n = Number(v.trim());
+    else throw invalid(`Invalid integer: ${typeof v === 'string' ? v : JSON.stringify(v)}`, this.name(key));
+    if (min !== undefined && n < min) {
+      throw invalid(`This value must be greater than or equal to ${min}.`, this.name(key));
+    }
+    if (max !== undefined && n > max) {
+      throw invalid(`This value must be less than or equal to ${max}.`, this.name(key));
+    }
+    return n;
+  }
+
+  reqInt(key: string, min?: number, max?: number): number {
+    const v = this.int(key, min, max);
+    if (v === undefined) throw paramMissing(this.name(key));
+    return v;
+  }
+
+  num(key: string, min?: number, max?: number): number | undefined {
+    const v = this.raw[key];
+    if (v === undefined) return undefined;
+    const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+    if (!Number.isFinite(n)) throw invalid(`Invalid decimal: ${String(v)}`, this.name(key));
+    if (min !== undefined && n < min) throw invalid(`This value must be greater than or equal to ${min}.`, this.name(key));
+    if (max !== undefined && n > max) throw invalid(`This value must be less than or equal to ${max}.`, this.name(key));
+    return n;
+  }
+
+  bool(key: string): boolean | undefined {
+    const v = this.raw[key];
+    if (v === undefined) return undefined;
+    if (v === true || v === 'true') return true;
+    if (v === false || v === 'false') return false;
+    throw invalid(`Invalid boolean: ${String(v)}`, this.name(key));
+  }
+
+  oneOf<T extends string>(key: string, values: readonly T[]): T | undefined {
+    const v = this.str(key);
+    if (v === undefined) return undefined;
+    if (!(values as readonly string[]).includes(v)) {
+      const list = values.length > 1
+        ? `${values.slice(0, -1).join(', ')}, or ${values[values.length - 1] ?? ''}`
+        : values.join('');
+      throw invalid(`Invalid ${this.name(key)}: must be one of ${list}`, this.name(key));
+    }
+    return v as T;
+  }
+
+  /** A nested object; `''` (sent to clear it) answers null. */
+  obj(key: string): Params | null | undefined {
+    const v = this.raw[key];
+    if (v === undefined) return undefined;
+    if (v === '' || v === null) return null;
+    if (!isObj(v)) throw invalid(`Invalid object`, this.name(key));
+    return new Params(v, this.name(key));
+  }
+
+  /** An array of strings (`expand[]`, `ids[]`); a lone string counts as one. */
+  strings(key: string): string[] | undefined {
+    const v = this.raw[key];
+    if (v === undefined) return undefined;
+    if (v === '') return [];
+    const arr = Array.isArray(v) ? v : [v];
+    return arr.map((x, i) => {
+      if (typeof x === 'string') return x;
+      if (typeof x === 'number') return String(x);
+      throw invalid(`Invalid array`, `${this.name(key)}[${i}]`);
+    });
+  }
+
+  /** An array of objects (`items[0][price]`). */
+  objects(key: string): Params[] | undefined {
+    const v = this.raw[key];
+    if (v === undefined) return undefined;
+    if (v === '') return [];
+    if (!Array.isArray(v)) throw invalid(`Invalid array`, this.name(key));
+    return v.map((x, i) => {
+      if (!isObj(x)) throw invalid(`Invalid object`, `${this.name(key)}[${i}]`);
+      return new Params(x, `${this.name(key)}[${i}]`);
+    });
+  }
+}
+
+/** Parses `application/x-www-form-urlencoded` text in Stripe's bracket syntax. */
+export function parseForm(text: string): Obj {
+  const query: Record<string, string | string[]> = {};
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const eqAt = pair.indexOf('=');
+    const rawName = eqAt < 0 ? pair : pair.slice(0, eqAt);
+    const rawValue = eqAt < 0 ? '' : pair.slice(eqAt + 1);
+    let name: string, value: string;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+    } catch {
+      throw invalid('Invalid form encoding: a malformed percent escape.');
+    }
+    const prev = query[name];
+    if (prev === undefined) query[name] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else query[name] = [prev, value];
+  }
+  return foldBrackets(query);
+}

@@ -1,0 +1,205 @@
+/**
+ * Account-scoped storage of Stripe objects.
+ *
+ * Tree layout (documented in the README):
+ *   (<object type>, `<acct>/<id>`) → { s: seq, o: the Stripe object }
+ *   (`ix.<object type>.<acct>`, seq as 12 digits) → id — creation order, for lists (newest first)
+ *   ('seq', 'n') → the last seq handed out
+ * Ids are random like Stripe's, so creation order needs its own index.
+ */
+import type { Call } from './call.js';
+import { invalid, missing } from './errors.js';
+import { clone, isObj, type Obj } from './util.js';
+
+export interface Rec {
+  s: number;
+  o: Obj;
+}
+
+/** Id prefix → object type, for `expand` and for errors that name a resource. */
+export const PREFIXES: [string, string][] = [
+  ['cus_', 'customer'],
+  ['prod_', 'product'],
+  ['price_', 'price'],
+  ['pm_', 'payment_method'],
+  ['pi_', 'payment_intent'],
+  ['ch_', 'charge'],
+  ['py_', 'charge'],
+  ['re_', 'refund'],
+  ['txn_', 'balance_transaction'],
+  ['seti_', 'setup_intent'],
+  ['setatt_', 'setup_attempt'],
+  ['evt_', 'event'],
+  ['in_', 'invoice'],
+  ['ii_', 'invoiceitem'],
+  ['sub_', 'subscription'],
+  ['si_', 'subscription_item'],
+  ['cs_', 'checkout.session'],
+  ['clock_', 'test_helpers.test_clock'],
+  ['we_', 'webhook_endpoint'],
+  ['promo_', 'promotion_code'],
+  ['di_', 'discount'],
+];
+
+export function typeOfId(id: string): string | undefined {
+  for (const [prefix, type] of PREFIXES) if (id.startsWith(prefix)) return type;
+  return undefined;
+}
+
+const pad = (n: number): string => String(n).padStart(12, '0');
+
+function nextSeq(c: Call): number {
+  const n = (c.tree.get<number>('seq', 'n') ?? 0) + 1;
+  c.tree.put('seq', 'n', n);
+  return n;
+}
+
+export function loadRec(c: Call, type: string, id: string): Rec | undefined {
+  return c.tree.get<Rec>(type, `${c.acct}/${id}`);
+}
+
+export function load(c: Call, type: string, id: string): Obj | undefined {
+  return loadRec(c, type, id)?.o;
+}
+
+/** Loads or answers Stripe's `No such <noun>: '<id>'` (404, resource_missing). */
+export function mustLoad(c: Call, type: string, id: string, noun: string, param = 'id'): Obj {
+  const o = load(c, type, id);
+  if (o === undefined || o.deleted === true) throw missing(noun, id, param);
+  return o;
+}
+
+/** Stores a new object and indexes it for lists. */
+export function insert(c: Call, type: string, obj: Obj): Obj {
+  const id = obj.id as string;
+  const s = nextSeq(c);
+  c.tree.put(type, `${c.acct}/${id}`, { s, o: clone(obj) });
+  c.tree.put(`ix.${type}.${c.acct}`, pad(s), id);
+  return obj;
+}
+
+/** Replaces a stored object, keeping its place in lists. */
+export function save(c: Call, type: string, obj: Obj): Obj {
+  const id = obj.id as string;
+  const rec = loadRec(c, type, id);
+  if (rec === undefined) return insert(c, type, obj);
+  c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: clone(obj) });
+  return obj;
+}
+
+/** Drops an object from lists; with `keep` the record stays (deleted customers answer a stub). */
+export function unlist(c: Call, type: string, id: string, stub?: Obj): void {
+  const rec = loadRec(c, type, id);
+  if (rec === undefined) return;
+  c.tree.delete(`ix.${type}.${c.acct}`, pad(rec.s));
+  if (stub !== undefined) c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: clone(stub) });
+  else c.tree.delete(type, `${c.acct}/${id}`);
+}
+
+export type Filter = (o: Obj) => boolean;
+
+/** Iterates an account's objects newest first, starting below `beforeSeq`. */
+export function* newestFirst(c: Call, type: string, beforeSeq?: number): Generator<Rec> {
+  const ix = `ix.${type}.${c.acct}`;
+  let before = beforeSeq === undefined ? undefined : pad(beforeSeq);
+  for (;;) {
+    const opts = before === undefined ? { reverse: true, limit: 100 } : { reverse: true, limit: 100, before };
+    const page = c.tree.list<string>(ix, opts);
+    for (const item of page.items) {
+      const rec = loadRec(c, type, item.value);
+      if (rec !== undefined) yield rec;
+    }
+    if (!page.hasMore || page.items.length === 0) return;
+    before = page.items[page.items.length - 1]?.id;
+  }
+}
+
+function* oldestFirst(c: Call, type: string, afterSeq: number): Generator<Rec> {
+  const ix = `ix.${type}.${c.acct}`;
+  let after = pad(afterSeq);
+  for (;;) {
+    const page = c.tree.list<string>(ix, { after, limit: 100 });
+    for (const item of page.items) {
+      const rec = loadRec(c, type, item.value);
+      if (rec !== undefined) yield rec;
+    }
+    if (!page.hasMore || page.items.length === 0) return;
+    after = page.items[page.items.length - 1]?.id as string;
+  }
+}
+
+/** `created` as a number or `{ gt, gte, lt, lte }`, as every Stripe list takes it. */
+export function rangeFilter(c: Call, key: string, field = key): Filter | undefined {
+  const v = c.p.get(key);
+  if (v === undefined) return undefined;
+  if (!isObj(v)) {
+    const n = c.p.int(key) as number;
+    return (o) => o[field] === n;
+  }
+  const r = c.p.obj(key);
+  if (r === null || r === undefined) return undefined;
+  const gt = r.int('gt'), gte = r.int('gte'), lt = r.int('lt'), lte = r.int('lte');
+  return (o) => {
+    const x = o[field];
+    if (typeof x !== 'number') return false;
+    return (gt === undefined || x > gt) && (gte === undefined || x >= gte) &&
+      (lt === undefined || x < lt) && (lte === undefined || x <= lte);
+  };
+}
+
+/**
+ * Stripe's list: `{ object: 'list', data, has_more, url }`, newest first, with `limit`
+ * (1–100, default 10), `starting_after` and `ending_before` cursors, and `created`.
+ */
+export function listOf(c: Call, type: string, url: string, filters: (Filter | undefined)[] = [], noun = type): Obj {
+  const limit = c.p.int('limit', 1, 100) ?? 10;
+  const after = c.p.str('starting_after');
+  const before = c.p.str('ending_before');
+  if (after !== undefined && before !== undefined && after !== '' && before !== '') {
+    throw invalid('You may only specify one of these parameters: ending_before, starting_after.', 'ending_before');
+  }
+  const all = [...filters, rangeFilter(c, 'created')].filter((f): f is Filter => f !== undefined);
+  const keep = (o: Obj): boolean => all.every((f) => f(o));
+  const data: Obj[] = [];
+  let hasMore = false;
+  if (before !== undefined && before !== '') {
+    const rec = loadRec(c, type, before);
+    if (rec === undefined) throw missing(noun, before, 'ending_before');
+    for (const r of oldestFirst(c, type, rec.s)) {
+      if (!keep(r.o)) continue;
+      if (data.length === limit) { hasMore = true; break; }
+      data.push(r.o);
+    }
+    data.reverse();
+  } else {
+    let from: number | undefined;
+    if (after !== undefined && after !== '') {
+      const rec = loadRec(c, type, after);
+      if (rec === undefined) throw missing(noun, after, 'starting_after');
+      from = rec.s;
+    }
+    for (const r of newestFirst(c, type, from)) {
+      if (!keep(r.o)) continue;
+      if (data.length === limit) { hasMore = true; break; }
+      data.push(r.o);
+    }
+  }
+  return { object: 'list', data, has_more: hasMore, url };
+}
+
+/** A filter on one field's equality, when the parameter is given. */
+export function eq(c: Call, key: string, field = key): Filter | undefined {
+  const v = c.p.str(key);
+  if (v === undefined) return undefined;
+  return (o) => {
+    const x = o[field];
+    if (isObj(x)) return x.id === v;
+    return x === v;
+  };
+}
+
+export function boolEq(c: Call, key: string, field = key): Filter | undefined {
+  const v = c.p.bool(key);
+  if (v === undefined) return undefined;
+  return (o) => o[field] === v;
+}

@@ -1,0 +1,56 @@
+/** Small helpers shared by every Stripe resource. Runs inside QuickJS: no Node APIs. */
+
+export type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep copy of JSON data, so a stored snapshot never aliases a live object. */
+export function clone<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+/** Stripe timestamps are whole seconds. */
+export function seconds(ms: number): number {
+  return Math.floor(ms / 1000);
+}
+
+/** JSON with sorted keys, so two equal parameter sets fingerprint alike. */
+export function canonical(v: unknown): string {
+  if (Array.isArray(v)) return '[' + v.map(canonical).join(',') + ']';
+  if (isObj(v)) {
+    return '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + canonical(v[k])).join(',') + '}';
+  }
+  return JSON.stringify(v ?? null);
+}
+
+/** FNV-1a (two lanes, 64 bits of output) as base-62: stable short names for keys and fingerprints. */
+export function hash62(text: string, length = 16): string {
+  const A = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  let h1 = 0x811c9dc5, h2 = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
+    h2 ^= h2 >>> 15;
+  }
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    const lane = i % 2 === 0 ? h1 : h2;
+    out += A[lane % 62];
+    if (i % 2 === 0) h1 = Math.imul(h1 ^ (h1 >>> 13), 0x5bd1e995) >>> 0;
+    else h2 = Math.imul(h2 ^ (h2 >>> 16), 0x85ebca6b) >>> 0;
+  }
+  return out;
+}
+
+/** Reads a dotted path (`billing_details.address.postal_code`). */
+export function getPath(o: unknown, path: string): unknown {
+  let cur: unknown = o;
+  for (const part of path.split('.')) {
+    if (!isObj(cur)) return undefined;
+    cur = cur[part];
+  }
+  return cur;
+}

@@ -1,0 +1,50 @@
+/**
+ * The Stripe twin: Stripe's v1 API in test mode, as the official SDKs speak it.
+ * This file is the twin's entry; it may import only `sdk/twin/` and files of this folder.
+ */
+import { defineTwin } from '../../../sdk/twin/index.js';
+import type { Route } from '../../../sdk/twin/types.js';
+import { route } from './core/call.js';
+import { errorBody } from './core/errors.js';
+import { StripeError } from './core/errors.js';
+import { catalogRoutes } from './resources/catalog.js';
+import { customerRoutes } from './resources/customers.js';
+import { eventRoutes } from './resources/events.js';
+import { paymentMethodRoutes } from './resources/payment_methods.js';
+import { paymentRoutes } from './resources/payments.js';
+import { setupIntentRoutes } from './resources/setup_intents.js';
+import { accountsStore, objectsStore } from './stores.js';
+
+/** Stripe answers an unknown URL with 404 invalid_request_error, after checking the key. */
+const unknownUrl: Route = route('unrecognized', 'GET', '/*rest', (c) => {
+  throw new StripeError(404, 'invalid_request_error',
+    `Unrecognized request URL (${c.req.method}: ${c.req.path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`);
+});
+unknownUrl.match.method = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
+
+export const routes: Route[] = [
+  ...customerRoutes,
+  ...catalogRoutes,
+  ...paymentMethodRoutes,
+  ...paymentRoutes,
+  ...setupIntentRoutes,
+  ...eventRoutes,
+  unknownUrl,
+];
+
+export default defineTwin({
+  vendor: 'stripe',
+  version: '2026-10-28.endive',
+  protocol: 'http',
+  models: {
+    hosts: ['api.stripe.com'],
+    resources: [
+      'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
+      'balance_transaction', 'setup_intent', 'event',
+    ],
+    endpointEnv: ['STRIPE_API_BASE'],
+  },
+  routes,
+  stores: { accounts: accountsStore, objects: objectsStore },
+  errorBody,
+});
