@@ -72,31 +72,40 @@ async function writeAtomically(path: string, content: string): Promise<void> {
   await rename(temp, path);
 }
 
+/** The token file of the world served from `dir`, or null when there is none yet. Throws `token_file_corrupt`. */
+export async function readTokenFile(dir: string): Promise<TokenFile | null> {
+  const path = tokenFilePath(dir);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  const file = parseTokenFile(text, path);
+  // Someone may have loosened the mode; the tokens open the world, so tighten it back.
+  if (((await stat(path)).mode & 0o777) !== 0o600) await chmod(path, 0o600);
+  return file;
+}
+
+/** Writes `<dir>/.kit/token` (mode 0600, atomically), creating `.kit/` when needed. */
+export async function writeTokenFile(dir: string, file: TokenFile): Promise<void> {
+  await mkdir(join(dir, '.kit'), { recursive: true, mode: 0o700 });
+  await writeAtomically(tokenFilePath(dir), `${JSON.stringify({ url: file.url, token: file.token, readToken: file.readToken }, null, 2)}\n`);
+}
+
 /**
  * Reads the tokens of the world served from `dir`, minting and writing them on first
  * start. `url` is recorded so tools can find the server; a changed URL (another port) is
  * written back while the tokens stay. Throws `token_file_corrupt` for an unreadable file.
  */
 export async function loadOrCreateTokens(dir: string, url: string): Promise<TokenFile & { created: boolean }> {
-  const path = tokenFilePath(dir);
-  let text: string | null = null;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  const existing = await readTokenFile(dir);
+  if (existing !== null) {
+    if (existing.url !== url) await writeTokenFile(dir, { ...existing, url });
+    return { url, token: existing.token, readToken: existing.readToken, created: false };
   }
-  if (text !== null) {
-    const file = parseTokenFile(text, path);
-    // Someone may have loosened the mode; the tokens open the world, so tighten it back.
-    const mode = (await stat(path)).mode & 0o777;
-    if (mode !== 0o600) await chmod(path, 0o600);
-    if (file.url !== url) {
-      await writeAtomically(path, `${JSON.stringify({ url, token: file.token, readToken: file.readToken }, null, 2)}\n`);
-    }
-    return { url, token: file.token, readToken: file.readToken, created: false };
-  }
-  await mkdir(join(dir, '.kit'), { recursive: true, mode: 0o700 });
   const tokens = mintTokens();
-  await writeAtomically(path, `${JSON.stringify({ url, ...tokens }, null, 2)}\n`);
+  await writeTokenFile(dir, { url, ...tokens });
   return { url, ...tokens, created: true };
 }

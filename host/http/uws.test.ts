@@ -258,6 +258,29 @@ describe('uWS adapter under the single-world server', () => {
     }
   });
 
+  it('rejects with a clear error when the port is taken', async () => {
+    const s = await start();
+    const other = echoWorld('w');
+    await expect(startSingleWorldServer({ world: other, org: 'local', tokens, twins: [], port: s.port })).rejects.toThrow(/cannot listen/);
+  });
+
+  it('holds its port exclusively: another process cannot listen beside it (uWS defaults to SO_REUSEPORT)', async () => {
+    // A named port: the kernel shares an ephemeral one differently.
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    world = echoWorld('w', 'code-7');
+    server = await startSingleWorldServer({ world, org: 'local', tokens, twins: [], port });
+    const s = server;
+    const script = `import * as uWS from 'uWebSockets.js';
+      uWS.App().listen('127.0.0.1', ${s.port}, (ls) => { console.log(ls ? 'shared' : 'refused'); process.exit(0); });`;
+    const { execFileSync } = await import('node:child_process');
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8' });
+    expect(out.trim()).toBe('refused');
+  });
+
   it('stops gracefully: refuses new connections, finishes the in-flight request, then closes the world', async () => {
     const s = await start();
     const pending = fetch(`${s.worldUrl}/hello/held`, { headers: { ...auth, 'x-echo-gate': 'g' } });

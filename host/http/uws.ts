@@ -12,6 +12,8 @@ import { STATUS_CODES } from 'node:http';
 import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** `LIBUS_LISTEN_EXCLUSIVE_PORT` (ListenOptions in the typings, a plain 1 at run time). */
+const LISTEN_EXCLUSIVE_PORT = 1;
 /** Node's setTimeout fires at once for anything longer; a scenario may ask for more. */
 const MAX_DELAY_MS = 2_147_483_647;
 
@@ -215,7 +217,17 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
   });
 
   return new Promise((resolve, reject) => {
-    app.listen(host, options.port ?? 0, (socket) => {
+    // uWS listens with SO_REUSEPORT by default: a second server on a taken port would
+    // silently share it with the first. The exclusive flag makes that a listen failure.
+    // The native listen takes (host, port, options, cb); the typings lack that overload.
+    const listen = app.listen as unknown as (
+      this: uWS.TemplatedApp,
+      host: string,
+      port: number,
+      options: number,
+      cb: (socket: uWS.us_listen_socket | false) => void,
+    ) => uWS.TemplatedApp;
+    listen.call(app, host, options.port ?? 0, LISTEN_EXCLUSIVE_PORT, (socket) => {
       if (socket === false) {
         reject(new Error(`cannot listen on ${host}:${options.port ?? 0} (address in use or not allowed)`));
         return;

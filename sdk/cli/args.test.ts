@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { parseArgs, parseList, parsePort, UsageError } from './args.js';
+import type { FlagSpec } from './args.js';
+
+const specs: FlagSpec[] = [
+  { name: 'port', kind: 'string' },
+  { name: 'host', kind: 'string' },
+  { name: 'help', kind: 'boolean', short: 'h' },
+];
+
+describe('parseArgs', () => {
+  it('reads flags with a separate or an = value, booleans, and positionals in any order', () => {
+    expect(parseArgs(['dir', '--port', '80', '--host=::1', '-h'], specs)).toEqual({
+      positionals: ['dir'],
+      flags: { port: '80', host: '::1', help: true },
+    });
+    expect(parseArgs(['--port=', 'a', 'b'], specs)).toEqual({ positionals: ['a', 'b'], flags: { port: '' } });
+  });
+
+  it('treats everything after -- as positionals', () => {
+    expect(parseArgs(['--', '--port', '-h'], specs)).toEqual({ positionals: ['--port', '-h'], flags: {} });
+  });
+
+  it('refuses unknown flags, missing values and values on booleans with a one-line UsageError', () => {
+    const cases: [string[], string][] = [
+      [['--nope'], 'unknown flag --nope'],
+      [['-x'], 'unknown flag -x'],
+      [['--port'], '--port needs a value'],
+      [['--port', '--host', 'x'], '--port needs a value'],
+      [['--help=yes'], '--help takes no value'],
+    ];
+    for (const [argv, message] of cases) {
+      const error = (() => {
+        try {
+          parseArgs(argv, specs);
+        } catch (e) {
+          return e;
+        }
+        return null;
+      })();
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toBe(message);
+      expect((error as Error).message).not.toContain('\n');
+    }
+  });
+});
+
+describe('parsePort and parseList', () => {
+  it('accepts 0 to 65535 and nothing else', () => {
+    expect([parsePort('0'), parsePort('4440'), parsePort('65535')]).toEqual([0, 4440, 65535]);
+    for (const bad of ['65536', '-1', '1e3', '', 'http', '44 40', '0x10']) expect(() => parsePort(bad)).toThrow(UsageError);
+  });
+
+  it('splits on commas, trims, drops empties and repeats', () => {
+    expect(parseList(' hello, stripe,,hello ')).toEqual(['hello', 'stripe']);
+    expect(parseList(',')).toEqual([]);
+  });
+});

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+/**
+ * The `kit` executable (`bin.kit`, built to dist/sdk/cli/kit.js). Wires the real world
+ * runner, the built-in twins and the process's signals into `main`.
+ */
+import { readFileSync } from 'node:fs';
+import type { LocalWorldOptions, WorldHandle } from '../../runtime/runner/types.js';
+import { main } from './main.js';
+import type { CliDeps } from './main.js';
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    if (typeof pkg.version === 'string') return pkg.version;
+  } catch {
+    // Run from an unexpected layout: the version is not worth failing over.
+  }
+  return 'unknown';
+}
+
+// Loaded on demand so `kit --help` does not pay for esbuild, LMDB and QuickJS.
+const RUNNER = '../../runtime/runner/index.js';
+
+const deps: CliDeps = {
+  version: version(),
+  async loadTwins() {
+    const { loadBuiltinTwins } = await import('../twin/node.js');
+    return loadBuiltinTwins();
+  },
+  async openWorld(options: LocalWorldOptions): Promise<WorldHandle> {
+    const runner = (await import(RUNNER)) as { openLocalWorld?: (o: LocalWorldOptions) => Promise<WorldHandle> };
+    if (typeof runner.openLocalWorld !== 'function') throw new Error('this build has no world runner (runtime/runner openLocalWorld)');
+    return runner.openLocalWorld(options);
+  },
+  untilStopped() {
+    return new Promise((resolve) => {
+      const stop = (signal: NodeJS.Signals): void => {
+        // A second signal while stopping means "now".
+        process.once('SIGINT', () => process.exit(130));
+        process.once('SIGTERM', () => process.exit(143));
+        resolve(signal);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  },
+};
+
+const io = {
+  out: (line: string) => process.stdout.write(`${line}\n`),
+  err: (line: string) => process.stderr.write(`${line}\n`),
+};
+
+main(process.argv.slice(2), io, deps).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.stderr.write(`kit: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = 1;
+  },
+);

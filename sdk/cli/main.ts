@@ -1,0 +1,91 @@
+/**
+ * The `kit` command line, with its outside world (output, the world runner, signals)
+ * passed in, so tests run it in-process.
+ */
+import { UsageError } from './args.js';
+import { describeServing, parseServeArgs, SERVE_USAGE, serveWorld } from './serve.js';
+import type { ServeDeps } from './serve.js';
+
+export const USAGE = `kit: stateful twins of the APIs your app depends on, served in worlds.
+
+Usage:
+  kit world serve [dir] [flags]   serve the world kept in <dir> (default: the current directory)
+  kit demo                        a demo world (arrives with the server)
+  kit --help                      this help
+  kit --version                   the version
+
+Run \`kit world serve --help\` for the flags of serve.`;
+
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export interface CliDeps extends ServeDeps {
+  /** Resolves with the signal's name when the process is asked to stop (SIGINT, SIGTERM). */
+  untilStopped(): Promise<string>;
+  version: string;
+}
+
+/** Exit codes: 0 done, 1 failed, 2 bad usage. */
+export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): Promise<number> {
+  const usage = (message: string, text: string): number => {
+    io.err(`kit: ${message}`);
+    io.err('');
+    io.err(text);
+    return 2;
+  };
+  const [command, ...rest] = argv;
+  if (command === undefined) return usage('name a command', USAGE);
+  if (command === '--help' || command === '-h' || command === 'help') {
+    io.out(USAGE);
+    return 0;
+  }
+  if (command === '--version' || command === '-v') {
+    io.out(deps.version);
+    return 0;
+  }
+  if (command === 'demo') {
+    io.out('kit demo: the demo world arrives with the server; for now, serve a world with `kit world serve`.');
+    return 0;
+  }
+  if (command !== 'world') return usage(`unknown command ${command}`, USAGE);
+  const [sub, ...args] = rest;
+  if (sub === '--help' || sub === '-h') {
+    io.out(SERVE_USAGE);
+    return 0;
+  }
+  if (sub !== 'serve') return usage(sub === undefined ? 'kit world needs a command: serve' : `unknown command world ${sub}`, SERVE_USAGE);
+
+  let options;
+  try {
+    options = parseServeArgs(args);
+  } catch (e) {
+    if (e instanceof UsageError) return usage(e.message, SERVE_USAGE);
+    throw e;
+  }
+  if (options === 'help') {
+    io.out(SERVE_USAGE);
+    return 0;
+  }
+
+  let serving;
+  try {
+    serving = await serveWorld(options, deps);
+  } catch (e) {
+    if (e instanceof UsageError) return usage(e.message, SERVE_USAGE);
+    io.err(`kit: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  for (const line of describeServing(serving)) io.out(line);
+  const signal = await deps.untilStopped();
+  io.out(`kit: ${signal}: stopping (finishing requests in flight, flushing commits)`);
+  try {
+    await serving.server.close();
+  } catch (e) {
+    io.err(`kit: the world did not close cleanly: ${e instanceof Error ? e.message : String(e)}`);
+    return 1;
+  }
+  io.out('kit: stopped');
+  return 0;
+}

@@ -1,0 +1,191 @@
+/**
+ * `kit world serve`: one world from a directory on the single-world server. The world
+ * and the built-in twins come in through `ServeDeps`, so tests serve a fake world.
+ */
+import { stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { KitError } from '../../runtime/errors.js';
+import type { LocalWorldOptions, TwinBundle, WorldHandle } from '../../runtime/runner/types.js';
+import { mintTokens, readTokenFile, tokenFilePath, writeTokenFile } from '../../host/auth/index.js';
+import type { TokenFile } from '../../host/auth/index.js';
+import { NAME_PATTERN, startSingleWorldServer } from '../../host/index.js';
+import type { SingleWorldServer } from '../../host/index.js';
+import { parseArgs, parseList, parsePort, UsageError } from './args.js';
+import type { FlagSpec } from './args.js';
+
+export const DEFAULT_PORT = 4440;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_ORG = 'local';
+
+export interface ServeOptions {
+  dir: string;
+  port: number;
+  host: string;
+  org: string;
+  /** Default: the directory's name, made into a world name. */
+  world?: string;
+  /** Default: every built-in twin. */
+  twins?: string[];
+}
+
+export interface ServeDeps {
+  loadTwins(): Promise<Map<string, TwinBundle>>;
+  openWorld(options: LocalWorldOptions): Promise<WorldHandle>;
+}
+
+export interface ServingWorld {
+  server: SingleWorldServer;
+  tokens: TokenFile;
+  /** Absolute. */
+  dir: string;
+  org: string;
+  world: string;
+  twins: string[];
+}
+
+export const SERVE_FLAGS: FlagSpec[] = [
+  { name: 'port', kind: 'string' },
+  { name: 'host', kind: 'string' },
+  { name: 'org', kind: 'string' },
+  { name: 'world', kind: 'string' },
+  { name: 'twins', kind: 'string' },
+  { name: 'help', kind: 'boolean', short: 'h' },
+];
+
+export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b]
+
+Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two tokens in
+<dir>/.kit/token (minted on first start, kept across restarts).
+
+  dir           the world's directory (default: the current directory)
+  --port N      port to listen on (default ${DEFAULT_PORT}; 0 picks a free port)
+  --host H      address to listen on (default ${DEFAULT_HOST}; 0.0.0.0 for every interface)
+  --org O       the org in the world's URL (default ${DEFAULT_ORG})
+  --world W     the world's name (default: the directory's name, lower-cased)
+  --twins a,b   the built-in twins to serve (default: all of them)
+  -h, --help    this help
+
+The twins answer at http://<host>:<port>/<org>/<world>/<vendor>/... with the vendors' own
+paths, and the world's endpoints at http://<host>:<port>/-/<org>/<world>/... . Send the
+printed token in x-kit-token, or to a twin as its API key (Bearer, token, Basic password).
+The read token opens GET and HEAD on the twins and the world's read endpoints.
+Ctrl-C (SIGINT) or SIGTERM stops it: requests in flight finish and commits are flushed.`;
+
+/** Parses `kit world serve`'s arguments; `help` when asked for help. Throws `UsageError`. */
+export function parseServeArgs(argv: readonly string[]): ServeOptions | 'help' {
+  const { positionals, flags } = parseArgs(argv, SERVE_FLAGS);
+  if (flags['help'] === true) return 'help';
+  if (positionals.length > 1) throw new UsageError(`one directory at most, got ${positionals.length}: ${positionals.join(' ')}`);
+  const value = (name: string): string | undefined => {
+    const v = flags[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const options: ServeOptions = {
+    dir: positionals[0] ?? '.',
+    port: value('port') === undefined ? DEFAULT_PORT : parsePort(value('port') as string),
+    host: value('host') ?? DEFAULT_HOST,
+    org: checkName('--org', value('org') ?? DEFAULT_ORG),
+  };
+  if (options.host === '') throw new UsageError('--host needs an address');
+  const world = value('world');
+  if (world !== undefined) options.world = checkName('--world', world);
+  const twins = value('twins');
+  if (twins !== undefined) {
+    options.twins = parseList(twins);
+    if (options.twins.length === 0) throw new UsageError('--twins needs at least one twin name');
+  }
+  return options;
+}
+
+function checkName(flag: string, raw: string): string {
+  const name = raw.toLowerCase();
+  if (!NAME_PATTERN.test(name)) {
+    throw new UsageError(`${flag} must be letters, digits and dashes (1 to 63, starting with a letter or digit), got "${raw}"`);
+  }
+  return name;
+}
+
+/** A world name from a directory name: lower case, other characters folded to dashes. */
+export function worldNameFromDir(dir: string): string {
+  const name = basename(resolve(dir))
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
+  if (!NAME_PATTERN.test(name)) {
+    throw new UsageError(`cannot make a world name from the directory "${basename(resolve(dir))}"; pass --world <name>`);
+  }
+  return name;
+}
+
+/** Opens the world in `options.dir` and serves it. The caller stops it with `server.close()`. */
+export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promise<ServingWorld> {
+  const dir = resolve(options.dir);
+  const info = await stat(dir).catch(() => null);
+  if (info === null || !info.isDirectory()) {
+    throw new KitError('not_found', `no directory ${dir}; create it first, or name another one`);
+  }
+  const world = options.world ?? worldNameFromDir(dir);
+  // A corrupt token file stops us before anything is opened.
+  const existing = await readTokenFile(dir);
+
+  const builtins = await deps.loadTwins();
+  const names = options.twins ?? [...builtins.keys()].sort();
+  const unknown = names.filter((n) => !builtins.has(n));
+  if (unknown.length > 0) {
+    const known = [...builtins.keys()].sort().join(', ') || 'none';
+    throw new UsageError(`unknown twin${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the built-in twins are: ${known}`);
+  }
+  const bundles = names.map((n) => builtins.get(n) as TwinBundle);
+
+  const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles });
+  const tokens = existing ?? { url: '', ...mintTokens() };
+  let server: SingleWorldServer;
+  try {
+    server = await startSingleWorldServer({
+      world: handle,
+      org: options.org,
+      worldName: world,
+      tokens,
+      twins: bundles.map((b) => ({ vendor: b.vendor, requestScopes: b.manifest.requestScopes ?? [] })),
+      host: options.host,
+      port: options.port,
+    });
+  } catch (e) {
+    await handle.close();
+    const why = e instanceof Error ? e.message : String(e);
+    throw new Error(`${why}${options.port !== 0 ? '; pass --port 0 for a free port' : ''}`);
+  }
+  const file: TokenFile = { url: server.worldUrl, token: tokens.token, readToken: tokens.readToken };
+  if (existing === null || existing.url !== file.url) {
+    try {
+      await writeTokenFile(dir, file);
+    } catch (e) {
+      await server.close();
+      throw e;
+    }
+  }
+  return { server, tokens: file, dir, org: options.org, world, twins: names };
+}
+
+/** What `serve` prints once it listens. */
+export function describeServing(s: ServingWorld): string[] {
+  const { server, tokens } = s;
+  return [
+    `kit: serving world "${s.world}" (org ${s.org}) with ${s.twins.length === 0 ? 'no twins' : `twins: ${s.twins.join(', ')}`}`,
+    '',
+    `  world URL    ${server.worldUrl}`,
+    `  world API    ${server.worldApi}`,
+    `  token        ${tokens.token}`,
+    `  read token   ${tokens.readToken}`,
+    `  state        ${join(s.dir, '.kit', 'world')}/`,
+    `  tokens file  ${tokenFilePath(s.dir)}`,
+    '',
+    'Try:',
+    `  curl -H "x-kit-token: ${tokens.token}" ${server.worldApi}/clock`,
+    ...(s.twins[0] !== undefined ? [`  curl -H "x-kit-token: ${tokens.token}" ${server.worldUrl}/${s.twins[0]}/twin`] : []),
+    '',
+    'Ctrl-C stops the server.',
+  ];
+}
