@@ -137,6 +137,30 @@ describe.each(backends)('world engine on %s storage', (_name, makeStorage) => {
       expect(codeOf(() => w.log('nope'))).toBe('unknown_twin');
     });
 
+    it('appends a batch in one transaction: all entries or none', () => {
+      const { store } = setup();
+      const w = store.createWorld('acme', { twins: ['stripe'] });
+      w.append('stripe', draft(put('customer', 'a', 1)));
+      const entries = w.appendBatch('stripe', [
+        draft(put('customer', 'b', 2)),
+        draft(put('customer', 'a', null), put('customer', 'c', 3)),
+        draft(put('customer', 'b', 20)),
+      ]);
+      expect(entries.map((e) => e.position)).toEqual([2, 3, 4]);
+      expect(w.head('stripe')).toBe(4);
+      expect(w.countRecords('stripe', 'customer', 2)).toBe(2);
+      expect(w.countRecords('stripe', 'customer', 3)).toBe(2);
+      expect(w.listRecords('stripe', 'customer').records).toEqual([{ id: 'b', value: 20 }, { id: 'c', value: 3 }]);
+      expect(w.getRecord('stripe', 'customer', 'b', 3)).toBe(2);
+      // One bad draft anywhere: nothing of the batch is written.
+      expect(codeOf(() => w.appendBatch('stripe', [draft(put('customer', 'd', 4)), { cause: req(), writes: [{ type: 'x' }] } as unknown as EntryDraft]))).toBe('bad_request');
+      expect(() => w.appendBatch('stripe', [{ ...draft(put('customer', 'd', 4)), occurredAt: '2026-02-01T00:00:00Z' }, { ...draft(), occurredAt: '2026-01-15T00:00:00Z' }])).toThrow(TypeError);
+      expect(w.head('stripe')).toBe(4);
+      expect(w.getRecord('stripe', 'customer', 'd')).toBeUndefined();
+      expect(w.counts('stripe')).toEqual([{ type: 'customer', count: 2 }]);
+      expect(w.appendBatch('stripe', [])).toEqual([]);
+    });
+
     it('refuses malformed drafts with bad_request and writes nothing', () => {
       const { store } = setup();
       const w = store.createWorld('acme', { twins: ['stripe'] });

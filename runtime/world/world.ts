@@ -375,52 +375,77 @@ export class World {
 
   /** Appends one entry to a twin's log in one transaction: entry, record versions, head index, counts. */
   append(twin: string, draft: EntryDraft): Entry {
+    return this.appendBatch(twin, [draft])[0] as Entry;
+  }
+
+  /**
+   * Appends several entries to one twin's log in one transaction: all or none (a pushed
+   * changeset, or a bulk load). Each gets its own position and stamp, as `append` would.
+   */
+  appendBatch(twin: string, drafts: EntryDraft[]): Entry[] {
     this.alive();
     this.twinOf(twin);
-    const d = checkDraft(draft);
+    if (!Array.isArray(drafts)) throw new KitError('bad_request', 'drafts is an array', { param: 'drafts' });
+    const checked = drafts.map(checkDraft);
     const head = this.head(twin);
-    const position = head + 1;
-    const newest = this.newestMs(twin);
-    let at: number;
-    if (d.occurredAt !== undefined) {
-      at = parseInstant(d.occurredAt);
-      if (at < newest) {
-        throw new TypeError(`occurredAt ${d.occurredAt} is earlier than ${twin}'s newest entry (${formatInstant(newest)})`);
-      }
-    } else {
-      // Never stamp before the newest entry: positions stay monotone in time even if the
-      // wall clock steps back, which is what history cuts' binary search relies on.
-      at = Math.max(this.nowMs(), newest);
-    }
-    const entry: Entry = { position, occurredAt: formatInstant(at), cause: d.cause, writes: d.writes };
-    if (d.events !== undefined) entry.events = d.events;
-    if (d.traceparent !== undefined) entry.traceparent = d.traceparent;
-
-    // Count changes, reading committed state before the transaction (single writer).
+    let newest = this.newestMs(twin);
+    const now = this.nowMs();
+    // Everything is computed from committed state before the transaction (this store is the
+    // only writer), with the batch's own earlier writes layered on top.
     const exists = new Map<string, boolean>();
-    const delta = new Map<string, number>();
-    for (const w of d.writes) {
-      const k = JSON.stringify([w.type, w.id]);
-      const before = exists.get(k) ?? this.recordAt(twin, w.type, w.id, head, head) !== undefined;
-      const now = w.value !== null;
-      exists.set(k, now);
-      if (before !== now) delta.set(w.type, (delta.get(w.type) ?? 0) + (now ? 1 : -1));
-    }
-    const counts: [string, number][] = [];
-    for (const [type, n] of delta) if (n !== 0) counts.push([type, this.countAt(twin, type, head) + n]);
+    const counts = new Map<string, number>();
+    const entries: Entry[] = [];
+    const countWrites: [string, number, number][] = [];
+    checked.forEach((d, i) => {
+      const position = head + 1 + i;
+      let at: number;
+      if (d.occurredAt !== undefined) {
+        at = parseInstant(d.occurredAt);
+        if (at < newest) {
+          throw new TypeError(`occurredAt ${d.occurredAt} is earlier than ${twin}'s newest entry (${formatInstant(newest)})`);
+        }
+      } else {
+        // Never stamp before the newest entry: positions stay monotone in time even if the
+        // wall clock steps back, which is what history cuts' binary search relies on.
+        at = Math.max(now, newest);
+      }
+      newest = at;
+      const entry: Entry = { position, occurredAt: formatInstant(at), cause: d.cause, writes: d.writes };
+      if (d.events !== undefined) entry.events = d.events;
+      if (d.traceparent !== undefined) entry.traceparent = d.traceparent;
+      entries.push(entry);
+      const delta = new Map<string, number>();
+      for (const w of d.writes) {
+        const k = JSON.stringify([w.type, w.id]);
+        const before = exists.get(k) ?? this.recordAt(twin, w.type, w.id, head, head) !== undefined;
+        const after = w.value !== null;
+        exists.set(k, after);
+        if (before !== after) delta.set(w.type, (delta.get(w.type) ?? 0) + (after ? 1 : -1));
+      }
+      for (const [type, n] of delta) {
+        if (n === 0) continue;
+        const count = (counts.get(type) ?? this.countAt(twin, type, head)) + n;
+        counts.set(type, count);
+        countWrites.push([type, position, count]);
+      }
+    });
 
     const id = this.s.meta.id;
     this.e.storage.transact((tx) => {
-      tx.put([id, twin, 'log', position], entry);
-      for (const w of d.writes) {
-        tx.put([id, twin, 'rec', w.type, w.id, position], w.value);
-        tx.put([id, twin, 'head', w.type, w.id], position);
+      for (const entry of entries) {
+        tx.put([id, twin, 'log', entry.position], entry);
+        for (const w of entry.writes) {
+          tx.put([id, twin, 'rec', w.type, w.id, entry.position], w.value);
+          tx.put([id, twin, 'head', w.type, w.id], entry.position);
+        }
       }
-      for (const [type, n] of counts) tx.put([id, twin, 'count', type, position], n);
+      for (const [type, position, n] of countWrites) tx.put([id, twin, 'count', type, position], n);
     });
-    this.s.heads.set(twin, position);
-    this.s.newest.set(twin, at);
-    return entry;
+    if (entries.length > 0) {
+      this.s.heads.set(twin, head + entries.length);
+      this.s.newest.set(twin, newest);
+    }
+    return entries;
   }
 
   /** Resolves once every entry appended so far is on disk (shared group commit). */
