@@ -4,6 +4,7 @@
  */
 
 const ESCAPE_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
+const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 
 /**
  * Percent-decodes `text` without ever throwing: a malformed escape (`%zz`, a truncated
@@ -44,6 +45,8 @@ function decodeRun(run: string): string {
 /** Percent-decodes `text`, or answers null when an escape is malformed. */
 export function decodeStrict(text: string): string | null {
   if (text.indexOf('%') === -1) return text;
+  // Most malformed escapes are caught here, without the cost of a thrown exception.
+  if (BAD_ESCAPE.test(text)) return null;
   try {
     return decodeURIComponent(text);
   } catch {

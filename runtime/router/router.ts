@@ -40,10 +40,19 @@ function node(): Node {
   return { literal: null, param: null, end: [], rest: [] };
 }
 
-/** A request's path cut into segments, each decoded once (null where an escape is malformed). */
-interface Cut {
-  raw: string[];
-  decoded: (string | null)[];
+/**
+ * A request's path cut into segments. Segments are decoded when first needed (null
+ * where an escape is malformed): a lookup looks at no more segments than the deepest
+ * pattern has, however long the path.
+ */
+class Cut {
+  private readonly cache: (string | null | undefined)[] = [];
+  constructor(readonly raw: string[]) {}
+  decoded(i: number): string | null {
+    let d = this.cache[i];
+    if (d === undefined) d = this.cache[i] = decodeStrict(this.raw[i] ?? '');
+    return d;
+  }
 }
 
 /**
@@ -146,12 +155,12 @@ class TrieRouter<T> implements CompiledRouter<T> {
     if (depth === cut.raw.length) {
       for (const i of n.end) if (this.tryRoute(i, cut, req, method, take)) return true;
     } else {
-      const d = cut.decoded[depth];
+      const d = cut.decoded(depth);
       if (n.literal !== null) {
         const next = n.literal.get(d ?? (cut.raw[depth] as string));
         if (next !== undefined && this.walk(next, cut, depth + 1, req, method, take)) return true;
       }
-      if (n.param !== null && d !== null && d !== undefined && d !== '') {
+      if (n.param !== null && d !== null && d !== '') {
         if (this.walk(n.param, cut, depth + 1, req, method, take)) return true;
       }
     }
@@ -170,7 +179,7 @@ class TrieRouter<T> implements CompiledRouter<T> {
     if (c.methods !== null && !c.methods.has(method)) return false;
     if (firstFailing(c.m, req) !== null) return false;
     const params: Record<string, string> = {};
-    for (const [pos, name] of c.params) setOwn(params, name, cut.decoded[pos] as string);
+    for (const [pos, name] of c.params) setOwn(params, name, cut.decoded(pos) as string);
     if (c.rest !== null) {
       const [pos, name] = c.rest;
       const value = decodeStrict(cut.raw.slice(pos).join('/'));
@@ -199,8 +208,7 @@ class TrieRouter<T> implements CompiledRouter<T> {
 function cutPath(path: string): Cut | null {
   const raw = splitPath(path);
   if (raw === null) return null;
-  const decoded = raw.map(decodeStrict);
-  return { raw, decoded };
+  return new Cut(raw);
 }
 
 /** The first of query, headers, body that fails, with how many conditions held before it. */
@@ -249,7 +257,7 @@ function scoreRoute<T>(c: Compiled<T>, cut: Cut, req: RouteRequest): { score: nu
       pathProblem = `the path ends after ${cut.raw.length} segment${cut.raw.length === 1 ? '' : 's'}, the pattern ${clip(c.m.matcher.path)} has ${segs.length}`;
       break;
     }
-    const d = cut.decoded[i];
+    const d = cut.decoded(i);
     const raw = cut.raw[i] as string;
     if (s.kind === 'literal') {
       if ((d ?? raw) !== s.value) {
