@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KitError } from '../../runtime/errors.js';
-import { buildTwin, loadBuiltinTwins } from './build.js';
+import vm from 'node:vm';
+import { buildGuestRuntime, buildTwin, loadBuiltinTwins } from './build.js';
 
 const SDK = fileURLToPath(new URL('./index.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'kit-build-'));
@@ -63,5 +64,25 @@ describe('loadBuiltinTwins', () => {
     expect([...first.keys()]).toContain('hello');
     expect(first.get('hello')?.manifest.routes.map((r) => r.name)).toContain('greetings.search');
     expect(await loadBuiltinTwins()).toBe(first);
+  });
+});
+
+describe('buildGuestRuntime', () => {
+  it('defines __kit_install_twin, which installs a definition made at run time', async () => {
+    const runtime = await buildGuestRuntime();
+    const context = vm.createContext({ __host_call: () => 'null' });
+    vm.runInContext(`${runtime}\n;__kit_install_twin({ vendor: 'hello', version: 'scenario', protocol: 'http', models: { hosts: [], resources: [] }, routes: [{ name: 's:0', match: { path: '/' }, handle: (req, ctx) => ({ status: 202, body: { id: ctx.id('x_'), now: Date.now() } }) }] });`, context);
+    const manifest = JSON.parse(vm.runInContext('__kit_manifest()', context) as string) as { vendor: string; routes: unknown[] };
+    expect(manifest.vendor).toBe('hello');
+    const out = JSON.parse(vm.runInContext(`__kit_invoke(JSON.stringify({ kind: 'route', index: 0, request: {}, world: 'w', twin: 'hello', position: 1, nowMs: 7 }))`, context) as string) as { response: { status: number; body: { now: number } } };
+    expect(out.response.status).toBe(202);
+    expect(out.response.body.now).toBe(7);
+    expect(await buildGuestRuntime()).toBe(runtime);
+  });
+
+  it('refuses a bad definition while the script loads', async () => {
+    const runtime = await buildGuestRuntime();
+    const context = vm.createContext({});
+    expect(() => vm.runInContext(`${runtime}\n;__kit_install_twin({ vendor: 'X', routes: [] });`, context)).toThrow(/defineTwin: vendor/);
   });
 });

@@ -117,6 +117,47 @@ export async function buildTwin(entryFile: string): Promise<BuiltTwin> {
   return { vendor: manifest.vendor, source, manifest };
 }
 
+let guestRuntime: Promise<string> | undefined;
+
+/**
+ * The guest runtime alone, as one sandbox script defining `__kit_install_twin(def)`: for twin
+ * definitions made at run time (a scenario's JavaScript handlers), which the runner appends as
+ * `__kit_install_twin({...})`. The definition goes through `defineTwin`, so a bad one throws
+ * while the script loads. Built once per process.
+ */
+export function buildGuestRuntime(): Promise<string> {
+  if (!guestRuntime) {
+    const root = repoRoot();
+    const contents = [
+      `import { installTwin } from ${JSON.stringify(join(root, GUEST_RUNTIME))};`,
+      `import { defineTwin } from ${JSON.stringify(join(root, 'sdk', 'twin', 'define.ts'))};`,
+      'globalThis.__kit_install_twin = (def) => installTwin(defineTwin(def));',
+    ].join('\n');
+    guestRuntime = esbuild
+      .build({
+        stdin: { contents, resolveDir: root, sourcefile: 'kit-guest-runtime.js', loader: 'js' },
+        bundle: true,
+        format: 'iife',
+        target: 'es2020',
+        platform: 'neutral',
+        write: false,
+        logLevel: 'silent',
+        legalComments: 'none',
+        charset: 'utf8',
+        plugins: [noNodePlugin],
+      })
+      .then((r) => {
+        const text = r.outputFiles[0]?.text;
+        if (text === undefined) throw new Error('guest runtime build produced no output');
+        return text;
+      });
+    guestRuntime.catch(() => {
+      guestRuntime = undefined;
+    });
+  }
+  return guestRuntime;
+}
+
 let builtins: Promise<Map<string, BuiltTwin>> | undefined;
 
 /**

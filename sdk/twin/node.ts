@@ -2,7 +2,7 @@
  * The Node-side twin tools: the build (esbuild) and the guest harness for tests. Kept apart
  * from `./index.ts`, which twin code imports inside the sandbox.
  */
-export { buildTwin, loadBuiltinTwins, readManifest } from './build.js';
+export { buildGuestRuntime, buildTwin, loadBuiltinTwins, readManifest } from './build.js';
 export type { BuiltTwin } from './build.js';
 export { createGuestHarness } from './testing.js';
 export type { GuestHarness, GuestHarnessOptions, GuestOutput, HarnessEntry, HarnessResult, RequestOptions } from './testing.js';

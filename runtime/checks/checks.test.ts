@@ -1,0 +1,159 @@
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { KitError } from '../errors.js';
+import { compileCheck, MAX_CHECK_SOURCE } from './compile.js';
+import { MAX_FAILURES } from './guest.js';
+import { checkRunInput, readCheckName, readCheckVerdict } from './result.js';
+import type { CheckVerdict } from './result.js';
+
+/** A committed tree behind a fake `__host_call`, as the runner's would answer. */
+function tree(records: Record<string, Record<string, unknown>>) {
+  const calls: string[] = [];
+  const hostCall = (op: string, argJson: string): string => {
+    calls.push(op);
+    const arg = JSON.parse(argJson) as { type: string; id?: string; after?: string; limit?: number; reverse?: boolean };
+    const of = records[arg.type] ?? {};
+    if (op === 'get') return JSON.stringify(of[arg.id ?? ''] ?? null);
+    if (op === 'count') return String(Object.keys(of).length);
+    if (op === 'list') {
+      let ids = Object.keys(of).sort().filter((id) => arg.after === undefined || id > arg.after);
+      if (arg.reverse) ids = ids.reverse();
+      const page = ids.slice(0, arg.limit ?? ids.length);
+      return JSON.stringify({ items: page.map((id) => ({ id, value: of[id] })), hasMore: page.length < ids.length });
+    }
+    throw new Error(`unknown op ${op}`);
+  };
+  return { hostCall, calls };
+}
+
+/** Loads a compiled check in a fresh context (the real runner uses the sandbox; this is the same protocol). */
+function load(source: string, records: Record<string, Record<string, unknown>> = {}) {
+  const { script } = compileCheck(source);
+  const t = tree(records);
+  const context = vm.createContext({ __host_call: t.hostCall });
+  vm.runInContext(script, context);
+  const name = (): string => readCheckName(vm.runInContext('__kit_check_name()', context));
+  const run = (entry: unknown): CheckVerdict => {
+    const fn = vm.runInContext('__kit_check_run', context) as (input: string) => string;
+    return readCheckVerdict(fn(checkRunInput({ entry, twin: 'hello', world: 'w' })));
+  };
+  return { name, run, calls: t.calls };
+}
+
+function refusal(source: string): KitError {
+  try {
+    compileCheck(source);
+  } catch (e) {
+    expect(e).toBeInstanceOf(KitError);
+    expect((e as KitError).code).toBe('invalid_check');
+    return e as KitError;
+  }
+  throw new Error('compileCheck accepted it');
+}
+
+const entry = { position: 3, occurredAt: '2026-01-01T00:00:00.000Z', cause: { kind: 'request', method: 'POST', route: 'greetings.create', path: '/v1/greetings', status: 200, requestId: 'r' }, writes: [{ type: 'greeting', id: 'g1', value: { name: '' } }] };
+
+describe('compileCheck', () => {
+  it('refuses a source that does not parse, with its place', () => {
+    const e = refusal('export const check = {');
+    expect(e.message).toMatch(/does not parse: line 1, column \d+/);
+    expect(e.details).toMatchObject({ line: 1 });
+  });
+
+  it('refuses a module that exports no check', () => {
+    expect(refusal('export function helper() {}').message).toMatch(/exports no check \(it exports helper\)/);
+    expect(refusal('const x = 1;').message).toMatch(/exports nothing/);
+    expect(refusal('module.exports = { check: {} };').message).toMatch(/ES module/);
+    expect(refusal('').message).toMatch(/empty/);
+  });
+
+  it('refuses imports of any kind: a check sees only the entry and the tree', () => {
+    expect(refusal("import fs from 'node:fs'; export default { name: 'x', run() {} };").message).toMatch(/cannot import anything \(it imports 'node:fs'\)/);
+    expect(refusal("export default { name: 'x', run() { return import('./y.js'); } };").message).toMatch(/cannot import/);
+    expect(refusal("export * from './other.js'; export const check = 1;").message).toMatch(/cannot import/);
+  });
+
+  it('refuses a source too large, or not text', () => {
+    expect(refusal(`export default 1;//${'x'.repeat(MAX_CHECK_SOURCE)}`).message).toMatch(/larger than/);
+    expect(refusal(42 as never).message).toMatch(/source text/);
+  });
+
+  it('finds out once loaded that the export is not a check', () => {
+    for (const [source, reason] of [
+      ['export default 42;', /exports no check/],
+      ["export const check = { run() {} };", /has no name/],
+      ["export const check = { name: 'x' };", /no run\(entry, tree\)/],
+    ] as const) {
+      const c = load(source);
+      expect(() => c.name(), source).toThrow(reason);
+      expect(c.run(entry), source).toEqual({ pass: false, failures: [expect.stringMatching(reason)] });
+    }
+  });
+});
+
+describe('running a check', () => {
+  it('answers its declared name, from `check` or from default', () => {
+    expect(load("export const check = { name: 'names-set', run() {} };").name()).toBe('names-set');
+    expect(load("export default { name: 'by-default', run() {} };").name()).toBe('by-default');
+  });
+
+  it('maps every result form to pass or failures', () => {
+    const cases: [string, CheckVerdict][] = [
+      ['return true', { pass: true, failures: [] }],
+      ['return undefined', { pass: true, failures: [] }],
+      ['return []', { pass: true, failures: [] }],
+      ['return { failures: [] }', { pass: true, failures: [] }],
+      ["return 'name is empty'", { pass: false, failures: ['name is empty'] }],
+      ["return ['a', 'b']", { pass: false, failures: ['a', 'b'] }],
+      ["return { failures: ['c'] }", { pass: false, failures: ['c'] }],
+      ['return false', { pass: false, failures: ['the check returned false'] }],
+      ['return 7', { pass: false, failures: [expect.stringMatching(/^run returned number/) as unknown as string] }],
+      ['return Promise.resolve(true)', { pass: false, failures: ['run returned a Promise: checks are synchronous'] }],
+      ["throw new Error('boom')", { pass: false, failures: ['the check threw: boom'] }],
+      ['throw { toString() { throw 1; } }', { pass: false, failures: ['the check threw: a value that cannot be described'] }],
+    ];
+    for (const [body, expected] of cases) {
+      expect(load(`export const check = { name: 'c', run(entry, tree) { ${body}; } };`).run(entry), body).toEqual(expected);
+    }
+  });
+
+  it('caps how many failures one run reports', () => {
+    const v = load("export const check = { name: 'c', run() { return Array.from({ length: 1000 }, (_, i) => 'f' + i); } };").run(entry);
+    expect(v.failures).toHaveLength(MAX_FAILURES + 1);
+    expect(v.failures[MAX_FAILURES]).toBe('… and 900 more failures');
+  });
+
+  it('sees the entry and reads the tree through the host, read-only', () => {
+    const source = `
+      export const check = {
+        name: 'greetings-have-names',
+        run(entry, tree, where) {
+          const failures = [];
+          for (const w of entry.writes) {
+            if (w.type === 'greeting' && w.value && !w.value.name) failures.push(where.twin + ' ' + w.id + ' at ' + entry.position + ' has no name');
+          }
+          if (tree.get('greeting', 'g2').name !== 'Bob') failures.push('g2 should be Bob');
+          if (tree.get('greeting', 'none') !== undefined) failures.push('none should be missing');
+          if (tree.count('greeting') !== 2) failures.push('two greetings');
+          const page = tree.list('greeting', { limit: 1 });
+          if (page.items[0].id !== 'g1' || !page.hasMore) failures.push('list');
+          try { tree.put('greeting', 'g3', {}); failures.push('put did not throw'); } catch (e) { if (!/read-only|cannot write/.test(e.message)) failures.push(e.message); }
+          try { tree.delete('greeting', 'g1'); failures.push('delete did not throw'); } catch (e) {}
+          return failures;
+        },
+      };`;
+    const c = load(source, { greeting: { g1: { name: '' }, g2: { name: 'Bob' } } });
+    expect(c.run(entry)).toEqual({ pass: false, failures: ['hello g1 at 3 has no name'] });
+    expect(c.calls).toEqual(['get', 'get', 'count', 'list']);
+    expect(c.run({ ...entry, writes: [] })).toEqual({ pass: true, failures: [] });
+  });
+});
+
+describe('reading guest answers', () => {
+  it('refuses a malformed verdict', () => {
+    for (const out of ['nope', '{}', '{"pass":true,"failures":["x"]}', '{"pass":false,"failures":[1]}', 42]) {
+      expect(() => readCheckVerdict(out)).toThrow(KitError);
+    }
+    expect(() => readCheckName('')).toThrow(KitError);
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * Compiling a check: JavaScript (ESM) that exports `check` (or default) as
+ * `{ name, run(entry, tree) }`. The source is checked statically here (it parses, imports
+ * nothing, exports `check` or `default`) and turned into one sandbox script: the module as an
+ * iife assigned to a global, then the guest wrapper (`./guest.ts`). Whether the export really
+ * is a check is known only once the script runs: the runner loads it in the check's own
+ * sandbox context and asks `__kit_check_name()` (see `readCheckName`).
+ *
+ * Nothing here runs the check's code: it is untrusted and runs only inside the sandbox.
+ */
+import * as esbuild from 'esbuild';
+import { KitError } from '../errors.js';
+import { CHECK_GUEST_SOURCE, CHECK_MODULE_GLOBAL } from './guest.js';
+
+/** The largest check source accepted. A check is a few functions, not a bundle. */
+export const MAX_CHECK_SOURCE = 256 * 1024;
+
+export interface CompiledCheck {
+  /** The sandbox script: defines `__kit_check_name()` and `__kit_check_run(inputJson)`. */
+  script: string;
+}
+
+function invalid(message: string, details?: Record<string, unknown>): KitError {
+  return new KitError('invalid_check', message, details);
+}
+
+function place(m: esbuild.Message): string {
+  return m.location ? `line ${m.location.line}, column ${m.location.column + 1}: ${m.text}` : m.text;
+}
+
+function firstError(e: unknown): esbuild.Message | undefined {
+  const errors = (e as { errors?: esbuild.Message[] }).errors;
+  return Array.isArray(errors) ? errors[0] : undefined;
+}
+
+/**
+ * Compiles a check's source into a sandbox script. Refuses (KitError `invalid_check`) a source
+ * that is not a string, too large, does not parse, imports anything, is CommonJS, or exports
+ * neither `check` nor `default`.
+ */
+export function compileCheck(source: string): CompiledCheck {
+  if (typeof source !== 'string') throw invalid('a check is JavaScript source text');
+  if (source.length > MAX_CHECK_SOURCE) throw invalid(`the check is larger than ${MAX_CHECK_SOURCE} characters`);
+  if (source.trim() === '') throw invalid('the check is empty: export const check = { name, run(entry, tree) }');
+
+  // Pass 1: parse and read the module's shape; every import is left external and reported.
+  let meta: esbuild.Metafile;
+  try {
+    const result = esbuild.buildSync({
+      stdin: { contents: source, loader: 'js', sourcefile: 'check.js' },
+      bundle: true,
+      external: ['*'],
+      format: 'esm',
+      platform: 'neutral',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+      outfile: 'check.out.js',
+    });
+    meta = result.metafile;
+  } catch (e) {
+    const m = firstError(e);
+    throw invalid(`the check does not parse: ${m ? place(m) : String(e)}`, m?.location ? { line: m.location.line, column: m.location.column + 1 } : undefined);
+  }
+  const input = meta.inputs['check.js'];
+  const output = meta.outputs['check.out.js'];
+  if (input?.format === 'cjs') throw invalid('a check is an ES module: use export const check = { name, run } (or export default), not module.exports');
+  const imports = input?.imports ?? [];
+  if (imports.length > 0) {
+    throw invalid(`a check cannot import anything (it imports '${imports[0]!.path}'): it sees only the entry and the tree`, { import: imports[0]!.path });
+  }
+  const exported = output?.exports ?? [];
+  if (!exported.includes('check') && !exported.includes('default')) {
+    throw invalid(
+      exported.length === 0
+        ? 'the check exports nothing: export const check = { name, run(entry, tree) } (or export default)'
+        : `the check exports no check (it exports ${exported.join(', ')}): export const check = { name, run(entry, tree) } (or export default)`,
+    );
+  }
+
+  // Pass 2: the module as a script the sandbox can load.
+  let code: string;
+  try {
+    code = esbuild.transformSync(source, { loader: 'js', format: 'iife', globalName: CHECK_MODULE_GLOBAL, target: 'es2020', sourcefile: 'check.js', logLevel: 'silent' }).code;
+  } catch (e) {
+    const m = firstError(e);
+    throw invalid(`the check cannot be compiled: ${m ? place(m) : String(e)}`);
+  }
+  return { script: `${code}\n${CHECK_GUEST_SOURCE}` };
+}
