@@ -1,0 +1,79 @@
+/**
+ * The script every new context runs before anything else. It evaluates to functions the host
+ * keeps, made before any guest code ran:
+ * - `invoke(fn, input, encoded)` calls global `fn`: one crossing per call, and a global that is
+ *   missing, not a function or a throwing getter is an ordinary guest exception. A result that
+ *   is not a string is a guest error.
+ * - `describe(e)` names a thrown value as JSON `[name, message]` for the error the host returns.
+ * - `installHost(raw)` defines `__host_call(op, argJson)` over the host's raw function.
+ *
+ * Strings cross the boundary as NUL-terminated UTF-8 (quickjs-emscripten's `newString` and
+ * `getString`), so a string holding U+0000 or a lone surrogate would be cut or mangled. Such a
+ * string crosses JSON-encoded instead: `encoded` set on the way in, `[json]` on the way out.
+ * Ordinary JSON payloads never hold either, so they cross as they are.
+ *
+ * Also: `Math.random` becomes a fixed-seed generator (mulberry32), writable so that the twin SDK's
+ * guest runtime can install the world's seeded generator on every call. `Date` stays QuickJS's
+ * own: its clock and time zone come from the instance's imports, which `wasm.ts` pins to epoch 0
+ * and UTC, so it reads epoch 0 until a guest runtime replaces it (it is writable), and no copy of
+ * it anywhere can read the host's clock.
+ *
+ * A guest that poisons its own intrinsics can only break its own boundary: the host checks the
+ * type of everything it receives.
+ */
+export const PRELUDE_SOURCE = `(function () {
+  'use strict';
+  var g = globalThis;
+  var TE = TypeError;
+  var P = Promise;
+  var stringify = JSON.stringify;
+  var parse = JSON.parse;
+  var toStr = String;
+  var imul = Math.imul;
+  var unsafe = /\\0|[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]/;
+  var seed = 0x2545f491;
+  function random() {
+    seed = (seed + 0x6d2b79f5) | 0;
+    var t = imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  Object.defineProperty(Math, 'random', { value: random, writable: true, configurable: true, enumerable: false });
+  function out(r) {
+    if (typeof r !== 'string') throw new TE('the function returned ' + (r === null ? 'null' : 'a ' + typeof r) + ', not a string');
+    return unsafe.test(r) ? [stringify(r)] : r;
+  }
+  function invoke(fn, input, encoded) {
+    var f = g[fn];
+    if (typeof f !== 'function') throw new TE("global '" + fn + "' is not a function");
+    var r = f(encoded === 1 ? parse(input) : input);
+    if (r instanceof P) return r.then(out);
+    return out(r);
+  }
+  function describe(e) {
+    var name = '';
+    var message = '';
+    try {
+      if (e !== null && (typeof e === 'object' || typeof e === 'function')) {
+        var n = e.name;
+        var m = e.message;
+        if (typeof n === 'string') name = n;
+        message = typeof m === 'string' ? m : toStr(e);
+      } else {
+        message = toStr(e);
+      }
+    } catch (_) {
+      message = 'a thrown value that cannot be described';
+    }
+    if (typeof message !== 'string') message = 'a thrown value that cannot be described';
+    return stringify([name.slice(0, 200), message.slice(0, 4096)]);
+  }
+  function installHost(raw) {
+    g.__host_call = function __host_call(op, arg) {
+      if (typeof op !== 'string' || typeof arg !== 'string') throw new TE('__host_call(op, argJson) takes two strings');
+      var r = unsafe.test(op) || unsafe.test(arg) ? raw(stringify(op), stringify(arg), 1) : raw(op, arg);
+      return typeof r === 'string' ? r : parse(r[0]);
+    };
+  }
+  return { invoke: invoke, describe: describe, installHost: installHost };
+})()`;

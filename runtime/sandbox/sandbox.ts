@@ -1,0 +1,480 @@
+/**
+ * One world's sandbox: one WebAssembly instance with its own capped memory, one QuickJS runtime,
+ * one context per loaded script. Generic: it knows nothing of twins, HTTP or storage. Data
+ * crosses as one string in and one string out per call; the guest may reach the host through one
+ * function, `__host_call(op, argJson) → string`.
+ *
+ * Every failure is returned as a value (`CallResult`), never thrown. A failure that leaves the
+ * instance unusable (a wasm trap, an Emscripten abort, the host's own stack overflowing under a
+ * deep guest recursion) ends this sandbox: `alive` turns false, later calls answer `disposed`,
+ * and the owner creates a fresh one.
+ */
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
+import { isMainThread, resourceLimits } from 'node:worker_threads';
+import { instantiateWorld, MIN_MEMORY_BYTES, WASM_PAGE } from './wasm.js';
+import type { SandboxModule, WasmWorld } from './wasm.js';
+import { PRELUDE_SOURCE } from './prelude.js';
+
+export interface SandboxLimits {
+  /** Cap of the world's `WebAssembly.Memory` (whole 64 KiB pages; at least 16 MiB). Default 64 MiB. */
+  memoryBytes: number;
+  /**
+   * QuickJS stack limit. Default: 512 KiB on a thread whose native stack is at least 18 MiB,
+   * otherwise that stack / 36 (see `defaultStackBytes`).
+   */
+  stackBytes: number;
+  /**
+   * Interrupt budget per call (and per load), counted in invocations of QuickJS's interrupt
+   * handler, which QuickJS calls about every 10 000 interpreter branches and calls. Default
+   * 7 000: about one second of `for (;;) i++` on the reference machine (an empty loop is
+   * stopped sooner, a catastrophic regex later; see README.md).
+   */
+  callSteps: number;
+}
+
+export type SandboxErrorCode = 'guest_error' | 'timeout' | 'out_of_memory' | 'stack_overflow' | 'load_error' | 'disposed';
+export type CallResult = { ok: string } | { error: { code: SandboxErrorCode; message: string } };
+/** The one host function offered to guests. Its return must be a string; a throw becomes a guest exception. */
+export type HostCall = (op: string, argJson: string) => string;
+
+export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_CALL_STEPS = 7_000;
+const MAX_STACK_BYTES = 512 * 1024;
+const MIN_STACK_BYTES = 16 * 1024;
+/**
+ * How much native (V8) stack QuickJS's wasm frames can use per byte of QuickJS stack. Measured
+ * here: the parser on nested brackets overflows V8's stack at 21× (`eval('['.repeat(1e5) …)`),
+ * JSON.stringify at about 12×, plain recursion at about 2–3×. 36 leaves a margin.
+ */
+const NATIVE_STACK_RATIO = 36;
+/** Static data and the 5 MB C stack of the glue sit below the malloc heap. */
+const FIXED_WASM_BYTES = 6 * 1024 * 1024;
+/** Strings that cannot cross as NUL-terminated UTF-8: U+0000 and lone surrogates (see prelude.ts). */
+const UNSAFE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Messages from guests are cut to this many characters. */
+const MAX_MESSAGE_CHARS = 4096;
+
+/**
+ * The QuickJS stack a thread can afford: QuickJS checks only its own stack, so the native stack
+ * must outlast it, or a deep recursion overflows the host's stack first (which ends the sandbox).
+ */
+export function defaultStackBytes(): number {
+  const native = nativeStackBytes();
+  const fit = Math.floor(native / NATIVE_STACK_RATIO / 4096) * 4096;
+  return Math.max(MIN_STACK_BYTES, Math.min(MAX_STACK_BYTES, fit));
+}
+
+function nativeStackBytes(): number {
+  if (!isMainThread && resourceLimits.stackSizeMb !== undefined) return resourceLimits.stackSizeMb * 1024 * 1024;
+  const flag = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)].find((a) => a.startsWith('--stack-size='));
+  const kb = flag === undefined ? NaN : Number(flag.slice('--stack-size='.length));
+  return (Number.isFinite(kb) && kb > 0 ? kb : 984) * 1024;
+}
+
+interface LoadedContext {
+  ctx: QuickJSContext;
+  invoke: QuickJSHandle;
+  describe: QuickJSHandle;
+}
+
+type CallFailure = { error: { code: SandboxErrorCode; message: string } };
+
+let live = 0;
+let disposeFailures = 0;
+/** For tests: sandboxes not yet disposed, and disposals where QuickJS reported leaked handles. */
+export function sandboxStats(): { live: number; disposeFailures: number } {
+  return { live, disposeFailures };
+}
+
+export class WorldSandbox {
+  readonly limits: Readonly<SandboxLimits>;
+  #world: WasmWorld | undefined;
+  #runtime: QuickJSRuntime | undefined;
+  readonly #contexts = new Map<string, LoadedContext>();
+  #steps = 0;
+  #budget = 0;
+  #interrupted = false;
+  #running = false;
+  #disposeAfterCall = false;
+  #hostCall: HostCall | undefined;
+  #aborted: string | undefined;
+  #lastWasmBytes = 0;
+
+  private constructor(module: SandboxModule, limits: SandboxLimits) {
+    this.limits = Object.freeze({ ...limits });
+    const world = instantiateWorld(module, limits.memoryBytes, {
+      onAbort: (reason) => {
+        this.#aborted = reason;
+      },
+    });
+    const runtime = world.quickjs.newRuntime();
+    runtime.setMemoryLimit(runtimeMemoryLimit(limits.memoryBytes));
+    runtime.setMaxStackSize(limits.stackBytes);
+    runtime.setInterruptHandler(() => {
+      this.#steps++;
+      if (this.#steps > this.#budget) {
+        this.#interrupted = true;
+        return true;
+      }
+      return false;
+    });
+    this.#world = world;
+    this.#runtime = runtime;
+    live++;
+  }
+
+  /** Instantiates a new world sandbox from the process's compiled module. Synchronous. */
+  static create(module: SandboxModule, limits?: Partial<SandboxLimits>): WorldSandbox {
+    return new WorldSandbox(module, resolveLimits(limits));
+  }
+
+  get alive(): boolean {
+    return this.#runtime !== undefined;
+  }
+
+  /** Evaluates `source` (a bundled script) in a fresh context named `name`; the script defines globals. A context of that name is replaced. */
+  load(name: string, source: string, options?: { hostCall?: boolean }): CallResult {
+    if (typeof name !== 'string' || typeof source !== 'string') throw new TypeError('load(name, source): both must be strings');
+    const runtime = this.#runtime;
+    if (runtime === undefined) return disposed();
+    this.#assertNotRunning('load');
+    this.unload(name);
+    return this.#guarded(() => {
+      const ctx = runtime.newContext();
+      let loaded: LoadedContext | undefined;
+      try {
+        this.#arm(this.limits.callSteps);
+        const prelude = ctx.evalCode(PRELUDE_SOURCE, '<prelude>');
+        if (prelude.error) {
+          const failure = this.#classify(ctx, undefined, prelude.error, 'load_error');
+          prelude.error.dispose();
+          ctx.dispose();
+          return failure;
+        }
+        loaded = { ctx, invoke: ctx.getProp(prelude.value, 'invoke'), describe: ctx.getProp(prelude.value, 'describe') };
+        const installHost = ctx.getProp(prelude.value, 'installHost');
+        prelude.value.dispose();
+        if (options?.hostCall === true) {
+          const raw = this.#rawHostCall(ctx);
+          const installed = ctx.callFunction(installHost, ctx.undefined, raw);
+          raw.dispose();
+          if (installed.error) installed.error.dispose();
+          else installed.value.dispose();
+        }
+        installHost.dispose();
+        this.#arm(this.limits.callSteps);
+        const result = ctx.evalCode(source, name);
+        if (result.error) {
+          const failure = this.#classify(ctx, loaded.describe, result.error, 'load_error');
+          result.error.dispose();
+          freeContext(loaded);
+          return failure;
+        }
+        result.value.dispose();
+        this.#contexts.set(name, loaded);
+        return { ok: '' };
+      } catch (e) {
+        if (this.alive && ctx.alive) {
+          if (loaded !== undefined) freeContext(loaded);
+          else ctx.dispose();
+        }
+        throw e;
+      }
+    });
+  }
+
+  /** Calls global function `fn` of context `name` with one string argument; returns its string result. An async function's promise is settled before returning. */
+  call(name: string, fn: string, input: string, hostCall?: HostCall): CallResult {
+    if (typeof name !== 'string' || typeof fn !== 'string' || typeof input !== 'string') {
+      throw new TypeError('call(name, fn, input): all three must be strings');
+    }
+    if (this.#runtime === undefined) return disposed();
+    this.#assertNotRunning('call');
+    const loaded = this.#contexts.get(name);
+    if (loaded === undefined) return { error: { code: 'load_error', message: `nothing is loaded under the name '${cut(name)}'` } };
+    const { ctx, invoke, describe } = loaded;
+    return this.#guarded(() => {
+      this.#arm(this.limits.callSteps);
+      this.#hostCall = hostCall;
+      try {
+        const encode = UNSAFE.test(input);
+        const fnHandle = ctx.newString(fn);
+        const arg = ctx.newString(encode ? JSON.stringify(input) : input);
+        const flag = encode ? ctx.newNumber(1) : ctx.undefined;
+        const result = ctx.callFunction(invoke, ctx.undefined, fnHandle, arg, flag);
+        flag.dispose();
+        arg.dispose();
+        fnHandle.dispose();
+        if (result.error) {
+          const failure = this.#classify(ctx, describe, result.error, 'guest_error');
+          result.error.dispose();
+          return failure;
+        }
+        return this.#settle(ctx, describe, result.value);
+      } finally {
+        this.#hostCall = undefined;
+      }
+    });
+  }
+
+  /** Drops the context named `name` (nothing if there is none). */
+  unload(name: string): void {
+    const loaded = this.#contexts.get(name);
+    if (loaded === undefined) return;
+    this.#assertNotRunning('unload');
+    this.#contexts.delete(name);
+    freeContext(loaded);
+  }
+
+  /** Frees every context, the runtime and the instance. Idempotent. Called from inside a host call, it takes effect when that call returns. */
+  dispose(): void {
+    if (this.#runtime === undefined) return;
+    if (this.#running) {
+      this.#disposeAfterCall = true;
+      return;
+    }
+    const runtime = this.#runtime;
+    this.#lastWasmBytes = this.#world?.memory.buffer.byteLength ?? 0;
+    this.#runtime = undefined;
+    live--;
+    const healthy = this.#aborted === undefined;
+    // After an abort or trap the instance's state cannot be trusted to free itself; dropping the
+    // instance and its memory is enough, the garbage collector takes both.
+    if (healthy) {
+      try {
+        for (const loaded of this.#contexts.values()) freeContext(loaded);
+        runtime.dispose();
+      } catch {
+        disposeFailures++;
+      }
+    }
+    this.#contexts.clear();
+    this.#world = undefined;
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /** Bytes of the world's wasm memory (its current size; the last size once disposed). */
+  memoryUsage(): { wasmBytes: number } {
+    return { wasmBytes: this.#world?.memory.buffer.byteLength ?? this.#lastWasmBytes };
+  }
+
+  #arm(steps: number): void {
+    this.#steps = 0;
+    this.#budget = steps;
+    this.#interrupted = false;
+  }
+
+  #assertNotRunning(what: string): void {
+    if (this.#running) throw new TypeError(`WorldSandbox.${what}() called from inside a host call`);
+  }
+
+  /**
+   * Runs `body` with the sandbox marked busy, and turns a host exception escaping the instance
+   * (a trap, an abort, the host's stack overflowing) into an error value that ends the sandbox.
+   */
+  #guarded(body: () => CallResult): CallResult {
+    this.#running = true;
+    let out: CallResult;
+    try {
+      out = body();
+    } catch (e) {
+      out = this.#crashed(e);
+    } finally {
+      this.#running = false;
+    }
+    if (this.#aborted !== undefined && this.alive) {
+      out = this.#crashed(new Error(this.#aborted));
+    }
+    if (this.#disposeAfterCall) {
+      this.#disposeAfterCall = false;
+      this.dispose();
+    }
+    return out;
+  }
+
+  #crashed(e: unknown): CallFailure {
+    const world = this.#world;
+    const atCap = world !== undefined && world.memory.buffer.byteLength >= this.limits.memoryBytes * 0.85;
+    this.#aborted ??= String(e);
+    this.dispose();
+    if (e instanceof RangeError && /call stack/i.test(e.message)) {
+      return { error: { code: 'stack_overflow', message: 'the host stack overflowed under a deep recursion; the sandbox was ended' } };
+    }
+    if (atCap) {
+      return { error: { code: 'out_of_memory', message: `the world's memory cap (${this.limits.memoryBytes} bytes) was reached; the sandbox was ended` } };
+    }
+    return { error: { code: 'guest_error', message: `the sandbox crashed and was ended: ${cut(e instanceof Error ? e.message : String(e))}` } };
+  }
+
+  /** Waits out a returned promise by running pending jobs (all inside the same budget). */
+  #settle(ctx: QuickJSContext, describe: QuickJSHandle, value: QuickJSHandle): CallResult {
+    let current = value;
+    if (ctx.typeof(current) === 'object') {
+      let state = ctx.getPromiseState(current);
+      while (state.type === 'pending' && this.#runtime?.hasPendingJob() === true) {
+        const jobs = this.#runtime.executePendingJobs(1);
+        if (jobs.error) jobs.error.dispose();
+        state = ctx.getPromiseState(current);
+        if (this.#interrupted) break;
+      }
+      if (state.type === 'pending') {
+        current.dispose();
+        if (this.#interrupted) return { error: { code: 'timeout', message: `call exceeded its budget of ${this.limits.callSteps} steps` } };
+        return { error: { code: 'guest_error', message: 'the function returned a promise that never settles' } };
+      }
+      if (state.type === 'rejected') {
+        const failure = this.#classify(ctx, describe, state.error, 'guest_error');
+        state.error.dispose();
+        current.dispose();
+        return failure;
+      }
+      if (state.notAPromise !== true) {
+        current.dispose();
+        current = state.value;
+      }
+    }
+    try {
+      return { ok: readString(ctx, current) };
+    } catch {
+      return { error: { code: 'guest_error', message: 'the function returned a value that did not cross as a string' } };
+    } finally {
+      current.dispose();
+    }
+  }
+
+  /** Maps a thrown guest value to an error code; `fallback` is the code of an ordinary exception. */
+  #classify(ctx: QuickJSContext, describe: QuickJSHandle | undefined, thrown: QuickJSHandle, fallback: 'guest_error' | 'load_error'): CallFailure {
+    if (this.#interrupted) {
+      return { error: { code: 'timeout', message: `exceeded the budget of ${this.limits.callSteps} steps` } };
+    }
+    let name = '';
+    let message = 'a thrown value that cannot be described';
+    if (describe !== undefined) {
+      // A little budget of its own: describing may run guest getters and toString.
+      this.#arm(Math.max(10, Math.ceil(this.limits.callSteps / 100)));
+      const described = ctx.callFunction(describe, ctx.undefined, thrown);
+      if (described.error) described.error.dispose();
+      else {
+        try {
+          const pair: unknown = JSON.parse(readString(ctx, described.value));
+          if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string') [name, message] = pair;
+        } catch {
+          // keep the generic message
+        }
+        described.value.dispose();
+      }
+      this.#interrupted = false;
+    }
+    // QuickJS throws null when memory runs out so completely that it cannot even build the
+    // InternalError; the instance's memory has then grown close to its cap. A guest's own
+    // `throw null` after a memory-hungry stretch is misnamed out_of_memory, which is harmless.
+    const exhausted = ctx.sameValue(thrown, ctx.null) && (this.#world?.memory.buffer.byteLength ?? 0) >= this.limits.memoryBytes * 0.8;
+    if ((name === 'InternalError' && message === 'out of memory') || exhausted) {
+      return { error: { code: 'out_of_memory', message: `out of memory (the runtime's limit is ${runtimeMemoryLimit(this.limits.memoryBytes)} bytes)` } };
+    }
+    if (message === 'stack overflow' || (name === 'RangeError' && /call stack/i.test(message))) {
+      return { error: { code: 'stack_overflow', message: `stack overflow (the limit is ${this.limits.stackBytes} bytes)` } };
+    }
+    return { error: { code: fallback, message: cut(name === '' ? message : `${name}: ${message}`) } };
+  }
+
+  /** The host side of `__host_call`: `(op, arg, encoded?)`, answering a string or `[json]`. */
+  #rawHostCall(ctx: QuickJSContext): QuickJSHandle {
+    return ctx.newFunction('__host_raw', (opHandle, argHandle, flagHandle) => {
+      const host = this.#hostCall;
+      if (host === undefined) return { error: ctx.newError({ name: 'HostError', message: 'no host function is offered during this call' }) };
+      if (opHandle === undefined || argHandle === undefined || ctx.typeof(opHandle) !== 'string' || ctx.typeof(argHandle) !== 'string') {
+        return { error: ctx.newError({ name: 'TypeError', message: '__host_call(op, argJson) takes two strings' }) };
+      }
+      let op = ctx.getString(opHandle);
+      let arg = ctx.getString(argHandle);
+      let out: unknown;
+      try {
+        if (flagHandle !== undefined && ctx.typeof(flagHandle) === 'number') {
+          op = String(JSON.parse(op));
+          arg = String(JSON.parse(arg));
+        }
+        out = host(op, arg);
+      } catch (e) {
+        const error = ctx.newError({ name: 'HostError', message: cut(e instanceof Error ? e.message : String(e)) });
+        const code = (e as { code?: unknown } | null)?.code;
+        if (typeof code === 'string') {
+          const codeHandle = ctx.newString(code);
+          ctx.setProp(error, 'code', codeHandle);
+          codeHandle.dispose();
+        }
+        return { error };
+      }
+      if (typeof out !== 'string') {
+        return { error: ctx.newError({ name: 'HostError', message: `host answered ${cut(op)} with a ${typeof out}, not a string` }) };
+      }
+      if (!UNSAFE.test(out)) return ctx.newString(out);
+      const wrapped = ctx.newArray();
+      const json = ctx.newString(JSON.stringify(out));
+      ctx.setProp(wrapped, 0, json);
+      json.dispose();
+      return wrapped;
+    });
+  }
+}
+
+/** Reads a string that crossed out of the guest: a plain string, or `[json]` for one holding U+0000 or a lone surrogate. */
+function readString(ctx: QuickJSContext, handle: QuickJSHandle): string {
+  const kind = ctx.typeof(handle);
+  if (kind === 'string') return ctx.getString(handle);
+  if (kind !== 'object') throw new TypeError(`not a string: ${kind}`);
+  const inner = ctx.getProp(handle, 0);
+  try {
+    if (ctx.typeof(inner) !== 'string') throw new TypeError('not an encoded string');
+    const decoded: unknown = JSON.parse(ctx.getString(inner));
+    if (typeof decoded !== 'string') throw new TypeError('not an encoded string');
+    return decoded;
+  } finally {
+    inner.dispose();
+  }
+}
+
+function freeContext(loaded: LoadedContext): void {
+  loaded.invoke.dispose();
+  loaded.describe.dispose();
+  loaded.ctx.dispose();
+}
+
+function disposed(): CallFailure {
+  return { error: { code: 'disposed', message: 'this sandbox has been disposed' } };
+}
+
+function cut(text: string): string {
+  return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text;
+}
+
+/**
+ * QuickJS's own limit, set under the wasm cap so that most bombs are a clean `out_of_memory`
+ * guest error: the cap less the fixed part of the instance, less a quarter for malloc's
+ * overhead and Emscripten's growth steps (measured: a Map bomb under a limit of cap − 6 MiB − cap/8 still reached the cap first).
+ */
+export function runtimeMemoryLimit(memoryBytes: number): number {
+  return Math.floor(memoryBytes - FIXED_WASM_BYTES - memoryBytes / 4);
+}
+
+function resolveLimits(partial: Partial<SandboxLimits> | undefined): SandboxLimits {
+  const limits: SandboxLimits = {
+    memoryBytes: partial?.memoryBytes ?? DEFAULT_MEMORY_BYTES,
+    stackBytes: partial?.stackBytes ?? defaultStackBytes(),
+    callSteps: partial?.callSteps ?? DEFAULT_CALL_STEPS,
+  };
+  const { memoryBytes, stackBytes, callSteps } = limits;
+  if (!Number.isSafeInteger(memoryBytes) || memoryBytes < MIN_MEMORY_BYTES + 8 * WASM_PAGE * 16 || memoryBytes > 2 ** 31) {
+    throw new TypeError(`memoryBytes must be an integer from ${MIN_MEMORY_BYTES + 8 * WASM_PAGE * 16} to 2 GiB, got ${memoryBytes}`);
+  }
+  if (!Number.isSafeInteger(stackBytes) || stackBytes < 4096 || stackBytes > 64 * 1024 * 1024) {
+    throw new TypeError(`stackBytes must be an integer from 4 KiB to 64 MiB, got ${stackBytes}`);
+  }
+  if (!Number.isSafeInteger(callSteps) || callSteps < 1) {
+    throw new TypeError(`callSteps must be a positive integer, got ${callSteps}`);
+  }
+  return limits;
+}
