@@ -278,16 +278,17 @@ export class WorldSandbox {
   #guarded(body: () => CallResult): CallResult {
     this.#running = true;
     let out: CallResult;
+    let thrown: { e: unknown } | undefined;
     try {
       out = body();
     } catch (e) {
-      out = this.#crashed(e);
+      thrown = { e };
+      out = disposed();
     } finally {
       this.#running = false;
     }
-    if (this.#aborted !== undefined && this.alive) {
-      out = this.#crashed(new Error(this.#aborted));
-    }
+    if (thrown !== undefined) out = this.#crashed(thrown.e);
+    else if (this.#aborted !== undefined && this.alive) out = this.#crashed(new Error(this.#aborted));
     if (this.#disposeAfterCall) {
       this.#disposeAfterCall = false;
       this.dispose();
