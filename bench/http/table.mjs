@@ -1,0 +1,32 @@
+// Turns run.sh's results (round, row, requests/s, p50, p99 per line) into the README table:
+// per row, the median requests/s, the median of its per-round ratio to that round's
+// baseline (the first row), the lowest and highest ratio, and the median latencies.
+import { readFileSync } from 'node:fs';
+
+const lines = readFileSync(process.argv[2], 'utf8').trim().split('\n').map((l) => l.split('\t'));
+const toMs = (s) => (s.endsWith('us') ? Number(s.slice(0, -2)) / 1000 : s.endsWith('ms') ? Number(s.slice(0, -2)) : Number(s.slice(0, -1)) * 1000);
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const rounds = new Map();
+const rows = [];
+for (const [round, name, rps, p50, p99] of lines) {
+  if (!rounds.has(round)) rounds.set(round, new Map());
+  rounds.get(round).set(name, { rps: Number(rps), p50: toMs(p50), p99: toMs(p99) });
+  if (!rows.includes(name)) rows.push(name);
+}
+const base = rows[0];
+const out = [];
+out.push('| server | requests/s (median) | ratio to uWS hello (median) | ratio range | p50 ms | p99 ms |');
+out.push('|---|---:|---:|---:|---:|---:|');
+for (const name of rows) {
+  const runs = [...rounds.values()].filter((r) => r.has(name) && r.has(base));
+  const ratios = runs.map((r) => r.get(name).rps / r.get(base).rps);
+  const rps = median(runs.map((r) => r.get(name).rps));
+  out.push(
+    `| ${name} | ${Math.round(rps)} | ${median(ratios).toFixed(2)} | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${median(runs.map((r) => r.get(name).p50)).toFixed(2)} | ${median(runs.map((r) => r.get(name).p99)).toFixed(2)} |`,
+  );
+}
+console.log(out.join('\n'));
