@@ -342,6 +342,11 @@ describe.each(backends)('world engine on %s storage', (_name, makeStorage) => {
       for (let i = 0; i < 25; i++) w.append('s3', draft(put('object', `o${i}`, { blob })));
       expect(codeOf(() => w.checkpoint('s3'))).toBe('checkpoint_too_large');
       expect(codeOf(() => w.checkpoint('s3', 20))).toBe('no error');
+      // Fewer than 24 M characters but more than 24 MB of UTF-8.
+      const euro = store.createWorld('euro', { twins: ['s3'] });
+      for (let i = 0; i < 9; i++) euro.append('s3', draft(put('object', `o${i}`, '€'.repeat(1024 * 1024))));
+      expect(codeOf(() => euro.checkpoint('s3'))).toBe('checkpoint_too_large');
+      expect(euro.checkpoint('s3', 7).byteLength).toBeGreaterThan(7 * 3 * 1024 * 1024);
     });
   });
 

@@ -596,7 +596,9 @@ export class World {
     const pos = this.positionArg(at, head);
     const layers = this.layers(twin, pos);
     const byType = new Map<string, [string, string][]>();
-    let bytes = 0;
+    let chars = 0;
+    const tooLarge = (): KitError =>
+      new KitError('checkpoint_too_large', `the checkpoint of ${twin} at ${pos} is larger than 24 MB`, { limit: CHECKPOINT_LIMIT_BYTES });
     const add = (type: string, id: string, value: unknown): void => {
       let piece: string;
       try {
@@ -604,10 +606,10 @@ export class World {
       } catch (err) {
         throw new KitError('internal', `record ${type}/${id} cannot be serialised: ${String(err)}`);
       }
-      bytes += Buffer.byteLength(piece) + 1;
-      if (bytes > CHECKPOINT_LIMIT_BYTES) {
-        throw new KitError('checkpoint_too_large', `the checkpoint of ${twin} at ${pos} is larger than 24 MB`, { limit: CHECKPOINT_LIMIT_BYTES });
-      }
+      // Characters are a lower bound of UTF-8 bytes: stop early once they alone pass the
+      // limit; the exact size is checked on the final bytes.
+      chars += piece.length + 1;
+      if (chars > CHECKPOINT_LIMIT_BYTES) throw tooLarge();
       let list = byType.get(type);
       if (list === undefined) byType.set(type, (list = []));
       list.push([id, piece]);
@@ -634,7 +636,9 @@ export class World {
       out.push(`${i > 0 ? ',' : ''}${JSON.stringify(type)}:{${list.map((r) => r[1]).join(',')}}`);
     });
     out.push(`},"twin":${JSON.stringify(twin)}}`);
-    return new Uint8Array(Buffer.from(out.join(''), 'utf8'));
+    const bytes = Buffer.from(out.join(''), 'utf8');
+    if (bytes.byteLength > CHECKPOINT_LIMIT_BYTES) throw tooLarge();
+    return new Uint8Array(bytes);
   }
 
   // ---- history
