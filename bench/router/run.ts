@@ -4,13 +4,28 @@
  * Each task matches a fixed mix of 200 requests per iteration, so the per-request time
  * is the iteration time / 200 (a single match is too short for the timer).
  *
- * Run: npx tsc -p tsconfig.json && node dist/bench/router/run.js
- *  or: npx esbuild bench/router/run.ts --bundle --platform=node --format=esm --outfile=/tmp/router-bench.mjs && node /tmp/router-bench.mjs
+ * Run (from the repository root; the banner lets the bundled yaml package require Node built-ins):
+ *   npx esbuild bench/router/run.ts --bundle --platform=node --format=esm --outfile=/tmp/router-bench.mjs \
+ *     "--banner:js=import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" \
+ *     && node /tmp/router-bench.mjs
+ * or after `npx tsc -p tsconfig.json`: node dist/bench/router/run.js
  */
 
 import { Bench } from 'tinybench';
 import type { Matcher } from '../../sdk/twin/types.js';
 import { compileRouter, type RouteRequest } from '../../runtime/router/index.js';
+import { parseScenario, ScenarioState, type ScenarioRequest } from '../../runtime/scenario/index.js';
+
+// The worked examples of docs/scenarios.md in one document.
+const SCENARIO = `
+handlers:
+  - { name: decline-next-charge, match: POST /v1/payment_intents, times: 1, respond: { status: 402, headers: { request-id: "req_{{request.id}}" }, body: { error: { type: card_error, code: card_declined } } } }
+  - { name: rate-limited, match: /v1/customers, when: { state: started }, times: 3, respond: { status: 429, headers: { Retry-After: "1" } }, then: { state: recovered } }
+  - { name: slow-lists, match: "GET /v1/:resource", delay: 2s }
+  - { name: slow-nested-lists, match: "GET /v1/:resource/:id/:list", delay: 2s }
+  - { name: drop, match: POST /v1/charges, fault: reset }
+  - { name: computed, match: GET /v1/customers/:id, js: "return { status: 200 }" }
+`;
 
 const RESOURCES = [
   'accounts', 'application_fees', 'balance_transactions', 'charges', 'checkout_sessions', 'coupons',
@@ -88,6 +103,10 @@ export async function run(): Promise<string> {
   bench.add('naive regex scan', () => { for (const r of reqs) if (scan(r) !== null) sink++; });
   const miss = reqs.filter((r) => trie.match(r) === null);
   bench.add('trie nearestMiss (misses only)', () => { for (const r of miss) if (trie.nearestMiss(r) !== null) sink++; });
+  // Requests the scenario passes on, as most requests are: nothing answers, one is slowed or none matches.
+  const scenario = new ScenarioState(parseScenario(SCENARIO));
+  const sreqs: ScenarioRequest[] = reqs.filter((r) => !r.path.startsWith('/v1/customers')).map((r, i) => ({ ...r, method: r.method === 'POST' ? 'PUT' : r.method, id: `req_${i}` }));
+  bench.add('scenario decide (6 handlers)', () => { for (const r of sreqs) if (scenario.decide(r).kind === 'pass') sink++; });
   await bench.run();
   const per = (name: string, n: number): number => {
     const t = bench.tasks.find((x) => x.name === name);
@@ -98,6 +117,7 @@ export async function run(): Promise<string> {
   const trieUs = per('trie router (compileRouter)', reqs.length);
   const naiveUs = per('naive regex scan', reqs.length);
   const missUs = per('trie nearestMiss (misses only)', miss.length);
+  const decideUs = per('scenario decide (6 handlers)', sreqs.length);
   const lines = [
     `routes: ${rs.length}, requests per iteration: ${reqs.length} (${miss.length} match nothing), sink ${sink > 0 ? 'ok' : 'empty'}`,
     '',
@@ -106,6 +126,7 @@ export async function run(): Promise<string> {
     `| trie router \`match\` | ${trieUs.toFixed(3)} | ${(trieUs / naiveUs).toFixed(3)}× |`,
     `| naive regex scan (baseline) | ${naiveUs.toFixed(3)} | 1× |`,
     `| trie \`nearestMiss\` (misses only) | ${missUs.toFixed(3)} | ${(missUs / naiveUs).toFixed(3)}× |`,
+    `| scenario \`decide\`, 6 handlers, request passed on | ${decideUs.toFixed(3)} | ${(decideUs / naiveUs).toFixed(3)}× |`,
   ];
   return lines.join('\n');
 }
