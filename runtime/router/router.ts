@@ -193,15 +193,15 @@ class TrieRouter<T> implements CompiledRouter<T> {
     const cut = cutPath(req.path);
     if (cut === null || this.routes.length === 0) return null;
     if (this.match(req) !== null) return null;
-    let best: { score: number; rank: number; miss: NearMiss } | null = null;
+    let best: { score: number; rank: number; c: Compiled<T>; failed: MissPart; detail: () => string } | null = null;
     for (const c of this.routes) {
       const r = scoreRoute(c, cut, req);
       if (r === null) continue;
       if (best === null || r.score > best.score || (r.score === best.score && c.rank < best.rank)) {
-        best = { score: r.score, rank: c.rank, miss: { index: c.index, name: c.name, failed: r.failed, detail: r.detail } };
+        best = { score: r.score, rank: c.rank, c, failed: r.failed, detail: r.detail };
       }
     }
-    return best?.miss ?? null;
+    return best === null ? null : { index: best.c.index, name: best.c.name, failed: best.failed, detail: best.detail() };
   }
 }
 
@@ -212,22 +212,22 @@ function cutPath(path: string): Cut | null {
 }
 
 /** The first of query, headers, body that fails, with how many conditions held before it. */
-function firstFailing(m: NormalMatcher, req: RouteRequest): { part: MissPart; held: number; detail: string } | null {
+function firstFailing(m: NormalMatcher, req: RouteRequest): { part: MissPart; held: number; detail: () => string } | null {
   let held = 0;
   for (const [name, want] of m.query) {
     const have = getOwn(req.query, name);
-    if (failsCondition(have, want)) return { part: 'query', held, detail: `query "${name}" is ${show(have)}, the route wants ${want === true ? 'it present' : show(want)}` };
+    if (failsCondition(have, want)) return { part: 'query', held, detail: () => `query "${name}" is ${show(have)}, the route wants ${want === true ? 'it present' : show(want)}` };
     held++;
   }
   for (const [name, want] of m.headers) {
     const have = getOwn(req.headers, name);
-    if (failsCondition(have, want)) return { part: 'headers', held, detail: `header "${name}" is ${show(have)}, the route wants ${want === true ? 'it present' : show(want)}` };
+    if (failsCondition(have, want)) return { part: 'headers', held, detail: () => `header "${name}" is ${show(have)}, the route wants ${want === true ? 'it present' : show(want)}` };
     held++;
   }
   for (const [path, dotted, want] of m.body) {
     const have = bodyAt(req.body, path);
     const ok = want === true ? have !== undefined : bodyEquals(want, have);
-    if (!ok) return { part: 'body', held, detail: `body "${dotted}" is ${show(have)}, the route wants ${want === true ? 'it present' : show(want)}` };
+    if (!ok) return { part: 'body', held, detail: () => `body "${dotted}" is ${show(have)}, the route wants ${want === true ? 'it present' : show(want)}` };
     held++;
   }
   return null;
@@ -243,37 +243,39 @@ const STAGE_WIDTH = 1_000_000;
  * held (leading path segments, or conditions). Null for a route that shares nothing
  * with the request (not even its first segment).
  */
-function scoreRoute<T>(c: Compiled<T>, cut: Cut, req: RouteRequest): { score: number; failed: MissPart; detail: string } | null {
+// Details are closures: only the closest route's is ever written out.
+function scoreRoute<T>(c: Compiled<T>, cut: Cut, req: RouteRequest): { score: number; failed: MissPart; detail: () => string } | null {
   const segs = c.m.segments;
   let i = 0;
-  let pathProblem: string | null = null;
+  // Each problem ends the loop at once, so the closures see the final `i`.
+  let pathProblem: (() => string) | null = null;
   for (; i < segs.length; i++) {
     const s = segs[i] as Segment;
     if (s.kind === 'rest') {
-      if (decodeStrict(cut.raw.slice(i).join('/')) === null) pathProblem = `the rest of the path from segment ${i + 1} has a malformed percent escape`;
+      if (decodeStrict(cut.raw.slice(i).join('/')) === null) pathProblem = () => `the rest of the path from segment ${i + 1} has a malformed percent escape`;
       break;
     }
     if (i >= cut.raw.length) {
-      pathProblem = `the path ends after ${cut.raw.length} segment${cut.raw.length === 1 ? '' : 's'}, the pattern ${clip(c.m.matcher.path)} has ${segs.length}`;
+      pathProblem = () => `the path ends after ${cut.raw.length} segment${cut.raw.length === 1 ? '' : 's'}, the pattern ${clip(c.m.matcher.path)} has ${segs.length}`;
       break;
     }
     const d = cut.decoded(i);
     const raw = cut.raw[i] as string;
     if (s.kind === 'literal') {
       if ((d ?? raw) !== s.value) {
-        pathProblem = `segment ${i + 1} is "${clip(d ?? raw)}", the pattern wants "${clip(s.value)}"`;
+        pathProblem = () => `segment ${i + 1} is "${clip(d ?? raw)}", the pattern wants "${clip(s.value)}"`;
         break;
       }
     } else if (d === null) {
-      pathProblem = `segment ${i + 1} (:${s.name}) has a malformed percent escape`;
+      pathProblem = () => `segment ${i + 1} (:${s.name}) has a malformed percent escape`;
       break;
     } else if (d === '') {
-      pathProblem = `segment ${i + 1} (:${s.name}) is empty`;
+      pathProblem = () => `segment ${i + 1} (:${s.name}) is empty`;
       break;
     }
   }
   if (pathProblem === null && i === segs.length && cut.raw.length > segs.length) {
-    pathProblem = `the path has ${cut.raw.length} segments, the pattern ${clip(c.m.matcher.path)} has ${segs.length}`;
+    pathProblem = () => `the path has ${cut.raw.length} segments, the pattern ${clip(c.m.matcher.path)} has ${segs.length}`;
   }
   if (pathProblem !== null) {
     if (i === 0) return null;
@@ -282,7 +284,7 @@ function scoreRoute<T>(c: Compiled<T>, cut: Cut, req: RouteRequest): { score: nu
   const method = req.method;
   if (c.methods !== null && !c.methods.has(method) && !(method === 'HEAD' && c.methods.has('GET'))) {
     const want = c.m.methods ?? [];
-    return { score: STAGE.method * STAGE_WIDTH, failed: 'method', detail: `method is ${clip(method, 32)}, the route wants ${want.length === 1 ? want[0] : `one of ${want.join(', ')}`}` };
+    return { score: STAGE.method * STAGE_WIDTH, failed: 'method', detail: () => `method is ${clip(method, 32)}, the route wants ${want.length === 1 ? want[0] : `one of ${want.join(', ')}`}` };
   }
   const f = firstFailing(c.m, req);
   if (f === null) return null; // it matches (cannot happen: nearestMiss runs only when nothing matches)
