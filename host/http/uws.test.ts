@@ -50,7 +50,7 @@ function raw(port: number, send: (write: (s: string | Buffer) => boolean) => Pro
   });
 }
 
-function pattern(size: number): Uint8Array {
+function pattern(size: number): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(size);
   for (let i = 0; i < size; i++) bytes[i] = (i * 31 + (i >> 8)) & 0xff;
   return bytes;
