@@ -255,17 +255,19 @@ export class CallTree implements Tree {
 
 /**
  * A `Date` whose "now" is the world clock: `Date.now()`, `new Date()` and `Date()` agree;
- * `new Date(x)` and the statics work as usual, and instances are real Dates.
+ * `new Date(x)` and the statics work as usual, and instances are real Dates. Made once per
+ * twin and pointed at each call's clock (`clock.nowMs`), which is cheaper than a new
+ * constructor per call.
  */
-function clockDate(RealDate: DateConstructor, nowMs: number): DateConstructor {
+function clockDate(RealDate: DateConstructor, clock: { nowMs: number }): DateConstructor {
   const KitDate = function (this: unknown, ...args: unknown[]): unknown {
-    if (new.target === undefined) return new RealDate(nowMs).toString();
-    return Reflect.construct(RealDate, args.length === 0 ? [nowMs] : args, new.target);
+    if (new.target === undefined) return new RealDate(clock.nowMs).toString();
+    return Reflect.construct(RealDate, args.length === 0 ? [clock.nowMs] : args, new.target);
   } as unknown as DateConstructor & { prototype: Date };
   Object.defineProperty(KitDate, 'prototype', { value: RealDate.prototype, writable: false });
   Object.defineProperty(KitDate, 'name', { value: 'Date' });
   Object.defineProperty(KitDate, 'length', { value: 7 });
-  KitDate.now = () => nowMs;
+  KitDate.now = () => clock.nowMs;
   KitDate.parse = RealDate.parse;
   KitDate.UTC = RealDate.UTC;
   return KitDate;
@@ -371,6 +373,8 @@ export function installTwin(def: TwinDefinition): void {
   const moves = def.moves ?? {};
 
   g.__kit_manifest = () => manifest;
+  const clock = { nowMs: 0 };
+  let worldDate: DateConstructor | undefined;
 
   g.__kit_invoke = (inputJson: string): string => {
     const RealDate = g.Date;
@@ -389,7 +393,9 @@ export function installTwin(def: TwinDefinition): void {
       const t = new CallTree(hostCall, input.kind === 'store');
 
       // The world's clock and generator, for exactly this call.
-      g.Date = clockDate(RealDate, nowMs);
+      clock.nowMs = nowMs;
+      // Made on the first call, from the Date the sandbox had then.
+      g.Date = worldDate ??= clockDate(RealDate, clock);
       g.Math.random = ids.random;
 
       const ctx: TwinContext = {
