@@ -113,7 +113,7 @@ describe('compileRouter: query, headers, body', () => {
     expect(r.match(req('POST', '/v1/charges', { body: { metadata: { a: '1', b: '2' } } }))?.value).toBe('plain');
   });
   it('never reaches inherited members through a matcher', () => {
-    const r2 = router([['c', { path: '/x', query: { constructor: true } }], ['b', { path: '/x', body: { 'toString.length': 0 } }]]);
+    const r2 = router([['c', { path: '/x', query: { constructor: true as const } }], ['b', { path: '/x', body: { 'toString.length': 0 } }]]);
     expect(r2.match(req('GET', '/x', { body: {} }))).toBeNull();
     expect(r2.match(req('GET', '/x', { query: { constructor: '1' } }))?.value).toBe('c');
   });

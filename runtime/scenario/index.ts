@@ -1,3 +1,20 @@
+/**
+ * Scenarios (handlers documents): parse and validate, decide per request, report.
+ * The format for people is in docs/scenarios.md.
+ *
+ * How the world runner uses this, per twin:
+ *
+ *   PUT  …/scenario   scenario = parseScenario(text, contentType)   // throws invalid_scenario: keep the old one
+ *                     state = new ScenarioState(scenario)           // replacing starts over
+ *   a vendor request  const d = state.decide({ ...routeRequest, id, at }, (type, id) => tree.get(type, id))
+ *     respond         answer d.response after d.delayMs
+ *     fault           reset: close without an answer; status: answer it (no body: the twin's errorBody)
+ *     js              run d.call.functionSource in the twin's sandbox with (request + d.call.params, ctx);
+ *                     jsOutcome(result, d.handlerName) → respond, or pass (go on as below)
+ *     pass            twin routes after d.delayMs: m = twinRouter.match(req)
+ *                     state.noteTwin(req, m ? { route: name } : { route: null, nearestMiss: twinRouter.nearestMiss(req) })
+ *   GET /twin/scenario  state.report()
+ */
 export type {
   Decision,
   HandlerAction,

@@ -167,13 +167,14 @@ export class ScenarioState {
       if (h.then) r.then = { ...h.then };
       return r;
     });
-    return {
+    // A copy: whoever holds a report cannot change the scenario or its record through it.
+    return structuredClone({
       state: this.current,
       initialState: this.scenario.initialState,
       handlers,
-      unmatched: this.unmatched.map((u) => ({ ...u })),
+      unmatched: this.unmatched,
       unmatchedTotal: this.unmatchedTotal,
-    };
+    });
   }
 
   private record(h: ScenarioHandler): void {
