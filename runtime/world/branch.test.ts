@@ -207,6 +207,35 @@ describe.each(backends)('branches on %s storage', (_name, makeStorage) => {
     expect(l3.listRecords('stripe', 'customer', { after: 'a', limit: 2 })).toMatchObject({ hasMore: true });
   });
 
+  it('filters the timeline by trace through the branch chain, up to each cut', () => {
+    const { root } = setup();
+    const trace = 'd'.repeat(32);
+    const tp = (n: number): string => `00-${trace}-${String(n).padStart(16, '0')}-01`;
+    root.append('stripe', { ...draft(), traceparent: tp(1) }); // stripe 1
+    root.append('github', draft()); // github 1
+    root.advanceClock('1m');
+    root.append('github', { ...draft(), traceparent: tp(2) }); // github 2
+    const br = root.branch({ label: 't' }).world;
+    root.advanceClock('1m');
+    root.append('stripe', { ...draft(), traceparent: tp(3) }); // parent-only, after the cut
+    br.advanceClock('1m');
+    br.append('stripe', { ...draft(), traceparent: tp(4) }); // stripe 2 in the branch
+    br.append('stripe', draft());
+    const sub = br.branch().world;
+    sub.advanceClock('1m');
+    sub.append('github', { ...draft(), traceparent: tp(5) }); // github 3 in sub
+    const seen = (w: World): string[] => w.timeline({ trace }).entries.map((e) => `${e.twin}:${e.position}`);
+    expect(seen(root)).toEqual(['stripe:2', 'github:2', 'stripe:1']);
+    expect(root.entry('stripe', 2)?.traceparent).toBe(tp(3));
+    expect(seen(br)).toEqual(['stripe:2', 'github:2', 'stripe:1']);
+    expect(seen(sub)).toEqual(['github:3', 'stripe:2', 'github:2', 'stripe:1']);
+    expect(br.timeline({ trace }).entries[0]?.entry.traceparent).toBe(tp(4));
+    expect(sub.timeline({ trace, twin: 'github' }).entries.map((e) => e.position)).toEqual([3, 2]);
+    const page = sub.timeline({ trace, limit: 2 });
+    expect(page.entries).toHaveLength(2);
+    expect(sub.timeline({ trace, limit: 2, before: page.next as string }).entries.map((e) => `${e.twin}:${e.position}`)).toEqual(['github:2', 'stripe:1']);
+  });
+
   it('validates label, ttl and live', () => {
     const { root } = setup();
     for (const label of ['', 'Has-Caps', '-lead', 'x'.repeat(41), 'sp ace', 7]) {
@@ -272,21 +301,37 @@ describe('purge resumes after a restart', () => {
   it('finishes removing a world whose purge was cut short', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kit-purge-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const storage = openLmdbStorage(dir);
-    const store = new WorldStore(storage);
+    const real = openLmdbStorage(dir);
+    cleanups.push(() => real.close());
+    // The process "dies" after the removal and one purge batch: later transactions fail.
+    let transactions = 0;
+    let armed = false;
+    const dying: Storage = {
+      get: (key) => real.get(key),
+      range: (options) => real.range(options),
+      transact: (fn) => {
+        if (armed && ++transactions > 2) throw new Error('process died');
+        return real.transact(fn);
+      },
+      durable: () => real.durable(),
+      close: () => real.close(),
+      get alive() {
+        return real.alive;
+      },
+    };
+    const store = new WorldStore(dying);
     const w = store.createWorld('big', { twins: ['stripe'] });
-    for (let i = 0; i < 50; i++) w.append('stripe', draft(...Array.from({ length: 100 }, (_, j) => put('customer', `c${i}_${j}`, j))));
-    void store.removeWorld('big');
-    // Close before the background purge has run its batches.
-    await storage.close();
-    const reopened = openLmdbStorage(dir);
-    cleanups.push(() => reopened.close());
-    const leftBefore = [...reopened.range({ start: ['w1'], end: ['w1\u0000'] })].length;
-    expect(leftBefore).toBeGreaterThan(0);
-    const store2 = new WorldStore(reopened);
-    expect(store2.hasWorld('big')).toBe(false);
+    for (let i = 0; i < 20; i++) w.append('stripe', draft(...Array.from({ length: 200 }, (_, j) => put('customer', `c${i}_${j}`, j))));
+    armed = true;
+    await store.removeWorld('big');
+    expect(store.hasWorld('big')).toBe(false);
+    const left = [...real.range({ start: ['w1'], end: ['w1\u0000'] })].length;
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(20 * 200 * 3);
+
+    const store2 = new WorldStore(real);
     await store2.idle();
-    expect([...reopened.range({ start: ['w1'], end: ['w1\u0000'] })].length).toBe(0);
-    expect([...reopened.range({ start: ['#trash'], end: ['#trash\u0000'] })].length).toBe(0);
+    expect([...real.range({ start: ['w1'], end: ['w1\u0000'] })].length).toBe(0);
+    expect([...real.range({ start: ['#trash'], end: ['#trash\u0000'] })].length).toBe(0);
   });
 });

@@ -11,6 +11,7 @@
  *   ['#ttl', expiresAtMs, name]       → null           branches to sweep
  *   [id, '#meta']                     → WorldMeta      twins, clock, base
  *   [id, '#branch', name]             → BranchRecord   this world's branches
+ *   [id, '#trace', traceId, twin, pos] → null          entries by W3C trace id (timeline filter)
  *   [id, twin, 'log', position]       → Entry
  *   [id, twin, 'rec', type, rid, pos] → value | null   (null: deleted at pos)
  *   [id, twin, 'head', type, rid]     → pos            newest own version, for reads at head
@@ -438,6 +439,8 @@ export class World {
           tx.put([id, twin, 'rec', w.type, w.id, entry.position], w.value);
           tx.put([id, twin, 'head', w.type, w.id], entry.position);
         }
+        const trace = traceIdOf(entry.traceparent);
+        if (trace !== undefined) tx.put([id, '#trace', trace, twin, entry.position], null);
       }
       for (const [type, position, n] of countWrites) tx.put([id, twin, 'count', type, position], n);
     });
@@ -508,8 +511,9 @@ export class World {
     });
     const peek = (r: (typeof readers)[number]): Entry | undefined => {
       if (r.buffer.length === 0 && r.next >= 1) {
-        r.buffer = this.readBackward(r.twin, r.next, 64);
-        r.next -= r.buffer.length;
+        r.buffer = trace === undefined ? this.readBackward(r.twin, r.next, 64) : this.readTraceBackward(r.twin, trace, r.next, 64);
+        const last = r.buffer[r.buffer.length - 1];
+        r.next = last === undefined ? 0 : last.position - 1;
       }
       return r.buffer[0];
     };
@@ -863,6 +867,24 @@ export class World {
       if (hi <= l.lo) continue;
       const range = { start: [l.id, twin, 'log', l.lo + 1], end: [l.id, twin, 'log', hi + 1], reverse: true, limit: n - out.length };
       for (const kv of this.e.storage.range<Entry>(range)) out.push(kv.value);
+      if (out.length >= n) break;
+    }
+    return out;
+  }
+
+  /** Up to n entries of one trace at positions ≤ from, descending, from the trace index. */
+  private readTraceBackward(twin: string, trace: string, from: number, n: number): Entry[] {
+    const out: Entry[] = [];
+    const storage = this.e.storage;
+    for (const l of this.layers(twin, this.head(twin))) {
+      const hi = Math.min(l.hi, from);
+      if (hi <= l.lo) continue;
+      const prefix = [l.id, '#trace', trace, twin];
+      const range = { start: [...prefix, l.lo + 1], end: [...prefix, hi + 1], reverse: true, limit: n - out.length };
+      for (const { key } of storage.range(range)) {
+        const entry = storage.get<Entry>([l.id, twin, 'log', key[4] as number]);
+        if (entry !== undefined) out.push(entry);
+      }
       if (out.length >= n) break;
     }
     return out;
