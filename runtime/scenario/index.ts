@@ -31,5 +31,5 @@ export type {
   UnmatchedRequest,
 } from './types.js';
 export { parseScenario, parseDuration, MAX_HANDLERS, MAX_DELAY_MS, DEFAULT_STATE } from './parse.js';
-export { ScenarioState, MAX_UNMATCHED } from './state.js';
+export { ScenarioState, MAX_UNMATCHED, jsCall } from './state.js';
 export { jsOutcome } from './js.js';

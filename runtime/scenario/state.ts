@@ -261,7 +261,8 @@ function renderValue(v: TemplatedValue, scope: TemplateScope, budget: Budget): u
   }
 }
 
-function jsCall(h: ScenarioHandler, source: string, params: Record<string, string>): JsCall {
+/** The `JsCall` for a js handler; the runner also uses it to load every handler's function up front. */
+export function jsCall(h: ScenarioHandler, source: string, params: Record<string, string>): JsCall {
   return {
     // The directive keeps the handler strict like bundled twin code; the newline
     // before `})` lets the source end in a line comment.
