@@ -28,9 +28,12 @@ const deps: CliDeps = {
     return loadBuiltinTwins();
   },
   async openWorld(options: LocalWorldOptions): Promise<WorldHandle> {
-    const runner = (await import(RUNNER)) as { openLocalWorld?: (o: LocalWorldOptions) => Promise<WorldHandle> };
+    type Open = (o: LocalWorldOptions & { guestRuntime?: string }) => Promise<WorldHandle>;
+    const runner = (await import(RUNNER)) as { openLocalWorld?: Open };
     if (typeof runner.openLocalWorld !== 'function') throw new Error('this build has no world runner (runtime/runner openLocalWorld)');
-    return runner.openLocalWorld(options);
+    // The guest runtime alone runs a scenario's JavaScript handlers.
+    const { buildGuestRuntime } = await import('../twin/node.js');
+    return runner.openLocalWorld({ ...options, guestRuntime: await buildGuestRuntime() });
   },
   untilStopped() {
     return new Promise((resolve) => {
