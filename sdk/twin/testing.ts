@@ -8,9 +8,11 @@
 import vm from 'node:vm';
 import type { EmittedEvent, RecordWrite } from '../../runtime/world/types.js';
 import type { TwinManifestJson } from '../../runtime/runner/types.js';
+import { compileRouter } from '../../runtime/router/index.js';
+import type { NearMiss } from '../../runtime/router/index.js';
 import { parseForm, parseQuery } from './form.js';
 import { compareIds } from './guest/runtime.js';
-import type { Matcher, TwinRequest, TwinResponse } from './types.js';
+import type { TwinRequest, TwinResponse } from './types.js';
 
 export interface GuestOutput {
   response?: TwinResponse;
@@ -89,95 +91,6 @@ function toMs(at: number | string): number {
   return ms;
 }
 
-// ------------------------------------------------------------------ routing (test-grade)
-
-interface Compiled {
-  index: number;
-  name: string;
-  match: Matcher;
-  segments: string[];
-}
-
-function matchPath(segments: string[], path: string): Record<string, string> | null {
-  const parts = path.split('/').slice(1);
-  const params: Record<string, string> = {};
-  for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i]!;
-    if (seg.startsWith('*')) {
-      params[seg.slice(1)] = parts.slice(i).map(safeDecode).join('/');
-      return params;
-    }
-    const part = parts[i];
-    if (part === undefined) return null;
-    if (seg.startsWith(':')) {
-      if (part === '') return null;
-      params[seg.slice(1)] = safeDecode(part);
-    } else if (seg !== part) return null;
-  }
-  return parts.length === segments.length ? params : null;
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
-
-function dig(body: unknown, dotted: string): unknown {
-  let at: unknown = body;
-  for (const key of dotted.split('.')) {
-    if (typeof at !== 'object' || at === null || !Object.prototype.hasOwnProperty.call(at, key)) return undefined;
-    at = (at as Record<string, unknown>)[key];
-  }
-  return at;
-}
-
-function partsHold(want: Record<string, unknown> | undefined, get: (name: string) => unknown): boolean {
-  if (!want) return true;
-  for (const [name, expected] of Object.entries(want)) {
-    const actual = get(name);
-    if (actual === undefined) return false;
-    if (expected === true) continue;
-    if (JSON.stringify(actual) !== JSON.stringify(expected)) return false;
-  }
-  return true;
-}
-
-/** Rank of a pattern segment: literal over parameter over rest. */
-function rank(seg: string): number {
-  return seg.startsWith('*') ? 0 : seg.startsWith(':') ? 1 : 2;
-}
-
-function moreSpecific(a: Compiled, b: Compiled): boolean {
-  const n = Math.max(a.segments.length, b.segments.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.segments[i] === undefined ? -1 : rank(a.segments[i]!);
-    const y = b.segments[i] === undefined ? -1 : rank(b.segments[i]!);
-    if (x !== y) return x > y;
-  }
-  return a.index < b.index;
-}
-
-function findRoute(routes: Compiled[], req: TwinRequest): { route: Compiled; params: Record<string, string> } | null {
-  let best: { route: Compiled; params: Record<string, string> } | null = null;
-  for (const route of routes) {
-    const { method, query, headers, body } = route.match;
-    if (method !== undefined) {
-      const methods = Array.isArray(method) ? method : [method];
-      if (!methods.includes(req.method) && !(req.method === 'HEAD' && methods.includes('GET'))) continue;
-    }
-    const params = matchPath(route.segments, req.path);
-    if (!params) continue;
-    if (!partsHold(query, (n) => req.query[n])) continue;
-    if (!partsHold(headers, (n) => req.headers[n])) continue;
-    if (!partsHold(body, (n) => dig(req.body, n))) continue;
-    if (!best || moreSpecific(route, best.route)) best = { route, params };
-  }
-  return best;
-}
-
 // ------------------------------------------------------------------ the harness
 
 /** Loads a built twin bundle (`buildTwin(...).source`) into a fresh harness. */
@@ -222,7 +135,8 @@ export function createGuestHarness(source: string, options: GuestHarnessOptions 
   const manifest = JSON.parse(call('__kit_manifest', '')) as TwinManifestJson;
   const world = options.world ?? 'test-world';
   const twin = options.twin ?? manifest.vendor;
-  const routes: Compiled[] = manifest.routes.map((r, index) => ({ index, name: r.name, match: r.match, segments: r.match.path.split('/').slice(1) }));
+  // The runner's own router, so a harness routes exactly as a world does.
+  const router = compileRouter(manifest.routes.map((r, index) => ({ name: r.name, match: r.match, value: index })));
 
   const run = (input: Record<string, unknown>, at: number, cause: (status: number) => HarnessEntry['cause']): HarnessResult => {
     const before = hostCalls;
@@ -299,14 +213,16 @@ export function createGuestHarness(source: string, options: GuestHarnessOptions 
       req.bodyText = text;
       req.body = type.startsWith('application/json') ? JSON.parse(text) : type.startsWith('application/x-www-form-urlencoded') ? parseForm(text) : undefined;
     }
-    const found = findRoute(routes, req);
+    const found = router.match(req);
     if (!found) {
-      return { status: 404, headers: {}, body: { error: { code: 'no_handler', message: `no route matches ${req.method} ${req.path}` } }, writes: [], events: [], hostCalls: 0 };
+      const miss: NearMiss | null = router.nearestMiss(req);
+      return { status: 404, headers: {}, body: { error: { code: 'no_handler', message: `no route matches ${req.method} ${req.path}`, nearestMiss: miss } }, writes: [], events: [], hostCalls: 0 };
     }
     req.params = found.params;
-    return run({ kind: 'route', index: found.route.index, request: req }, now, (status) => ({
+    const name = manifest.routes[found.value]!.name;
+    return run({ kind: 'route', index: found.value, request: req }, now, (status) => ({
       kind: 'request',
-      route: found.route.name,
+      route: name,
       method: req.method,
       path: req.path,
       status,
