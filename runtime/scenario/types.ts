@@ -17,10 +17,7 @@ export type TreeLookup = (type: string, id: string) => unknown;
 /** A fault a handler asks for. */
 export type ScenarioFault =
   | { type: 'reset' }
-  /**
-   * A 5xx answer. `body` undefined: the runner answers with the twin's own error body
-   * (`errorBody(status, 'scenario_fault', …)`) when the twin defines one.
-   */
+  /** A 5xx answer. `body` undefined: the runner writes an error body (code `scenario_fault`). */
   | { type: 'status'; status: number; headers: Record<string, string>; body?: unknown };
 
 /** What a handler does when it matches. `pass`: only delay and/or move state, then the request goes on. */
