@@ -1,0 +1,54 @@
+/**
+ * The worker side of a `SupervisedWorker`: answers each call with the handler's result. The
+ * handler decides the order: a synchronous handler answers calls one at a time, in order; an
+ * async one may have many in progress.
+ */
+import { isMainThread, parentPort } from 'node:worker_threads';
+import type { TransferListItem } from 'node:worker_threads';
+import type { CallMessage, ReplyMessage } from './protocol.js';
+import { toErrorBody } from './protocol.js';
+
+export interface ServeOptions<Res> {
+  /** Buffers of a response to transfer rather than copy. */
+  transfer?: (response: Res) => TransferListItem[];
+}
+
+/** Serves `handler` to the `SupervisedWorker` that started this worker thread. */
+export function serveInWorker<Req, Res>(handler: (req: Req) => Promise<Res> | Res, options?: ServeOptions<Res>): void {
+  const port = parentPort;
+  if (isMainThread || port === null) throw new TypeError('serveInWorker() runs inside a worker thread started by SupervisedWorker');
+  const post = (message: ReplyMessage, transfer?: readonly TransferListItem[]): void => {
+    port.postMessage(message, transfer);
+  };
+  const answer = (id: number, response: Res): void => {
+    try {
+      post([id, 0, response], options?.transfer?.(response));
+    } catch (e) {
+      // A response that cannot be cloned is the handler's bug; say so rather than go silent.
+      post([id, 1, toErrorBody(new Error(`the response could not be sent: ${e instanceof Error ? e.message : String(e)}`))]);
+    }
+  };
+  port.on('message', (message: CallMessage) => {
+    const [id, request] = message;
+    let out: Promise<Res> | Res;
+    try {
+      out = handler(request as Req);
+    } catch (e) {
+      post([id, 1, toErrorBody(e)]);
+      return;
+    }
+    if (isPromiseLike(out)) {
+      out.then(
+        (response) => answer(id, response),
+        (e: unknown) => post([id, 1, toErrorBody(e)]),
+      );
+    } else {
+      answer(id, out);
+    }
+  });
+  post(['ready']);
+}
+
+function isPromiseLike<T>(value: unknown): value is Promise<T> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
