@@ -8,7 +8,7 @@
  *                     state = new ScenarioState(scenario)           // replacing starts over
  *   a vendor request  const d = state.decide({ ...routeRequest, id, at }, (type, id) => tree.get(type, id))
  *     respond         answer d.response after d.delayMs
- *     fault           reset: close without an answer; status: answer it (no body: the twin's errorBody)
+ *     fault           reset: close without an answer; status: answer it (no body: an error body with code scenario_fault)
  *     js              run d.call.functionSource in the twin's sandbox with (request + d.call.params, ctx);
  *                     jsOutcome(result, d.handlerName) → respond, or pass (go on as below)
  *     pass            twin routes after d.delayMs: m = twinRouter.match(req)
