@@ -35,6 +35,14 @@ describe('defineTwin', () => {
     expect(defineTwin(d)).toBe(d);
   });
 
+  it('accepts every pattern form the router takes: params, a named or bare rest, encoded literals', () => {
+    for (const path of ['/', '/v1/:id', '/files/*rest', '/files/*', '/v1/a%20b/:x_1']) {
+      const d = base();
+      d.routes[0]!.match.path = path;
+      expect(() => defineTwin(d), path).not.toThrow();
+    }
+  });
+
   it('refuses a bad vendor id, version or protocol', () => {
     expect(refused((d) => { d.vendor = 'Acme'; })).toMatch(/vendor/);
     expect(refused((d) => { d.vendor = 'a'; })).toMatch(/vendor/);
@@ -62,11 +70,18 @@ describe('defineTwin', () => {
     expect(refused((d) => { d.routes[0]!.match.path = '/v1/:'; })).toMatch(/parameter without a valid name/);
     expect(refused((d) => { d.routes[0]!.match.path = '/v1/:id/:id'; })).toMatch(/twice/);
     expect(refused((d) => { d.routes[0]!.match.path = '/v1/*rest/x'; })).toMatch(/last segment/);
+    expect(refused((d) => { d.routes[0]!.match.path = '/v1/:$id'; })).toMatch(/valid name/);
+    expect(refused((d) => { d.routes[0]!.match.path = '/v1/%E0%A4%A'; })).toMatch(/percent escape/);
+    expect(refused((d) => { d.routes[0]!.match.path = `/${'a/'.repeat(64)}`; })).toMatch(/64 segments/);
+    expect(refused((d) => { d.routes[0]!.match.path = '/v1/a\u0001'; })).toMatch(/control/);
     expect(refused((d) => { d.routes[0]!.match.method = 'get'; })).toMatch(/upper-case/);
     expect(refused((d) => { d.routes[0]!.match.method = []; })).toMatch(/empty/);
     expect(refused((d) => { d.routes[0]!.match.headers = { 'X-A': true }; })).toMatch(/lower-case/);
     expect(refused((d) => { d.routes[0]!.match.query = { a: 1 as never }; })).toMatch(/string or true/);
     expect(refused((d) => { d.routes[0]!.match.body = { n: BigInt(1) }; })).toMatch(/plain JSON/);
+    expect(refused((d) => { d.routes[0]!.match.body = { 'card..number': true }; })).toMatch(/joined by/);
+    expect(refused((d) => { d.routes[0]!.match.body = { 'a.constructor': true }; })).toMatch(/constructor/);
+    expect(refused((d) => { d.routes[0]!.match.query = { '': true }; })).toMatch(/empty name/);
     expect(refused((d) => { (d.routes[0]!.match as Record<string, unknown>)['paths'] = '/x'; })).toMatch(/not a matcher field/);
   });
 

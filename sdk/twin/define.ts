@@ -11,7 +11,10 @@ const METHOD = /^[A-Z][A-Z-]{0,19}$/;
 /** Store names become a URL segment (`/twin/store/<name>`). */
 const STORE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 const MOVE_NAME = /^[A-Za-z_$][A-Za-z0-9_$.-]{0,63}$/;
-const PARAM_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** As the host-side router reads patterns (runtime/router/pattern.ts): refuse here what it would refuse there. */
+const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const MAX_PATTERN_LENGTH = 2048;
+const MAX_PATTERN_SEGMENTS = 64;
 
 function fail(where: string, what: string): never {
   throw new TypeError(`defineTwin: ${where} ${what}`);
@@ -32,16 +35,25 @@ function stringList(v: unknown, where: string, optional: boolean): void {
 /** Throws a TypeError when a path pattern could never match or is ambiguous. */
 export function checkPathPattern(path: unknown, where: string): void {
   if (typeof path !== 'string' || !path.startsWith('/')) fail(where, "must be a string starting with '/'");
-  if (/[?#\s]/.test(path)) fail(where, 'must not contain a query, a fragment or white space');
+  if (path.length > MAX_PATTERN_LENGTH) fail(where, `must be at most ${MAX_PATTERN_LENGTH} characters`);
+  if (/[\s?#\u0000-\u001f\u007f]/.test(path)) fail(where, 'must not contain a query, a fragment, white space or control characters');
   const segments = path.split('/').slice(1);
+  if (segments.length > MAX_PATTERN_SEGMENTS) fail(where, `must have at most ${MAX_PATTERN_SEGMENTS} segments`);
   const seen = new Set<string>();
   segments.forEach((segment, i) => {
     if (segment.startsWith(':') || segment.startsWith('*')) {
       const name = segment.slice(1);
-      if (!PARAM_NAME.test(name)) fail(where, `has a parameter without a valid name: '${segment}'`);
+      const rest = segment.startsWith('*');
+      if (!(rest && name === '') && !PARAM_NAME.test(name)) fail(where, `has a parameter without a valid name (letters, digits, '_'): '${segment}'`);
       if (seen.has(name)) fail(where, `names the parameter '${name}' twice`);
       seen.add(name);
-      if (segment.startsWith('*') && i !== segments.length - 1) fail(where, `may have '${segment}' only as its last segment`);
+      if (rest && i !== segments.length - 1) fail(where, `may have '${segment}' only as its last segment`);
+    } else {
+      try {
+        decodeURIComponent(segment);
+      } catch {
+        fail(where, `has a malformed percent escape in '${segment}'`);
+      }
     }
   });
 }
@@ -75,6 +87,7 @@ function checkMatcher(match: unknown, where: string): void {
     if (value === undefined) continue;
     if (!isRecord(value)) fail(`${where}.${part}`, 'must be an object');
     for (const [name, want] of Object.entries(value)) {
+      if (name === '') fail(`${where}.${part}`, 'must not have an empty name');
       if (want !== true && typeof want !== 'string') fail(`${where}.${part}.${name}`, 'must be a string or true');
       if (part === 'headers' && name !== name.toLowerCase()) fail(`${where}.headers.${name}`, 'must be a lower-case header name');
     }
@@ -82,6 +95,11 @@ function checkMatcher(match: unknown, where: string): void {
   if (m.body !== undefined) {
     if (!isRecord(m.body)) fail(`${where}.body`, 'must be an object of dotted paths');
     checkJsonData(m.body, `${where}.body`);
+    for (const dotted of Object.keys(m.body)) {
+      const path = dotted.split('.');
+      if (path.some((p) => p === '')) fail(`${where}.body.${dotted}`, 'must be names or indexes joined by "." (card.number, items.0.price)');
+      if (path.some((p) => p === '__proto__' || p === 'constructor' || p === 'prototype')) fail(`${where}.body.${dotted}`, 'cannot match __proto__, constructor or prototype');
+    }
   }
 }
 
