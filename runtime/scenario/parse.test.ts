@@ -112,6 +112,8 @@ describe('parseScenario: refusals name the handler and the field', () => {
     ['template reaching the prototype', 'handlers:\n  - match: /x\n    respond: { body: ["{{request.body.constructor}}"] }', 'handlers[0].respond.body[0]'],
     ['tree lookup without id', 'handlers:\n  - match: /x\n    respond: { body: "{{tree.customer}}" }', 'handlers[0].respond.body'],
     ['infinite number in a body', 'handlers:\n  - match: /x\n    respond: { body: { a: .inf } }', 'handlers[0].respond.body'],
+    ['an unquoted template (YAML reads a mapping)', 'handlers:\n  - match: /x\n    respond:\n      body:\n        id: {{request.params.id}}', 'handlers[0].respond.body.id'],
+    ['an unquoted template as the whole body', 'handlers:\n  - match: /x\n    respond: { body: {{request.body}} }', 'handlers[0].respond.body'],
     ['bad header name', 'handlers:\n  - match: /x\n    respond: { headers: { "a b": "1" } }', 'handlers[0].respond.headers.a b'],
     ['initial state not a name', 'state: { a: 1 }\nhandlers: []', 'state'],
     ['handlers not a list', 'handlers: { a: 1 }', 'handlers'],

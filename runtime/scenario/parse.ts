@@ -323,6 +323,11 @@ function templated(v: unknown, field: string, where: Where, paramNames: Readonly
     return items.every((x) => x.t === 'lit') ? { t: 'lit', v } : { t: 'arr', items };
   }
   if (isPlainObject(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      // YAML reads an unquoted {{request.id}} as a mapping whose key is a mapping; its
+      // text form is "{ request.id }". Say so rather than answer that object.
+      if (x === null && k.startsWith('{') && k.endsWith('}')) fail(field, `holds a mapping "${k.slice(0, 60)}": a template must be quoted, e.g. "{{request.body.amount}}"`, where);
+    }
     const entries = Object.entries(v).map(([k, x]): [string, TemplatedValue] => [k, templated(x, `${field}.${k}`, where, paramNames)]);
     return entries.every(([, x]) => x.t === 'lit') ? { t: 'lit', v } : { t: 'obj', entries };
   }
