@@ -7,6 +7,7 @@ import type { Route } from '../../../sdk/twin/types.js';
 import { route } from './core/call.js';
 import { errorBody } from './core/errors.js';
 import { StripeError } from './core/errors.js';
+import { billingMoves, billingRoutes } from './resources/billing.js';
 import { catalogRoutes } from './resources/catalog.js';
 import { customerRoutes } from './resources/customers.js';
 import { eventRoutes } from './resources/events.js';
@@ -28,6 +29,7 @@ export const routes: Route[] = [
   ...paymentMethodRoutes,
   ...paymentRoutes,
   ...setupIntentRoutes,
+  ...billingRoutes,
   ...eventRoutes,
   unknownUrl,
 ];
@@ -40,11 +42,13 @@ export default defineTwin({
     hosts: ['api.stripe.com'],
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
-      'balance_transaction', 'setup_intent', 'event',
+      'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
+      'test_helpers.test_clock', 'discount',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },
   routes,
   stores: { accounts: accountsStore, objects: objectsStore },
+  moves: billingMoves,
   errorBody,
 });

@@ -28,8 +28,12 @@ export interface Call {
   now: number;
   /** Events to record when the writes are applied. */
   emits: { type: string; data: unknown }[];
+  /** True for the twin's own moves (a renewal falling due): events carry no request. */
+  automatic?: boolean;
   /** Timed moves to schedule when the writes are applied. */
   schedules: { id: string; move: string; dueAt: string; data?: unknown }[];
+  /** Timed moves to cancel when the writes are applied. */
+  cancels: string[];
 }
 
 export type Fn = (c: Call) => Obj;
@@ -98,7 +102,7 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn): TwinResponse {
     const key = req.headers['idempotency-key'];
     c = {
       req, ctx, tree: tx, acct, p: new Params(parametersOf(req)), requestId,
-      idempotencyKey: key ?? null, nowMs, now: seconds(nowMs), emits: [], schedules: [],
+      idempotencyKey: key ?? null, nowMs, now: seconds(nowMs), emits: [], schedules: [], cancels: [],
     };
     if (req.method === 'POST' && key !== undefined) {
       headers['idempotency-key'] = key;
@@ -139,7 +143,20 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn): TwinResponse {
 function commit(c: Call, tx: TxTree, ctx: TwinContext): void {
   tx.commit();
   for (const e of c.emits) ctx.emit(e.type, e.data);
+  for (const id of c.cancels) ctx.cancel(id);
   for (const s of c.schedules) ctx.schedule(s.id, s.move, s.dueAt, s.data);
+}
+
+/** Runs one of the twin's own moves for an account, whole or not at all, at `nowMs`. */
+export function runMove(ctx: TwinContext, acct: string, nowMs: number, fn: (c: Call) => void): void {
+  const tx = new TxTree(ctx.tree);
+  const req: TwinRequest = { method: 'MOVE', path: '', params: {}, query: {}, headers: {}, body: undefined, requestId: '', readOnly: false };
+  const c: Call = {
+    req, ctx, tree: tx, acct, p: new Params({}), requestId: '', idempotencyKey: null,
+    nowMs, now: seconds(nowMs), emits: [], schedules: [], cancels: [], automatic: true,
+  };
+  fn(c);
+  commit(c, tx, ctx);
 }
 
 /** A Stripe route. Literal routes are listed before parameter routes of the same shape. */

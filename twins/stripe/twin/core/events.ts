@@ -35,7 +35,7 @@ export function event(c: Call, type: string, object: Obj, previous?: Obj): Obj {
     data,
     livemode: false,
     pending_webhooks: 0,
-    request: { id: c.requestId, idempotency_key: c.idempotencyKey },
+    request: c.automatic === true ? { id: null, idempotency_key: null } : { id: c.requestId, idempotency_key: c.idempotencyKey },
     type,
   };
   insert(c, 'event', evt);

@@ -11,6 +11,15 @@ import { newestFirst } from './store.js';
 import { getPath, isObj, type Obj } from './util.js';
 
 export type FieldKind = 'string' | 'token' | 'number' | 'bool';
+/** A field's kind, or its kind and the dotted path it reads (`subscription` on invoices). */
+export type FieldSpec = FieldKind | [FieldKind, string];
+
+function kindOf(spec: FieldSpec): FieldKind {
+  return Array.isArray(spec) ? spec[0] : spec;
+}
+function pathOf(spec: FieldSpec | undefined, field: string): string {
+  return Array.isArray(spec) ? spec[1] : field;
+}
 
 interface Clause {
   negate: boolean;
@@ -118,8 +127,8 @@ export function parseQuery(q: string): { join: 'AND' | 'OR'; clauses: Clause[] }
   return { join: join ?? 'AND', clauses };
 }
 
-function matches(o: Obj, c: Clause, kind: FieldKind): boolean {
-  const raw = c.metaKey !== undefined ? (isObj(o.metadata) ? o.metadata[c.metaKey] : undefined) : getPath(o, c.field);
+function matches(o: Obj, c: Clause, kind: FieldKind, path: string): boolean {
+  const raw = c.metaKey !== undefined ? (isObj(o.metadata) ? o.metadata[c.metaKey] : undefined) : getPath(o, path);
   const v = isObj(raw) && typeof raw.id === 'string' ? raw.id : raw;
   if (c.value === null) return v === null || v === undefined || v === '';
   if (kind === 'number') {
@@ -141,9 +150,10 @@ function matches(o: Obj, c: Clause, kind: FieldKind): boolean {
   return have === want;
 }
 
-function check(clauses: Clause[], fields: Record<string, FieldKind>, resource: string): void {
+function check(clauses: Clause[], fields: Record<string, FieldSpec>, resource: string): void {
   for (const c of clauses) {
-    const kind = c.metaKey !== undefined ? 'string' : fields[c.field];
+    const spec = fields[c.field];
+    const kind = c.metaKey !== undefined ? 'string' : spec === undefined ? undefined : kindOf(spec);
     if (kind === undefined || (c.field === 'metadata' && c.metaKey === undefined)) {
       bad(`Field \`${c.field}\` is an unsupported search field for resource \`${resource}\`. See https://stripe.com/docs/search#query-fields-for-${resource.replace(/_/g, '-')} for a list of supported fields.`);
     }
@@ -158,7 +168,7 @@ function check(clauses: Clause[], fields: Record<string, FieldKind>, resource: s
 }
 
 /** `GET /v1/<resource>/search`: `{ object: 'search_result', data, has_more, next_page, url }`. */
-export function search(c: Call, type: string, resource: string, fields: Record<string, FieldKind>): Obj {
+export function search(c: Call, type: string, resource: string, fields: Record<string, FieldSpec>): Obj {
   const query = c.p.str('query');
   if (query === undefined) throw invalid('Missing required param: query.', 'query', 'parameter_missing');
   const parsed = parseQuery(query);
@@ -174,8 +184,9 @@ export function search(c: Call, type: string, resource: string, fields: Record<s
   const test = (o: Obj): boolean => {
     if (o.deleted === true) return false;
     const results = parsed.clauses.map((cl) => {
-      const kind = cl.metaKey !== undefined ? 'string' : (fields[cl.field] as FieldKind);
-      const hit = matches(o, cl, kind);
+      const spec = fields[cl.field] as FieldSpec;
+      const kind = cl.metaKey !== undefined ? 'string' : kindOf(spec);
+      const hit = matches(o, cl, kind, pathOf(spec, cl.field));
       return cl.negate ? !hit : hit;
     });
     return parsed.join === 'AND' ? results.every(Boolean) : results.some(Boolean);

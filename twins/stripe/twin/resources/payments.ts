@@ -8,7 +8,7 @@ import { route, type Call } from '../core/call.js';
 import { StripeError, invalid } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import type { Params } from '../core/params.js';
+import { Params } from '../core/params.js';
 import { search } from '../core/search.js';
 import { eq, insert, listOf, load, mustLoad, newestFirst, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
@@ -186,19 +186,19 @@ function makeCharge(c: Call, pi: Obj, pm: Obj, outcome: Outcome, capture: boolea
 
 // ---- payment intents -----------------------------------------------------------------------
 
-function piBase(c: Call): Obj {
-  const amount = c.p.reqInt('amount', 1, 99_999_999);
-  const cur = currency(c.p);
+function piBase(c: Call, p: Params): Obj {
+  const amount = p.reqInt('amount', 1, 99_999_999);
+  const cur = currency(p);
   if (amount < minimumCharge(cur)) {
     throw invalid(`Amount must be at least ${money(minimumCharge(cur), cur)} ${cur}`, 'amount', 'amount_too_small');
   }
   const id = c.ctx.id('pi_', 24);
-  const types = c.p.strings('payment_method_types');
+  const types = p.strings('payment_method_types');
   if (types !== undefined && types.some((t) => t !== 'card')) {
     throw invalid(`The payment method type \`${types.find((t) => t !== 'card') ?? ''}\` is not supported by the twin yet; use \`card\`.`, 'payment_method_types');
   }
-  const apm = c.p.obj('automatic_payment_methods');
-  const customer = c.p.str('customer');
+  const apm = p.obj('automatic_payment_methods');
+  const customer = p.str('customer');
   if (customer !== undefined && customer !== '') mustLoad(c, 'customer', customer, 'customer', 'customer');
   return {
     id,
@@ -215,18 +215,18 @@ function piBase(c: Call): Obj {
     },
     canceled_at: null,
     cancellation_reason: null,
-    capture_method: c.p.oneOf('capture_method', ['automatic', 'automatic_async', 'manual'] as const) ?? 'automatic_async',
+    capture_method: p.oneOf('capture_method', ['automatic', 'automatic_async', 'manual'] as const) ?? 'automatic_async',
     client_secret: `${id}_secret_${c.ctx.id('', 25)}`,
-    confirmation_method: c.p.oneOf('confirmation_method', ['automatic', 'manual'] as const) ?? 'automatic',
+    confirmation_method: p.oneOf('confirmation_method', ['automatic', 'manual'] as const) ?? 'automatic',
     created: c.now,
     currency: cur,
     customer: customer === undefined || customer === '' ? null : customer,
-    description: c.p.nullableStr('description') ?? null,
+    description: p.nullableStr('description') ?? null,
     excluded_payment_method_types: null,
     last_payment_error: null,
     latest_charge: null,
     livemode: false,
-    metadata: applyMetadata(undefined, c.p.get('metadata')),
+    metadata: applyMetadata(undefined, p.get('metadata')),
     next_action: null,
     on_behalf_of: null,
     payment_method: null,
@@ -234,16 +234,16 @@ function piBase(c: Call): Obj {
     payment_method_options: { card: { installments: null, mandate_options: null, network: null, request_three_d_secure: 'automatic' } },
     payment_method_types: types ?? ['card'],
     processing: null,
-    receipt_email: c.p.nullableStr('receipt_email') ?? null,
+    receipt_email: p.nullableStr('receipt_email') ?? null,
     review: null,
-    setup_future_usage: c.p.oneOf('setup_future_usage', ['off_session', 'on_session'] as const) ?? null,
-    shipping: shipping(c.p.obj('shipping')),
+    setup_future_usage: p.oneOf('setup_future_usage', ['off_session', 'on_session'] as const) ?? null,
+    shipping: shipping(p.obj('shipping')),
     source: null,
-    statement_descriptor: c.p.nullableStr('statement_descriptor') ?? null,
-    statement_descriptor_suffix: c.p.nullableStr('statement_descriptor_suffix') ?? null,
+    statement_descriptor: p.nullableStr('statement_descriptor') ?? null,
+    statement_descriptor_suffix: p.nullableStr('statement_descriptor_suffix') ?? null,
     status: 'requires_payment_method',
     transfer_data: null,
-    transfer_group: c.p.nullableStr('transfer_group') ?? null,
+    transfer_group: p.nullableStr('transfer_group') ?? null,
   };
 }
 
@@ -373,7 +373,7 @@ function fail(c: Call, pi: Obj, pm: Obj, f: NonNullable<Outcome['failure']>, wit
 }
 
 function createPi(c: Call): Obj {
-  const pi = piBase(c);
+  const pi = piBase(c, c.p);
   const pmId = c.p.str('payment_method');
   if (pmId !== undefined && pmId !== '') {
     usePaymentMethod(c, pi, pmId);
@@ -523,6 +523,27 @@ let authenticateSetup: (c: Call, id: string, outcome: 'succeed' | 'fail') => Obj
 };
 export function setSetupAuthenticator(fn: typeof authenticateSetup): void {
   authenticateSetup = fn;
+}
+
+/**
+ * Charges a saved card off-session (an invoice's payment): makes and confirms a PaymentIntent.
+ * Answers it, and on a decline also the card error; the attempt is recorded either way.
+ */
+export function chargeOffSession(c: Call, o: { amount: number; currency: string; customer: string; paymentMethod: string; description: string | null; metadata?: Obj }): { pi: Obj; error?: StripeError } {
+  const raw: Obj = { amount: String(o.amount), currency: o.currency, customer: o.customer, payment_method_types: ['card'] };
+  if (o.description !== null) raw.description = o.description;
+  if (o.metadata !== undefined) raw.metadata = o.metadata;
+  const pi = piBase(c, new Params(raw));
+  usePaymentMethod(c, pi, o.paymentMethod);
+  pi.status = 'requires_confirmation';
+  insert(c, 'payment_intent', pi);
+  piEvent(c, 'payment_intent.created', pi);
+  try {
+    return { pi: confirmPi(c, pi, new Params({ off_session: 'true' }), true) };
+  } catch (e) {
+    if (e instanceof StripeError && e.status === 402) return { pi: load(c, 'payment_intent', pi.id as string) ?? pi, error: e };
+    throw e;
+  }
 }
 
 // ---- refunds -------------------------------------------------------------------------------

@@ -1,0 +1,247 @@
+/**
+ * Conformance: subscriptions, invoices, invoice items, the invoice preview and test clocks —
+ * through the official `stripe` package. Renewals follow the world clock (or a test clock).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Stripe from 'stripe';
+import { startStripeTwin, type StripeTwin } from './harness.js';
+
+const DAY_MS = 86_400_000;
+let twin: StripeTwin;
+let stripe: Stripe;
+let monthly: Stripe.Price;
+let yearly: Stripe.Price;
+
+beforeAll(async () => {
+  twin = await startStripeTwin();
+  stripe = twin.client('sk_test_billingAccount000001');
+  const product = await stripe.products.create({ name: 'Pro plan' });
+  monthly = await stripe.prices.create({ product: product.id, currency: 'usd', unit_amount: 2000, recurring: { interval: 'month' }, nickname: 'Pro monthly' });
+  yearly = await stripe.prices.create({ product: product.id, currency: 'usd', unit_amount: 20000, recurring: { interval: 'year' } });
+});
+afterAll(async () => {
+  await twin.close();
+});
+
+async function payingCustomer(token = 'pm_card_visa', clock?: string): Promise<{ customer: Stripe.Customer; pm: string }> {
+  const customer = await stripe.customers.create({ email: 'sub@example.com', ...(clock === undefined ? {} : { test_clock: clock }) });
+  const pm = await stripe.paymentMethods.attach(token, { customer: customer.id });
+  await stripe.customers.update(customer.id, { invoice_settings: { default_payment_method: pm.id } });
+  return { customer, pm: pm.id };
+}
+
+describe('subscriptions', () => {
+  it('starts active: the first invoice is finalized and paid with the default payment method', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id, quantity: 2 }], expand: ['latest_invoice'] });
+    expect(sub.id).toMatch(/^sub_/);
+    expect(sub.status).toBe('active');
+    const item = sub.items.data[0] as Stripe.SubscriptionItem;
+    expect(item.price.id).toBe(monthly.id);
+    expect(item.quantity).toBe(2);
+    expect(item.current_period_end - item.current_period_start).toBe(31 * 86_400);
+    const inv = sub.latest_invoice as Stripe.Invoice;
+    expect(inv).toMatchObject({ status: 'paid', billing_reason: 'subscription_create', amount_due: 4000, amount_paid: 4000, amount_remaining: 0, total: 4000, customer: customer.id });
+    expect(inv.number).toMatch(new RegExp(`^${customer.invoice_prefix as string}-0001$`));
+    expect(inv.parent?.subscription_details?.subscription).toBe(sub.id);
+    expect(inv.lines.data).toHaveLength(1);
+    expect(inv.lines.data[0]).toMatchObject({ amount: 4000, quantity: 2 });
+    const payments = await stripe.invoicePayments.list({ invoice: inv.id as string });
+    const piId = (payments.data[0]?.payment as { payment_intent: string }).payment_intent;
+    expect((await stripe.paymentIntents.retrieve(piId)).status).toBe('succeeded');
+  });
+
+  it('is incomplete without a payment method; paying the open invoice makes it active', async () => {
+    const customer = await stripe.customers.create({});
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    expect(sub.status).toBe('incomplete');
+    const inv = await stripe.invoices.retrieve(sub.latest_invoice as string);
+    expect(inv.status).toBe('open');
+    const pm = await stripe.paymentMethods.attach('pm_card_visa', { customer: customer.id });
+    const paid = await stripe.invoices.pay(inv.id as string, { payment_method: pm.id });
+    expect(paid.status).toBe('paid');
+    expect((await stripe.subscriptions.retrieve(sub.id)).status).toBe('active');
+  });
+
+  it('refuses with a card error and makes nothing under error_if_incomplete when the card declines', async () => {
+    const { customer } = await payingCustomer('pm_card_chargeCustomerFail');
+    const err = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], payment_behavior: 'error_if_incomplete' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Stripe.errors.StripeCardError);
+    expect((await stripe.subscriptions.list({ customer: customer.id, status: 'all' })).data).toEqual([]);
+  });
+
+  it('trials: trialing with a $0 invoice, then bills when the world clock passes the trial end', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], trial_period_days: 7 });
+    expect(sub.status).toBe('trialing');
+    expect(sub.trial_end! - sub.trial_start!).toBe(7 * 86_400);
+    const first = await stripe.invoices.retrieve(sub.latest_invoice as string);
+    expect(first).toMatchObject({ status: 'paid', total: 0 });
+    twin.advance(8 * DAY_MS);
+    const after = await stripe.subscriptions.retrieve(sub.id);
+    expect(after.status).toBe('active');
+    expect(after.latest_invoice).not.toBe(sub.latest_invoice);
+    const second = await stripe.invoices.retrieve(after.latest_invoice as string);
+    expect(second).toMatchObject({ status: 'paid', billing_reason: 'subscription_cycle', total: 2000 });
+    expect(after.items.data[0]?.current_period_start).toBe(sub.trial_end);
+  });
+
+  it('renews each period on the world clock, and past_due when the renewal payment fails', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    twin.advance(65 * DAY_MS);
+    const invoices = await stripe.invoices.list({ subscription: sub.id });
+    expect(invoices.data.map((i) => i.billing_reason)).toEqual(['subscription_cycle', 'subscription_cycle', 'subscription_create']);
+    expect(invoices.data.every((i) => i.status === 'paid')).toBe(true);
+
+    const failing = await payingCustomer('pm_card_chargeCustomerFail');
+    const sub2 = await stripe.subscriptions.create({ customer: failing.customer.id, items: [{ price: monthly.id }], trial_period_days: 1 });
+    twin.advance(2 * DAY_MS);
+    const after = await stripe.subscriptions.retrieve(sub2.id);
+    expect(after.status).toBe('past_due');
+    expect((await stripe.invoices.retrieve(after.latest_invoice as string)).status).toBe('open');
+  });
+
+  it('cancels at period end, and cancels now', async () => {
+    const { customer } = await payingCustomer();
+    const a = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    const marked = await stripe.subscriptions.update(a.id, { cancel_at_period_end: true });
+    expect(marked).toMatchObject({ cancel_at_period_end: true, status: 'active' });
+    twin.advance(32 * DAY_MS);
+    const ended = await stripe.subscriptions.retrieve(a.id);
+    expect(ended.status).toBe('canceled');
+    expect(ended.ended_at).toBe(a.items.data[0]?.current_period_end);
+    expect((await stripe.invoices.list({ subscription: a.id })).data).toHaveLength(1);
+
+    const b = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: yearly.id }] });
+    const canceled = await stripe.subscriptions.cancel(b.id);
+    expect(canceled.status).toBe('canceled');
+    expect(canceled.canceled_at).toBe(Math.floor(twin.nowMs() / 1000));
+    const events = await stripe.events.list({ type: 'customer.subscription.deleted' });
+    expect(events.data.map((e) => (e.data.object as Stripe.Subscription).id)).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect((await stripe.subscriptions.list({ customer: customer.id })).data).toEqual([]);
+    expect((await stripe.subscriptions.list({ customer: customer.id, status: 'canceled' })).data).toHaveLength(2);
+  });
+
+  it('applies a coupon to its invoices', async () => {
+    const coupon = await stripe.coupons.create({ percent_off: 25, duration: 'forever' });
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], discounts: [{ coupon: coupon.id }] });
+    const inv = await stripe.invoices.retrieve(sub.latest_invoice as string);
+    expect(inv).toMatchObject({ subtotal: 2000, total: 1500, amount_paid: 1500 });
+    expect((await stripe.coupons.retrieve(coupon.id)).times_redeemed).toBe(1);
+  });
+
+  it('changes an item\'s quantity for the next invoice, and previews it', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    const item = sub.items.data[0] as Stripe.SubscriptionItem;
+    await stripe.subscriptions.update(sub.id, { items: [{ id: item.id, quantity: 3 }] });
+    await stripe.invoiceItems.create({ customer: customer.id, amount: 500, currency: 'usd', description: 'Setup fee' });
+    const preview = await stripe.invoices.createPreview({ customer: customer.id, subscription: sub.id });
+    expect(preview.total).toBe(6500);
+    expect(preview.period_start).toBe(item.current_period_end);
+    expect(preview.lines.data.map((l) => l.amount).sort((x, y) => x - y)).toEqual([500, 6000]);
+    twin.advance(32 * DAY_MS);
+    const renewed = await stripe.invoices.retrieve((await stripe.subscriptions.retrieve(sub.id)).latest_invoice as string);
+    expect(renewed.total).toBe(6500);
+  });
+
+  it('searches subscriptions by status and invoices by subscription', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], metadata: { tier: 'gold' } });
+    const subs = await stripe.subscriptions.search({ query: 'metadata["tier"]:"gold" AND status:"active"' });
+    expect(subs.data.map((s) => s.id)).toEqual([sub.id]);
+    const invs = await stripe.invoices.search({ query: `subscription:"${sub.id}"` });
+    expect(invs.data.map((i) => i.id)).toEqual([sub.latest_invoice]);
+  });
+});
+
+describe('invoices and invoice items', () => {
+  it('moves draft → open → paid, with pending invoice items as lines', async () => {
+    const { customer } = await payingCustomer();
+    const ii1 = await stripe.invoiceItems.create({ customer: customer.id, amount: 1200, currency: 'usd', description: 'Consulting' });
+    const ii2 = await stripe.invoiceItems.create({ customer: customer.id, pricing: { price: (await stripe.prices.create({ currency: 'usd', unit_amount: 300, product_data: { name: 'Widget' } })).id }, quantity: 2 });
+    expect(ii2.amount).toBe(600);
+    expect((await stripe.invoiceItems.list({ customer: customer.id, pending: true })).data).toHaveLength(2);
+    const draft = await stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
+    expect(draft).toMatchObject({ status: 'draft', total: 1800, number: null, billing_reason: 'manual' });
+    expect(draft.lines.data.map((l) => l.amount).sort((x, y) => x - y)).toEqual([600, 1200]);
+    expect((await stripe.invoiceItems.retrieve(ii1.id)).invoice).toBe(draft.id);
+    const lines = await stripe.invoices.listLineItems(draft.id as string, { limit: 1 });
+    expect(lines.data).toHaveLength(1);
+    expect(lines.has_more).toBe(true);
+    const open = await stripe.invoices.finalizeInvoice(draft.id as string);
+    expect(open.status).toBe('open');
+    expect(open.number).toBeTruthy();
+    expect(open.hosted_invoice_url).toBeTruthy();
+    const edit = await stripe.invoiceItems.update(ii1.id, { amount: 1 }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((edit as Stripe.errors.StripeError).statusCode).toBe(400);
+    const paid = await stripe.invoices.pay(open.id as string);
+    expect(paid).toMatchObject({ status: 'paid', amount_paid: 1800, amount_remaining: 0 });
+    expect(paid.status_transitions.paid_at).toBe(Math.floor(twin.nowMs() / 1000));
+  });
+
+  it('adds an item to a draft, deletes a draft, voids and marks uncollectible', async () => {
+    const customer = await stripe.customers.create({});
+    const draft = await stripe.invoices.create({ customer: customer.id, collection_method: 'send_invoice', days_until_due: 30 });
+    await stripe.invoiceItems.create({ customer: customer.id, invoice: draft.id as string, amount: 999, currency: 'usd' });
+    const withItem = await stripe.invoices.retrieve(draft.id as string);
+    expect(withItem.total).toBe(999);
+    expect(withItem.due_date).toBe(draft.created + 30 * 86_400);
+    expect(await stripe.invoices.del(draft.id as string)).toMatchObject({ deleted: true });
+
+    const a = await stripe.invoices.create({ customer: customer.id, collection_method: 'send_invoice', days_until_due: 7 });
+    await stripe.invoiceItems.create({ customer: customer.id, invoice: a.id as string, amount: 100, currency: 'usd' });
+    await stripe.invoices.finalizeInvoice(a.id as string);
+    expect((await stripe.invoices.voidInvoice(a.id as string)).status).toBe('void');
+    const delVoid = await stripe.invoices.del(a.id as string).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((delVoid as Stripe.errors.StripeError).statusCode).toBe(400);
+
+    const b = await stripe.invoices.create({ customer: customer.id, collection_method: 'send_invoice', days_until_due: 7 });
+    await stripe.invoiceItems.create({ customer: customer.id, invoice: b.id as string, amount: 100, currency: 'usd' });
+    await stripe.invoices.finalizeInvoice(b.id as string);
+    expect((await stripe.invoices.markUncollectible(b.id as string)).status).toBe('uncollectible');
+  });
+
+  it('fails to pay with a declining card: a card error, the invoice stays open with an attempt', async () => {
+    const { customer } = await payingCustomer('pm_card_chargeCustomerFail');
+    await stripe.invoiceItems.create({ customer: customer.id, amount: 5000, currency: 'usd' });
+    const inv = await stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
+    await stripe.invoices.finalizeInvoice(inv.id as string);
+    const err = await stripe.invoices.pay(inv.id as string).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Stripe.errors.StripeCardError);
+    const after = await stripe.invoices.retrieve(inv.id as string);
+    expect(after).toMatchObject({ status: 'open', attempted: true, attempt_count: 1 });
+  });
+});
+
+describe('test clocks', () => {
+  it('advances through advancing to ready, renewing subscriptions on the clock', async () => {
+    const start = Math.floor(twin.nowMs() / 1000);
+    const clock = await stripe.testHelpers.testClocks.create({ frozen_time: start, name: 'Monthly renewals' });
+    expect(clock).toMatchObject({ object: 'test_helpers.test_clock', status: 'ready', frozen_time: start });
+    const { customer } = await payingCustomer('pm_card_visa', clock.id);
+    expect(customer.test_clock).toBe(clock.id);
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    expect(sub.test_clock).toBe(clock.id);
+    const advancing = await stripe.testHelpers.testClocks.advance(clock.id, { frozen_time: start + 70 * 86_400 });
+    expect(advancing.status).toBe('advancing');
+    const ready = await stripe.testHelpers.testClocks.retrieve(clock.id);
+    expect(ready).toMatchObject({ status: 'ready', frozen_time: start + 70 * 86_400 });
+    const invoices = await stripe.invoices.list({ subscription: sub.id });
+    expect(invoices.data).toHaveLength(3);
+    // Each renewal invoice is dated at the clock's period end: one and two months after the start.
+    const addMonths = (t: number, n: number): number => {
+      const d = new Date(t * 1000);
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()) / 1000;
+    };
+    expect(invoices.data.map((i) => i.created)).toEqual([addMonths(start, 2), addMonths(start, 1), start]);
+    expect(invoices.data.every((i) => i.status === 'paid')).toBe(true);
+    // The world clock did not move: a subscription off the clock is untouched.
+    expect(Math.floor(twin.nowMs() / 1000)).toBe(start);
+    const back = await stripe.testHelpers.testClocks.advance(clock.id, { frozen_time: start }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((back as Stripe.errors.StripeError).param).toBe('frozen_time');
+    expect(await stripe.testHelpers.testClocks.del(clock.id)).toMatchObject({ deleted: true });
+  });
+});
