@@ -234,6 +234,16 @@ describe('uWS adapter under the single-world server', () => {
     expect((await fetch(`${s.worldUrl}/hello/x`, { headers: auth })).status).toBe(200);
   });
 
+  it('takes a request head up to 16 KB (a long vendor query), and refuses a larger one with 431', async () => {
+    const s = await start();
+    const query = `q=${'x'.repeat(10_000)}`;
+    const r = await fetch(`${s.worldUrl}/hello/search?${query}`, { headers: auth });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as EchoBody).query).toBe(query);
+    const big = await fetch(`${s.worldUrl}/hello/search?q=${'x'.repeat(20_000)}`, { headers: auth });
+    expect(big.status).toBe(431);
+  });
+
   it('does not let a twin split the response with a header value holding CR LF', async () => {
     const s = await start();
     const r = await fetch(`${s.worldUrl}/hello/x`, { headers: { ...auth, 'x-echo-status': '201' } });

@@ -7,11 +7,27 @@
  * returns, so each chunk is copied; a response that is not answered synchronously needs
  * `onAborted`; writes outside the handler's synchronous part are corked.
  */
-import * as uWS from 'uWebSockets.js';
+import type * as uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
 import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * uWS refuses a request head over 4 KB (431) unless told otherwise, and reads the setting
+ * once, when the addon loads. Vendor calls with long query strings (search, GraphQL over
+ * GET) pass 4 KB; 16 KB is Node's own default.
+ */
+export const MAX_HEAD_BYTES = 16 * 1024;
+
+let addon: Promise<typeof uWS> | null = null;
+/** Loads uWS on first use, after setting its head limit (unless the environment set one). */
+function loadUws(): Promise<typeof uWS> {
+  if (addon === null) {
+    process.env['UWS_HTTP_MAX_HEADERS_SIZE'] ??= String(MAX_HEAD_BYTES);
+    addon = import('uWebSockets.js');
+  }
+  return addon;
+}
 /** `LIBUS_LISTEN_EXCLUSIVE_PORT` (ListenOptions in the typings, a plain 1 at run time). */
 const LISTEN_EXCLUSIVE_PORT = 1;
 /** Node's setTimeout fires at once for anything longer; a scenario may ask for more. */
@@ -99,12 +115,13 @@ function write(res: uWS.HttpResponse, answer: HttpAnswer, isHead: boolean): void
 }
 
 /** Starts a uWS server with one catch-all route; resolves once it listens. */
-export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
+export async function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
+  const native = await loadUws();
   const handler = options.handler;
   const host = options.host ?? '127.0.0.1';
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
-  const app = uWS.App();
+  const app = native.App();
   let listenSocket: uWS.us_listen_socket | null = null;
   let stopping = false;
   let inFlight = 0;
@@ -233,7 +250,7 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
         return;
       }
       listenSocket = socket;
-      const port = uWS.us_socket_local_port(socket);
+      const port = native.us_socket_local_port(socket);
       let closing: Promise<void> | null = null;
       resolve({
         host,
@@ -243,7 +260,7 @@ export function listenHttp(options: HttpServerOptions): Promise<HttpServer> {
           if (closing !== null) return closing;
           stopping = true;
           if (listenSocket !== null) {
-            uWS.us_listen_socket_close(listenSocket);
+            native.us_listen_socket_close(listenSocket);
             listenSocket = null;
           }
           closing = new Promise<void>((done) => {
