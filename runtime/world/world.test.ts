@@ -130,6 +130,8 @@ describe.each(backends)('world engine on %s storage', (_name, makeStorage) => {
       expect(p3.next).toBeNull();
       expect(w.log('stripe', { after: 25 })).toEqual({ entries: [], next: null });
       expect(w.log('stripe').entries).toHaveLength(25);
+      expect(w.log('stripe', null as never).entries).toHaveLength(25);
+      expect(w.timeline(null as never).entries).toHaveLength(25);
       expect(codeOf(() => w.log('stripe', { after: 26 }))).toBe('position_beyond_head');
       expect(codeOf(() => w.log('stripe', { after: -1 }))).toBe('invalid_position');
       expect(codeOf(() => w.log('stripe', { limit: 0 }))).toBe('invalid_limit');

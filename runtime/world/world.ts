@@ -479,6 +479,7 @@ export class World {
 
   /** A page of the twin's log after a position; `next` is the `after` of the next page. */
   log(twin: string, options: { after?: number; limit?: number } = {}): { entries: Entry[]; next: number | null } {
+    options = options ?? {};
     const head = this.head(twin);
     const from = options.after === undefined ? 0 : checkPosition(options.after, 'after');
     const limit = checkLimit(options.limit, 100, 1000);
@@ -491,6 +492,7 @@ export class World {
   /** The twins' logs merged, newest first by occurredAt, then twin, then position (newest first). */
   timeline(query: TimelineQuery = {}): TimelinePage {
     this.alive();
+    query = query ?? {};
     const limit = checkLimit(query.limit, 50, 500);
     const trace = query.trace === undefined ? undefined : checkTraceId(query.trace);
     const twins = query.twin === undefined ? [...this.s.meta.twins].sort() : [this.twinOf(query.twin)];
@@ -558,6 +560,7 @@ export class World {
 
   /** Records of a type in id order (descending with `reverse`), between the `after` and `before` ids. */
   listRecords<V>(twin: string, type: string, options: RecordListOptions & { reverse?: boolean } = {}): RecordPage<V> {
+    options = options ?? {};
     const head = this.head(twin);
     checkRecordType(type);
     const pos = this.positionArg(options.at, head);
