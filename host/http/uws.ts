@@ -246,7 +246,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
     ) => uWS.TemplatedApp;
     listen.call(app, host, options.port ?? 0, LISTEN_EXCLUSIVE_PORT, (socket) => {
       if (socket === false) {
-        reject(new Error(`cannot listen on ${host}:${options.port ?? 0} (address in use or not allowed)`));
+        reject(new Error(`cannot listen on ${host}:${options.port ?? 0} (the port is taken, or the address is not one of this machine's)`));
         return;
       }
       listenSocket = socket;
