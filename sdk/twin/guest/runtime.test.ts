@@ -284,7 +284,7 @@ describe('a throwing handler', () => {
 
   it('answers a malformed invoke input as a thrown error, not a crash', () => {
     const h = harness();
-    for (const input of ['not json', '{}', '{"kind":"route","index":99,"world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"store","name":"nope","world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"what","world":"w","twin":"t","position":1,"nowMs":0}']) {
+    for (const input of ['not json', '{}', '{"kind":"route","index":99,"world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"store","name":"nope","world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"what","world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"store","name":"toString","world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"move","move":"constructor","id":"x","dueAt":0,"world":"w","twin":"t","position":1,"nowMs":0}']) {
       const out = JSON.parse(h.call('__kit_invoke', input)) as { response: { status: number }; thrown?: { message: string } };
       expect(out.response.status, input).toBe(500);
       expect(out.thrown, input).toBeDefined();

@@ -310,6 +310,13 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** A declared function by name: own properties only, so `constructor` or `toString` is never one. */
+function own<F>(table: Record<string, F>, name: unknown): F | undefined {
+  if (typeof name !== 'string' || !Object.prototype.hasOwnProperty.call(table, name)) return undefined;
+  const fn = table[name];
+  return typeof fn === 'function' ? fn : undefined;
+}
+
 /** Checks a handler's answer and serialises it (a failure here counts as the handler's). */
 function responseJson(value: unknown, where: string): string {
   if (!isRecord(value)) throw new TypeError(`${where} returned ${value === null ? 'null' : typeof value}, not a response object`);
@@ -418,7 +425,7 @@ export function installTwin(def: TwinDefinition): void {
         },
         schedule: (id: string, move: string, dueAt: string, data?: unknown) => {
           checkName('ctx.schedule: id', id);
-          if (typeof moves[move] !== 'function') throw new TypeError(`ctx.schedule: the twin has no move '${String(move)}'`);
+          if (!own(moves, move)) throw new TypeError(`ctx.schedule: the twin has no move '${String(move)}'`);
           const ms = parseDue(dueAt, 'ctx.schedule');
           const key = dueKey(ms, id);
           const old = t.get<{ key?: unknown }>(DUE_ID_TYPE, id);
@@ -441,8 +448,8 @@ export function installTwin(def: TwinDefinition): void {
         if (!route) throw new TypeError(`__kit_invoke: no route at index ${String(input.index)}`);
         response = responseJson(route.handle(input.request, ctx), `route '${route.name}'`);
       } else if (input.kind === 'move') {
-        const move = moves[input.move];
-        if (typeof move !== 'function') throw new TypeError(`__kit_invoke: the twin has no move '${String(input.move)}'`);
+        const move = own(moves, input.move);
+        if (!move) throw new TypeError(`__kit_invoke: the twin has no move '${String(input.move)}'`);
         checkName('__kit_invoke: move id', input.id);
         const ms = parseDue(input.dueAt, `move '${input.move}'`);
         // The move's own schedule goes with it (a move that reschedules itself overwrites
@@ -460,8 +467,8 @@ export function installTwin(def: TwinDefinition): void {
         move(ctx, input.data, toIso(ms));
         response = '{"status":200}';
       } else if (input.kind === 'store') {
-        const store = stores[input.name];
-        if (typeof store !== 'function') throw new TypeError(`__kit_invoke: the twin has no store '${String(input.name)}'`);
+        const store = own(stores, input.name);
+        if (!store) throw new TypeError(`__kit_invoke: the twin has no store '${String(input.name)}'`);
         const body = store(t, isRecord(input.query) ? (input.query as Record<string, string | string[]>) : {});
         response = responseJson({ status: 200, body: body === undefined ? null : body }, `store '${input.name}'`);
       } else {
