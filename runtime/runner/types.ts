@@ -75,4 +75,8 @@ export interface LocalWorldOptions {
   org: string;
   world: string;
   twins: TwinBundle[];
+  /** The guest runtime as a standalone script, for scenario `js` handlers. */
+  guestRuntime?: string;
+  /** Watchdog: a call running longer ends the world's worker (default 5000 ms). */
+  callTimeoutMs?: number;
 }

@@ -1,0 +1,100 @@
+/**
+ * Opening a world to serve: in this thread (tests, and inside a world's worker), or in a
+ * worker thread of its own under a watchdog (`openLocalWorld`, what servers use).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadSandboxModule, WorldSandbox, type SandboxLimits } from '../sandbox/index.js';
+import type { Storage } from '../store/index.js';
+import { WorldStore } from '../world/index.js';
+import { SupervisedWorker } from '../worker/index.js';
+import { KIT_VERSION } from '../version.js';
+import { WorldRunner } from './world-runner.js';
+import type { LocalWorldOptions, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+
+export interface WorldRunnerOptions {
+  storage: Storage;
+  /** The world's name in the storage; made with the twins when it does not exist yet. */
+  world: string;
+  twins: TwinBundle[];
+  guestRuntime?: string;
+  branches?: boolean;
+  scenarioDir?: string;
+  limits?: Partial<SandboxLimits>;
+  /** The engine's wall clock (tests freeze it). */
+  now?: () => number;
+}
+
+/** The code version a world runs: the runtime's version and a hash of its twins' code. */
+export function worldCode(twins: TwinBundle[]): string {
+  const hash = createHash('sha256');
+  for (const t of [...twins].sort((a, b) => (a.vendor < b.vendor ? -1 : 1))) hash.update(t.vendor).update('\0').update(t.source).update('\0');
+  return `${KIT_VERSION}+${hash.digest('hex').slice(0, 12)}`;
+}
+
+/** A world served in this thread. */
+export async function openWorldRunner(options: WorldRunnerOptions): Promise<WorldRunner> {
+  const module = await loadSandboxModule();
+  const store = new WorldStore(options.storage, options.now ? { now: options.now } : {});
+  const vendors = options.twins.map((t) => t.vendor);
+  const world = store.hasWorld(options.world) ? store.openWorld(options.world) : store.createWorld(options.world, { twins: vendors });
+  const runnerOptions: ConstructorParameters<typeof WorldRunner>[0] = {
+    world,
+    storage: options.storage,
+    sandbox: () => WorldSandbox.create(module, options.limits),
+    twins: options.twins,
+    code: worldCode(options.twins),
+    branches: options.branches ?? false,
+  };
+  if (options.guestRuntime !== undefined) runnerOptions.guestRuntime = options.guestRuntime;
+  if (options.scenarioDir !== undefined) runnerOptions.scenarioDir = options.scenarioDir;
+  if (options.now) runnerOptions.wallNow = options.now;
+  return new WorldRunner(runnerOptions);
+}
+
+/** What the main thread sends a world's worker. */
+export type WorkerCall = { kind: 'request'; request: WorldRequest } | { kind: 'close' };
+
+/** The compiled worker script (a worker cannot run the TypeScript sources vitest loads). */
+function workerScript(): URL {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.js')) return new URL('./worker-main.js', import.meta.url);
+  const root = join(here, '..', '..', '..');
+  const built = join(root, 'dist', 'runtime', 'runner', 'worker-main.js');
+  if (!existsSync(built)) throw new Error(`openLocalWorld: ${built} is missing; run \`make build\` first`);
+  return new URL(`file://${built}`);
+}
+
+/** The state folder of a local world. */
+export function stateDir(dir: string): string {
+  return join(dir, '.kit', 'world');
+}
+
+/**
+ * A world served from a directory in a worker thread of its own, under a watchdog that
+ * ends a runaway worker; the world comes back on its next request.
+ */
+export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldHandle> {
+  mkdirSync(stateDir(options.dir), { recursive: true });
+  const worker = new SupervisedWorker<WorkerCall, WorldResponse>({
+    script: workerScript(),
+    workerData: options,
+    callTimeoutMs: options.callTimeoutMs ?? 5000,
+    name: `world ${options.org}/${options.world}`,
+  });
+  const code = worldCode(options.twins);
+  // The first call starts the worker, which opens the storage and loads the twins.
+  const probe = await worker.call({ kind: 'request', request: { surface: 'api', method: 'GET', path: '/clock', query: '', headers: {}, scope: 'read', requestId: 'start', receivedAt: Date.now() } });
+  if (probe.status !== 200) throw new Error(`the world did not start: ${String(probe.body)}`);
+  return {
+    name: options.world,
+    code,
+    handle: (request) => worker.call({ kind: 'request', request }, request.body ? [request.body.buffer as ArrayBuffer] : undefined),
+    async close() {
+      await worker.call({ kind: 'close' });
+      await worker.close();
+    },
+  };
+}

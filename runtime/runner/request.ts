@@ -1,0 +1,105 @@
+/**
+ * Turns the host's `WorldRequest` into the plain request a twin handler sees, parsing
+ * the body by its content type. Malformed bodies are the caller's fault, never a 500.
+ */
+import type { TwinRequest } from '../../sdk/twin/types.js';
+import { FormError, parseForm } from '../../sdk/twin/form.js';
+import { KitError } from '../errors.js';
+import { parseQueryString } from '../router/index.js';
+import type { WorldRequest } from './types.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export interface ParsedBody {
+  body: unknown;
+  bodyText?: string;
+  bodyBase64?: string;
+}
+
+function mediaType(headers: Record<string, string>): string {
+  const raw = headers['content-type'] ?? '';
+  const semi = raw.indexOf(';');
+  return (semi === -1 ? raw : raw.slice(0, semi)).trim().toLowerCase();
+}
+
+function isJsonType(type: string): boolean {
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** Parses a body for a twin: JSON, bracket-syntax form, other text, or bytes. */
+export function parseBody(headers: Record<string, string>, bytes: Uint8Array | undefined): ParsedBody {
+  if (!bytes || bytes.byteLength === 0) return { body: undefined };
+  const type = mediaType(headers);
+  let text: string | undefined;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) return { body: undefined, bodyBase64: Buffer.from(bytes).toString('base64') };
+  if (isJsonType(type)) {
+    try {
+      return { body: JSON.parse(text), bodyText: text };
+    } catch (e) {
+      throw new KitError('invalid_json', `The request body is not valid JSON: ${(e as Error).message}`);
+    }
+  }
+  if (type === 'application/x-www-form-urlencoded') {
+    try {
+      return { body: parseForm(text), bodyText: text };
+    } catch (e) {
+      if (e instanceof FormError) throw new KitError('bad_request', e.message, e.param ? { param: e.param } : undefined);
+      throw e;
+    }
+  }
+  if (type === '' || type.startsWith('text/') || type === 'application/xml') return { body: undefined, bodyText: text };
+  return { body: undefined, bodyText: text, bodyBase64: Buffer.from(bytes).toString('base64') };
+}
+
+/** The twin request for `rest` (the path below `/<vendor>`), without params (the router fills them). */
+export function toTwinRequest(req: WorldRequest, rest: string, readOnly: boolean, requestId: string): TwinRequest {
+  const parsed = parseBody(req.headers, req.body);
+  const out: TwinRequest = {
+    method: req.method,
+    path: rest,
+    params: {},
+    query: parseQueryString(req.query),
+    headers: req.headers,
+    body: parsed.body,
+    requestId,
+    readOnly,
+  };
+  if (parsed.bodyText !== undefined) out.bodyText = parsed.bodyText;
+  if (parsed.bodyBase64 !== undefined) out.bodyBase64 = parsed.bodyBase64;
+  return out;
+}
+
+/** Reads a JSON body of a world API call; a wrong content type or bad JSON is a 4xx. */
+export function readJsonBody(req: WorldRequest): unknown {
+  if (!req.body || req.body.byteLength === 0) return undefined;
+  const type = mediaType(req.headers);
+  if (type !== '' && !isJsonType(type)) {
+    throw new KitError('unsupported_media_type', `Send JSON (content-type: application/json), not ${type}.`);
+  }
+  let text: string;
+  try {
+    text = utf8.decode(req.body);
+  } catch {
+    throw new KitError('invalid_json', 'The request body is not UTF-8.');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new KitError('invalid_json', `The request body is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/** Reads a text body (scenario documents, check sources). */
+export function readTextBody(req: WorldRequest): string {
+  if (!req.body || req.body.byteLength === 0) return '';
+  try {
+    return utf8.decode(req.body);
+  } catch {
+    throw new KitError('bad_request', 'The request body is not UTF-8 text.');
+  }
+}

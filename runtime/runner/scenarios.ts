@@ -1,0 +1,180 @@
+/**
+ * The scenario in force on each twin of a world: kept in storage (and, for a local world,
+ * in a file beside it), read again on every request so a `PUT` is live on the next call.
+ * `js` handlers run in a context of their own in the world's sandbox, with the twin's API.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KitError } from '../errors.js';
+import { jsCall, jsOutcome, parseScenario, ScenarioState, type Decision, type JsCall, type Scenario, type ScenarioReport, type ScenarioRequest } from '../scenario/index.js';
+import type { NearMiss } from '../router/index.js';
+import type { TwinRequest } from '../../sdk/twin/types.js';
+import { invokeGuest, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
+import type { WorldRunner } from './world-runner.js';
+
+interface StoredScenario {
+  source: string;
+  format: 'json' | 'yaml';
+  updatedAt: string;
+}
+
+interface Slot {
+  stored: StoredScenario;
+  scenario: Scenario;
+  state: ScenarioState;
+  /** The js handlers' function sources, in the order loaded into the scenario context. */
+  jsKeys: string[];
+}
+
+const EMPTY_REPORT = (): ScenarioReport => ({ state: 'started', initialState: 'started', handlers: [], unmatched: [], unmatchedTotal: 0 });
+
+export class ScenarioSlot {
+  private readonly slots = new Map<string, Slot>();
+
+  constructor(
+    private readonly runner: WorldRunner,
+    private readonly dir: string | undefined,
+    private readonly guestRuntime: string | undefined,
+  ) {
+    for (const vendor of runner.twins.keys()) {
+      const stored = runner.storage.get<StoredScenario>(this.key(vendor));
+      if (!stored) continue;
+      try {
+        this.install(vendor, stored);
+      } catch (e) {
+        console.error(`twinkit: the stored scenario of '${vendor}' no longer loads and is not in force: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  private key(vendor: string): string[] {
+    return ['#runner', this.runner.name, 'scenario', vendor];
+  }
+
+  private takesScenarios(twin: ServedTwin): void {
+    if (!twin.manifest.scenarios) throw new KitError('no_scenario', `Twin '${twin.vendor}' takes no scenario.`);
+  }
+
+  get(twin: ServedTwin): StoredScenario {
+    this.takesScenarios(twin);
+    const slot = this.slots.get(twin.vendor);
+    if (!slot) throw new KitError('no_scenario', `Twin '${twin.vendor}' has no scenario in force.`);
+    return slot.stored;
+  }
+
+  /** Validates and puts a document in force; a bad one is refused and the one in force kept. */
+  put(twin: ServedTwin, source: string, contentType: string | undefined): Slot {
+    this.takesScenarios(twin);
+    const scenario = parseScenario(source, contentType);
+    const stored: StoredScenario = { source, format: scenario.format, updatedAt: new Date(this.runner.world.nowMs()).toISOString() };
+    const slot = this.install(twin.vendor, stored, scenario);
+    this.runner.storage.transact((w) => w.put(this.key(twin.vendor), stored));
+    if (this.dir) {
+      mkdirSync(this.dir, { recursive: true });
+      for (const ext of ['json', 'yaml']) rmSync(join(this.dir, `${twin.vendor}.${ext}`), { force: true });
+      writeFileSync(join(this.dir, `${twin.vendor}.${stored.format}`), source);
+    }
+    return slot;
+  }
+
+  /** Whether a scenario is in force, and since when (for the twin's status). */
+  inForce(twin: ServedTwin): { handlers: number; updatedAt: string } | null {
+    const slot = this.slots.get(twin.vendor);
+    return slot ? { handlers: slot.scenario.handlers.length, updatedAt: slot.stored.updatedAt } : null;
+  }
+
+  delete(twin: ServedTwin): void {
+    this.takesScenarios(twin);
+    if (!this.slots.has(twin.vendor)) throw new KitError('no_scenario', `Twin '${twin.vendor}' has no scenario in force.`);
+    this.slots.delete(twin.vendor);
+    this.runner.worldSandbox.unload(this.context(twin.vendor));
+    this.runner.storage.transact((w) => w.remove(this.key(twin.vendor)));
+    if (this.dir) for (const ext of ['json', 'yaml']) rmSync(join(this.dir, `${twin.vendor}.${ext}`), { force: true });
+  }
+
+  private context(vendor: string): string {
+    return `scenario:${vendor}`;
+  }
+
+  private install(vendor: string, stored: StoredScenario, parsed?: Scenario): Slot {
+    const scenario = parsed ?? parseScenario(stored.source, stored.format === 'json' ? 'application/json' : 'application/yaml');
+    const js = scenario.handlers.filter((h) => h.action.kind === 'js');
+    const jsKeys: string[] = [];
+    if (js.length > 0) {
+      if (!this.guestRuntime) throw new KitError('invalid_scenario', 'This world cannot run JavaScript scenario handlers (no guest runtime was given).');
+      const script = this.script(vendor, scenario, jsKeys);
+      const loaded = this.runner.worldSandbox.load(this.context(vendor), script, { hostCall: true });
+      if ('error' in loaded) throw new KitError('invalid_scenario', `A js handler does not load: ${loaded.error.message}`);
+    } else {
+      this.runner.worldSandbox.unload(this.context(vendor));
+    }
+    const slot: Slot = { stored, scenario, state: new ScenarioState(scenario), jsKeys };
+    this.slots.set(vendor, slot);
+    return slot;
+  }
+
+  /** The guest runtime and one twin definition whose routes are the js handlers. */
+  private script(vendor: string, scenario: Scenario, jsKeys: string[]): string {
+    const routes: string[] = [];
+    for (const h of scenario.handlers) {
+      if (h.action.kind !== 'js') continue;
+      const key = `scenario:${h.index}:${h.name}`;
+      jsKeys.push(key);
+      if (h.action.kind !== 'js') continue;
+      // The twin API validates a route's answer, but a js handler may answer nothing
+      // (pass on to the twin): so its result travels inside a body, checked by jsOutcome.
+      const fn = jsCall(h, h.action.source, {}).functionSource;
+      routes.push(`{ name: ${JSON.stringify(key)}, match: { path: '/' }, handle: function (request, ctx) { var r = (${fn})(request, ctx); return { status: 200, body: { result: r === undefined ? null : r } }; } }`);
+    }
+    return `${this.guestRuntime}\n;__kit_install_twin({ vendor: ${JSON.stringify(vendor)}, version: 'scenario', protocol: 'http', models: { hosts: [], resources: [] }, routes: [${routes.join(',\n')}] });`;
+  }
+
+  /** After a sandbox restart: load every js context again. */
+  reload(): void {
+    for (const [vendor, slot] of this.slots) {
+      if (slot.jsKeys.length === 0) continue;
+      const keys: string[] = [];
+      this.runner.worldSandbox.load(this.context(vendor), this.script(vendor, slot.scenario, keys), { hostCall: true });
+    }
+  }
+
+  private scenarioRequest(request: TwinRequest): ScenarioRequest {
+    return { method: request.method, path: request.path, query: request.query, headers: request.headers, body: request.body, id: request.requestId, at: new Date(this.runner.world.nowMs()).toISOString() };
+  }
+
+  decide(twin: ServedTwin, request: TwinRequest): Decision | null {
+    const slot = this.slots.get(twin.vendor);
+    if (!slot) return null;
+    const world = this.runner.world;
+    return slot.state.decide(this.scenarioRequest(request), (type, id) => world.getRecord(twin.vendor, type, id));
+  }
+
+  runJs(twin: ServedTwin, call: JsCall, request: TwinRequest): GuestOutput {
+    const slot = this.slots.get(twin.vendor);
+    const index = slot?.jsKeys.indexOf(call.cacheKey) ?? -1;
+    if (!slot || index < 0) throw new KitError('internal', `Scenario handler ${call.cacheKey} is not loaded.`);
+    const world = this.runner.world;
+    const out = invokeGuest(
+      this.runner.worldSandbox,
+      this.context(twin.vendor),
+      { kind: 'route', index, request: { ...request, params: call.params }, world: this.runner.name, twin: twin.vendor, position: world.head(twin.vendor) + 1, nowMs: world.nowMs() },
+      treeHostCall(world, twin.vendor),
+    );
+    if (out.thrown) return out;
+    // Unwrap the result the route wrapper carried (see `script`).
+    const result = (out.response?.body as { result?: unknown } | undefined)?.result;
+    const outcome = jsOutcome(result, call.cacheKey);
+    const unwrapped: GuestOutput = { writes: out.writes, events: out.events };
+    if (outcome.kind === 'respond') unwrapped.response = outcome.response;
+    return unwrapped;
+  }
+
+  /** Tells the scenario how the twin's own routes took a request. */
+  noteTwin(twin: ServedTwin, request: TwinRequest, outcome: { route: string } | { route: null; nearestMiss: NearMiss | null }): void {
+    this.slots.get(twin.vendor)?.state.noteTwin(this.scenarioRequest(request), outcome);
+  }
+
+  report(twin: ServedTwin): ScenarioReport {
+    return this.slots.get(twin.vendor)?.state.report() ?? EMPTY_REPORT();
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The twins a runner serves: each twin's bundle loaded into the world's sandbox, its
+ * routes compiled for the host-side router, and the one host function its guest code
+ * reads the tree through.
+ */
+import type { HostCall, WorldSandbox } from '../sandbox/index.js';
+import { compileRouter, type CompiledRouter } from '../router/index.js';
+import { KitError } from '../errors.js';
+import type { World } from '../world/index.js';
+import type { EmittedEvent, RecordWrite } from '../world/types.js';
+import type { TwinResponse } from '../../sdk/twin/types.js';
+import type { TwinBundle, TwinManifestJson } from './types.js';
+
+/** What `__kit_invoke` answers. */
+export interface GuestOutput {
+  response?: TwinResponse;
+  writes: RecordWrite[];
+  events: EmittedEvent[];
+  thrown?: { message: string; stack?: string };
+}
+
+export interface ServedTwin {
+  vendor: string;
+  manifest: TwinManifestJson;
+  bundle: TwinBundle;
+  router: CompiledRouter<number>;
+  readScoped: boolean;
+}
+
+export function serveTwin(bundle: TwinBundle): ServedTwin {
+  const manifest = bundle.manifest;
+  return {
+    vendor: bundle.vendor,
+    manifest,
+    bundle,
+    router: compileRouter(manifest.routes.map((r, i) => ({ name: r.name, match: r.match, value: i }))),
+    readScoped: manifest.requestScopes.includes('read'),
+  };
+}
+
+/** Tree reads for guests (`get`, `list`, `count`) at the twin's head. Arguments are guest data: checked. */
+export function treeHostCall(world: World, twin: string): HostCall {
+  return (op, argJson) => {
+    const arg = JSON.parse(argJson) as Record<string, unknown>;
+    const type = arg['type'];
+    if (typeof type !== 'string') throw new TypeError('type must be a string');
+    switch (op) {
+      case 'get': {
+        const id = arg['id'];
+        if (typeof id !== 'string') throw new TypeError('id must be a string');
+        return JSON.stringify(world.getRecord(twin, type, id) ?? null);
+      }
+      case 'list': {
+        const options: { after?: string; before?: string; limit?: number; reverse?: boolean } = {};
+        if (typeof arg['after'] === 'string') options.after = arg['after'];
+        if (typeof arg['before'] === 'string') options.before = arg['before'];
+        if (typeof arg['limit'] === 'number') options.limit = arg['limit'];
+        if (arg['reverse'] === true) options.reverse = true;
+        const page = world.listRecords(twin, type, options);
+        return JSON.stringify({ items: page.records, hasMore: page.hasMore });
+      }
+      case 'count':
+        return String(world.countRecords(twin, type));
+      default:
+        throw new TypeError(`unknown host call '${op}'`);
+    }
+  };
+}
+
+/** Calls `__kit_invoke` in a context; a sandbox failure (timeout, memory) becomes a KitError. */
+export function invokeGuest(sandbox: WorldSandbox, context: string, input: unknown, hostCall: HostCall): GuestOutput {
+  const result = sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall);
+  if ('error' in result) {
+    const { code, message } = result.error;
+    if (code === 'timeout') throw new KitError('handler_timeout', `The handler ran past its step budget: ${message}`);
+    if (code === 'out_of_memory') throw new KitError('handler_out_of_memory', `The handler ran out of memory: ${message}`);
+    if (code === 'disposed') throw new KitError('sandbox_crashed', 'The world sandbox was restarted; try again.');
+    throw new KitError('handler_error', message);
+  }
+  return JSON.parse(result.ok) as GuestOutput;
+}

@@ -1,0 +1,266 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openTestWorld, type TestWorld } from '../../test/helpers/world.js';
+
+let world: TestWorld;
+afterEach(async () => {
+  await world?.close();
+});
+
+const TRACE = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+describe('the vendor wire through the whole engine', () => {
+  it('creates, reads, lists, updates and deletes a greeting, one log entry per write', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const created = await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' });
+    expect(created.status).toBe(200);
+    expect(created.json).toMatchObject({ object: 'greeting', name: 'Ada', message: 'Hello, Ada!', created: 1767225600 });
+    const id = created.json.id as string;
+    expect(id).toMatch(/^grt_/);
+
+    expect((await world.vendor('GET', `/hello/v1/greetings/${id}`)).json.name).toBe('Ada');
+    // A form body reaches the handler parsed, like a JSON one.
+    const form = await world.vendor('POST', '/hello/v1/greetings', 'name=Grace&metadata[team]=navy', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(form.json).toMatchObject({ name: 'Grace', metadata: { team: 'navy' } });
+    const list = await world.vendor('GET', '/hello/v1/greetings?limit=1');
+    expect(list.json.data.map((g: { name: string }) => g.name)).toEqual(['Grace']);
+    expect(list.json.has_more).toBe(true);
+
+    const updated = await world.vendor('PATCH', `/hello/v1/greetings/${id}`, { message: 'Hi' });
+    expect(updated.json.message).toBe('Hi');
+    expect((await world.vendor('DELETE', `/hello/v1/greetings/${id}`)).status).toBe(200);
+    expect((await world.vendor('GET', `/hello/v1/greetings/${id}`)).status).toBe(404);
+
+    const log = await world.api('GET', '/log/hello');
+    expect(log.json.entries.map((e: { position: number; cause: { route: string } }) => [e.position, e.cause.route])).toEqual([
+      [1, 'greetings.create'],
+      [2, 'greetings.create'],
+      [3, 'greetings.update'],
+      [4, 'greetings.delete'],
+    ]);
+    // Reads append nothing.
+    expect(world.runner.world.head('hello')).toBe(4);
+  });
+
+  it('answers the same requests with the same bytes in two fresh worlds', async () => {
+    const run = async () => {
+      const w = await openTestWorld({ vendors: ['hello'] });
+      const out: string[] = [];
+      for (const name of ['a', 'b', 'c']) out.push((await w.vendor('POST', '/hello/v1/greetings', { name })).text);
+      out.push((await w.vendor('GET', '/hello/v1/greetings')).text);
+      await w.close();
+      return out;
+    };
+    const first = await run();
+    const second = await run();
+    expect(second).toEqual(first);
+    world = await openTestWorld({ vendors: ['hello'] });
+  });
+
+  it('takes the literal route over a parameter whatever the declaration order', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' });
+    const search = await world.vendor('GET', '/hello/v1/greetings/search?q=Ada');
+    expect(search.status).toBe(200);
+    expect(search.json.data).toHaveLength(1);
+  });
+
+  it('writes nothing when a handler fails, and answers in the vendor error shape', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const bad = await world.vendor('POST', '/hello/v1/greetings', { name: 'x', colour: 'red' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ type: 'invalid_request_error', param: 'colour' });
+    expect(world.runner.world.head('hello')).toBe(0);
+    const broken = await world.vendor('POST', '/hello/v1/greetings', '{"name":', { 'content-type': 'application/json' });
+    expect(broken.status).toBe(400);
+    expect(broken.json.error.code).toBe('invalid_json');
+  });
+
+  it('records the traceparent and follows it in the timeline', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'traced' }, { traceparent: TRACE });
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'untraced' });
+    const timeline = await world.api('GET', `/timeline?trace=4bf92f3577b34da6a3ce929d0e0e4736`);
+    expect(timeline.status).toBe(200);
+    expect(timeline.json.entries).toHaveLength(1);
+    expect(timeline.json.entries[0].entry.traceparent).toBe(TRACE);
+  });
+
+  it('answers 404 for a twin the world does not have and for a path no route takes', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    expect((await world.vendor('GET', '/nope/v1/x')).json.error.code).toBe('unknown_twin');
+    const miss = await world.vendor('GET', '/hello/v2/greetings');
+    expect(miss.status).toBe(404);
+    expect(miss.json.error.code).toBe('no_handler');
+  });
+});
+
+describe('the clock and timed moves', () => {
+  it('expires a greeting when the clock passes its instant, in an entry stamped then', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    expect((await world.api('PUT', '/clock', { at: '2026-03-01T00:00:00Z' })).json).toEqual({ at: '2026-03-01T00:00:00.000Z', frozen: true });
+    const g = (await world.vendor('POST', '/hello/v1/greetings', { name: 'brief', expires_in: 3600 })).json;
+    expect(g.status).toBe('active');
+    expect((await world.api('POST', '/clock/advance', { by: '2h' })).json.at).toBe('2026-03-01T02:00:00.000Z');
+    const after = (await world.vendor('GET', `/hello/v1/greetings/${g.id}`)).json;
+    expect(after.status).toBe('expired');
+    const log = (await world.api('GET', '/log/hello')).json.entries;
+    expect(log[1]).toMatchObject({ occurredAt: '2026-03-01T01:00:00.000Z', cause: { kind: 'move', move: 'expire' } });
+    expect(log[1].events?.[0]?.type).toBe('greeting.expired');
+  });
+
+  it('refuses to move the clock backward and to advance an unset clock', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const unset = await world.api('POST', '/clock/advance', { by: '1h' });
+    expect([unset.status, unset.json.error.code]).toEqual([409, 'clock_unset']);
+    await world.api('PUT', '/clock', { at: '2026-03-01T00:00:00Z' });
+    const back = await world.api('PUT', '/clock', { at: '2026-02-01T00:00:00Z' });
+    expect([back.status, back.json.error.code]).toEqual([409, 'clock_backward']);
+    expect((await world.api('PUT', '/clock', { at: 'yesterday' })).json.error.code).toBe('invalid_instant');
+    expect((await world.api('POST', '/clock/advance', { by: '5 weeks' })).json.error.code).toBe('invalid_duration');
+  });
+});
+
+describe('scenarios', () => {
+  const declineOnce = `
+handlers:
+  - name: refuse-next
+    match: { method: POST, path: /v1/greetings }
+    times: 1
+    respond:
+      status: 402
+      body: { error: { type: card_error, code: card_declined } }
+`;
+
+  it('answers from a scenario first, then falls back to the twin, and reports matches', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const put = await world.api('PUT', '/twins/hello/scenario', declineOnce, { 'content-type': 'application/yaml' });
+    expect(put.status).toBe(200);
+    const first = await world.vendor('POST', '/hello/v1/greetings', { name: 'a' });
+    expect([first.status, first.json.error.code]).toEqual([402, 'card_declined']);
+    expect(world.runner.world.head('hello')).toBe(0);
+    expect((await world.vendor('POST', '/hello/v1/greetings', { name: 'a' })).status).toBe(200);
+    const report = (await world.vendor('GET', '/hello/twin/scenario')).json;
+    expect(report.handlers[0]).toMatchObject({ name: 'refuse-next', matched: 1, remaining: 0 });
+    // The document comes back as it was put.
+    const got = await world.api('GET', '/twins/hello/scenario');
+    expect(got.text).toBe(declineOnce);
+  });
+
+  it('refuses a bad document naming the handler and field, and keeps the one in force', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.api('PUT', '/twins/hello/scenario', declineOnce, { 'content-type': 'application/yaml' });
+    const bad = await world.api('PUT', '/twins/hello/scenario', 'handlers:\n  - name: x\n    match: { path: /v1/greetings }\n    respond: { status: 42 }\n', { 'content-type': 'application/yaml' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe('invalid_scenario');
+    expect(bad.json.error.message).toMatch(/handlers\[0\].*status/);
+    expect((await world.vendor('POST', '/hello/v1/greetings', { name: 'a' })).status).toBe(402);
+  });
+
+  it('runs a js handler in the sandbox with the twin API, and commits its writes', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const g = (await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' })).json;
+    const doc = {
+      handlers: [
+        {
+          name: 'shout',
+          match: { method: 'GET', path: '/v1/shout/:id' },
+          js: "const g = ctx.tree.get('greeting', request.params.id); ctx.tree.put('shout', request.params.id, { at: ctx.now() }); return { status: 200, body: { loud: g.name.toUpperCase(), at: new Date().toISOString() } };",
+        },
+      ],
+    };
+    expect((await world.api('PUT', '/twins/hello/scenario', doc)).status).toBe(200);
+    const res = await world.vendor('GET', `/hello/v1/shout/${g.id}`);
+    expect(res.json).toEqual({ loud: 'ADA', at: '2026-01-01T00:00:00.000Z' });
+    expect(world.runner.world.getRecord('hello', 'shout', g.id)).toEqual({ at: '2026-01-01T00:00:00.000Z' });
+  });
+
+  it('ends a runaway js handler with a 500 and keeps serving', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const doc = { handlers: [{ name: 'spin', match: { path: '/v1/spin' }, js: 'for (;;) {}' }] };
+    await world.api('PUT', '/twins/hello/scenario', doc);
+    const spun = await world.vendor('GET', '/hello/v1/spin');
+    expect(spun.status).toBe(500);
+    expect(spun.json.error.code).toBe('handler_timeout');
+    expect((await world.vendor('POST', '/hello/v1/greetings', { name: 'still here' })).status).toBe(200);
+  });
+
+  it('lets a scenario be removed, and answers 404 when there is none', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    expect((await world.api('GET', '/twins/hello/scenario')).status).toBe(404);
+    await world.api('PUT', '/twins/hello/scenario', declineOnce, { 'content-type': 'application/yaml' });
+    expect((await world.api('DELETE', '/twins/hello/scenario')).status).toBe(204);
+    expect((await world.vendor('POST', '/hello/v1/greetings', { name: 'a' })).status).toBe(200);
+  });
+});
+
+describe('checks', () => {
+  it('stores a check, refuses one that exports none, and runs it over an entry', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const source = `export const check = { name: 'names are short', run(entry, tree) {
+      const long = entry.writes.filter((w) => w.type === 'greeting' && w.value && w.value.name.length > 5);
+      return long.length ? long.map((w) => 'too long: ' + w.value.name) : true;
+    } };`;
+    expect((await world.api('PUT', '/checks/short-names', source, { 'content-type': 'text/javascript' })).json).toMatchObject({ name: 'short-names', declared: 'names are short' });
+    const refused = await world.api('PUT', '/checks/nothing', 'export const x = 1;', { 'content-type': 'text/javascript' });
+    expect([refused.status, refused.json.error.code]).toEqual([400, 'invalid_check']);
+    expect((await world.api('GET', '/checks')).json.checks.map((c: { name: string }) => c.name)).toEqual(['short-names']);
+
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'Bartholomew' });
+    const entry = world.runner.world.entry('hello', 1)!;
+    expect(world.runner.checks.run('hello', entry)).toEqual([{ check: 'short-names', pass: false, failures: ['too long: Bartholomew'] }]);
+    expect((await world.api('DELETE', '/checks/short-names')).status).toBe(204);
+    expect((await world.api('GET', '/checks/short-names')).status).toBe(404);
+  });
+});
+
+describe('the world API', () => {
+  it('answers the twin manifest, its store, the map, status and the request report', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' });
+    await world.vendor('GET', '/hello/v1/greetings/grt_missing');
+    const manifest = (await world.vendor('GET', '/hello/twin')).json;
+    expect(manifest).toMatchObject({ vendor: 'hello', protocol: 'http', root: null, stores: ['greetings'] });
+    expect(manifest.matchers.map((m: { name: string }) => m.name)).toContain('greetings.search');
+    expect((await world.vendor('GET', '/hello/twin/store/greetings')).status).toBe(200);
+    expect((await world.vendor('GET', '/hello/twin/store/nope')).json.error.code).toBe('unknown_store');
+    const map = (await world.api('GET', '/map')).json;
+    expect(map.twins[0]).toMatchObject({ twin: 'hello', position: 1 });
+    expect((await world.api('GET', '/twins/hello/status')).json).toMatchObject({ vendor: 'hello', position: 1, protocol: 'http' });
+    const report = (await world.api('GET', '/requests')).json;
+    expect(report.twins[0]).toMatchObject({ twin: 'hello', total: 5, byStatusClass: { '2xx': 3, '4xx': 2 } });
+    expect(report.twins[0].topRoutes[0]).toEqual({ route: 'greetings.create', count: 1 });
+  });
+
+  it('gives every bad input a clear 4xx, never a 500', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const cases: [string, string, unknown, Record<string, string> | undefined, number, string][] = [
+      ['PUT', '/clock', '{"at":', { 'content-type': 'application/json' }, 400, 'invalid_json'],
+      ['PUT', '/clock', 'at=now', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'unsupported_media_type'],
+      ['GET', '/nowhere', undefined, undefined, 404, 'not_found'],
+      ['DELETE', '/map', undefined, undefined, 405, 'method_not_allowed'],
+      ['GET', '/log/nope', undefined, undefined, 404, 'unknown_twin'],
+      ['GET', '/log/hello?after=-1', undefined, undefined, 400, 'invalid_position'],
+      ['GET', '/checkpoint/hello?at=99', undefined, undefined, 404, 'position_beyond_head'],
+      ['GET', '/history?at=tuesday', undefined, undefined, 400, 'invalid_instant'],
+      ['GET', '/timeline?before=garbage', undefined, undefined, 400, 'invalid_cursor'],
+      ['GET', '/branches', undefined, undefined, 404, 'not_found'],
+      ['GET', '/requests?hours=-3', undefined, undefined, 400, 'bad_request'],
+    ];
+    for (const [method, path, body, headers, status, code] of cases) {
+      const res = await world.api(method, path, body, headers);
+      expect([path, res.status, res.json?.error?.code]).toEqual([path, status, code]);
+    }
+  });
+
+  it('cuts history at an instant and answers a checkpoint as of a position', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.api('PUT', '/clock', { at: '2026-03-01T00:00:00Z' });
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'one' });
+    await world.api('POST', '/clock/advance', { by: '1d' });
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'two' });
+    const cut = (await world.api('GET', '/history?at=2026-03-01T12:00:00Z')).json;
+    expect(cut.views.hello.position).toBe(1);
+    const checkpoint = (await world.api('GET', '/checkpoint/hello?at=1')).json;
+    expect(Object.values(checkpoint.records.greeting).map((g) => (g as { name: string }).name)).toEqual(['one']);
+  });
+});

@@ -1,0 +1,356 @@
+/**
+ * One world served: the vendor wire, each twin's own endpoints, and the world API, over
+ * the engine, the sandbox, the router and scenarios. Everything here is synchronous but
+ * the wait for durability, so requests to one world are handled one at a time in the
+ * sandbox and overlap only while their commits are flushed.
+ */
+import { randomBytes } from 'node:crypto';
+import { KitError, isKitError } from '../errors.js';
+import type { WorldSandbox } from '../sandbox/index.js';
+import type { Storage } from '../store/index.js';
+import type { World } from '../world/index.js';
+import type { Entry, EntryDraft } from '../world/types.js';
+import type { TwinRequest, TwinResponse } from '../../sdk/twin/types.js';
+import { handleWorldApi } from './api.js';
+import { toTwinRequest } from './request.js';
+import { RequestLog } from './requests.js';
+import { ScenarioSlot } from './scenarios.js';
+import { invokeGuest, serveTwin, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
+import type { TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+import { CheckSet } from './checks.js';
+
+export interface RunnerOptions {
+  world: World;
+  storage: Storage;
+  /** Makes the world's sandbox; called again if a sandbox dies (a memory bomb past its cap). */
+  sandbox: () => WorldSandbox;
+  twins: TwinBundle[];
+  /** The twin SDK's guest runtime as a standalone script, for scenario `js` handlers. */
+  guestRuntime?: string;
+  /** The code version answered in `x-kit-world-code`. */
+  code: string;
+  /** Whether this host makes branches (the single-world server does not: `GET …/branches` is 404). */
+  branches: boolean;
+  /** A local world also writes each twin's scenario into this folder. */
+  scenarioDir?: string;
+  /** Wall clock for the request report (tests inject one). */
+  wallNow?: () => number;
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const MAX_CATCH_UP = 10_000;
+const DUE_TYPE = '__due';
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): WorldResponse {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+export function errorResponse(e: unknown): WorldResponse {
+  const err = isKitError(e) ? e : new KitError('internal', 'The world failed to answer this request.');
+  if (!isKitError(e)) console.error('twinkit: unexpected error', e);
+  return jsonResponse(err.status, err.toBody());
+}
+
+function newRequestId(): string {
+  return `req_${randomBytes(10).toString('base64url').replace(/[-_]/g, 'x')}`;
+}
+
+export class WorldRunner implements WorldHandle {
+  readonly name: string;
+  readonly code: string;
+  readonly world: World;
+  readonly storage: Storage;
+  readonly twins = new Map<string, ServedTwin>();
+  readonly requests = new RequestLog();
+  readonly scenarios: ScenarioSlot;
+  readonly checks: CheckSet;
+  readonly branchesServed: boolean;
+  private sandbox: WorldSandbox;
+  private readonly makeSandbox: () => WorldSandbox;
+  private readonly wallNow: () => number;
+  /** Appends made so far; a request that moved it waits for durability before answering. */
+  private appends = 0;
+  private closed = false;
+  private inFlight = 0;
+  private idle: (() => void) | null = null;
+
+  constructor(options: RunnerOptions) {
+    this.world = options.world;
+    this.name = options.world.name;
+    this.code = options.code;
+    this.storage = options.storage;
+    this.makeSandbox = options.sandbox;
+    this.sandbox = options.sandbox();
+    this.branchesServed = options.branches;
+    this.wallNow = options.wallNow ?? Date.now;
+    for (const bundle of options.twins) {
+      if (!this.world.twins().includes(bundle.vendor)) this.world.addTwin(bundle.vendor);
+      const served = serveTwin(bundle);
+      const loaded = this.sandbox.load(bundle.vendor, bundle.source, { hostCall: true });
+      if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
+      this.twins.set(bundle.vendor, served);
+    }
+    this.scenarios = new ScenarioSlot(this, options.scenarioDir, options.guestRuntime);
+    this.checks = new CheckSet(this);
+  }
+
+  /** The sandbox, for the scenario and check slots (they load their own contexts into it). */
+  get worldSandbox(): WorldSandbox {
+    return this.sandbox;
+  }
+
+  twin(vendor: string): ServedTwin {
+    const t = this.twins.get(vendor);
+    if (!t) throw new KitError('unknown_twin', `This world has no twin '${vendor}'.`);
+    return t;
+  }
+
+  async handle(req: WorldRequest): Promise<WorldResponse> {
+    if (this.closed) return errorResponse(new KitError('storage_closed', 'The world is stopping.'));
+    this.inFlight++;
+    try {
+      if (req.surface === 'api') {
+        const res = await handleWorldApi(this, req);
+        // Clock, scenario and check changes are acknowledged once on disk.
+        if (req.method !== 'GET' && req.method !== 'HEAD') await this.world.durable();
+        return res;
+      }
+      return await this.handleVendor(req);
+    } catch (e) {
+      return errorResponse(e);
+    } finally {
+      if (--this.inFlight === 0 && this.idle) this.idle();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    await this.world.durable();
+    this.sandbox.dispose();
+  }
+
+  // ------------------------------------------------------------ vendor wire
+
+  private async handleVendor(req: WorldRequest): Promise<WorldResponse> {
+    const started = performance.now();
+    const slash = req.path.indexOf('/', 1);
+    const vendor = decodeURIComponent(slash === -1 ? req.path.slice(1) : req.path.slice(1, slash));
+    const rest = slash === -1 ? '/' : req.path.slice(slash);
+    const twin = this.twin(vendor);
+    let route = `${req.method} ${rest}`;
+    let res: WorldResponse;
+    const appendsBefore = this.appends;
+    try {
+      if (rest === '/twin' || rest.startsWith('/twin/')) {
+        res = this.handleTwinEndpoint(twin, req, rest);
+      } else {
+        const out = this.dispatchVendor(twin, req, rest);
+        route = out.route;
+        res = out.response;
+      }
+    } catch (e) {
+      res = errorResponse(e);
+    }
+    // Answer only once what this request wrote (its entry, moves it caught up) is on disk.
+    if (this.appends !== appendsBefore) await this.world.durable();
+    this.requests.record(vendor, req.receivedAt || this.wallNow(), res.status, performance.now() - started, route);
+    return res;
+  }
+
+  private handleTwinEndpoint(twin: ServedTwin, req: WorldRequest, rest: string): WorldResponse {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      throw new KitError('method_not_allowed', `${rest} answers GET only.`);
+    }
+    if (rest === '/twin' || rest === '/twin/') return jsonResponse(200, this.manifestOf(twin));
+    if (rest === '/twin/scenario') return jsonResponse(200, this.scenarios.report(twin));
+    if (rest.startsWith('/twin/store/')) {
+      const name = decodeURIComponent(rest.slice('/twin/store/'.length));
+      if (!twin.manifest.stores.includes(name)) throw new KitError('unknown_store', `Twin '${twin.vendor}' has no store '${name}'.`);
+      this.catchUp(twin);
+      const request = toTwinRequest(req, rest, true, req.requestId);
+      const out = this.invoke(twin, { kind: 'store', name, query: request.query });
+      if (out.thrown) throw new KitError('handler_error', `Store '${name}' failed: ${out.thrown.message}`);
+      return jsonResponse(200, out.response?.body ?? null);
+    }
+    throw new KitError('not_found', `Twin endpoints are /twin, /twin/scenario and /twin/store/<name>; there is no ${rest}.`);
+  }
+
+  /** The manifest, as `GET /twin` answers it. */
+  manifestOf(twin: ServedTwin): unknown {
+    const m = twin.manifest;
+    return {
+      vendor: m.vendor,
+      version: m.version,
+      protocol: m.protocol,
+      models: m.models,
+      matchers: m.routes.map((r) => ({ name: r.name, ...r.match })),
+      stores: m.stores,
+      moves: m.moves,
+      scenarios: m.scenarios,
+      root: null,
+      requestScopes: m.requestScopes,
+    };
+  }
+
+  private dispatchVendor(twin: ServedTwin, req: WorldRequest, rest: string): { route: string; response: WorldResponse } {
+    const readOnly = req.scope === 'read' && twin.readScoped;
+    const requestId = req.requestId || newRequestId();
+    let request: TwinRequest;
+    try {
+      request = toTwinRequest(req, rest, readOnly, requestId);
+    } catch (e) {
+      return { route: `${req.method} ${rest}`, response: this.vendorError(twin, e) };
+    }
+    this.catchUp(twin);
+
+    const scenario = this.scenarios.decide(twin, request);
+    const delayMs = scenario?.delayMs ?? 0;
+    if (scenario && scenario.kind === 'respond') {
+      return { route: `scenario ${scenario.handlerName}`, response: this.finish(twin, req, scenario.response, delayMs) };
+    }
+    if (scenario && scenario.kind === 'fault') {
+      const f = scenario.fault;
+      if (f.type === 'reset') return { route: `scenario ${scenario.handlerName}`, response: { status: 502, headers: {}, body: '', fault: 'reset', delayMs } };
+      const body = f.body ?? { error: { code: 'scenario_fault', message: `Fault injected by scenario handler '${scenario.handlerName}'.` } };
+      return { route: `scenario ${scenario.handlerName}`, response: this.finish(twin, req, { status: f.status, headers: f.headers, body }, delayMs) };
+    }
+    if (scenario && scenario.kind === 'js') {
+      const out = this.scenarios.runJs(twin, scenario.call, request);
+      if (out.thrown || out.response) {
+        if (!out.thrown) this.commit(twin, req, requestId, `scenario ${scenario.handlerName}`, out);
+        const response = this.finish(twin, req, out.response ?? { status: 500, body: { error: { code: 'handler_error', message: out.thrown?.message } } }, delayMs);
+        return { route: `scenario ${scenario.handlerName}`, response };
+      }
+      // The handler returned nothing: the twin's own routes take the request.
+    }
+
+    const match = twin.router.match(request);
+    if (!match) {
+      this.scenarios.noteTwin(twin, request, { route: null, nearestMiss: twin.router.nearestMiss(request) });
+      const err = new KitError('no_handler', `Twin '${twin.vendor}' has no route for ${req.method} ${rest}.`);
+      return { route: `${req.method} (unmatched)`, response: this.finish(twin, req, this.vendorBody(twin, err), delayMs) };
+    }
+    const routeDef = twin.manifest.routes[match.index]!;
+    this.scenarios.noteTwin(twin, request, { route: routeDef.name });
+    request.params = match.params;
+    const out = this.invoke(twin, { kind: 'route', index: match.index, request });
+    const routeName = routeDef.name;
+    if (out.thrown) console.error(`twinkit: ${twin.vendor} route '${routeName}' threw: ${out.thrown.message}`);
+    else this.commit(twin, req, requestId, routeName, out);
+    return { route: routeName, response: this.finish(twin, req, out.response ?? { status: 204 }, delayMs) };
+  }
+
+  /** Appends the entry a handler made, when it wrote or emitted anything. */
+  private commit(twin: ServedTwin, req: WorldRequest, requestId: string, route: string, out: GuestOutput): Entry | null {
+    if (out.writes.length === 0 && out.events.length === 0) return null;
+    const draft: EntryDraft = {
+      cause: {
+        kind: 'request',
+        method: req.method,
+        route,
+        path: req.path,
+        status: out.response?.status ?? 200,
+        requestId,
+      },
+      writes: out.writes,
+    };
+    if (out.events.length > 0) draft.events = out.events;
+    const tp = req.headers['traceparent'];
+    if (tp && TRACEPARENT.test(tp)) draft.traceparent = tp;
+    return this.append(twin.vendor, draft);
+  }
+
+  private finish(twin: ServedTwin, req: WorldRequest, r: TwinResponse, delayMs: number): WorldResponse {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(r.headers ?? {})) headers[k.toLowerCase()] = v;
+    let body: Uint8Array | string;
+    if (r.bodyBase64 !== undefined) body = Buffer.from(r.bodyBase64, 'base64');
+    else if (typeof r.body === 'string') body = r.body;
+    else if (r.body === undefined) body = '';
+    else {
+      body = JSON.stringify(r.body);
+      if (!headers['content-type']) headers['content-type'] = 'application/json';
+    }
+    const out: WorldResponse = { status: r.status ?? 200, headers, body: req.method === 'HEAD' ? '' : body };
+    if (delayMs > 0) out.delayMs = delayMs;
+    void twin;
+    return out;
+  }
+
+  /** A KitError on the vendor wire, in the vendor's error shape where the twin defines one. */
+  private vendorError(twin: ServedTwin, e: unknown): WorldResponse {
+    if (!isKitError(e)) return errorResponse(e);
+    const r = this.vendorBody(twin, e);
+    return { status: r.status ?? e.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(r.body) };
+  }
+
+  private vendorBody(twin: ServedTwin, e: KitError): TwinResponse {
+    void twin;
+    return { status: e.status, body: e.toBody() };
+  }
+
+  // ------------------------------------------------------------ sandbox
+
+  /** Runs `__kit_invoke` for the twin at its next position, with the world clock. */
+  invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.nowMs()): GuestOutput {
+    this.reviveSandbox();
+    return invokeGuest(
+      this.sandbox,
+      twin.vendor,
+      { ...input, world: this.name, twin: twin.vendor, position: this.world.head(twin.vendor) + 1, nowMs },
+      treeHostCall(this.world, twin.vendor),
+    );
+  }
+
+  /** A sandbox that died (a memory bomb past the cap) is made again with every twin loaded. */
+  private reviveSandbox(): void {
+    if (this.sandbox.alive) return;
+    this.sandbox = this.makeSandbox();
+    for (const t of this.twins.values()) this.sandbox.load(t.vendor, t.bundle.source, { hostCall: true });
+    this.scenarios.reload();
+    this.checks.reload();
+  }
+
+  /**
+   * Performs every timed move that fell due up to the world clock, each in an entry stamped
+   * at its instant. Answers how many it performed (the caller waits for durability).
+   */
+  catchUp(twin: ServedTwin): number {
+    if (twin.manifest.moves.length === 0) return 0;
+    const now = this.world.nowMs();
+    let performed = 0;
+    for (; performed < MAX_CATCH_UP; performed++) {
+      const first = this.world.listRecords<{ id: string; move: string; dueAt: string; data: unknown }>(twin.vendor, DUE_TYPE, { limit: 1 }).records[0];
+      if (!first) break;
+      const dueMs = Date.parse(first.value.dueAt);
+      if (!(dueMs <= now)) break;
+      const head = this.world.head(twin.vendor);
+      const lastAt = head > 0 ? Date.parse(this.world.entry(twin.vendor, head)!.occurredAt) : dueMs;
+      const stampMs = Math.max(dueMs, lastAt);
+      const out = this.invoke(twin, { kind: 'move', move: first.value.move, id: first.value.id, data: first.value.data, dueAt: first.value.dueAt }, stampMs);
+      if (out.thrown) console.error(`twinkit: ${twin.vendor} move '${first.value.move}' threw: ${out.thrown.message}`);
+      const draft: EntryDraft = {
+        cause: { kind: 'move', move: first.value.move, dueAt: first.value.dueAt },
+        writes: out.writes,
+        occurredAt: new Date(stampMs).toISOString(),
+      };
+      if (!out.thrown && out.events.length > 0) draft.events = out.events;
+      if (draft.writes.length === 0) draft.writes = [{ type: DUE_TYPE, id: first.id, value: null }];
+      this.append(twin.vendor, draft);
+    }
+    return performed;
+  }
+
+  private append(twin: string, draft: EntryDraft): Entry {
+    const entry = this.world.append(twin, draft);
+    this.appends++;
+    return entry;
+  }
+
+  /** Exposed for the API module. */
+  wallClock(): number {
+    return this.wallNow();
+  }
+}
