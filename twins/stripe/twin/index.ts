@@ -9,11 +9,13 @@ import { errorBody } from './core/errors.js';
 import { StripeError } from './core/errors.js';
 import { billingMoves, billingRoutes } from './resources/billing.js';
 import { catalogRoutes } from './resources/catalog.js';
+import { checkoutRoutes } from './resources/checkout.js';
 import { customerRoutes } from './resources/customers.js';
 import { eventRoutes } from './resources/events.js';
 import { paymentMethodRoutes } from './resources/payment_methods.js';
 import { paymentRoutes } from './resources/payments.js';
 import { setupIntentRoutes } from './resources/setup_intents.js';
+import { webhookRoutes } from './resources/webhooks.js';
 import { accountsStore, objectsStore } from './stores.js';
 
 /** Stripe answers an unknown URL with 404 invalid_request_error, after checking the key. */
@@ -30,6 +32,8 @@ export const routes: Route[] = [
   ...paymentRoutes,
   ...setupIntentRoutes,
   ...billingRoutes,
+  ...checkoutRoutes,
+  ...webhookRoutes,
   ...eventRoutes,
   unknownUrl,
 ];
@@ -43,7 +47,7 @@ export default defineTwin({
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
       'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
-      'test_helpers.test_clock', 'discount',
+      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },

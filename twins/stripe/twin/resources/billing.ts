@@ -15,7 +15,7 @@ import { eq, insert, listOf, load, mustLoad, newestFirst, save, unlist, type Fil
 import { clone, isObj, type Obj } from '../core/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
-import { chargeOffSession } from './payments.js';
+import { chargeCard } from './payments.js';
 
 const DAY = 86_400;
 
@@ -363,7 +363,7 @@ function attemptPayment(c: Call, inv: Obj, pmParam?: string): StripeError | unde
     event(c, 'invoice.payment_failed', inv);
     return invalid('This customer has no attached payment source or default payment method. Please consider adding a default payment method.', undefined, 'invoice_no_payment_method_types');
   }
-  const { pi, error } = chargeOffSession(c, {
+  const { pi, error } = chargeCard(c, true, {
     amount: inv.amount_remaining as number, currency: inv.currency as string, customer: inv.customer as string,
     paymentMethod: pm, description: inv.number === null ? null : `Invoice ${inv.number as string}`,
   });
@@ -478,7 +478,7 @@ function bill(c: Call, sub: Obj, reason: string, start: number, end: number, fir
   return error === undefined ? { inv } : { inv, error };
 }
 
-function createSub(c0: Call): Obj {
+export function createSub(c0: Call): Obj {
   const customerId = c0.p.reqStr('customer');
   const customer = mustLoad(c0, 'customer', customerId, 'customer', 'customer');
   const c = at(c0, clockTime(c0, customer.test_clock));

@@ -526,12 +526,14 @@ export function setSetupAuthenticator(fn: typeof authenticateSetup): void {
 }
 
 /**
- * Charges a saved card off-session (an invoice's payment): makes and confirms a PaymentIntent.
- * Answers it, and on a decline also the card error; the attempt is recorded either way.
+ * Charges a card for the twin's own flows (an invoice's payment off-session, a completed
+ * Checkout Session on-session): makes and confirms a PaymentIntent. Answers it, and on a
+ * decline also the card error; the attempt is recorded either way.
  */
-export function chargeOffSession(c: Call, o: { amount: number; currency: string; customer: string; paymentMethod: string; description: string | null; metadata?: Obj }): { pi: Obj; error?: StripeError } {
-  const raw: Obj = { amount: String(o.amount), currency: o.currency, customer: o.customer, payment_method_types: ['card'] };
-  if (o.description !== null) raw.description = o.description;
+export function chargeCard(c: Call, offSession: boolean, o: { amount: number; currency: string; customer: string | null; paymentMethod: string; description?: string | null; metadata?: Obj }): { pi: Obj; error?: StripeError } {
+  const raw: Obj = { amount: String(o.amount), currency: o.currency, payment_method_types: ['card'] };
+  if (o.customer !== null) raw.customer = o.customer;
+  if (o.description !== undefined && o.description !== null) raw.description = o.description;
   if (o.metadata !== undefined) raw.metadata = o.metadata;
   const pi = piBase(c, new Params(raw));
   usePaymentMethod(c, pi, o.paymentMethod);
@@ -539,7 +541,7 @@ export function chargeOffSession(c: Call, o: { amount: number; currency: string;
   insert(c, 'payment_intent', pi);
   piEvent(c, 'payment_intent.created', pi);
   try {
-    return { pi: confirmPi(c, pi, new Params({ off_session: 'true' }), true) };
+    return { pi: confirmPi(c, pi, new Params(offSession ? { off_session: 'true' } : {}), true) };
   } catch (e) {
     if (e instanceof StripeError && e.status === 402) return { pi: load(c, 'payment_intent', pi.id as string) ?? pi, error: e };
     throw e;

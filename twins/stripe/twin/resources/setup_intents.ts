@@ -77,7 +77,7 @@ function confirmSi(c: Call, si: Obj, p: Params, pmAlreadySet = false): Obj {
   return succeed(c, si, pm);
 }
 
-function createSi(c: Call): Obj {
+export function createSi(c: Call): Obj {
   const id = c.ctx.id('seti_', 24);
   const customer = c.p.str('customer');
   if (customer !== undefined && customer !== '') mustLoad(c, 'customer', customer, 'customer', 'customer');

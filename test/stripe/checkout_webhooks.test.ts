@@ -1,0 +1,97 @@
+/** Conformance: Checkout Sessions and webhook endpoints, through the official `stripe` package. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Stripe from 'stripe';
+import { startStripeTwin, type StripeTwin } from './harness.js';
+
+let twin: StripeTwin;
+let stripe: Stripe;
+
+beforeAll(async () => {
+  twin = await startStripeTwin();
+  stripe = twin.client('sk_test_checkoutAccount00001');
+});
+afterAll(async () => {
+  await twin.close();
+});
+
+async function complete(id: string, params: Record<string, string> = {}): Promise<Stripe.Checkout.Session> {
+  return (await stripe.rawRequest('POST', `/v1/test_helpers/checkout/sessions/${id}/complete`, params)) as unknown as Stripe.Checkout.Session;
+}
+
+describe('checkout sessions', () => {
+  it('payment mode: url and amount_total; completing it pays a PaymentIntent', async () => {
+    const price = await stripe.prices.create({ currency: 'usd', unit_amount: 1250, product_data: { name: 'Book' } });
+    const session = await stripe.checkout.sessions.create({
+      mode: 'payment', line_items: [{ price: price.id, quantity: 2 }, { price_data: { currency: 'usd', unit_amount: 500, product_data: { name: 'Gift wrap' } }, quantity: 1 }],
+      success_url: 'https://shop.example/success', cancel_url: 'https://shop.example/cancel', client_reference_id: 'order-7',
+    });
+    expect(session.id).toMatch(/^cs_test_/);
+    expect(session.url).toBe(`https://checkout.stripe.com/c/pay/${session.id}`);
+    expect(session).toMatchObject({ object: 'checkout.session', mode: 'payment', status: 'open', payment_status: 'unpaid', amount_subtotal: 3000, amount_total: 3000, currency: 'usd', client_reference_id: 'order-7' });
+    expect(session.expires_at).toBe(session.created + 86_400);
+    const items = await stripe.checkout.sessions.listLineItems(session.id);
+    expect(items.data.map((i) => [i.quantity, i.amount_total])).toEqual([[2, 2500], [1, 500]]);
+    const done = await complete(session.id, { email: 'buyer@example.com' });
+    expect(done).toMatchObject({ status: 'complete', payment_status: 'paid', url: null });
+    const pi = await stripe.paymentIntents.retrieve(done.payment_intent as string);
+    expect(pi).toMatchObject({ status: 'succeeded', amount_received: 3000 });
+    const events = await stripe.events.list({ type: 'checkout.session.completed' });
+    expect((events.data[0]?.data.object as Stripe.Checkout.Session).id).toBe(session.id);
+  });
+
+  it('subscription mode: completing it makes a customer and an active subscription', async () => {
+    const price = await stripe.prices.create({ currency: 'usd', unit_amount: 900, recurring: { interval: 'month' }, product_data: { name: 'Club' } });
+    const session = await stripe.checkout.sessions.create({ mode: 'subscription', line_items: [{ price: price.id, quantity: 1 }], success_url: 'https://shop.example/ok', customer_email: 'member@example.com' });
+    expect(session.amount_total).toBe(900);
+    const done = await complete(session.id);
+    expect(done.status).toBe('complete');
+    const sub = await stripe.subscriptions.retrieve(done.subscription as string);
+    expect(sub.status).toBe('active');
+    const customer = await stripe.customers.retrieve(done.customer as string) as Stripe.Customer;
+    expect(customer.email).toBe('member@example.com');
+  });
+
+  it('refuses a recurring price in payment mode; expires an open session', async () => {
+    const recurring = await stripe.prices.create({ currency: 'usd', unit_amount: 900, recurring: { interval: 'month' }, product_data: { name: 'R' } });
+    const err = await stripe.checkout.sessions.create({ mode: 'payment', line_items: [{ price: recurring.id, quantity: 1 }], success_url: 'https://x.example/' }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((err as Stripe.errors.StripeError).param).toBe('line_items[0][price]');
+    const one = await stripe.prices.create({ currency: 'usd', unit_amount: 100, product_data: { name: 'O' } });
+    const session = await stripe.checkout.sessions.create({ mode: 'payment', line_items: [{ price: one.id, quantity: 1 }], success_url: 'https://x.example/' });
+    const expired = await stripe.checkout.sessions.expire(session.id);
+    expect(expired.status).toBe('expired');
+    const list = await stripe.checkout.sessions.list({ status: 'expired' });
+    expect(list.data.map((s) => s.id)).toEqual([session.id]);
+  });
+
+  it('a declined card leaves the session open and answers the card error', async () => {
+    const one = await stripe.prices.create({ currency: 'usd', unit_amount: 100 * 10, product_data: { name: 'D' } });
+    const session = await stripe.checkout.sessions.create({ mode: 'payment', line_items: [{ price: one.id, quantity: 1 }], success_url: 'https://x.example/' });
+    const err = await complete(session.id, { payment_method: 'pm_card_chargeDeclined' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Stripe.errors.StripeCardError);
+    expect((await stripe.checkout.sessions.retrieve(session.id)).status).toBe('open');
+  });
+});
+
+describe('webhook endpoints', () => {
+  it('answers the secret once, then lists, updates and deletes', async () => {
+    const ep = await stripe.webhookEndpoints.create({ url: 'https://app.example/hooks', enabled_events: ['payment_intent.succeeded', 'customer.*'], description: 'main' });
+    expect(ep.id).toMatch(/^we_/);
+    expect(ep.secret).toMatch(/^whsec_/);
+    expect(ep).toMatchObject({ status: 'enabled', enabled_events: ['payment_intent.succeeded', 'customer.*'], url: 'https://app.example/hooks' });
+    const got = await stripe.webhookEndpoints.retrieve(ep.id);
+    expect(got.secret).toBeUndefined();
+    const upd = await stripe.webhookEndpoints.update(ep.id, { disabled: true, enabled_events: ['*'] });
+    expect(upd).toMatchObject({ status: 'disabled', enabled_events: ['*'] });
+    expect((await stripe.webhookEndpoints.list()).data.map((e) => e.id)).toContain(ep.id);
+    expect(await stripe.webhookEndpoints.del(ep.id)).toMatchObject({ id: ep.id, deleted: true });
+    const gone = await stripe.webhookEndpoints.retrieve(ep.id).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((gone as Stripe.errors.StripeError).statusCode).toBe(404);
+  });
+
+  it('refuses a bad URL and a missing enabled_events', async () => {
+    const bad = await stripe.webhookEndpoints.create({ url: 'not a url', enabled_events: ['*'] }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((bad as Stripe.errors.StripeError).param).toBe('url');
+    const none = await stripe.webhookEndpoints.create({ url: 'https://a.example/' } as Stripe.WebhookEndpointCreateParams).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((none as Stripe.errors.StripeError).param).toBe('enabled_events');
+  });
+});
