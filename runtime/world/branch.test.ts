@@ -236,6 +236,21 @@ describe.each(backends)('branches on %s storage', (_name, makeStorage) => {
     expect(sub.timeline({ trace, limit: 2, before: page.next as string }).entries.map((e) => `${e.twin}:${e.position}`)).toEqual(['github:2', 'stripe:1']);
   });
 
+  it('a twin added after the cut starts empty on either side (even one named like an Object member)', () => {
+    const { root } = setup();
+    root.append('stripe', draft(put('customer', 'a', 1)));
+    const br = root.branch().world;
+    br.addTwin('constructor');
+    root.addTwin('slack');
+    expect(br.head('constructor')).toBe(0);
+    expect(br.append('constructor', draft(put('x', 'y', 1))).position).toBe(1);
+    expect(br.getRecord('constructor', 'x', 'y')).toBe(1);
+    expect(root.twins()).toEqual(['stripe', 'github', 'slack']);
+    expect(codeOf(() => br.head('slack'))).toBe('unknown_twin');
+    expect(codeOf(() => root.head('constructor'))).toBe('unknown_twin');
+    expect(br.diff().changes.map((c) => c.twin)).toEqual(['constructor']);
+  });
+
   it('validates label, ttl and live', () => {
     const { root } = setup();
     for (const label of ['', 'Has-Caps', '-lead', 'x'.repeat(41), 'sp ace', 7]) {

@@ -119,6 +119,11 @@ function after(prefix: Key, part: string): Key {
 
 const msOf = (entry: Entry): number => Date.parse(entry.occurredAt);
 
+/** A twin's cut in a branch's base; 0 for a twin the base did not have (own properties only). */
+function cutOf(base: BaseMeta | null, twin: string): number {
+  return base !== null && Object.hasOwn(base.positions, twin) ? (base.positions[twin] as number) : 0;
+}
+
 /** The shared machinery behind WorldStore and its World objects. */
 class Engine {
   private readonly byId = new Map<string, State>();
@@ -464,7 +469,7 @@ export class World {
     if (cached !== undefined) return cached;
     const prefix: Key = [this.s.meta.id, twin, 'log'];
     const last = first(this.e.storage, { start: prefix, end: prefixEnd(prefix), reverse: true });
-    const head = last !== undefined ? (last.key[3] as number) : (this.s.meta.base?.positions[twin] ?? 0);
+    const head = last !== undefined ? (last.key[3] as number) : cutOf(this.s.meta.base, twin);
     this.s.heads.set(twin, head);
     return head;
   }
@@ -735,7 +740,7 @@ export class World {
     const changes: WorldDiff['changes'] = [];
     for (const twin of [...this.s.meta.twins].sort()) {
       const head = this.head(twin);
-      const cut = b?.positions[twin] ?? 0;
+      const cut = cutOf(b, twin);
       for (const entry of this.readForward(twin, cut + 1, head, head)) changes.push({ twin, entry });
     }
     // Stable sort: within a twin, positions are already in order.
@@ -818,7 +823,7 @@ export class World {
     let top = true;
     for (;;) {
       const base = s.meta.base;
-      const cut = base === null ? 0 : (base.positions[twin] ?? 0);
+      const cut = cutOf(base, twin);
       if (hi > cut) out.push({ id: s.meta.id, lo: cut, hi, top });
       if (base === null || cut === 0) return out;
       hi = Math.min(hi, cut);
