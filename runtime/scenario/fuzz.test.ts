@@ -56,7 +56,7 @@ describe('hostile documents and requests', () => {
       { id: 'r5', method: 'HEAD', path: '/v1/x/%F0%9F%98%80', query: {}, headers: {}, body: { constructor: { prototype: 1 } } },
       { id: 'r6', method: 'GET', path: 'no-slash', query: {}, headers: {}, body: undefined },
     ];
-    for (let round = 0; round < 1500; round++) {
+    for (let round = 0; round < 800; round++) {
       let text = BASE;
       const edits = 1 + Math.floor(rand() * 4);
       for (let e = 0; e < edits; e++) {
@@ -86,7 +86,7 @@ describe('hostile documents and requests', () => {
       JSON.stringify(state.report());
     }
     // Both outcomes are exercised, or the test proves little.
-    expect(parsed).toBeGreaterThan(50);
+    expect(parsed).toBeGreaterThan(25);
     expect(refused).toBeGreaterThan(100);
   });
 });
