@@ -65,6 +65,8 @@ describe.each(implementations)('%s', (_name, make) => {
     expect(keys(s, ['log', 0], ['log', 100], true, 2)).toEqual([['log', 20], ['log', 19]]);
     expect(keys(s, ['log', 0], ['log', 100], false, 2)).toEqual([['log', 1], ['log', 2]]);
     expect(keys(s, ['log', 9], ['log', 9])).toEqual([]);
+    expect(keys(s, ['log', 9], ['log', 3])).toEqual([]);
+    expect(keys(s, ['log', 9], ['log', 3], true)).toEqual([]);
     const values = [...s.range<{ i: number }>({ start: ['log', 3], end: ['log', 5] })].map((kv) => kv.value.i);
     expect(values).toEqual([3, 4]);
   });

@@ -294,6 +294,8 @@ describe.each(backends)('world engine on %s storage', (_name, makeStorage) => {
       expect(down.hasMore).toBe(true);
       const between = w.listRecords('stripe', 'customer', { after: 'cus_01', before: 'cus_06' });
       expect(between.records.map((r) => r.id)).toEqual(['cus_02', 'cus_04', 'cus_05']);
+      expect(w.listRecords('stripe', 'customer', { after: 'cus_09', before: 'cus_02' })).toEqual({ records: [], hasMore: false });
+      expect(w.listRecords('stripe', 'customer', { after: 'cus_09', before: 'cus_02', reverse: true, at: 1 })).toEqual({ records: [], hasMore: false });
       // As of position 1: cus_03 still there, cus_04 at its first version.
       const past = w.listRecords('stripe', 'customer', { at: 1, after: 'cus_02', limit: 2 });
       expect(past.records).toEqual([{ id: 'cus_03', value: { id: 'cus_03' } }, { id: 'cus_04', value: { id: 'cus_04' } }]);
