@@ -41,4 +41,18 @@ describe('createGuestHarness', () => {
     expect(h.request('GET', '/v1/greetings').position).toBeUndefined();
     expect(h.head).toBe(1);
   });
+
+  it('stamps a move that fell due before the latest entry at that entry, never earlier', () => {
+    const h = createGuestHarness(source, { now: '2026-01-02T00:00:00.000Z' });
+    const g = h.request('POST', '/v1/greetings', { body: { name: 'Ada', expires_in: 10 } }).body as { id: string };
+    h.advance(60_000);
+    // Performed directly (no due moves first), so the expiry is still pending at a later entry.
+    h.invoke('greetings.update', { method: 'POST', path: `/v1/greetings/${g.id}`, params: { id: g.id }, body: { name: 'Ada L.' } });
+    h.runDue();
+    expect(h.log.map((e) => [e.cause.kind, e.occurredAt])).toEqual([
+      ['request', '2026-01-02T00:00:00.000Z'],
+      ['request', '2026-01-02T00:01:00.000Z'],
+      ['move', '2026-01-02T00:01:00.000Z'],
+    ]);
+  });
 });

@@ -71,7 +71,7 @@ export interface GuestHarness {
   invoke(route: string | number, request?: Partial<TwinRequest>): HarnessResult;
   /** Routes a request as the runner would (literal segments before parameters), after performing due moves. */
   request(method: string, target: string, options?: RequestOptions): HarnessResult;
-  /** Performs every timed move due at or before now, each stamped at its due instant. */
+  /** Performs every timed move due at or before now, each stamped at its due instant (or the latest entry's, if later). */
   runDue(): HarnessResult[];
   /** Reads a store (`GET /twin/store/<name>`). */
   store(name: string, query?: Record<string, string | string[]>): HarnessResult;
@@ -188,8 +188,11 @@ export function createGuestHarness(source: string, options: GuestHarnessOptions 
       const due = [...(committed.get('__due')?.entries() ?? [])].sort(([a], [b]) => compareIds(a, b))[0];
       if (!due) break;
       const record = JSON.parse(due[1]) as { id: string; move: string; dueAt: string; data: unknown };
-      const at = Date.parse(record.dueAt);
-      if (at > now) break;
+      const dueMs = Date.parse(record.dueAt);
+      if (dueMs > now) break;
+      // Stamped at its instant, or at the latest entry when that is later: a log never goes back.
+      const last = log[log.length - 1];
+      const at = last ? Math.max(dueMs, Date.parse(last.occurredAt)) : dueMs;
       const result = run({ kind: 'move', move: record.move, id: record.id, data: record.data, dueAt: record.dueAt }, at, () => ({ kind: 'move', move: record.move, dueAt: record.dueAt }));
       // A move that leaves its own schedule behind would be performed forever.
       if (committed.get('__due')?.has(due[0]) && committed.get('__due')?.get(due[0]) === due[1]) {
