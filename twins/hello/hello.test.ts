@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildTwin } from '../../sdk/twin/build.js';
@@ -194,5 +195,12 @@ describe('hello: greetings', () => {
       return JSON.stringify([out, hello.request('GET', '/v1/greetings').body, hello.log]);
     };
     expect(run()).toBe(run());
+  });
+
+  it('documents every route it serves, and no other, in the README table', async () => {
+    const readme = readFileSync(fileURLToPath(new URL('./README.md', import.meta.url)), 'utf8');
+    const documented = [...readme.matchAll(/^\| `([a-z]+\.[a-z]+)` \|/gm)].map((m) => m[1]);
+    const served = (await buildTwin(ENTRY)).manifest.routes.map((r) => r.name);
+    expect(documented.sort()).toEqual([...served].sort());
   });
 });
