@@ -19,15 +19,16 @@ export interface SandboxLimits {
   /** Cap of the world's `WebAssembly.Memory` (whole 64 KiB pages; at least 16 MiB). Default 64 MiB. */
   memoryBytes: number;
   /**
-   * QuickJS stack limit. Default: 512 KiB on a thread whose native stack is at least 18 MiB,
-   * otherwise that stack / 36 (see `defaultStackBytes`).
+   * QuickJS stack limit. Default: the thread's native stack / 36, from 64 KiB to 512 KiB
+   * (512 KiB in a SupervisedWorker's thread, 64 KiB on a main thread; see `defaultStackBytes`).
    */
   stackBytes: number;
   /**
    * Interrupt budget per call (and per load), counted in invocations of QuickJS's interrupt
-   * handler, which QuickJS calls about every 10 000 interpreter branches and calls. Default
-   * 7 000: about one second of `for (;;) i++` on the reference machine (an empty loop is
-   * stopped sooner, a catastrophic regex later; see README.md).
+   * handler, which QuickJS makes about every 10 000 interpreter branches and calls: work, not
+   * wall time. Default 4 000: about half a second to a second of `for (;;) i++` here, less
+   * for an empty loop, more for a loop that allocates on every turn (see README.md); the worker
+   * watchdog bounds the rest.
    */
   callSteps: number;
 }
@@ -38,9 +39,16 @@ export type CallResult = { ok: string } | { error: { code: SandboxErrorCode; mes
 export type HostCall = (op: string, argJson: string) => string;
 
 export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
-export const DEFAULT_CALL_STEPS = 7_000;
+export const DEFAULT_CALL_STEPS = 4_000;
 const MAX_STACK_BYTES = 512 * 1024;
-const MIN_STACK_BYTES = 16 * 1024;
+/**
+ * The floor of the default. On a main thread (984 KiB of native stack) the clean fit would be
+ * 24 KiB, about 27 frames of a function with a few arguments and locals, too few for real
+ * code; 64 KiB gives about 70 such frames (360 bare ones) and keeps ordinary recursion, getters,
+ * Proxy traps and JSON.stringify clean. Only the parser on pathological nesting then outruns the
+ * native stack first, which ends that world (see `#crashed`), never the host.
+ */
+const MIN_DEFAULT_STACK_BYTES = 64 * 1024;
 /**
  * How much native (V8) stack QuickJS's wasm frames can use per byte of QuickJS stack. Measured
  * here: the parser on nested brackets overflows V8's stack at 21× (`eval('['.repeat(1e5) …)`),
@@ -61,7 +69,7 @@ const MAX_MESSAGE_CHARS = 4096;
 export function defaultStackBytes(): number {
   const native = nativeStackBytes();
   const fit = Math.floor(native / NATIVE_STACK_RATIO / 4096) * 4096;
-  return Math.max(MIN_STACK_BYTES, Math.min(MAX_STACK_BYTES, fit));
+  return Math.max(MIN_DEFAULT_STACK_BYTES, Math.min(MAX_STACK_BYTES, fit));
 }
 
 function nativeStackBytes(): number {
