@@ -312,6 +312,11 @@ describe.each(backends)('world engine on %s storage', (_name, makeStorage) => {
       w.append('stripe', draft(put('t', 'b', 4)));
       expect(w.listRecords('stripe', 't').records.map((r) => r.id)).toEqual(['a', 'b', '\uFFFF', '\u{1F600}']);
       expect(w.listRecords('stripe', 't', { at: 1 }).records.map((r) => r.id)).toEqual(['a', '\uFFFF', '\u{1F600}']);
+      // The checkpoint's JSON keys follow code-unit order, as every other level does.
+      const keys = (at?: number): string[] => Object.keys((JSON.parse(new TextDecoder().decode(w.checkpoint('stripe', at))) as { records: { t: object } }).records.t);
+      expect(keys()).toEqual(['a', 'b', '\u{1F600}', '\uFFFF']);
+      expect(new TextDecoder().decode(w.checkpoint('stripe'))).toContain('"b":4,"\u{1F600}":1,"\uFFFF":2}');
+      expect(keys(1)).toEqual(['a', '\u{1F600}', '\uFFFF']);
     });
   });
 

@@ -644,7 +644,12 @@ export class World {
     const out: string[] = [`{"position":${pos},"records":{`];
     const types = [...byType.keys()].sort();
     types.forEach((type, i) => {
-      const list = (byType.get(type) as [string, string][]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      const list = byType.get(type) as [string, string][];
+      // Storage gives ids in code-point order; JSON key order is code-unit order. They differ
+      // only around astral characters, so sort only when the list is not already in order.
+      let sorted = true;
+      for (let j = 1; j < list.length && sorted; j++) sorted = (list[j - 1] as [string, string])[0] < (list[j] as [string, string])[0];
+      if (!sorted) list.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
       out.push(`${i > 0 ? ',' : ''}${JSON.stringify(type)}:{${list.map((r) => r[1]).join(',')}}`);
     });
     out.push(`},"twin":${JSON.stringify(twin)}}`);
