@@ -6,7 +6,7 @@
  *  or: npx esbuild bench/engine/run.ts --bundle --platform=node --format=esm --packages=external \
  *        --outfile=bench/engine/.run.mjs && node bench/engine/.run.mjs
  * Options (env): KIT_BENCH_BIG (entries of the big log, default 1000000), KIT_BENCH_TIME (ms per
- * task and round, default 400), KIT_BENCH_ROUNDS (default 3; the lowest median is kept).
+ * task and round, default 400), KIT_BENCH_ROUNDS (default 5; the lowest median is kept).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +19,7 @@ const BIG = Number(process.env.KIT_BENCH_BIG ?? 1_000_000);
 const TIME = Number(process.env.KIT_BENCH_TIME ?? 400);
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const GROUP = 64;
-const ROUNDS = Number(process.env.KIT_BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.KIT_BENCH_ROUNDS ?? 5);
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-bench-engine-'));
 const storage = openLmdbStorage(dir);
