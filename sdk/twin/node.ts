@@ -5,4 +5,4 @@
 export { buildGuestRuntime, buildTwin, loadBuiltinTwins, readManifest } from './build.js';
 export type { BuiltTwin } from './build.js';
 export { createGuestHarness } from './testing.js';
-export type { GuestHarness, GuestHarnessOptions, GuestOutput, HarnessEntry, HarnessResult, RequestOptions } from './testing.js';
+export type { GuestHarness, GuestHarnessOptions, HarnessEntry, HarnessResult, RequestOptions } from './testing.js';

@@ -12,14 +12,9 @@ import { compileRouter } from '../../runtime/router/index.js';
 import type { NearMiss } from '../../runtime/router/index.js';
 import { parseForm, parseQuery } from './form.js';
 import { compareIds } from './guest/runtime.js';
+import { readGuestOutput } from './protocol.js';
+import type { GuestOutput } from './protocol.js';
 import type { TwinRequest, TwinResponse } from './types.js';
-
-export interface GuestOutput {
-  response?: TwinResponse;
-  writes: RecordWrite[];
-  events: EmittedEvent[];
-  thrown?: { message: string; stack?: string };
-}
 
 /** What a harness call answers: the guest's output, plus where its entry went (if it made one). */
 export interface HarnessResult extends GuestOutput {
@@ -140,7 +135,9 @@ export function createGuestHarness(source: string, options: GuestHarnessOptions 
 
   const run = (input: Record<string, unknown>, at: number, cause: (status: number) => HarnessEntry['cause']): HarnessResult => {
     const before = hostCalls;
-    const out = JSON.parse(call('__kit_invoke', JSON.stringify({ ...input, world, twin, position: log.length + 1, nowMs: at }))) as GuestOutput;
+    const read = readGuestOutput(call('__kit_invoke', JSON.stringify({ ...input, world, twin, position: log.length + 1, nowMs: at })));
+    if ('error' in read) throw new Error(`the bundle's __kit_invoke answered a malformed output: ${read.error}`);
+    const out: GuestOutput = read.ok;
     const response = out.response ?? {};
     const result: HarnessResult = {
       ...out,

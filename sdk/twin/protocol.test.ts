@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { readGuestOutput } from './protocol.js';
+
+describe('readGuestOutput', () => {
+  it('accepts what the guest runtime answers', () => {
+    const text = JSON.stringify({
+      response: { status: 201, headers: { 'x-a': 'b' }, body: { id: 1 } },
+      writes: [{ type: 'thing', id: 'a', value: { n: 1 } }, { type: 'thing', id: 'b', value: null }],
+      events: [{ type: 'thing.made', data: { n: 1 } }],
+    });
+    expect(readGuestOutput(text)).toEqual({ ok: JSON.parse(text) });
+    expect(readGuestOutput('{"response":{"status":500,"body":"x"},"writes":[],"events":[],"thrown":{"message":"m","stack":"s"}}')).toEqual({
+      ok: { response: { status: 500, body: 'x' }, writes: [], events: [], thrown: { message: 'm', stack: 's' } },
+    });
+  });
+
+  it('refuses any other shape, naming what is wrong', () => {
+    const cases: [unknown, RegExp][] = [
+      [42, /no string/],
+      ['nope', /not JSON/],
+      ['[]', /no object/],
+      ['{"writes":[],"events":[],"response":{"status":42}}', /status/],
+      ['{"writes":[],"events":[],"response":{"headers":{"a":1}}}', /headers/],
+      ['{"writes":[],"events":[],"response":{"bodyBase64":7}}', /bodyBase64/],
+      ['{"writes":{},"events":[]}', /writes is not an array/],
+      ['{"writes":[{"type":"","id":"a","value":1}],"events":[]}', /writes\[0\]/],
+      ['{"writes":[{"type":"t","id":"a"}],"events":[]}', /writes\[0\]/],
+      ['{"writes":[],"events":[{"data":1}]}', /events\[0\]/],
+      ['{"writes":[]}', /events is not an array/],
+      ['{"writes":[],"events":[],"thrown":{"message":1}}', /thrown/],
+    ];
+    for (const [text, error] of cases) {
+      const r = readGuestOutput(text);
+      expect('error' in r ? r.error : 'accepted', String(text)).toMatch(error);
+    }
+  });
+});

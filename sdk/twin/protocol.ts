@@ -1,0 +1,97 @@
+/**
+ * Reading what a guest answered from `__kit_invoke`. The guest runtime always answers the
+ * right shape, but the script in a context is twin or scenario code, which can redefine
+ * `__kit_invoke` itself: the host checks the shape before it commits anything. Pure (no
+ * Node APIs), so any host can use it.
+ */
+import type { TwinResponse } from './types.js';
+
+export interface GuestRecordWrite {
+  type: string;
+  id: string;
+  /** null deletes the record. */
+  value: unknown;
+}
+
+export interface GuestEvent {
+  type: string;
+  data: unknown;
+}
+
+/** `__kit_invoke`'s answer, checked. */
+export interface GuestOutput {
+  response?: TwinResponse;
+  writes: GuestRecordWrite[];
+  events: GuestEvent[];
+  thrown?: { message: string; stack?: string };
+}
+
+export type GuestOutputResult = { ok: GuestOutput } | { error: string };
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function nonEmpty(v: unknown): v is string {
+  return typeof v === 'string' && v !== '';
+}
+
+/** Parses and checks `__kit_invoke`'s answer; an error names what is wrong, never throws. */
+export function readGuestOutput(text: unknown): GuestOutputResult {
+  if (typeof text !== 'string') return { error: '__kit_invoke answered no string' };
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return { error: '__kit_invoke answered text that is not JSON' };
+  }
+  if (!isRecord(v)) return { error: '__kit_invoke answered no object' };
+  const out: GuestOutput = { writes: [], events: [] };
+
+  if (v['response'] !== undefined) {
+    const r = v['response'];
+    if (!isRecord(r)) return { error: 'response is not an object' };
+    const response: TwinResponse = {};
+    if (r['status'] !== undefined) {
+      const status = r['status'];
+      if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return { error: 'response.status is not an integer 100..599' };
+      response.status = status;
+    }
+    if (r['headers'] !== undefined) {
+      const headers = r['headers'];
+      if (!isRecord(headers) || !Object.values(headers).every((h) => typeof h === 'string')) return { error: 'response.headers is not an object of strings' };
+      response.headers = headers as Record<string, string>;
+    }
+    if (r['bodyBase64'] !== undefined) {
+      if (typeof r['bodyBase64'] !== 'string') return { error: 'response.bodyBase64 is not a string' };
+      response.bodyBase64 = r['bodyBase64'];
+    }
+    if (r['body'] !== undefined) response.body = r['body'];
+    out.response = response;
+  }
+
+  const writes = v['writes'];
+  if (!Array.isArray(writes)) return { error: 'writes is not an array' };
+  for (let i = 0; i < writes.length; i++) {
+    const w: unknown = writes[i];
+    if (!isRecord(w) || !nonEmpty(w['type']) || !nonEmpty(w['id']) || !('value' in w) || w['value'] === undefined) {
+      return { error: `writes[${i}] is not { type, id, value }` };
+    }
+    out.writes.push({ type: w['type'], id: w['id'], value: w['value'] });
+  }
+
+  const events = v['events'];
+  if (!Array.isArray(events)) return { error: 'events is not an array' };
+  for (let i = 0; i < events.length; i++) {
+    const e: unknown = events[i];
+    if (!isRecord(e) || !nonEmpty(e['type'])) return { error: `events[${i}] is not { type, data }` };
+    out.events.push({ type: e['type'], data: e['data'] === undefined ? null : e['data'] });
+  }
+
+  if (v['thrown'] !== undefined) {
+    const t = v['thrown'];
+    if (!isRecord(t) || typeof t['message'] !== 'string' || (t['stack'] !== undefined && typeof t['stack'] !== 'string')) return { error: 'thrown is not { message, stack? }' };
+    out.thrown = t['stack'] === undefined ? { message: t['message'] } : { message: t['message'], stack: t['stack'] as string };
+  }
+  return { ok: out };
+}
