@@ -73,6 +73,10 @@ describe('compileCheck', () => {
     expect(refusal("export * from './other.js'; export const check = 1;").message).toMatch(/cannot import/);
   });
 
+  it('refuses top-level await: a check runs synchronously', () => {
+    expect(refusal("await 1; export const check = { name: 'x', run() {} };").message).toMatch(/cannot be compiled: .*[Tt]op-level await/);
+  });
+
   it('refuses a source too large, or not text', () => {
     expect(refusal(`export default 1;//${'x'.repeat(MAX_CHECK_SOURCE)}`).message).toMatch(/larger than/);
     expect(refusal(42 as never).message).toMatch(/source text/);
