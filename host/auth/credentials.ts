@@ -3,6 +3,7 @@
  * compared as SHA-256 digests with `timingSafeEqual`, so neither the comparison time nor
  * a length mismatch says how much of a guess was right.
  */
+import * as crypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Scope } from '../../runtime/runner/types.js';
 import type { WorldTokens } from './tokens.js';
@@ -56,8 +57,11 @@ export function findCredential(headers: Record<string, string>, surface: 'api' |
   return null;
 }
 
+/** `crypto.hash` (Node 20.12+) is the one-shot form, about 20% cheaper than a Hash object. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
+
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
+  return oneShot !== undefined ? oneShot('sha256', value, 'buffer') : createHash('sha256').update(value).digest();
 }
 
 /** Tells which of a world's tokens a presented value is, in constant time. */
