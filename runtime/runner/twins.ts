@@ -9,6 +9,7 @@ import { KitError } from '../errors.js';
 import type { World } from '../world/index.js';
 import type { EmittedEvent, RecordWrite } from '../world/types.js';
 import type { TwinResponse } from '../../sdk/twin/types.js';
+import { readGuestOutput } from '../../sdk/twin/protocol.js';
 import type { TwinBundle, TwinManifestJson } from './types.js';
 
 /** What `__kit_invoke` answers. */
@@ -77,5 +78,8 @@ export function invokeGuest(sandbox: WorldSandbox, context: string, input: unkno
     if (code === 'disposed') throw new KitError('sandbox_crashed', 'The world sandbox was restarted; try again.');
     throw new KitError('handler_error', message);
   }
-  return JSON.parse(result.ok) as GuestOutput;
+  // Guest code can redefine `__kit_invoke`: check the answer before believing its writes.
+  const out = readGuestOutput(result.ok);
+  if ('error' in out) throw new KitError('handler_error', `The twin answered a malformed result: ${out.error}`);
+  return out.ok as GuestOutput;
 }

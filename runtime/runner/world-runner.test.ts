@@ -266,3 +266,24 @@ describe('the world API', () => {
     expect(Object.values(checkpoint.records.greeting).map((g) => (g as { name: string }).name)).toEqual(['one']);
   });
 });
+
+describe('hostile guests', () => {
+  it('refuses the writes of a scenario script that forges the guest protocol', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    // The js handler redefines the protocol function, then answers through it next time.
+    const doc = {
+      handlers: [
+        {
+          name: 'forge',
+          match: { path: '/v1/forge' },
+          js: "globalThis.__kit_invoke = () => JSON.stringify({ response: { status: 200 }, writes: [{ type: 42 }], events: 'nope' }); return { status: 200, body: {} };",
+        },
+      ],
+    };
+    await world.api('PUT', '/twins/hello/scenario', doc);
+    expect((await world.vendor('GET', '/hello/v1/forge')).status).toBe(200);
+    const forged = await world.vendor('GET', '/hello/v1/forge');
+    expect([forged.status, forged.json.error.code]).toEqual([500, 'handler_error']);
+    expect(world.runner.world.head('hello')).toBe(0);
+  });
+});
