@@ -14,7 +14,9 @@
  *   [id, '#trace', traceId, twin, pos] → null          entries by W3C trace id (timeline filter)
  *   [id, twin, 'log', position]       → Entry
  *   [id, twin, 'rec', type, rid, pos] → value | null   (null: deleted at pos)
- *   [id, twin, 'head', type, rid]     → pos            newest own version, for reads at head
+ *   [id, twin, 'head', type, rid]     → [pos, value]   newest own version and its value (null:
+ *                                                      deleted): reads at head and checkpoints
+ *                                                      at head are one lookup, whatever the log's length
  *   [id, twin, 'count', type, pos]    → n              count of live records of the type as of pos
  * Counts are versioned (one key per position that changed them), unlike the single
  * `[w, t, 'count', type]` first sketched in runtime/README.md: a count as of any position,
@@ -90,6 +92,9 @@ interface State {
   /** occurredAt (ms) of each twin's newest entry. */
   newest: Map<string, number>;
 }
+
+/** The head index's value: the newest own version's position and value (null: deleted). */
+type HeadVersion = [position: number, value: unknown];
 
 /** Part of a twin's history held in one world's own keys: positions in (lo, hi]. */
 interface Layer {
@@ -442,7 +447,7 @@ export class World {
         tx.put([id, twin, 'log', entry.position], entry);
         for (const w of entry.writes) {
           tx.put([id, twin, 'rec', w.type, w.id, entry.position], w.value);
-          tx.put([id, twin, 'head', w.type, w.id], entry.position);
+          tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
         }
         const trace = traceIdOf(entry.traceparent);
         if (trace !== undefined) tx.put([id, '#trace', trace, twin, entry.position], null);
@@ -630,11 +635,9 @@ export class World {
     if (layers.length === 1 && only !== undefined && only.top && pos === head) {
       // The common case, a root world at head: one pass over the head index.
       const prefix: Key = [only.id, twin, 'head'];
-      for (const { key, value } of this.e.storage.range<number>({ start: prefix, end: prefixEnd(prefix) })) {
-        const type = key[3] as string;
-        const id = key[4] as string;
-        const v = this.e.storage.get([only.id, twin, 'rec', type, id, value]);
-        if (v !== null && v !== undefined) add(type, id, v);
+      for (const { key, value } of this.e.storage.range<HeadVersion>({ start: prefix, end: prefixEnd(prefix) })) {
+        const v = value[1];
+        if (v !== null && v !== undefined) add(key[3] as string, key[4] as string, v);
       }
     } else {
       for (const type of this.typesAt(twin, pos)) {
@@ -908,9 +911,9 @@ export class World {
     const storage = this.e.storage;
     for (const l of this.layers(twin, at)) {
       if (l.top && at === head) {
-        const pos = storage.get<number>([l.id, twin, 'head', type, id]);
-        if (pos === undefined) continue;
-        return storage.get([l.id, twin, 'rec', type, id, pos]) ?? undefined;
+        const version = storage.get<HeadVersion>([l.id, twin, 'head', type, id]);
+        if (version === undefined) continue;
+        return version[1] ?? undefined;
       }
       const kv = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1], reverse: true });
       if (kv !== undefined) return kv.value ?? undefined;
