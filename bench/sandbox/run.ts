@@ -7,7 +7,7 @@
  * - a host callback: a call making 100 `__host_call`s less a call making none, / 100
  * - the same call through a SupervisedWorker (postMessage round trip + the call in the worker)
  * - memory of 50 idle worlds, each with the 50 KB script loaded: wasm bytes and RSS delta
- * - what the default step budget means: ms until three kinds of loops are stopped
+ * - what a step of the budget is worth in time, for five kinds of loop
  *
  * Run (from the repository root, after `npx tsc -p tsconfig.json`):
  *   node --expose-gc dist/bench/sandbox/run.js
@@ -170,17 +170,19 @@ async function run(): Promise<string> {
   const perWorld = (afterWorlds - before) / 50;
   const perVm = (afterVm - beforeVm) / 50;
 
-  // The default step budget, in time: three loops stopped by it (median of 3 runs each).
+  // What a step is worth in time: five loops stopped by a budget of 500 steps (median of 3).
   const loops: [string, string][] = [
     ['`for (;;) {}`', 'for (;;) {}'],
     ['`for (;;) i++`', 'let i = 0; for (;;) i++;'],
+    ['`for (;;) i = f(i)`', 'function f(x) { return x + 1; } let i = 0; for (;;) i = f(i);'],
     ["`/(a+)+$/.test('a'.repeat(30) + 'b')`", "/(a+)+$/.test('a'.repeat(30) + 'b');"],
+    ['`for (;;) o = { a: i, b: [i] }`', 'let o; for (let i = 0; ; i++) o = { a: i, b: [i] };'],
   ];
   const budgetRows: Row[] = [];
   for (const [label, body] of loops) {
     const times: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const w = WorldSandbox.create(mod);
+      const w = WorldSandbox.create(mod, { callSteps: 500 });
       w.load('l', `function go() { ${body} return ''; }`);
       const t0 = performance.now();
       const r = w.call('l', 'go', '');
@@ -189,7 +191,8 @@ async function run(): Promise<string> {
       w.dispose();
     }
     times.sort((a, b) => a - b);
-    budgetRows.push({ task: `${label} stopped after`, value: `${(times[1] ?? 0).toFixed(0)} ms`, ratio: '' });
+    const per1000 = (times[1] ?? 0) * 2;
+    budgetRows.push({ task: label, value: `${per1000.toFixed(0)} ms per 1 000 steps`, ratio: `default budget ≈ ${((per1000 * DEFAULT_CALL_STEPS) / 1000 / 1000).toFixed(1)} s` });
   }
 
   const us = (ms: number): string => `${(ms * 1000).toFixed(1)} µs`;
@@ -207,7 +210,7 @@ async function run(): Promise<string> {
     { task: 'idle world, wasm memory (50 worlds, 50 KB script each)', value: `${(wasm / 50 / 2 ** 20).toFixed(1)} MiB`, ratio: '' },
     { task: 'idle world, RSS delta (50 worlds)', value: `${(perWorld / 2 ** 20).toFixed(2)} MiB`, ratio: `${x(perWorld, perVm)} vm` },
     { task: 'vm baseline: RSS delta per context (50 contexts, same script)', value: `${(perVm / 2 ** 20).toFixed(2)} MiB`, ratio: '1×' },
-    ...budgetRows.map((r) => ({ ...r, task: `default budget (${DEFAULT_CALL_STEPS} steps): ${r.task}` })),
+    ...budgetRows.map((r) => ({ ...r, task: `step budget: ${r.task}` })),
   ];
   const table = ['| task | value | ratio |', '|---|---|---|', ...rows.map((r) => `| ${r.task} | ${r.value} | ${r.ratio} |`)].join('\n');
   world.dispose();

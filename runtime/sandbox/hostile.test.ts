@@ -189,6 +189,26 @@ describe('hostile guests', () => {
     }
   });
 
+  it('poisoned Promise.prototype.then and Proxy results: the host reads only strings, never a guest object', () => {
+    const world = WorldSandbox.create(mod);
+    try {
+      world.load('p', `
+        async function asyncAnswer() { return 'x'; }
+        function proxyAnswer() { return new Proxy({}, { get() { throw new Error('trap'); } }); }
+        function poison() {
+          Promise.prototype.then = function () { return new Proxy({}, { get() { throw new Error('trap'); }, getPrototypeOf() { throw 1; } }); };
+          return 'ok';
+        }`);
+      expect(world.call('p', 'asyncAnswer', '')).toEqual({ ok: 'x' });
+      expect(codeOf(world.call('p', 'proxyAnswer', ''))).toBe('guest_error');
+      expect(world.call('p', 'poison', '')).toEqual({ ok: 'ok' });
+      expect(codeOf(world.call('p', 'asyncAnswer', ''))).toBe('guest_error');
+      expect(world.call('p', 'poison', '')).toEqual({ ok: 'ok' });
+    } finally {
+      world.dispose();
+    }
+  });
+
   it('Function, eval and constructor.constructor reach only the guest global', () => {
     const probe = `
       const viaFunction = Function('return this')();

@@ -9,8 +9,11 @@
  *
  * Strings cross the boundary as NUL-terminated UTF-8 (quickjs-emscripten's `newString` and
  * `getString`), so a string holding U+0000 or a lone surrogate would be cut or mangled. Such a
- * string crosses JSON-encoded instead: `encoded` set on the way in, `[json]` on the way out.
- * Ordinary JSON payloads never hold either, so they cross as they are.
+ * string crosses JSON-encoded instead: `encoded` set on the way in; on the way out, U+0001 and
+ * then the JSON text (a string that itself starts with U+0001 is encoded too, so the mark is
+ * never ambiguous). Ordinary JSON payloads never hold either, so they cross as they are. Only
+ * strings ever cross: the host never reads a property of a guest object, which could run a
+ * guest getter or Proxy trap outside the guest's control flow.
  *
  * Also: `Math.random` becomes a fixed-seed generator (mulberry32), writable so that the twin SDK's
  * guest runtime can install the world's seeded generator on every call. `Date` stays QuickJS's
@@ -32,7 +35,7 @@ export const PRELUDE_SOURCE = `(function () {
   var imul = Math.imul;
   // Native checks: a regular expression here cost ~60 µs per 1 KB in the interpreter.
   function unsafe(s) {
-    return s.indexOf('\\0') !== -1 || !s.isWellFormed();
+    return s.indexOf('\\0') !== -1 || s.charCodeAt(0) === 1 || !s.isWellFormed();
   }
   var seed = 0x2545f491;
   function random() {
@@ -44,7 +47,7 @@ export const PRELUDE_SOURCE = `(function () {
   Object.defineProperty(Math, 'random', { value: random, writable: true, configurable: true, enumerable: false });
   function out(r) {
     if (typeof r !== 'string') throw new TE('the function returned ' + (r === null ? 'null' : 'a ' + typeof r) + ', not a string');
-    return unsafe(r) ? [stringify(r)] : r;
+    return unsafe(r) ? '\\u0001' + stringify(r) : r;
   }
   function invoke(fn, input, encoded) {
     var f = g[fn];
@@ -75,7 +78,7 @@ export const PRELUDE_SOURCE = `(function () {
     g.__host_call = function __host_call(op, arg) {
       if (typeof op !== 'string' || typeof arg !== 'string') throw new TE('__host_call(op, argJson) takes two strings');
       var r = unsafe(op) || unsafe(arg) ? raw(stringify(op), stringify(arg), 1) : raw(op, arg);
-      return typeof r === 'string' ? r : parse(r[0]);
+      return r.charCodeAt(0) === 1 ? parse(r.slice(1)) : r;
     };
   }
   return { invoke: invoke, describe: describe, installHost: installHost };

@@ -46,6 +46,11 @@ describe('WorldSandbox calls', () => {
     `, { hostCall: true }));
     const tricky = 'a\u0000b\uD800c\uDC00d😀';
     expect(ok(sb.call('s', 'echo', tricky))).toBe(tricky);
+    // The mark of an encoded string, at the start of a plain one, is not mistaken for it.
+    for (const marked of ['\u0001"x"', '\u0001', '\u0001\u0000']) {
+      expect(ok(sb.call('s', 'echo', marked))).toBe(marked);
+      expect(ok(sb.call('s', 'viaHost', marked, (_op, arg) => arg))).toBe(`${marked}!`);
+    }
     expect(ok(sb.call('s', 'codes', tricky))).toBe([...Array(tricky.length).keys()].map((i) => tricky.charCodeAt(i)).join(','));
     expect(ok(sb.call('s', 'make', ''))).toBe(tricky);
     const seen: [string, string][] = [];

@@ -57,8 +57,11 @@ const MIN_DEFAULT_STACK_BYTES = 64 * 1024;
 const NATIVE_STACK_RATIO = 36;
 /** Static data and the 5 MB C stack of the glue sit below the malloc heap. */
 const FIXED_WASM_BYTES = 6 * 1024 * 1024;
-/** Strings that cannot cross as NUL-terminated UTF-8: U+0000 and lone surrogates (see prelude.ts). */
-const UNSAFE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * Strings that cannot cross as NUL-terminated UTF-8 (U+0000, lone surrogates) or that start
+ * with the U+0001 mark of an encoded string (see prelude.ts).
+ */
+const UNSAFE = /^\u0001|\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /** Messages from guests are cut to this many characters. */
 const MAX_MESSAGE_CHARS = 4096;
 
@@ -148,46 +151,39 @@ export class WorldSandbox {
     this.#assertNotRunning('load');
     this.unload(name);
     return this.#guarded(() => {
+      // A host exception in here (a trap, the host's stack) propagates to #guarded, which ends
+      // the whole instance; nothing half-made is freed on a runtime that cannot be trusted.
       const ctx = runtime.newContext();
-      let loaded: LoadedContext | undefined;
-      try {
-        this.#arm(this.limits.callSteps);
-        const prelude = ctx.evalCode(PRELUDE_SOURCE, '<prelude>');
-        if (prelude.error) {
-          const failure = this.#classify(ctx, undefined, prelude.error, 'load_error');
-          prelude.error.dispose();
-          ctx.dispose();
-          return failure;
-        }
-        loaded = { ctx, invoke: ctx.getProp(prelude.value, 'invoke'), describe: ctx.getProp(prelude.value, 'describe') };
-        const installHost = ctx.getProp(prelude.value, 'installHost');
-        prelude.value.dispose();
-        if (options?.hostCall === true) {
-          const raw = this.#rawHostCall(ctx);
-          const installed = ctx.callFunction(installHost, ctx.undefined, raw);
-          raw.dispose();
-          if (installed.error) installed.error.dispose();
-          else installed.value.dispose();
-        }
-        installHost.dispose();
-        this.#arm(this.limits.callSteps);
-        const result = ctx.evalCode(source, name);
-        if (result.error) {
-          const failure = this.#classify(ctx, loaded.describe, result.error, 'load_error');
-          result.error.dispose();
-          freeContext(loaded);
-          return failure;
-        }
-        result.value.dispose();
-        this.#contexts.set(name, loaded);
-        return { ok: '' };
-      } catch (e) {
-        if (this.alive && ctx.alive) {
-          if (loaded !== undefined) freeContext(loaded);
-          else ctx.dispose();
-        }
-        throw e;
+      this.#arm(this.limits.callSteps);
+      const prelude = ctx.evalCode(PRELUDE_SOURCE, '<prelude>');
+      if (prelude.error) {
+        const failure = this.#classify(ctx, undefined, prelude.error, 'load_error');
+        prelude.error.dispose();
+        ctx.dispose();
+        return failure;
       }
+      const loaded: LoadedContext = { ctx, invoke: ctx.getProp(prelude.value, 'invoke'), describe: ctx.getProp(prelude.value, 'describe') };
+      const installHost = ctx.getProp(prelude.value, 'installHost');
+      prelude.value.dispose();
+      if (options?.hostCall === true) {
+        const raw = this.#rawHostCall(ctx);
+        const installed = ctx.callFunction(installHost, ctx.undefined, raw);
+        raw.dispose();
+        if (installed.error) installed.error.dispose();
+        else installed.value.dispose();
+      }
+      installHost.dispose();
+      this.#arm(this.limits.callSteps);
+      const result = ctx.evalCode(source, name);
+      if (result.error) {
+        const failure = this.#classify(ctx, loaded.describe, result.error, 'load_error');
+        result.error.dispose();
+        freeContext(loaded);
+        return failure;
+      }
+      result.value.dispose();
+      this.#contexts.set(name, loaded);
+      return { ok: '' };
     });
   }
 
@@ -368,7 +364,7 @@ export class WorldSandbox {
       if (described.error) described.error.dispose();
       else {
         try {
-          const pair: unknown = JSON.parse(readString(ctx, described.value));
+          const pair: unknown = ctx.typeof(described.value) === 'string' ? JSON.parse(ctx.getString(described.value)) : undefined;
           if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string') [name, message] = pair;
         } catch {
           // keep the generic message
@@ -420,30 +416,20 @@ export class WorldSandbox {
       if (typeof out !== 'string') {
         return { error: ctx.newError({ name: 'HostError', message: `host answered ${cut(op)} with a ${typeof out}, not a string` }) };
       }
-      if (!UNSAFE.test(out)) return ctx.newString(out);
-      const wrapped = ctx.newArray();
-      const json = ctx.newString(JSON.stringify(out));
-      ctx.setProp(wrapped, 0, json);
-      json.dispose();
-      return wrapped;
+      return ctx.newString(UNSAFE.test(out) ? `\u0001${JSON.stringify(out)}` : out);
     });
   }
 }
 
-/** Reads a string that crossed out of the guest: a plain string, or `[json]` for one holding U+0000 or a lone surrogate. */
+/** Reads a string that crossed out of the guest: as it is, or U+0001 + JSON for one that could not (see prelude.ts). */
 function readString(ctx: QuickJSContext, handle: QuickJSHandle): string {
   const kind = ctx.typeof(handle);
-  if (kind === 'string') return ctx.getString(handle);
-  if (kind !== 'object') throw new TypeError(`not a string: ${kind}`);
-  const inner = ctx.getProp(handle, 0);
-  try {
-    if (ctx.typeof(inner) !== 'string') throw new TypeError('not an encoded string');
-    const decoded: unknown = JSON.parse(ctx.getString(inner));
-    if (typeof decoded !== 'string') throw new TypeError('not an encoded string');
-    return decoded;
-  } finally {
-    inner.dispose();
-  }
+  if (kind !== 'string') throw new TypeError(`not a string: ${kind}`);
+  const text = ctx.getString(handle);
+  if (text.charCodeAt(0) !== 1) return text;
+  const decoded: unknown = JSON.parse(text.slice(1));
+  if (typeof decoded !== 'string') throw new TypeError('not an encoded string');
+  return decoded;
 }
 
 function freeContext(loaded: LoadedContext): void {
