@@ -26,6 +26,7 @@ function script50k(): string {
   }
   parts.push(`
     function handle(s) { const o = JSON.parse(s); o.count = (o.count || 0) + 1; return JSON.stringify(o); }
+    function noop(s) { return s; }
     function hosty(s) { const n = Number(s); let last = ''; for (let i = 0; i < n; i++) last = __host_call('get', '{"type":"customer","id":"cus_1"}'); return last; }
   `);
   return parts.join('\n');
@@ -74,6 +75,7 @@ async function run(): Promise<string> {
   const ctx = vm.createContext({ __host_call: (_op: string, _arg: string) => HOST_ANSWER, input: '' });
   new vm.Script(source).runInContext(ctx);
   const callScript = new vm.Script('handle(input)');
+  const noopScript = new vm.Script('noop(input)');
   const host0 = new vm.Script("hosty('0')");
   const host100 = new vm.Script("hosty('100')");
 
@@ -110,6 +112,14 @@ async function run(): Promise<string> {
     ctx['input'] = JSON_1KB;
     sink += (callScript.runInContext(ctx) as string).length;
   });
+  bench.add('sandbox call, trivial', () => {
+    const r = world.call('w', 'noop', 'x');
+    if ('ok' in r) sink += r.ok.length;
+  });
+  bench.add('vm runInContext call, trivial', () => {
+    ctx['input'] = 'x';
+    sink += (noopScript.runInContext(ctx) as string).length;
+  });
   bench.add('sandbox call making 0 host calls', () => {
     const r = world.call('w', 'hosty', '0', hostCall);
     if ('ok' in r) sink++;
@@ -141,6 +151,8 @@ async function run(): Promise<string> {
   const vmStart = mean(bench, 'vm: createContext + run 50 KB');
   const call = mean(bench, 'sandbox call, 1 KB JSON in/out');
   const vmCall = mean(bench, 'vm runInContext call, 1 KB JSON in/out');
+  const trivial = mean(bench, 'sandbox call, trivial');
+  const vmTrivial = mean(bench, 'vm runInContext call, trivial');
   const host = (mean(bench, 'sandbox call making 100 host calls') - mean(bench, 'sandbox call making 0 host calls')) / 100;
   const vmHost = (mean(bench, 'vm call making 100 host calls') - mean(bench, 'vm call making 0 host calls')) / 100;
   const echo = mean(bench, 'worker round trip, echo 1 KB string');
@@ -203,6 +215,8 @@ async function run(): Promise<string> {
     { task: 'vm baseline: createContext + run the 50 KB script', value: `${vmStart.toFixed(2)} ms`, ratio: '1×' },
     { task: 'call, 1 KB JSON in and out', value: us(call), ratio: `${x(call, vmCall)} vm` },
     { task: 'vm baseline: runInContext `handle(input)`', value: us(vmCall), ratio: '1×' },
+    { task: 'call, trivial (`noop`, 1 character in and out)', value: us(trivial), ratio: `${x(trivial, vmTrivial)} vm` },
+    { task: 'vm baseline: runInContext `noop(input)`', value: us(vmTrivial), ratio: '1×' },
     { task: 'host callback (`__host_call`, ~60 B answer)', value: us(host), ratio: `${x(host, vmHost)} vm` },
     { task: 'vm baseline: host function call', value: us(vmHost), ratio: '1×' },
     { task: 'SupervisedWorker round trip (echo 1 KB string)', value: us(echo), ratio: `${x(echo, call)} in-process sandbox call` },
