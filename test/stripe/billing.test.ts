@@ -77,7 +77,7 @@ describe('subscriptions', () => {
     expect(sub.trial_end! - sub.trial_start!).toBe(7 * 86_400);
     const first = await stripe.invoices.retrieve(sub.latest_invoice as string);
     expect(first).toMatchObject({ status: 'paid', total: 0 });
-    twin.advance(8 * DAY_MS);
+    await twin.advance(8 * DAY_MS);
     const after = await stripe.subscriptions.retrieve(sub.id);
     expect(after.status).toBe('active');
     expect(after.latest_invoice).not.toBe(sub.latest_invoice);
@@ -89,14 +89,14 @@ describe('subscriptions', () => {
   it('renews each period on the world clock, and past_due when the renewal payment fails', async () => {
     const { customer } = await payingCustomer();
     const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
-    twin.advance(65 * DAY_MS);
+    await twin.advance(65 * DAY_MS);
     const invoices = await stripe.invoices.list({ subscription: sub.id });
     expect(invoices.data.map((i) => i.billing_reason)).toEqual(['subscription_cycle', 'subscription_cycle', 'subscription_create']);
     expect(invoices.data.every((i) => i.status === 'paid')).toBe(true);
 
     const failing = await payingCustomer('pm_card_chargeCustomerFail');
     const sub2 = await stripe.subscriptions.create({ customer: failing.customer.id, items: [{ price: monthly.id }], trial_period_days: 1 });
-    twin.advance(2 * DAY_MS);
+    await twin.advance(2 * DAY_MS);
     const after = await stripe.subscriptions.retrieve(sub2.id);
     expect(after.status).toBe('past_due');
     expect((await stripe.invoices.retrieve(after.latest_invoice as string)).status).toBe('open');
@@ -107,7 +107,7 @@ describe('subscriptions', () => {
     const a = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
     const marked = await stripe.subscriptions.update(a.id, { cancel_at_period_end: true });
     expect(marked).toMatchObject({ cancel_at_period_end: true, status: 'active' });
-    twin.advance(32 * DAY_MS);
+    await twin.advance(32 * DAY_MS);
     const ended = await stripe.subscriptions.retrieve(a.id);
     expect(ended.status).toBe('canceled');
     expect(ended.ended_at).toBe(a.items.data[0]?.current_period_end);
@@ -142,7 +142,7 @@ describe('subscriptions', () => {
     expect(preview.total).toBe(6500);
     expect(preview.period_start).toBe(item.current_period_end);
     expect(preview.lines.data.map((l) => l.amount).sort((x, y) => x - y)).toEqual([500, 6000]);
-    twin.advance(32 * DAY_MS);
+    await twin.advance(32 * DAY_MS);
     const renewed = await stripe.invoices.retrieve((await stripe.subscriptions.retrieve(sub.id)).latest_invoice as string);
     expect(renewed.total).toBe(6500);
   });

@@ -179,7 +179,7 @@ describe('coupons', () => {
   it('marks a coupon invalid once redeem_by passes on the world clock', async () => {
     const soon = await stripe.coupons.create({ percent_off: 5, redeem_by: Math.floor(twin.nowMs() / 1000) + 3600 });
     expect(soon.valid).toBe(true);
-    twin.advance(2 * 3600_000);
+    await twin.advance(2 * 3600_000);
     expect((await stripe.coupons.retrieve(soon.id)).valid).toBe(false);
   });
 });

@@ -1,20 +1,31 @@
 /**
  * The Stripe twin behind a real socket, for the official `stripe` package to talk to.
  *
- * Today this serves the built twin through the SDK's guest harness (`node:vm`, in-memory
- * tree) behind a small `node:http` server, with the world clock frozen. When the world runner
- * lands, only `startStripeTwin` changes (to `openLocalWorld` + `startSingleWorldServer`).
+ * `startStripeTwin` serves the built twin the way a user's world does: the world runner
+ * (engine, QuickJS sandbox, in-memory storage) behind the single-world server (uWS), with
+ * the world clock set and frozen for determinism. The SDK reaches `{world_url}/stripe/v1/…`
+ * through an HTTP client that adds the world path and the world token (`x-twins-key`), as
+ * the attach injector does for an app; the Stripe key stays in `Authorization`.
+ *
+ * `startStripeTwinInGuestHarness` is the earlier stand-in (the SDK's guest harness in
+ * `node:vm` behind `node:http`), kept for quick debugging of twin code: run the suite with
+ * `STRIPE_TWIN_HARNESS=guest` to use it.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
-import { createGuestHarness, type GuestHarness } from '../../sdk/twin/testing.js';
+import { startSingleWorldServer } from '../../host/single-world.js';
+import { openWorldRunner } from '../../runtime/runner/index.js';
+import type { WorldRequest } from '../../runtime/runner/types.js';
+import { MemoryStorage } from '../../runtime/store/index.js';
+import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
+import { createGuestHarness } from '../../sdk/twin/testing.js';
 
 export const TWIN_ENTRY = 'twins/stripe/twin/index.ts';
-/** A frozen world clock: 2026-01-01T00:00:00Z. */
+/** The frozen world clock's start: 2026-01-01T00:00:00Z. */
 export const START = Date.parse('2026-01-01T00:00:00.000Z');
 export const TEST_KEY = 'sk_test_twinkitConformance0001';
+const TOKENS = { token: 'tok_stripeConformanceWorldToken0000000001', readToken: 'tok_r_stripeConformanceReadToken000000001' };
 
 let built: Promise<BuiltTwin> | undefined;
 export function stripeBundle(): Promise<BuiltTwin> {
@@ -22,22 +33,121 @@ export function stripeBundle(): Promise<BuiltTwin> {
   return built;
 }
 
+export interface RawAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+}
+
 export interface StripeTwin {
   stripe: Stripe;
   /** A client with another key (another account). */
   client(key: string): Stripe;
-  port: number;
-  /** Moves the frozen world clock forward. */
-  advance(ms: number): void;
+  /** A client whose API key is the world's token, as an app started by `kit world attach` has (the default account). */
+  worldTokenClient(): Stripe;
+  /** Moves the frozen world clock forward; timed moves due by then happen before the next request. */
+  advance(ms: number): Promise<void>;
   nowMs(): number;
-  /** The twin as the harness sees it (log, records), for assertions about entries. */
-  harness: GuestHarness;
-  /** A raw HTTP request to the twin, for what the SDK cannot send (a missing key). */
-  raw(method: string, path: string, init?: { headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: unknown }>;
+  /** The event types of the newest log entry. */
+  lastEntryEvents(): Promise<string[]>;
+  /** A raw HTTP request to the twin's vendor API (`path` starts with `/v1/`); the world token rides in x-twins-key unless `worldToken: false`. */
+  raw(method: string, path: string, init?: { headers?: Record<string, string>; body?: string }): Promise<RawAnswer>;
+  /** What the suite runs against, for the report. */
+  readonly served: 'world-server' | 'guest-harness';
   close(): Promise<void>;
 }
 
+function rawRequest(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, method, path: url.pathname + url.search, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown = text;
+        try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+/** An SDK HTTP client that prefixes the world's vendor path and adds the world token. */
+function worldHttpClient(prefix: string, token: string | null): Stripe.HttpClient {
+  const base = Stripe.createNodeHttpClient();
+  const client = Object.create(base) as Stripe.HttpClient;
+  client.makeRequest = (host, port, path, method, headers, requestData, protocol, timeout) =>
+    base.makeRequest(host, port, prefix + path, method, token === null ? headers : { ...headers, 'x-twins-key': token }, requestData, protocol, timeout);
+  return client;
+}
+
 export async function startStripeTwin(): Promise<StripeTwin> {
+  if (process.env.STRIPE_TWIN_HARNESS === 'guest') return startStripeTwinInGuestHarness();
+  const bundle = await stripeBundle();
+  const runner = await openWorldRunner({
+    storage: new MemoryStorage(),
+    world: 'stripe-conformance',
+    twins: [bundle],
+    guestRuntime: await buildGuestRuntime(),
+    now: () => START,
+  });
+  const server = await startSingleWorldServer({
+    world: runner, org: 'local', tokens: TOKENS, twins: [{ vendor: 'stripe', requestScopes: [] }], budget: false,
+  });
+  let counter = 0;
+  const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
+    const q = path.indexOf('?');
+    const request: WorldRequest = {
+      surface: 'api', method, path: q < 0 ? path : path.slice(0, q), query: q < 0 ? '' : path.slice(q + 1), headers: { 'content-type': 'application/json' }, scope: 'write',
+      requestId: `req_harness${++counter}`, receivedAt: START,
+    };
+    if (body !== undefined) request.body = new TextEncoder().encode(JSON.stringify(body));
+    const res = await runner.handle(request);
+    const text = typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body);
+    return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };
+  };
+  const set = await api('PUT', '/clock', { at: new Date(START).toISOString() });
+  if (set.status !== 200) throw new Error(`setting the world clock failed: ${JSON.stringify(set.json)}`);
+  let now = START;
+  const url = new URL(server.worldUrl);
+  const prefix = `${url.pathname}/stripe`;
+  const client = (key: string): Stripe => new Stripe(key, {
+    host: url.hostname, port: Number(url.port), protocol: 'http', maxNetworkRetries: 0, telemetry: false,
+    httpClient: worldHttpClient(prefix, TOKENS.token),
+  });
+  return {
+    served: 'world-server',
+    stripe: client(TEST_KEY),
+    client,
+    worldTokenClient: () => new Stripe(TOKENS.token, {
+      host: url.hostname, port: Number(url.port), protocol: 'http', maxNetworkRetries: 0, telemetry: false,
+      httpClient: worldHttpClient(prefix, null),
+    }),
+    nowMs: () => now,
+    async advance(ms) {
+      if (ms % 1000 !== 0) throw new RangeError('advance in whole seconds');
+      const res = await api('POST', '/clock/advance', { by: `${ms / 1000}s` });
+      if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
+      now += ms;
+    },
+    async lastEntryEvents() {
+      const map = (await api('GET', '/map')).json as { twins: { twin: string; position: number }[] };
+      const head = map.twins.find((t) => t.twin === 'stripe')?.position ?? 0;
+      const res = await api('GET', `/log/stripe?after=${head - 1}`);
+      if (res.status !== 200) throw new Error(`reading the log failed: ${JSON.stringify(res.json)} (map ${JSON.stringify(map)})`);
+      const log = res.json as { entries: { events?: { type: string }[] }[] };
+      return (log.entries[0]?.events ?? []).map((e) => e.type);
+    },
+    raw: (method, path, init = {}) => rawRequest(new URL(`${server.worldUrl}/stripe${path}`), method, { 'x-twins-key': TOKENS.token, ...init.headers }, init.body),
+    close: () => server.close(),
+  };
+}
+
+/** The earlier stand-in: the built twin in the SDK's guest harness behind `node:http`. */
+export async function startStripeTwinInGuestHarness(): Promise<StripeTwin> {
   const bundle = await stripeBundle();
   const harness = createGuestHarness(bundle.source, { now: START, world: 'stripe-conformance' });
   const server = http.createServer((req, res) => {
@@ -49,44 +159,31 @@ export async function startStripeTwin(): Promise<StripeTwin> {
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
       const contentType = headers['content-type'];
       delete headers['content-type'];
-      let out;
-      try {
-        out = harness.request(req.method ?? 'GET', req.url ?? '/', text === '' ? { headers } : { headers, body: text, contentType: contentType ?? 'application/x-www-form-urlencoded' });
-      } catch (e) {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { type: 'api_error', message: String(e) } }));
-        return;
-      }
-      const body = typeof out.body === 'string' ? out.body : JSON.stringify(out.body ?? null);
+      const out = harness.request(req.method ?? 'GET', req.url ?? '/', text === '' ? { headers } : { headers, body: text, contentType: contentType ?? 'application/x-www-form-urlencoded' });
       res.writeHead(out.status, { 'content-type': 'application/json', ...out.headers });
-      res.end(body);
+      res.end(typeof out.body === 'string' ? out.body : JSON.stringify(out.body ?? null));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const client = (key: string): Stripe => new Stripe(key, { host: '127.0.0.1', port, protocol: 'http', maxNetworkRetries: 0, telemetry: false });
   return {
+    served: 'guest-harness',
     stripe: client(TEST_KEY),
     client,
-    port,
-    harness,
-    advance: (ms) => harness.advance(ms),
-    nowMs: () => harness.nowMs(),
-    raw: (method, path, init = {}) => new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method, path, headers: init.headers ?? {} }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown = text;
-          try { body = JSON.parse(text); } catch { /* not JSON */ }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-        });
-      });
-      req.on('error', reject);
-      if (init.body !== undefined) req.write(init.body);
-      req.end();
+    worldTokenClient: () => new Stripe('sk_test_unused', {
+      host: '127.0.0.1', port, protocol: 'http', maxNetworkRetries: 0, telemetry: false,
+      httpClient: Object.assign(Object.create(Stripe.createNodeHttpClient()) as Stripe.HttpClient, {
+        makeRequest(this: Stripe.HttpClient, ...args: Parameters<Stripe.HttpClient['makeRequest']>) {
+          const [h, p, path, m, headers, data, proto, t] = args;
+          return Stripe.createNodeHttpClient().makeRequest(h, p, path, m, { ...headers, 'x-kit-auth': 'authorization' }, data, proto, t);
+        },
+      }),
     }),
+    nowMs: () => harness.nowMs(),
+    advance: async (ms) => harness.advance(ms),
+    lastEntryEvents: async () => (harness.log[harness.log.length - 1]?.events ?? []).map((e) => e.type),
+    raw: (method, path, init = {}) => rawRequest(new URL(`http://127.0.0.1:${port}${path}`), method, init.headers ?? {}, init.body),
     close: () => new Promise<void>((resolve, reject) => {
       server.closeAllConnections();
       server.close((e) => (e ? reject(e) : resolve()));

@@ -54,6 +54,14 @@ describe('keys and accounts', () => {
     expect((await b.customers.list()).data.map((c) => c.id)).not.toContain(cus.id);
   });
 
+  it('opens the default account for an app whose API key is the world token', async () => {
+    const app = twin.worldTokenClient();
+    const cus = await app.customers.create({ email: 'attached-app@example.com' });
+    expect((await app.customers.retrieve(cus.id)).id).toBe(cus.id);
+    const err = await stripe.customers.retrieve(cus.id).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((err as Stripe.errors.StripeError).code).toBe('resource_missing');
+  });
+
   it('accepts the key as Basic auth user name, as curl -u sends it', async () => {
     const auth = 'Basic ' + Buffer.from('sk_test_basicAuthKey0001:').toString('base64');
     const res = await twin.raw('GET', '/v1/customers', { headers: { authorization: auth } });
@@ -97,7 +105,7 @@ describe('errors', () => {
   it('puts a Request-Id on every answer, success and failure alike, each one different', async () => {
     const ok = await stripe.customers.create({ name: 'req id' });
     const failed = await stripe.customers.retrieve('cus_nope').catch((e: unknown) => e as Stripe.errors.StripeError);
-    expect(ok.lastResponse.requestId).toMatch(/^req_[A-Za-z0-9]{14}$/);
+    expect(ok.lastResponse.requestId).toMatch(/^req_[A-Za-z0-9]{8,}$/);
     expect((failed as Stripe.errors.StripeError).requestId).toMatch(/^req_/);
     expect((failed as Stripe.errors.StripeError).requestId).not.toBe(ok.lastResponse.requestId);
   });
@@ -159,7 +167,7 @@ describe('lists and cursors', () => {
   });
 
   it('filters by created range', async () => {
-    twin.advance(60_000);
+    await twin.advance(60_000);
     const later = await s.customers.create({ name: 'later' });
     const recent = await s.customers.list({ created: { gte: later.created } });
     expect(recent.data.map((c) => c.id)).toEqual([later.id]);

@@ -33,12 +33,12 @@ export function hash62(text: string, length = 16): string {
     const c = text.charCodeAt(i);
     h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
     h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
-    h2 ^= h2 >>> 15;
+    h2 = (h2 ^ (h2 >>> 15)) >>> 0;
   }
   let out = '';
   for (let i = 0; i < length; i++) {
-    const lane = i % 2 === 0 ? h1 : h2;
-    out += A[lane % 62];
+    const lane = (i % 2 === 0 ? h1 : h2) >>> 0;
+    out += A[lane % 62] as string;
     if (i % 2 === 0) h1 = Math.imul(h1 ^ (h1 >>> 13), 0x5bd1e995) >>> 0;
     else h2 = Math.imul(h2 ^ (h2 >>> 16), 0x85ebca6b) >>> 0;
   }
