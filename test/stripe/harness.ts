@@ -48,6 +48,8 @@ export interface StripeTwin {
   /** Moves the frozen world clock forward; timed moves due by then happen before the next request. */
   advance(ms: number): Promise<void>;
   nowMs(): number;
+  /** How many records of a type the twin's tree holds (from the world map). */
+  recordCount(type: string): Promise<number>;
   /** The event types of the newest log entry. */
   lastEntryEvents(): Promise<string[]>;
   /** A raw HTTP request to the twin's vendor API (`path` starts with `/v1/`); the world token rides in x-twins-key unless `worldToken: false`. */
@@ -133,6 +135,10 @@ export async function startStripeTwin(): Promise<StripeTwin> {
       if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
       now += ms;
     },
+    async recordCount(type) {
+      const map = (await api('GET', '/map')).json as { twins: { twin: string; resources: { type: string; count: number }[] }[] };
+      return map.twins.find((t) => t.twin === 'stripe')?.resources.find((r) => r.type === type)?.count ?? 0;
+    },
     async lastEntryEvents() {
       const map = (await api('GET', '/map')).json as { twins: { twin: string; position: number }[] };
       const head = map.twins.find((t) => t.twin === 'stripe')?.position ?? 0;
@@ -182,6 +188,7 @@ export async function startStripeTwinInGuestHarness(): Promise<StripeTwin> {
     }),
     nowMs: () => harness.nowMs(),
     advance: async (ms) => harness.advance(ms),
+    recordCount: async (type) => harness.records(type).length,
     lastEntryEvents: async () => (harness.log[harness.log.length - 1]?.events ?? []).map((e) => e.type),
     raw: (method, path, init = {}) => rawRequest(new URL(`http://127.0.0.1:${port}${path}`), method, init.headers ?? {}, init.body),
     close: () => new Promise<void>((resolve, reject) => {

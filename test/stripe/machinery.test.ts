@@ -314,3 +314,20 @@ describe('search', () => {
     expect((e3 as Stripe.errors.StripeError).statusCode).toBe(400);
   });
 });
+
+describe('idempotency keys expire after 24 hours', () => {
+  it('runs a request again once its key is older than a day, and forgets old saved answers', async () => {
+    const s = twin.client('sk_test_idemExpiryAccount001');
+    const first = await s.customers.create({ name: 'once' }, { idempotencyKey: 'day-old-key' });
+    expect((await s.customers.create({ name: 'once' }, { idempotencyKey: 'day-old-key' })).id).toBe(first.id);
+    const saved = await twin.recordCount('idem');
+    expect(saved).toBeGreaterThan(10);
+    await twin.advance(25 * 3600_000);
+    const later = await s.customers.create({ name: 'once' }, { idempotencyKey: 'day-old-key' });
+    expect(later.id).not.toBe(first.id);
+    expect(later.lastResponse.headers['idempotent-replayed']).toBeUndefined();
+    // Each keyed request drops up to two expired answers: the store shrinks instead of growing.
+    await s.customers.create({ name: 'more' });
+    expect(await twin.recordCount('idem')).toBeLessThan(saved);
+  });
+});

@@ -75,6 +75,21 @@ export function parametersOf(req: TwinRequest): Obj {
   return { ...fromQuery, ...(toArrays(body) as Obj) };
 }
 
+/**
+ * Stripe forgets idempotency keys after 24 hours; so does the twin, a couple at a time on
+ * each keyed request, so the saved answers do not grow without end (the SDK keys every POST).
+ */
+function pruneIdempotency(ctx: TwinContext, now: number): void {
+  const page = ctx.tree.list<string>('idem.by_time', { limit: 2 });
+  for (const item of page.items) {
+    const created = Number(item.id.slice(0, 12));
+    if (now - created < IDEM_TTL_S) return;
+    ctx.tree.delete('idem.by_time', item.id);
+    const rec = ctx.tree.get<IdemRecord>('idem', item.value);
+    if (rec !== undefined && rec.created === created) ctx.tree.delete('idem', item.value);
+  }
+}
+
 function json(status: number, body: unknown, headers: Record<string, string>): TwinResponse {
   return { status, headers: { 'content-type': 'application/json', ...headers }, body };
 }
@@ -93,6 +108,8 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn): TwinResponse {
     if (idem !== undefined && c !== undefined) {
       const rec: IdemRecord = { fp: idem.fp, status, body, requestId, created: c.now };
       ctx.tree.put('idem', idem.id, rec);
+      ctx.tree.put('idem.by_time', `${String(c.now).padStart(12, '0')}/${idem.id}`, idem.id);
+      pruneIdempotency(ctx, c.now);
     }
     return json(status, body, headers);
   };
