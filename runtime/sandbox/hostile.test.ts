@@ -87,9 +87,16 @@ describe('hostile guests', () => {
   });
 
   it('memory bomb of small objects in a Map (exhausts memory so far QuickJS throws null): out_of_memory', () => {
-    const { result, afterwards } = hostile('const m = new Map(); for (let i = 0; ; i++) m.set(i, { i });', { memoryBytes: 32 * 2 ** 20 });
-    expect(codeOf(result)).toBe('out_of_memory');
-    expect(afterwards).toEqual({ ok: 'still here' });
+    const world = WorldSandbox.create(mod, { memoryBytes: 32 * 2 ** 20 });
+    try {
+      world.load('m', 'function go() { const m = new Map(); for (let i = 0; ; i++) m.set(i, { i }); } function nul() { throw null; }');
+      expect(codeOf(world.call('m', 'go', ''))).toBe('out_of_memory');
+      // The memory stays grown, yet a guest's own `throw null` afterwards is its own error.
+      expect(world.call('m', 'nul', '')).toEqual({ error: { code: 'guest_error', message: 'null' } });
+      expect(codeOf(world.call('m', 'go', ''))).toBe('out_of_memory');
+    } finally {
+      world.dispose();
+    }
   });
 
   it('memory bomb of buffers: out_of_memory, never past the cap', () => {

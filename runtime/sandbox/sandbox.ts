@@ -109,6 +109,8 @@ export class WorldSandbox {
   #disposeAfterCall = false;
   #hostCall: HostCall | undefined;
   #aborted: string | undefined;
+  /** The wasm memory hit its cap during the current call or load. */
+  #growFailed = false;
   #lastWasmBytes = 0;
 
   private constructor(module: SandboxModule, limits: SandboxLimits) {
@@ -116,6 +118,9 @@ export class WorldSandbox {
     const world = instantiateWorld(module, limits.memoryBytes, {
       onAbort: (reason) => {
         this.#aborted = reason;
+      },
+      onGrowFailed: () => {
+        this.#growFailed = true;
       },
     });
     const runtime = world.quickjs.newRuntime();
@@ -281,6 +286,7 @@ export class WorldSandbox {
    */
   #guarded(body: () => CallResult): CallResult {
     this.#running = true;
+    this.#growFailed = false;
     let out: CallResult;
     let thrown: { e: unknown } | undefined;
     try {
@@ -374,9 +380,8 @@ export class WorldSandbox {
       this.#interrupted = false;
     }
     // QuickJS throws null when memory runs out so completely that it cannot even build the
-    // InternalError; the instance's memory has then grown close to its cap. A guest's own
-    // `throw null` after a memory-hungry stretch is misnamed out_of_memory, which is harmless.
-    const exhausted = ctx.sameValue(thrown, ctx.null) && (this.#world?.memory.buffer.byteLength ?? 0) >= this.limits.memoryBytes * 0.8;
+    // InternalError: that is when the wasm memory could not grow during this very call.
+    const exhausted = this.#growFailed && ctx.sameValue(thrown, ctx.null);
     if ((name === 'InternalError' && message === 'out of memory') || exhausted) {
       return { error: { code: 'out_of_memory', message: `out of memory (the runtime's limit is ${runtimeMemoryLimit(this.limits.memoryBytes)} bytes)` } };
     }

@@ -87,6 +87,8 @@ export function makeSyncGlue(source: string): GlueFactory {
   );
   edit('return a((await fa(c)).instance)', 'return void 0');
   edit('export default QuickJSRaw;', 'return QuickJSRaw;');
+  // emscripten_resize_heap: tell the world when its memory could not grow (the cap is reached).
+  edit('if(f)return!0}return!1}', 'if(f)return!0}d.onGrowFailed?.();return!1}');
   let make: (date: typeof GlueDate) => GlueFactory;
   try {
     // The glue is the package's own code, evaluated once in the host realm; `Date` inside it is
@@ -131,6 +133,8 @@ class GlueDate {
 export interface WasmHooks {
   /** Emscripten `abort()`: the instance is unusable from here on. */
   onAbort(reason: string): void;
+  /** malloc asked for more memory and the cap refused it. */
+  onGrowFailed(): void;
 }
 
 /**
@@ -146,6 +150,7 @@ export function instantiateWorld(module: SandboxModule, memoryBytes: number, hoo
     print: quiet,
     printErr: quiet,
     onAbort: (what: unknown) => hooks.onAbort(String(what)),
+    onGrowFailed: () => hooks.onGrowFailed(),
     instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) {
       const instance = new WebAssembly.Instance(module.wasm, imports);
       done(instance, module.wasm);

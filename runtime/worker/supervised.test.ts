@@ -170,6 +170,44 @@ describe('a QuickJS world under the watchdog', () => {
     expect(runaway.restarts).toBe(1);
   });
 
+  it('runs hostile guests in one world while another world answers throughout', async () => {
+    const evil = world('evil', 3000);
+    const good = world('good', 3000);
+    const cases: [string, string][] = [
+      ['for (;;) {}', 'timeout'],
+      ["/(a+)+$/.test('a'.repeat(30) + 'b');", 'timeout'],
+      ["let s = 'x'; for (;;) { s = s + s; s.indexOf('y'); }", 'out_of_memory'],
+      ['const a = []; for (;;) a.push({ i: a.length });', 'out_of_memory'],
+      ['function f() { return f() + 1; } f();', 'stack_overflow'],
+      ["eval('['.repeat(100000) + ']'.repeat(100000));", 'stack_overflow'],
+      ['throw null;', 'guest_error'],
+    ];
+    const source = cases.map(([body], i) => `function case${i}() { ${body} return 'survived'; }`).join('\n') + "\nfunction hello(s) { return 'hello ' + s; }";
+    expect(await evil.call({ op: 'load', name: 'twin', source })).toEqual({ ok: '' });
+    expect(await good.call({ op: 'load', name: 'twin', source })).toEqual({ ok: '' });
+
+    let done = false;
+    let answered = 0;
+    const bystander = (async () => {
+      while (!done) {
+        const r = await good.call({ op: 'call', name: 'twin', fn: 'hello', input: String(answered) });
+        expect(r).toEqual({ ok: `hello ${answered}` });
+        answered++;
+      }
+    })();
+    const codes: string[] = [];
+    for (let i = 0; i < cases.length; i++) {
+      const r = (await evil.call({ op: 'call', name: 'twin', fn: `case${i}`, input: '' })) as CallResult;
+      codes.push('error' in r ? r.error.code : 'ok');
+    }
+    done = true;
+    await bystander;
+    expect(codes).toEqual(cases.map(([, code]) => code));
+    expect(answered).toBeGreaterThan(cases.length);
+    expect(evil.restarts).toBe(0); // the budget, not the watchdog, stopped every one of them
+    expect(await evil.call({ op: 'call', name: 'twin', fn: 'hello', input: 'after' })).toEqual({ ok: 'hello after' });
+  });
+
   it('gives the sandbox in a worker thread the full 512 KiB QuickJS stack, and deep nesting stays a clean stack_overflow', async () => {
     const w = world('stack', 5000);
     const source = `

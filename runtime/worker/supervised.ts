@@ -110,6 +110,10 @@ export class SupervisedWorker<Req, Res> {
     await Promise.all([...this.#ending]);
   }
 
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   #spawn(): Worker {
     const worker = new Worker(this.#options.script, {
       workerData: this.#options.workerData,
