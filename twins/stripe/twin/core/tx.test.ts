@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { ListOptions, ListPage, Tree } from '../../../../sdk/twin/types.js';
+import { TxTree } from './tx.js';
+
+/** A plain in-memory tree with the SDK's list semantics. */
+function memoryTree(): Tree & { data: Map<string, Map<string, unknown>> } {
+  const data = new Map<string, Map<string, unknown>>();
+  const of = (t: string): Map<string, unknown> => data.get(t) ?? data.set(t, new Map()).get(t)!;
+  return {
+    data,
+    get: <V>(t: string, id: string) => of(t).get(id) as V | undefined,
+    put: (t, id, v) => void of(t).set(id, v),
+    delete: (t, id) => void of(t).delete(id),
+    count: (t) => of(t).size,
+    list<V>(t: string, o: ListOptions = {}): ListPage<V> {
+      let ids = [...of(t).keys()].filter((id) => (o.after === undefined || id > o.after) && (o.before === undefined || id < o.before)).sort();
+      if (o.reverse) ids.reverse();
+      const limit = o.limit ?? ids.length;
+      return { items: ids.slice(0, limit).map((id) => ({ id, value: of(t).get(id) as V })), hasMore: ids.length > limit };
+    },
+  };
+}
+
+describe('TxTree', () => {
+  it('shows its own writes to reads and lists before commit, and nothing to the base', () => {
+    const base = memoryTree();
+    for (const id of ['a', 'c', 'e']) base.put('t', id, id);
+    const tx = new TxTree(base);
+    tx.put('t', 'b', 'b');
+    tx.put('t', 'd', 'd');
+    tx.delete('t', 'c');
+    expect(tx.get('t', 'b')).toBe('b');
+    expect(tx.get('t', 'c')).toBeUndefined();
+    expect(tx.count('t')).toBe(4);
+    expect(tx.list('t').items.map((i) => i.id)).toEqual(['a', 'b', 'd', 'e']);
+    expect(tx.list('t', { reverse: true, limit: 2 })).toEqual({ items: [{ id: 'e', value: 'e' }, { id: 'd', value: 'd' }], hasMore: true });
+    expect(tx.list('t', { after: 'b', limit: 1 }).items.map((i) => i.id)).toEqual(['d']);
+    expect(base.get('t', 'b')).toBeUndefined();
+    expect(base.count('t')).toBe(3);
+  });
+
+  it('applies everything on commit, and nothing when dropped', () => {
+    const base = memoryTree();
+    base.put('t', 'x', 1);
+    const dropped = new TxTree(base);
+    dropped.put('t', 'y', 2);
+    dropped.delete('t', 'x');
+    expect(base.get('t', 'x')).toBe(1);
+    const kept = new TxTree(base);
+    kept.put('t', 'y', 2);
+    kept.delete('t', 'x');
+    kept.commit();
+    expect(base.get('t', 'x')).toBeUndefined();
+    expect(base.get('t', 'y')).toBe(2);
+  });
+
+  it('does not put a buffered write past items of the base it has not seen', () => {
+    const base = memoryTree();
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) base.put('t', id, id);
+    const tx = new TxTree(base);
+    tx.put('t', 'z', 'z');
+    // Ascending with a limit: z sorts after everything and must not jump the queue.
+    expect(tx.list('t', { limit: 3 }).items.map((i) => i.id)).toEqual(['a', 'b', 'c']);
+  });
+});
