@@ -308,7 +308,7 @@ export class WorldSandbox {
 
   #crashed(e: unknown): CallFailure {
     const world = this.#world;
-    const atCap = world !== undefined && world.memory.buffer.byteLength >= this.limits.memoryBytes * 0.85;
+    const atCap = this.#growFailed || (world !== undefined && world.memory.buffer.byteLength >= this.limits.memoryBytes * 0.85);
     this.#aborted ??= String(e);
     this.dispose();
     if (e instanceof RangeError && /call stack/i.test(e.message)) {
