@@ -8,7 +8,9 @@
 #
 # Each round runs every row once, the baseline first; a row's ratio is taken against the
 # baseline of its own round, and the table shows the median over the rounds (the machine
-# is shared, so a single run can be far off).
+# is shared, so a single run can be far off). Beside throughput, the server's own CPU time
+# per request (from /proc/<pid>/stat over the measured run) is the steadier figure on a
+# busy machine: it does not count the time the server waited for a core.
 #
 # Needs wrk (apt-get install -y wrk) and taskset. Run from the repository root.
 set -euo pipefail
@@ -28,6 +30,11 @@ command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install -y wr
 npx esbuild bench/http/server.ts --bundle --platform=node --format=esm --packages=external \
   --outfile="$OUT/server.mjs" --log-level=warning
 
+HZ=$(getconf CLK_TCK)
+cpu_ticks() { # pid -> user + system clock ticks so far
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
 SERVER_PID=
 stop_server() {
   if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=; fi
@@ -35,11 +42,14 @@ stop_server() {
 trap stop_server EXIT
 
 start_server() { # mode [token] -> sets PORT
-  local log="$OUT/server.log"
+  # A fresh file per start: the background redirect may truncate after the first poll,
+  # which would then read the previous server's port.
+  local log="$OUT/server.$RANDOM$RANDOM.log"
+  rm -f "$OUT"/server.*.log
   taskset -c "$SERVER_CPU" node "$OUT/server.mjs" "$1" 0 ${2:-} >"$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 100); do
-    if grep -q '^ready ' "$log"; then PORT=$(awk '/^ready /{print $2}' "$log"); return; fi
+    if grep -qs '^ready ' "$log"; then PORT=$(awk '/^ready /{print $2}' "$log"); return; fi
     sleep 0.05
   done
   echo "server ($1) did not start:" >&2; cat "$log" >&2; exit 1
@@ -63,16 +73,22 @@ run_row() { # name mode path header [lua script] [expected status]
   if [[ "$status" != "$expect" ]]; then echo "$name: $url answered $status" >&2; exit 1; fi
   [[ -n "$script" ]] && args+=(-s "$script")
   taskset -c "$CLIENT_CPU" wrk -t"$THREADS" -c"$CONNECTIONS" -d2s "${args[@]}" "$url" >/dev/null   # warm-up (JIT)
-  local report
+  local report cpu0 cpu1
+  cpu0=$(cpu_ticks "$SERVER_PID")
   report=$(taskset -c "$CLIENT_CPU" wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "${args[@]}" "$url")
+  cpu1=$(cpu_ticks "$SERVER_PID")
   stop_server
   local errors
   errors=$(grep -E 'Non-2xx|Socket errors' <<<"$report" || true)
   if [[ -n "$errors" && "$expect" == 200 ]]; then echo "$name: $errors" >&2; fi
-  printf '%s\t%s\t%s\t%s\t%s\n' "$ROUND" "$name" \
+  # Server CPU per request: what the server spent, whatever else the machine was doing.
+  local requests cpu_us
+  requests=$(awk '/requests in/{print $1}' <<<"$report")
+  cpu_us=$(awk -v t="$((cpu1 - cpu0))" -v hz="$HZ" -v n="$requests" 'BEGIN{printf "%.3f", t * 1e6 / hz / n}')
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$ROUND" "$name" \
     "$(awk '/^Requests\/sec:/{print $2}' <<<"$report")" \
     "$(awk '$1=="50%"{print $2}' <<<"$report")" \
-    "$(awk '$1=="99%"{print $2}' <<<"$report")" >>"$RESULTS"
+    "$(awk '$1=="99%"{print $2}' <<<"$report")" "$cpu_us" >>"$RESULTS"
 }
 
 for ROUND in $(seq 1 "$ROUNDS"); do

@@ -1,6 +1,8 @@
 // Turns run.sh's results (round, row, requests/s, p50, p99 per line) into the README table:
 // per row, the median requests/s, the median of its per-round ratio to that round's
-// baseline (the first row), the lowest and highest ratio, and the median latencies.
+// baseline (the first row), the lowest and highest ratio, the best requests/s over the
+// rounds and its ratio to the baseline's best (the least disturbed runs), and the median
+// latencies.
 import { readFileSync } from 'node:fs';
 
 const lines = readFileSync(process.argv[2], 'utf8').trim().split('\n').map((l) => l.split('\t'));
@@ -12,21 +14,24 @@ const median = (xs) => {
 };
 const rounds = new Map();
 const rows = [];
-for (const [round, name, rps, p50, p99] of lines) {
+for (const [round, name, rps, p50, p99, cpu] of lines) {
   if (!rounds.has(round)) rounds.set(round, new Map());
-  rounds.get(round).set(name, { rps: Number(rps), p50: toMs(p50), p99: toMs(p99) });
+  rounds.get(round).set(name, { rps: Number(rps), p50: toMs(p50), p99: toMs(p99), cpu: Number(cpu) });
   if (!rows.includes(name)) rows.push(name);
 }
 const base = rows[0];
 const out = [];
-out.push('| server | requests/s (median) | ratio to uWS hello (median) | ratio range | p50 ms | p99 ms |');
-out.push('|---|---:|---:|---:|---:|---:|');
+const best = (name) => Math.max(...[...rounds.values()].filter((r) => r.has(name)).map((r) => r.get(name).rps));
+out.push('| server | requests/s (median) | ratio to uWS hello (median of rounds) | ratio range | best requests/s | ratio of bests | server CPU µs/request (median) | CPU ratio to uWS hello | p50 ms | p99 ms |');
+out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const name of rows) {
   const runs = [...rounds.values()].filter((r) => r.has(name) && r.has(base));
   const ratios = runs.map((r) => r.get(name).rps / r.get(base).rps);
   const rps = median(runs.map((r) => r.get(name).rps));
+  const cpu = median(runs.map((r) => r.get(name).cpu));
+  const cpuRatio = median(runs.map((r) => r.get(name).cpu / r.get(base).cpu));
   out.push(
-    `| ${name} | ${Math.round(rps)} | ${median(ratios).toFixed(2)} | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${median(runs.map((r) => r.get(name).p50)).toFixed(2)} | ${median(runs.map((r) => r.get(name).p99)).toFixed(2)} |`,
+    `| ${name} | ${Math.round(rps)} | ${median(ratios).toFixed(2)} | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${Math.round(best(name))} | ${(best(name) / best(base)).toFixed(2)} | ${cpu.toFixed(2)} | ${cpuRatio.toFixed(2)} | ${median(runs.map((r) => r.get(name).p50)).toFixed(2)} | ${median(runs.map((r) => r.get(name).p99)).toFixed(2)} |`,
   );
 }
 console.log(out.join('\n'));
