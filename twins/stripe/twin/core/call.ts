@@ -138,9 +138,14 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn): TwinResponse {
       }
       idem = { id, fp };
     }
-    const result = clone(fn(c));
+    let result = fn(c);
     const expand = c.p.strings('expand');
-    if (expand !== undefined && expand.length > 0) applyExpand(c, result, expand);
+    // Expanding edits the answer in place: work on a copy (reads hand out fresh copies and
+    // writes were copied when stored, so without expand the answer can go out as it is).
+    if (expand !== undefined && expand.length > 0) {
+      result = clone(result);
+      applyExpand(c, result, expand);
+    }
     commit(c, tx, ctx);
     return finish(200, result);
   } catch (e) {

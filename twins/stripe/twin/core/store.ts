@@ -2,10 +2,12 @@
  * Account-scoped storage of Stripe objects.
  *
  * Tree layout (documented in the README):
- *   (<object type>, `<acct>/<id>`) → { s: seq, o: the Stripe object }
- *   (`ix.<object type>.<acct>`, seq as 12 digits) → id — creation order, for lists (newest first)
+ *   (<object type>, `<acct>/<id>`) → { s: seq, o: the Stripe object, u?: true when unlisted }
+ *   (`ix.<object type>.<acct>`, seq as 12 digits) → the same object — creation order, for lists
  *   ('seq', 'n') → the last seq handed out
- * Ids are random like Stripe's, so creation order needs its own index.
+ * Ids are random like Stripe's, so creation order needs its own index. The index holds a copy
+ * of each object so a list page is one read instead of one per object (reads cross the
+ * sandbox boundary and dominate a list's cost); every write goes through this file.
  */
 import type { Call } from './call.js';
 import { invalid, missing } from './errors.js';
@@ -14,6 +16,8 @@ import { clone, isObj, type Obj } from './util.js';
 export interface Rec {
   s: number;
   o: Obj;
+  /** Unlisted (a deleted customer's stub): not in the index. */
+  u?: true;
 }
 
 /** Id prefix → object type, for `expand` and for errors that name a resource. */
@@ -73,8 +77,9 @@ export function mustLoad(c: Call, type: string, id: string, noun: string, param 
 export function insert(c: Call, type: string, obj: Obj): Obj {
   const id = obj.id as string;
   const s = nextSeq(c);
-  c.tree.put(type, `${c.acct}/${id}`, { s, o: clone(obj) });
-  c.tree.put(`ix.${type}.${c.acct}`, pad(s), id);
+  const copy = clone(obj);
+  c.tree.put(type, `${c.acct}/${id}`, { s, o: copy });
+  c.tree.put(`ix.${type}.${c.acct}`, pad(s), copy);
   return obj;
 }
 
@@ -83,7 +88,13 @@ export function save(c: Call, type: string, obj: Obj): Obj {
   const id = obj.id as string;
   const rec = loadRec(c, type, id);
   if (rec === undefined) return insert(c, type, obj);
-  c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: clone(obj) });
+  const copy = clone(obj);
+  if (rec.u === true) {
+    c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy, u: true });
+  } else {
+    c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy });
+    c.tree.put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
+  }
   return obj;
 }
 
@@ -92,39 +103,35 @@ export function unlist(c: Call, type: string, id: string, stub?: Obj): void {
   const rec = loadRec(c, type, id);
   if (rec === undefined) return;
   c.tree.delete(`ix.${type}.${c.acct}`, pad(rec.s));
-  if (stub !== undefined) c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: clone(stub) });
+  if (stub !== undefined) c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: clone(stub), u: true });
   else c.tree.delete(type, `${c.acct}/${id}`);
 }
 
 export type Filter = (o: Obj) => boolean;
 
-/** Iterates an account's objects newest first, starting below `beforeSeq`. */
-export function* newestFirst(c: Call, type: string, beforeSeq?: number): Generator<Rec> {
+/** Iterates an account's objects newest first, starting below `beforeSeq`, reading `pageSize` at a time. */
+export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize = 100): Generator<Rec> {
   const ix = `ix.${type}.${c.acct}`;
   let before = beforeSeq === undefined ? undefined : pad(beforeSeq);
   for (;;) {
-    const opts = before === undefined ? { reverse: true, limit: 100 } : { reverse: true, limit: 100, before };
-    const page = c.tree.list<string>(ix, opts);
-    for (const item of page.items) {
-      const rec = loadRec(c, type, item.value);
-      if (rec !== undefined) yield rec;
-    }
+    const opts = before === undefined ? { reverse: true, limit: pageSize } : { reverse: true, limit: pageSize, before };
+    const page = c.tree.list<Obj>(ix, opts);
+    for (const item of page.items) yield { s: Number(item.id), o: item.value };
     if (!page.hasMore || page.items.length === 0) return;
     before = page.items[page.items.length - 1]?.id;
+    pageSize = 100;
   }
 }
 
-function* oldestFirst(c: Call, type: string, afterSeq: number): Generator<Rec> {
+function* oldestFirst(c: Call, type: string, afterSeq: number, pageSize: number): Generator<Rec> {
   const ix = `ix.${type}.${c.acct}`;
   let after = pad(afterSeq);
   for (;;) {
-    const page = c.tree.list<string>(ix, { after, limit: 100 });
-    for (const item of page.items) {
-      const rec = loadRec(c, type, item.value);
-      if (rec !== undefined) yield rec;
-    }
+    const page = c.tree.list<Obj>(ix, { after, limit: pageSize });
+    for (const item of page.items) yield { s: Number(item.id), o: item.value };
     if (!page.hasMore || page.items.length === 0) return;
     after = page.items[page.items.length - 1]?.id as string;
+    pageSize = 100;
   }
 }
 
@@ -160,12 +167,14 @@ export function listOf(c: Call, type: string, url: string, filters: (Filter | un
   }
   const all = [...filters, rangeFilter(c, 'created')].filter((f): f is Filter => f !== undefined);
   const keep = (o: Obj): boolean => all.every((f) => f(o));
+  // Unfiltered, one more than the page tells whether there is more; filtered, read wider.
+  const pageSize = all.length === 0 ? limit + 1 : 100;
   const data: Obj[] = [];
   let hasMore = false;
   if (before !== undefined && before !== '') {
     const rec = loadRec(c, type, before);
     if (rec === undefined) throw missing(noun, before, 'ending_before');
-    for (const r of oldestFirst(c, type, rec.s)) {
+    for (const r of oldestFirst(c, type, rec.s, pageSize)) {
       if (!keep(r.o)) continue;
       if (data.length === limit) { hasMore = true; break; }
       data.push(r.o);
@@ -178,7 +187,7 @@ export function listOf(c: Call, type: string, url: string, filters: (Filter | un
       if (rec === undefined) throw missing(noun, after, 'starting_after');
       from = rec.s;
     }
-    for (const r of newestFirst(c, type, from)) {
+    for (const r of newestFirst(c, type, from, pageSize)) {
       if (!keep(r.o)) continue;
       if (data.length === limit) { hasMore = true; break; }
       data.push(r.o);
