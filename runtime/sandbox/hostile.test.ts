@@ -68,6 +68,17 @@ describe('hostile guests', () => {
     expect(afterwards).toEqual({ ok: 'still here' });
   });
 
+  it('endless microtasks: stopped by the budget, or by memory when each turn keeps a promise', () => {
+    const loose = hostile('function spin() { Promise.resolve().then(spin); } spin(); return new Promise(() => {});', { callSteps: 500 });
+    expect(codeOf(loose.result)).toBe('timeout');
+    expect(loose.afterwards).toEqual({ ok: 'still here' });
+    // Each turn here keeps its promise alive: memory runs out before the budget does, and
+    // QuickJS, unable to queue the next job, strands the promise the call waits on.
+    const chained = hostile('function spin() { return Promise.resolve().then(spin); } return spin();', { callSteps: 500, memoryBytes: 32 * 2 ** 20 });
+    expect(codeOf(chained.result)).toBe('out_of_memory');
+    expect(chained.afterwards).toEqual({ ok: 'still here' });
+  });
+
   it('catastrophic regex: stopped by the budget', () => {
     const { result, afterwards } = hostile("return String(/(a+)+$/.test('a'.repeat(30) + 'b'));", { callSteps: 1000 });
     expect(codeOf(result)).toBe('timeout');
@@ -142,7 +153,7 @@ describe('hostile guests', () => {
   });
 
   it('deep nesting in the parser: stack_overflow; on a main thread it may end the world, never the host', () => {
-    // The parser uses ~21 bytes of native stack per byte of QuickJS stack. With a stack limit
+    // The parser uses 21–32 bytes of native stack per byte of QuickJS stack. With a stack limit
     // that fits the thread (worker threads: see runtime/worker tests) it is a clean guest error;
     // on a main thread the default 64 KiB does not fit and the world is ended instead.
     const { result, alive, afterwards } = hostile("return String(eval('['.repeat(100000) + ']'.repeat(100000)));");

@@ -16,7 +16,7 @@ import type { SandboxModule, WasmWorld } from './wasm.js';
 import { PRELUDE_SOURCE } from './prelude.js';
 
 export interface SandboxLimits {
-  /** Cap of the world's `WebAssembly.Memory` (whole 64 KiB pages; at least 16 MiB). Default 64 MiB. */
+  /** Cap of the world's `WebAssembly.Memory` (whole 64 KiB pages; at least 24 MiB). Default 64 MiB. */
   memoryBytes: number;
   /**
    * QuickJS stack limit. Default: the thread's native stack / 36, from 64 KiB to 512 KiB
@@ -51,8 +51,9 @@ const MAX_STACK_BYTES = 512 * 1024;
 const MIN_DEFAULT_STACK_BYTES = 64 * 1024;
 /**
  * How much native (V8) stack QuickJS's wasm frames can use per byte of QuickJS stack. Measured
- * here: the parser on nested brackets overflows V8's stack at 21× (`eval('['.repeat(1e5) …)`),
- * JSON.stringify at about 12×, plain recursion at about 2–3×. 36 leaves a margin.
+ * here (native stack / QuickJS limit that overflowed V8 first, and that did not): the parser on
+ * nested brackets (`eval('['.repeat(1e5) …)`) 21× / 32×, JSON.stringify of a deep object
+ * 11× / 15×, plain recursion 1.9× / 2.6×. 36 leaves a margin above the worst.
  */
 const NATIVE_STACK_RATIO = 36;
 /** Static data and the 5 MB C stack of the glue sit below the malloc heap. */
@@ -111,6 +112,12 @@ export class WorldSandbox {
   #aborted: string | undefined;
   /** The wasm memory hit its cap during the current call or load. */
   #growFailed = false;
+  /**
+   * Memory ran out at least once. QuickJS can lose track of objects on some out-of-memory
+   * paths (measured: a promise chain that ran out inside its jobs), and its runtime free then
+   * asserts; such a world is dropped whole instead of freed piece by piece.
+   */
+  #tainted = false;
   #lastWasmBytes = 0;
 
   private constructor(module: SandboxModule, limits: SandboxLimits) {
@@ -121,6 +128,7 @@ export class WorldSandbox {
       },
       onGrowFailed: () => {
         this.#growFailed = true;
+        this.#tainted = true;
       },
     });
     const runtime = world.quickjs.newRuntime();
@@ -246,9 +254,10 @@ export class WorldSandbox {
     this.#lastWasmBytes = this.#world?.memory.buffer.byteLength ?? 0;
     this.#runtime = undefined;
     live--;
-    const healthy = this.#aborted === undefined;
-    // After an abort or trap the instance's state cannot be trusted to free itself; dropping the
-    // instance and its memory is enough, the garbage collector takes both.
+    // After an abort, a trap or running out of memory, the instance's state cannot be trusted
+    // to free itself; dropping the instance and its memory is enough, the garbage collector
+    // takes both. A healthy world is freed in order, which checks that no handle leaked.
+    const healthy = this.#aborted === undefined && !this.#tainted;
     if (healthy) {
       try {
         for (const loaded of this.#contexts.values()) freeContext(loaded);
@@ -325,15 +334,24 @@ export class WorldSandbox {
     let current = value;
     if (ctx.typeof(current) === 'object') {
       let state = ctx.getPromiseState(current);
+      // A job that failed (out of memory, stack) may be why the promise never settles.
+      let jobFailure: CallFailure | undefined;
       while (state.type === 'pending' && this.#runtime?.hasPendingJob() === true) {
         const jobs = this.#runtime.executePendingJobs(1);
-        if (jobs.error) jobs.error.dispose();
+        if (jobs.error) {
+          const failure = this.#classify(ctx, describe, jobs.error, 'guest_error');
+          if (failure.error.code !== 'guest_error') jobFailure = failure;
+          jobs.error.dispose();
+        }
         state = ctx.getPromiseState(current);
         if (this.#interrupted) break;
       }
       if (state.type === 'pending') {
         current.dispose();
         if (this.#interrupted) return { error: { code: 'timeout', message: `call exceeded its budget of ${this.limits.callSteps} steps` } };
+        if (jobFailure !== undefined) return jobFailure;
+        // QuickJS drops a job it has no memory to queue, which strands the promise.
+        if (this.#growFailed) return this.#outOfMemory();
         return { error: { code: 'guest_error', message: 'the function returned a promise that never settles' } };
       }
       if (state.type === 'rejected') {
@@ -354,6 +372,11 @@ export class WorldSandbox {
     } finally {
       current.dispose();
     }
+  }
+
+  #outOfMemory(): CallFailure {
+    this.#tainted = true;
+    return { error: { code: 'out_of_memory', message: `out of memory (the runtime's limit is ${runtimeMemoryLimit(this.limits.memoryBytes)} bytes)` } };
   }
 
   /** Maps a thrown guest value to an error code; `fallback` is the code of an ordinary exception. */
@@ -382,16 +405,14 @@ export class WorldSandbox {
     // QuickJS throws null when memory runs out so completely that it cannot even build the
     // InternalError: that is when the wasm memory could not grow during this very call.
     const exhausted = this.#growFailed && ctx.sameValue(thrown, ctx.null);
-    if ((name === 'InternalError' && message === 'out of memory') || exhausted) {
-      return { error: { code: 'out_of_memory', message: `out of memory (the runtime's limit is ${runtimeMemoryLimit(this.limits.memoryBytes)} bytes)` } };
-    }
+    if ((name === 'InternalError' && message === 'out of memory') || exhausted) return this.#outOfMemory();
     if (message === 'stack overflow' || (name === 'RangeError' && /call stack/i.test(message))) {
       return { error: { code: 'stack_overflow', message: `stack overflow (the limit is ${this.limits.stackBytes} bytes)` } };
     }
     return { error: { code: fallback, message: cut(name === '' ? message : `${name}: ${message}`) } };
   }
 
-  /** The host side of `__host_call`: `(op, arg, encoded?)`, answering a string or `[json]`. */
+  /** The host side of `__host_call`: `(op, arg, encoded?)`, answering a string (U+0001 + JSON for one that cannot cross as it is). */
   #rawHostCall(ctx: QuickJSContext): QuickJSHandle {
     return ctx.newFunction('__host_raw', (opHandle, argHandle, flagHandle) => {
       const host = this.#hostCall;
