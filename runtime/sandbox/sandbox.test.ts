@@ -76,6 +76,21 @@ describe('WorldSandbox calls', () => {
     expect(err(sb.call('a', 'notString', '')).message).toMatch(/not a string/);
   });
 
+  it('runs the jobs a call left queued before it answers, with its host function', () => {
+    using sb = WorldSandbox.create(mod);
+    ok(sb.load('j', `
+      let log = [];
+      function fire(s) { Promise.resolve().then(() => log.push(__host_call('late', s))); return 'answered'; }
+      function read() { return JSON.stringify(log); }
+      function failLater() { Promise.reject(new Error('nobody listens')); return 'fine'; }
+    `, { hostCall: true }));
+    const ops: string[] = [];
+    expect(ok(sb.call('j', 'fire', 'a', (op, arg) => (ops.push(op), `${op}:${arg}`)))).toBe('answered');
+    expect(ops).toEqual(['late']); // ran inside that call, not the next one
+    expect(ok(sb.call('j', 'read', ''))).toBe('["late:a"]');
+    expect(ok(sb.call('j', 'failLater', ''))).toBe('fine');
+  });
+
   it('answers errors as values: guest throws, missing functions, non-string results, unknown names', () => {
     using sb = WorldSandbox.create(mod);
     ok(sb.load('w', 'function boom() { throw new RangeError("bad range"); } function num() { return 42; } var notFn = 1;'));

@@ -227,7 +227,8 @@ export class WorldSandbox {
           result.error.dispose();
           return failure;
         }
-        return this.#settle(ctx, describe, result.value);
+        const settled = this.#settle(ctx, describe, result.value);
+        return this.#drain(settled);
       } finally {
         this.#hostCall = undefined;
       }
@@ -327,6 +328,21 @@ export class WorldSandbox {
       return { error: { code: 'out_of_memory', message: `the world's memory cap (${this.limits.memoryBytes} bytes) was reached; the sandbox was ended` } };
     }
     return { error: { code: 'guest_error', message: `the sandbox crashed and was ended: ${cut(e instanceof Error ? e.message : String(e))}` } };
+  }
+
+  /**
+   * The microtask checkpoint: jobs the call left queued (a `then` nobody awaited) run before
+   * the call answers, inside its budget and with its host function, so that none of a call's
+   * work leaks into the next call. Their failures are unhandled rejections, not the call's.
+   */
+  #drain(out: CallResult): CallResult {
+    const runtime = this.#runtime;
+    while (runtime !== undefined && !this.#interrupted && runtime.hasPendingJob()) {
+      const jobs = runtime.executePendingJobs(1);
+      if (jobs.error) jobs.error.dispose();
+    }
+    if (this.#interrupted) return { error: { code: 'timeout', message: `call exceeded its budget of ${this.limits.callSteps} steps` } };
+    return out;
   }
 
   /** Waits out a returned promise by running pending jobs (all inside the same budget). */
