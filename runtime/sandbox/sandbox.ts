@@ -196,7 +196,7 @@ export class WorldSandbox {
       }
       result.value.dispose();
       this.#contexts.set(name, loaded);
-      return { ok: '' };
+      return this.#drain({ ok: '' });
     });
   }
 

@@ -18,15 +18,24 @@ export function serveInWorker<Req, Res>(handler: (req: Req) => Promise<Res> | Re
   const port = parentPort;
   if (isMainThread || port === null) throw new TypeError('serveInWorker() runs inside a worker thread started by SupervisedWorker');
   const post = (message: ReplyMessage, transfer?: readonly TransferListItem[]): void => {
-    port.postMessage(message, transfer);
+    try {
+      port.postMessage(message, transfer);
+    } catch (e) {
+      // A reply that cannot be cloned (a function in a response or in an error's details) is
+      // the handler's bug; answer the call with that rather than crash or go silent.
+      if (message[0] === 'ready') throw e;
+      port.postMessage([message[0], 1, toErrorBody(new Error(`the reply could not be sent: ${e instanceof Error ? e.message : String(e)}`))] satisfies ReplyMessage);
+    }
   };
   const answer = (id: number, response: Res): void => {
+    let transfer: readonly TransferListItem[] | undefined;
     try {
-      post([id, 0, response], options?.transfer?.(response));
+      transfer = options?.transfer?.(response);
     } catch (e) {
-      // A response that cannot be cloned is the handler's bug; say so rather than go silent.
-      post([id, 1, toErrorBody(new Error(`the response could not be sent: ${e instanceof Error ? e.message : String(e)}`))]);
+      post([id, 1, toErrorBody(e)]);
+      return;
     }
+    post([id, 0, response], transfer);
   };
   port.on('message', (message: CallMessage) => {
     const [id, request] = message;

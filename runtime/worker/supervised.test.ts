@@ -129,6 +129,14 @@ describe('SupervisedWorker', () => {
     await expect(w.call({ op: 'echo', value: 1 })).rejects.toThrow(TypeError);
   });
 
+  it('answers a reply that cannot be cloned with an internal error, and the worker serves on', async () => {
+    const w = world('uncloneable');
+    expect((await rejection(w.call({ op: 'uncloneable', inError: false }))).code).toBe('internal');
+    expect((await rejection(w.call({ op: 'uncloneable', inError: true }))).code).toBe('internal');
+    expect(await w.call({ op: 'echo', value: 'fine' })).toBe('fine');
+    expect(w.restarts).toBe(0);
+  });
+
   it('refuses a request that cannot be cloned without harming the worker', async () => {
     const w = world('clone');
     await expect(w.call({ op: 'echo', value: () => 1 })).rejects.toThrow();
