@@ -147,6 +147,26 @@ describe('subscriptions', () => {
     expect(renewed.total).toBe(6500);
   });
 
+  it('expands an invoice\'s payments down to the PaymentIntent, and a customer\'s subscriptions', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    const inv = await stripe.invoices.retrieve(sub.latest_invoice as string, { expand: ['payments.data.payment.payment_intent'] });
+    const pi = inv.payments?.data[0]?.payment.payment_intent as Stripe.PaymentIntent;
+    expect(pi.object).toBe('payment_intent');
+    expect(pi.amount).toBe(2000);
+    const withSubs = await stripe.customers.retrieve(customer.id, { expand: ['subscriptions'] }) as Stripe.Customer;
+    expect(withSubs.subscriptions?.data.map((s) => s.id)).toEqual([sub.id]);
+  });
+
+  it('ends a customer\'s subscriptions when the customer is deleted', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    await stripe.customers.del(customer.id);
+    const after = await stripe.subscriptions.retrieve(sub.id);
+    expect(after.status).toBe('canceled');
+    expect(after.ended_at).toBe(Math.floor(twin.nowMs() / 1000));
+  });
+
   it('searches subscriptions by status and invoices by subscription', async () => {
     const { customer } = await payingCustomer();
     const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], metadata: { tier: 'gold' } });

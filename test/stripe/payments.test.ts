@@ -238,6 +238,8 @@ describe('refunds and balance', () => {
     expect(listed.data.map((r) => r.id)).toEqual([r2.id, r1.id]);
     const txn = await stripe.balanceTransactions.retrieve(r1.balance_transaction as string);
     expect(txn).toMatchObject({ amount: -1500, type: 'refund', net: -1500 });
+    const withRefunds = await stripe.charges.retrieve(ch.id, { expand: ['refunds'] });
+    expect(withRefunds.refunds?.data.map((r) => r.id)).toEqual([r2.id, r1.id]);
   });
 
   it('refuses to refund a PaymentIntent that has not succeeded', async () => {

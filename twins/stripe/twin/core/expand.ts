@@ -19,6 +19,16 @@ const EXPANDABLE = new Set([
   'source_transfer', 'transfer_reversal', 'source_transfer_reversal', 'promotion_code', 'coupon', 'plan',
 ]);
 
+/**
+ * Includable fields: absent unless expanded (`invoice.payments`, `charge.refunds`,
+ * `customer.subscriptions`). Resources register how to build them, by object type.
+ */
+const INCLUDABLE = new Map<string, (c: Call, holder: Obj) => unknown>();
+
+export function registerIncludable(objectType: string, field: string, build: (c: Call, holder: Obj) => unknown): void {
+  INCLUDABLE.set(`${objectType}.${field}`, build);
+}
+
 function resolve(c: Call, id: string): Obj | undefined {
   const type = typeOfId(id);
   if (type === undefined) return undefined;
@@ -28,7 +38,11 @@ function resolve(c: Call, id: string): Obj | undefined {
 function expandOne(c: Call, holder: Obj, parts: string[], full: string): void {
   const [head, ...rest] = parts;
   if (head === undefined) return;
-  if (!(head in holder)) throw invalid(`This property cannot be expanded (${full}).`, 'expand');
+  if (!(head in holder)) {
+    const build = INCLUDABLE.get(`${String(holder.object)}.${head}`);
+    if (build === undefined) throw invalid(`This property cannot be expanded (${full}).`, 'expand');
+    holder[head] = build(c, holder);
+  }
   let value = holder[head];
   if (typeof value === 'string') {
     const found = resolve(c, value);

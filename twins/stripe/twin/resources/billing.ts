@@ -8,6 +8,7 @@ import type { Move, Route, TwinContext } from '../../../../sdk/twin/types.js';
 import { route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid, paramMissing } from '../core/errors.js';
 import { event, previousAttributes, updated } from '../core/events.js';
+import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
@@ -1057,6 +1058,32 @@ function deleteClock(c: Call): Obj {
   unlist(c, 'test_helpers.test_clock', id);
   event(c, 'test_helpers.test_clock.deleted', clock);
   return { id, object: 'test_helpers.test_clock', deleted: true };
+}
+
+registerIncludable('invoice', 'payments', (c, inv) => {
+  const data: Obj[] = [];
+  for (const rec of newestFirst(c, 'invoice_payment')) if (rec.o.invoice === inv.id) data.push(rec.o);
+  return { object: 'list', data, has_more: false, url: `/v1/invoice_payments?invoice=${inv.id as string}` };
+});
+
+registerIncludable('customer', 'subscriptions', (c, cus) => {
+  const data: Obj[] = [];
+  for (const rec of newestFirst(c, 'subscription')) {
+    if (rec.o.customer === cus.id && rec.o.status !== 'canceled' && rec.o.status !== 'incomplete_expired') data.push(rec.o);
+  }
+  return { object: 'list', data, has_more: false, url: `/v1/customers/${cus.id as string}/subscriptions` };
+});
+
+/** Deleting a customer ends their subscriptions at once, as at Stripe. */
+export function cancelCustomerSubscriptions(c0: Call, customerId: string): void {
+  for (const rec of newestFirst(c0, 'subscription')) {
+    const sub = rec.o;
+    if (sub.customer !== customerId || ['canceled', 'incomplete_expired'].includes(sub.status as string)) continue;
+    const c = at(c0, clockTime(c0, sub.test_clock));
+    const copy = clone(sub);
+    copy.canceled_at = c.now;
+    cancelNow(c, copy, 'cancellation_requested');
+  }
 }
 
 export const billingMoves: Record<string, Move> = {

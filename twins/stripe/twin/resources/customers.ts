@@ -6,6 +6,7 @@ import { applyMetadata } from '../core/metadata.js';
 import { eq, insert, listOf, load, mustLoad, save, unlist } from '../core/store.js';
 import { search } from '../core/search.js';
 import { clone, type Obj } from '../core/util.js';
+import { cancelCustomerSubscriptions } from './billing.js';
 import { attachTo, resolvePaymentMethod } from './payment_methods.js';
 import { address, nullable, shipping } from './shared.js';
 import type { Route } from '../../../../sdk/twin/types.js';
@@ -117,6 +118,7 @@ function deleteCustomer(c: Call): Obj {
   const id = c.req.params.id as string;
   const customer = mustLoad(c, 'customer', id, 'customer');
   const stub = { id, object: 'customer', deleted: true };
+  cancelCustomerSubscriptions(c, id);
   unlist(c, 'customer', id, stub);
   event(c, 'customer.deleted', customer);
   return stub;

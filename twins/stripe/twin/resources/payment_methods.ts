@@ -107,10 +107,9 @@ export function attachTo(c: Call, pm: Obj, customerId: string): Obj {
   if (b.kind === 'decline' && b.onlyCharge !== true) {
     throw new StripeError(402, 'card_error', b.message, { code: b.code, decline_code: b.decline_code, param: b.param ?? '' });
   }
-  const before = clone(pm);
   pm.customer = customerId;
   save(c, 'payment_method', pm);
-  event(c, 'payment_method.attached', pm, { customer: before.customer });
+  event(c, 'payment_method.attached', pm);
   return pm;
 }
 
@@ -190,7 +189,7 @@ function detachPm(c: Call): Obj {
   const before = clone(pm);
   pm.customer = null;
   save(c, 'payment_method', pm);
-  event(c, 'payment_method.detached', pm, { customer: before.customer });
+  event(c, 'payment_method.detached', pm);
   // A detached card can no longer be the customer's default.
   const cus = load(c, 'customer', before.customer as string);
   if (cus !== undefined && isObj(cus.invoice_settings) && cus.invoice_settings.default_payment_method === id) {

@@ -7,6 +7,7 @@ import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { StripeError, invalid } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
+import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
 import { search } from '../core/search.js';
@@ -632,6 +633,12 @@ function updateCharge(c: Call): Obj {
   updated(c, 'charge.updated', before, after);
   return after;
 }
+
+registerIncludable('charge', 'refunds', (c, charge) => {
+  const data: Obj[] = [];
+  for (const rec of newestFirst(c, 'refund')) if (rec.o.charge === charge.id) data.push(rec.o);
+  return { object: 'list', data, has_more: false, url: `/v1/charges/${charge.id as string}/refunds` };
+});
 
 export const paymentRoutes: Route[] = [
   route('payment_intents.search', 'GET', '/v1/payment_intents/search', (c) =>
