@@ -291,6 +291,48 @@ describe('uWS adapter under the single-world server', () => {
     expect(out.trim()).toBe('refused');
   });
 
+  it('survives a client that leaves while the world is still answering', async () => {
+    const s = await start();
+    const controller = new AbortController();
+    const leaving = fetch(`${s.worldUrl}/hello/held`, { headers: { ...auth, 'x-echo-gate': 'left' }, signal: controller.signal });
+    while (world.received.length === 0) await new Promise((r) => setTimeout(r, 5));
+    controller.abort();
+    await expect(leaving).rejects.toThrow();
+    // Give uWS time to see the connection close before the answer is ready.
+    await new Promise((r) => setTimeout(r, 50));
+    world.release('left');
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await fetch(`${s.worldUrl}/hello/next`, { headers: auth })).status).toBe(200);
+  });
+
+  it('forgets a request whose client leaves halfway through its body', async () => {
+    const core = await import('./uws.js');
+    let bodies = 0;
+    const http = await core.listenHttp({
+      handler: {
+        head: () => async () => {
+          bodies++;
+          return { status: 200, headers: {}, body: 'ok' };
+        },
+        tooLarge: () => ({ status: 413, headers: {}, body: '' }),
+        stopping: () => ({ status: 503, headers: {}, body: '' }),
+        failed: () => ({ status: 500, headers: {}, body: '' }),
+      },
+    });
+    try {
+      const socket = connect(http.port, '127.0.0.1');
+      await new Promise<void>((r) => socket.on('connect', () => r()));
+      socket.write('POST /x HTTP/1.1\r\nHost: a\r\ncontent-length: 1000\r\n\r\nonly-part-of-it');
+      while (http.inFlight() === 0) await new Promise((r) => setTimeout(r, 5));
+      socket.destroy();
+      while (http.inFlight() !== 0) await new Promise((r) => setTimeout(r, 5));
+      expect(bodies).toBe(0);
+      expect((await fetch(`http://127.0.0.1:${http.port}/`)).status).toBe(200);
+    } finally {
+      await http.close();
+    }
+  });
+
   it('stops gracefully: refuses new connections, finishes the in-flight request, then closes the world', async () => {
     const s = await start();
     const pending = fetch(`${s.worldUrl}/hello/held`, { headers: { ...auth, 'x-echo-gate': 'g' } });
