@@ -26,9 +26,9 @@ export interface SandboxLimits {
   /**
    * Interrupt budget per call (and per load), counted in invocations of QuickJS's interrupt
    * handler, which QuickJS makes about every 10 000 interpreter branches and calls: work, not
-   * wall time. Default 4 000: about half a second to a second of `for (;;) i++` here, less
-   * for an empty loop, more for a loop that allocates on every turn (see README.md); the worker
-   * watchdog bounds the rest.
+   * wall time. Default 8 000: about a second of `for (;;) i++` on this machine when it is
+   * quiet (two when it is busy), less for an empty loop, far more for a loop that allocates on
+   * every turn (see README.md); the worker watchdog bounds the rest.
    */
   callSteps: number;
 }
@@ -39,7 +39,7 @@ export type CallResult = { ok: string } | { error: { code: SandboxErrorCode; mes
 export type HostCall = (op: string, argJson: string) => string;
 
 export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
-export const DEFAULT_CALL_STEPS = 4_000;
+export const DEFAULT_CALL_STEPS = 8_000;
 const MAX_STACK_BYTES = 512 * 1024;
 /**
  * The floor of the default. On a main thread (984 KiB of native stack) the clean fit would be
