@@ -74,10 +74,10 @@ describe('checkout sessions', () => {
 
 describe('webhook endpoints', () => {
   it('answers the secret once, then lists, updates and deletes', async () => {
-    const ep = await stripe.webhookEndpoints.create({ url: 'https://app.example/hooks', enabled_events: ['payment_intent.succeeded', 'customer.*'], description: 'main' });
+    const ep = await stripe.webhookEndpoints.create({ url: 'https://app.example/hooks', enabled_events: ['payment_intent.succeeded', 'customer.created'], description: 'main' });
     expect(ep.id).toMatch(/^we_/);
     expect(ep.secret).toMatch(/^whsec_/);
-    expect(ep).toMatchObject({ status: 'enabled', enabled_events: ['payment_intent.succeeded', 'customer.*'], url: 'https://app.example/hooks' });
+    expect(ep).toMatchObject({ status: 'enabled', enabled_events: ['payment_intent.succeeded', 'customer.created'], url: 'https://app.example/hooks' });
     const got = await stripe.webhookEndpoints.retrieve(ep.id);
     expect(got.secret).toBeUndefined();
     const upd = await stripe.webhookEndpoints.update(ep.id, { disabled: true, enabled_events: ['*'] });
@@ -93,5 +93,7 @@ describe('webhook endpoints', () => {
     expect((bad as Stripe.errors.StripeError).param).toBe('url');
     const none = await stripe.webhookEndpoints.create({ url: 'https://a.example/' } as Stripe.WebhookEndpointCreateParams).catch((e: unknown) => e as Stripe.errors.StripeError);
     expect((none as Stripe.errors.StripeError).param).toBe('enabled_events');
+    const pattern = await stripe.webhookEndpoints.create({ url: 'https://a.example/', enabled_events: ['customer.*' as 'customer.created'] }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((pattern as Stripe.errors.StripeError).param).toBe('enabled_events[0]');
   });
 });

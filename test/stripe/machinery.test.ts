@@ -240,7 +240,7 @@ describe('idempotency', () => {
   });
 
   it('replays a decline too: the card error comes back without a second charge', async () => {
-    const params = { amount: 1500, currency: 'usd', payment_method: 'pm_card_chargeDeclined', confirm: true, payment_method_types: ['card'] };
+    const params = { amount: 1500, currency: 'usd', payment_method: 'pm_card_chargeDeclined', confirm: true, allowed_payment_method_types: ['card' as const] };
     const e1 = await stripe.paymentIntents.create(params, { idempotencyKey: 'idem-decline' }).catch((e: unknown) => e as Stripe.errors.StripeCardError);
     const e2 = await stripe.paymentIntents.create(params, { idempotencyKey: 'idem-decline' }).catch((e: unknown) => e as Stripe.errors.StripeCardError);
     expect(e1).toBeInstanceOf(Stripe.errors.StripeCardError);
@@ -286,7 +286,7 @@ describe('search', () => {
 
   it('compares numbers on amount and created', async () => {
     for (const amount of [1000, 3000, 5000]) {
-      await s.paymentIntents.create({ amount, currency: 'usd', payment_method_types: ['card'] });
+      await s.paymentIntents.create({ amount, currency: 'usd', allowed_payment_method_types: ['card'] });
     }
     const r = await s.paymentIntents.search({ query: 'amount>=3000 AND currency:"usd"' });
     expect(r.data.map((p) => p.amount).sort()).toEqual([3000, 5000]);
@@ -329,5 +329,22 @@ describe('idempotency keys expire after 24 hours', () => {
     // Each keyed request drops up to two expired answers: the store shrinks instead of growing.
     await s.customers.create({ name: 'more' });
     expect(await twin.recordCount('idem')).toBeLessThan(saved);
+  });
+});
+
+describe('unknown parameters', () => {
+  it('refuses a top-level parameter Stripe does not know, as parameter_unknown', async () => {
+    const err = await stripe.customers.create({ emial: 'typo@example.com' } as unknown as Stripe.CustomerCreateParams).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect(err).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+    expect((err as Stripe.errors.StripeError).code).toBe('parameter_unknown');
+    expect((err as Stripe.errors.StripeError).param).toBe('emial');
+    expect((err as Stripe.errors.StripeError).message).toBe('Received unknown parameter: emial');
+    const list = await stripe.customers.list({ colour: 'red' } as unknown as Stripe.CustomerListParams).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((list as Stripe.errors.StripeError).param).toBe('colour');
+  });
+
+  it('accepts parameters Stripe knows even where the twin does not model them', async () => {
+    const cus = await stripe.customers.create({ email: 'v@example.com', validate: true } as Stripe.CustomerCreateParams);
+    expect(cus.email).toBe('v@example.com');
   });
 });

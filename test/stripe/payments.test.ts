@@ -17,7 +17,7 @@ afterAll(async () => {
   await twin.close();
 });
 
-const cardOnly = { payment_method_types: ['card'] };
+const cardOnly = { allowed_payment_method_types: ['card' as const] };
 
 async function cardError(p: Promise<unknown>): Promise<Stripe.errors.StripeCardError> {
   const e = await p.then(() => undefined, (err: unknown) => err);
@@ -187,6 +187,15 @@ describe('payment intents', () => {
     const paid = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, ...cardOnly });
     const err = await stripe.paymentIntents.cancel(paid.id).catch((e: unknown) => e as Stripe.errors.StripeError);
     expect((err as Stripe.errors.StripeError).code).toBe('payment_intent_unexpected_state');
+  });
+
+  it('refuses payment_method_types, which this API version renamed allowed_payment_method_types', async () => {
+    const err = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', payment_method_types: ['card'] } as unknown as Stripe.PaymentIntentCreateParams).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((err as Stripe.errors.StripeError).code).toBe('parameter_unknown');
+    const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', ...cardOnly });
+    expect(pi.allowed_payment_method_types).toEqual(['card']);
+    expect(pi.payment_method_types).toEqual(['card']);
+    expect(pi.automatic_payment_methods).toBeNull();
   });
 
   it('refuses an amount below the minimum and a confirm without a payment method', async () => {

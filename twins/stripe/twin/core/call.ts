@@ -9,6 +9,7 @@ import { StripeError, invalid } from './errors.js';
 import { applyExpand } from './expand.js';
 import { Params, foldBrackets, parseForm, toArrays } from './params.js';
 import { TxTree } from './tx.js';
+import { KNOWN_PARAMS } from '../known-params.js';
 import { canonical, clone, hash62, isObj, seconds, type Obj } from './util.js';
 
 /** The API version the twin speaks: the one the installed `stripe` package pins. */
@@ -95,7 +96,7 @@ function json(status: number, body: unknown, headers: Record<string, string>): T
 }
 
 /** Runs one handler as Stripe would: whole or not at all. */
-export function run(req: TwinRequest, ctx: TwinContext, fn: Fn): TwinResponse {
+export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): TwinResponse {
   const requestId = requestIdOf(req);
   const headers: Record<string, string> = {
     'request-id': requestId,
@@ -121,6 +122,13 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn): TwinResponse {
       req, ctx, tree: tx, acct, p: new Params(parametersOf(req)), requestId,
       idempotencyKey: key ?? null, nowMs, now: seconds(nowMs), emits: [], schedules: [], cancels: [],
     };
+    // Stripe refuses a top-level parameter it does not know (the lists come from the SDK's types).
+    const known = KNOWN_PARAMS[name];
+    if (known !== undefined) {
+      for (const param of Object.keys(c.p.raw)) {
+        if (!known.includes(param)) throw invalid(`Received unknown parameter: ${param}`, param, 'parameter_unknown');
+      }
+    }
     if (req.method === 'POST' && key !== undefined) {
       headers['idempotency-key'] = key;
       if (key.length > 255) throw invalid('Idempotency keys must be at most 255 characters long.', 'idempotency_key');
@@ -183,5 +191,5 @@ export function runMove(ctx: TwinContext, acct: string, nowMs: number, fn: (c: C
 
 /** A Stripe route. Literal routes are listed before parameter routes of the same shape. */
 export function route(name: string, method: string, path: string, fn: Fn): Route {
-  return { name, match: { method, path }, handle: (req, ctx) => run(req, ctx, fn) };
+  return { name, match: { method, path }, handle: (req, ctx) => run(req, ctx, fn, name) };
 }

@@ -82,7 +82,8 @@ function createSession(c: Call): Obj {
     customer_email: c.p.str('customer_email') ?? null, discounts: [], expires_at: expiresAt, invoice: null, invoice_creation: null,
     livemode: false, locale: c.p.str('locale') ?? null, metadata: applyMetadata(undefined, c.p.get('metadata')), mode,
     payment_intent: null, payment_link: null, payment_method_collection: mode === 'payment' ? null : 'always',
-    payment_method_configuration_details: null, payment_method_options: {}, payment_method_types: c.p.strings('payment_method_types') ?? ['card'],
+    payment_method_configuration_details: null, payment_method_options: {}, allowed_payment_method_types: c.p.strings('allowed_payment_method_types') ?? null,
+    payment_method_types: c.p.strings('allowed_payment_method_types') ?? ['card'],
     payment_status: mode === 'setup' ? 'no_payment_required' : 'unpaid', phone_number_collection: { enabled: false },
     recovered_from: null, saved_payment_method_options: null, setup_intent: null, shipping_address_collection: null,
     shipping_cost: null, shipping_options: [], status: 'open', submit_type: null, subscription: null, success_url: successUrl,
@@ -146,7 +147,7 @@ function complete(c: Call): Obj {
     session.invoice = sub.latest_invoice;
     session.payment_status = 'paid';
   } else {
-    const si = createSi({ ...c, p: new Params({ ...(customerId === null ? {} : { customer: customerId }), payment_method: pm.id, confirm: 'true', payment_method_types: ['card'] }) });
+    const si = createSi({ ...c, p: new Params({ ...(customerId === null ? {} : { customer: customerId }), payment_method: pm.id, confirm: 'true', allowed_payment_method_types: ['card'] }) });
     session.setup_intent = si.id;
   }
   session.status = 'complete';

@@ -194,9 +194,11 @@ function piBase(c: Call, p: Params): Obj {
     throw invalid(`Amount must be at least ${money(minimumCharge(cur), cur)} ${cur}`, 'amount', 'amount_too_small');
   }
   const id = c.ctx.id('pi_', 24);
-  const types = p.strings('payment_method_types');
+  // This API version names the caller's choice `allowed_payment_method_types`; the object
+  // keeps both it and the resulting `payment_method_types`.
+  const types = p.strings('allowed_payment_method_types');
   if (types !== undefined && types.some((t) => t !== 'card')) {
-    throw invalid(`The payment method type \`${types.find((t) => t !== 'card') ?? ''}\` is not supported by the twin yet; use \`card\`.`, 'payment_method_types');
+    throw invalid(`The payment method type \`${types.find((t) => t !== 'card') ?? ''}\` is not supported by the twin yet; use \`card\`.`, 'allowed_payment_method_types');
   }
   const apm = p.obj('automatic_payment_methods');
   const customer = p.str('customer');
@@ -209,6 +211,7 @@ function piBase(c: Call, p: Params): Obj {
     amount_details: { tip: {} },
     amount_received: 0,
     application: null,
+    allowed_payment_method_types: types ?? null,
     application_fee_amount: null,
     automatic_payment_methods: types !== undefined ? null : {
       allow_redirects: apm?.oneOf('allow_redirects', ['always', 'never'] as const) ?? 'always',
@@ -393,7 +396,7 @@ function updatePi(c: Call): Obj {
   const pi = clone(before);
   const status = pi.status as string;
   const open = ['requires_payment_method', 'requires_confirmation', 'requires_action'].includes(status);
-  const moneyFields = ['amount', 'currency', 'payment_method', 'customer', 'capture_method', 'payment_method_types', 'setup_future_usage'];
+  const moneyFields = ['amount', 'currency', 'payment_method', 'customer', 'capture_method', 'allowed_payment_method_types', 'setup_future_usage'];
   for (const k of moneyFields) {
     if (c.p.has(k) && !open) {
       throw unexpected(`You cannot update this PaymentIntent's ${k} because it has a status of ${status}.`, k);
@@ -532,7 +535,7 @@ export function setSetupAuthenticator(fn: typeof authenticateSetup): void {
  * decline also the card error; the attempt is recorded either way.
  */
 export function chargeCard(c: Call, offSession: boolean, o: { amount: number; currency: string; customer: string | null; paymentMethod: string; description?: string | null; metadata?: Obj }): { pi: Obj; error?: StripeError } {
-  const raw: Obj = { amount: String(o.amount), currency: o.currency, payment_method_types: ['card'] };
+  const raw: Obj = { amount: String(o.amount), currency: o.currency, allowed_payment_method_types: ['card'] };
   if (o.customer !== null) raw.customer = o.customer;
   if (o.description !== undefined && o.description !== null) raw.description = o.description;
   if (o.metadata !== undefined) raw.metadata = o.metadata;

@@ -81,11 +81,15 @@ export function createSi(c: Call): Obj {
   const id = c.ctx.id('seti_', 24);
   const customer = c.p.str('customer');
   if (customer !== undefined && customer !== '') mustLoad(c, 'customer', customer, 'customer', 'customer');
-  const types = c.p.strings('payment_method_types');
+  const types = c.p.strings('allowed_payment_method_types');
+  if (types !== undefined && types.some((t) => t !== 'card')) {
+    throw invalid(`The payment method type \`${types.find((t) => t !== 'card') ?? ''}\` is not supported by the twin yet; use \`card\`.`, 'allowed_payment_method_types');
+  }
   const apm = c.p.obj('automatic_payment_methods');
   const si: Obj = {
     id,
     object: 'setup_intent',
+    allowed_payment_method_types: types ?? null,
     application: null,
     automatic_payment_methods: types !== undefined ? null : {
       allow_redirects: apm?.oneOf('allow_redirects', ['always', 'never'] as const) ?? 'always',

@@ -24,7 +24,8 @@ function enabledEvents(c: Call, required: boolean): string[] | undefined {
   }
   if (events.length === 0) throw invalid('You must specify at least one event type in enabled_events.', 'enabled_events');
   events.forEach((e, i) => {
-    if (e !== '*' && !/^[a-z_]+(\.[a-z_]+)*(\.\*)?$/.test(e)) throw invalid(`Invalid event type: ${e}`, `enabled_events[${i}]`);
+    // `*` alone means every event; otherwise whole event types (no `customer.*` patterns).
+    if (e !== '*' && !/^[a-z_]+(\.[a-z_]+)+$/.test(e)) throw invalid(`Invalid event type: ${e}`, `enabled_events[${i}]`);
   });
   return events;
 }
