@@ -260,7 +260,8 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       const headers = Object.create(null) as Record<string, string>;
       for (const [k, v] of Object.entries(request.headers ?? {})) headers[k.toLowerCase()] = v;
       const raw = request.body;
-      const body = typeof raw === 'string' ? Buffer.from(raw) : raw;
+      // A copy with an ArrayBuffer of its own, as the socket layer hands over (see http/uws.ts).
+      const body = raw === undefined ? undefined : typeof raw === 'string' ? new TextEncoder().encode(raw) : new Uint8Array(raw);
       if (stopped) return handler.stopping();
       if (body !== undefined && body.byteLength > maxBody) return handler.tooLarge(maxBody);
       const first = head({ method: request.method.toUpperCase(), path, query, headers, receivedAt: Date.now() });

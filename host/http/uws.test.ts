@@ -97,6 +97,23 @@ describe('uWS adapter under the single-world server', () => {
     expect(echo.bodySha256).toBe(createHash('sha256').update(data).digest('hex'));
   });
 
+  it('hands the world each body in an ArrayBuffer of its own, exactly its size (a runner may transfer it)', async () => {
+    const s = await start();
+    await fetch(`${s.worldUrl}/hello/a`, { method: 'POST', headers: auth, body: 'small body' });
+    const chunked = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('two '));
+        c.enqueue(new TextEncoder().encode('chunks'));
+        c.close();
+      },
+    });
+    await fetch(`${s.worldUrl}/hello/b`, { method: 'POST', headers: auth, body: chunked, duplex: 'half' } as RequestInit);
+    await s.dispatch({ method: 'POST', url: '/local/w/hello/c', headers: auth, body: 'in process' });
+    const bodies = world.received.map((r) => r.body);
+    expect(bodies.map((b) => Buffer.from(b ?? []).toString())).toEqual(['small body', 'two chunks', 'in process']);
+    for (const b of bodies) expect([b?.byteOffset, b?.buffer.byteLength]).toEqual([0, b?.byteLength]);
+  });
+
   it('accepts a body of exactly the limit with content-length', async () => {
     const s = await start({ maxBodyBytes: 64 * 1024 });
     const data = pattern(64 * 1024);

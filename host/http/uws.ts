@@ -83,6 +83,17 @@ function byteLength(body: Uint8Array | string): number {
   return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
 }
 
+function join(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0] as Uint8Array;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}
+
 /** Writes one answer. Headers a sandboxed twin produced are checked so it cannot split the response. */
 function write(res: uWS.HttpResponse, answer: HttpAnswer, isHead: boolean): void {
   res.writeStatus(statusLine(answer.status));
@@ -210,8 +221,11 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
       return;
     }
     // Known length: one buffer, one copy per chunk. Chunked: copies joined at the end.
-    const fixed = expected > 0 ? Buffer.allocUnsafe(expected) : null;
-    const parts: Buffer[] = [];
+    // Each body gets an ArrayBuffer of its own, exactly its size (never Node's shared Buffer
+    // pool): a runner may transfer it to a worker thread, and a pooled slab would carry
+    // other requests' bytes along.
+    const fixed = expected > 0 ? new Uint8Array(expected) : null;
+    const parts: Uint8Array[] = [];
     let size = 0;
     let refused = false;
     res.onData((chunk, isLast) => {
@@ -225,10 +239,10 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
         return;
       }
       if (fixed !== null) fixed.set(new Uint8Array(chunk), size);
-      else if (n > 0) parts.push(Buffer.from(new Uint8Array(chunk)));
+      else if (n > 0) parts.push(new Uint8Array(chunk.slice(0)));
       size += n;
       if (!isLast) return;
-      const body = fixed !== null ? fixed.subarray(0, size) : parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+      const body = fixed === null ? join(parts, size) : size === fixed.byteLength ? fixed : fixed.slice(0, size);
       run(res, first, size === 0 ? undefined : body, p);
     });
   });
