@@ -18,22 +18,18 @@ function version(): string {
   return 'unknown';
 }
 
-// Loaded on demand so `kit --help` does not pay for esbuild, LMDB and QuickJS.
-const RUNNER = '../../runtime/runner/index.js';
-
 const deps: CliDeps = {
   version: version(),
   async loadTwins() {
     const { loadBuiltinTwins } = await import('../twin/node.js');
     return loadBuiltinTwins();
   },
+  // Loaded on demand so `kit --help` does not pay for esbuild, LMDB and QuickJS.
   async openWorld(options: LocalWorldOptions): Promise<WorldHandle> {
-    type Open = (o: LocalWorldOptions & { guestRuntime?: string }) => Promise<WorldHandle>;
-    const runner = (await import(RUNNER)) as { openLocalWorld?: Open };
-    if (typeof runner.openLocalWorld !== 'function') throw new Error('this build has no world runner (runtime/runner openLocalWorld)');
+    const { openLocalWorld } = await import('../../runtime/runner/index.js');
     // The guest runtime alone runs a scenario's JavaScript handlers.
     const { buildGuestRuntime } = await import('../twin/node.js');
-    return runner.openLocalWorld({ ...options, guestRuntime: await buildGuestRuntime() });
+    return openLocalWorld({ ...options, guestRuntime: await buildGuestRuntime() });
   },
   untilStopped() {
     return new Promise((resolve) => {
