@@ -63,6 +63,27 @@ describe('subscriptions', () => {
     expect((await stripe.subscriptions.retrieve(sub.id)).status).toBe('active');
   });
 
+  it('default_incomplete: the app confirms the invoice\'s PaymentIntent with confirmation_secret, and the subscription starts', async () => {
+    const customer = await stripe.customers.create({});
+    const sub = await stripe.subscriptions.create({
+      customer: customer.id, items: [{ price: monthly.id }], payment_behavior: 'default_incomplete',
+      expand: ['latest_invoice.confirmation_secret'],
+    });
+    expect(sub.status).toBe('incomplete');
+    const inv = sub.latest_invoice as Stripe.Invoice;
+    expect(inv.status).toBe('open');
+    const secret = inv.confirmation_secret?.client_secret as string;
+    expect(secret).toMatch(/^pi_[A-Za-z0-9]+_secret_/);
+    expect((await stripe.invoices.retrieve(inv.id as string)).confirmation_secret).toBeUndefined();
+    const piId = secret.slice(0, secret.indexOf('_secret_'));
+    const pi = await stripe.paymentIntents.confirm(piId, { payment_method: 'pm_card_visa' });
+    expect(pi.status).toBe('succeeded');
+    expect((await stripe.invoices.retrieve(inv.id as string)).status).toBe('paid');
+    expect((await stripe.subscriptions.retrieve(sub.id)).status).toBe('active');
+    const payments = await stripe.invoicePayments.list({ invoice: inv.id as string });
+    expect(payments.data.map((p) => [p.status, p.amount_paid])).toEqual([['paid', 2000]]);
+  });
+
   it('refuses with a card error and makes nothing under error_if_incomplete when the card declines', async () => {
     const { customer } = await payingCustomer('pm_card_chargeCustomerFail');
     const err = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], payment_behavior: 'error_if_incomplete' }).catch((e: unknown) => e);

@@ -16,7 +16,7 @@ import { eq, insert, listOf, load, mustLoad, newestFirst, save, unlist, type Fil
 import { clone, isObj, type Obj } from '../core/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
-import { chargeCard } from './payments.js';
+import { confirmIntent, createIntent, onIntentSucceeded } from './payments.js';
 
 const DAY = 86_400;
 
@@ -300,11 +300,48 @@ function finalize(c: Call, inv: Obj): Obj {
   inv.invoice_pdf = `https://pay.stripe.com/invoice/${c.acct}/test_${inv.id as string}/pdf`;
   inv.automatically_finalizes_at = null;
   if (inv.collection_method === 'charge_automatically') inv.next_payment_attempt = c.now;
+  if ((inv.amount_due as number) > 0) {
+    // The invoice's own PaymentIntent: paid by the twin off-session, or confirmed by the app
+    // with `confirmation_secret` (a subscription made with payment_behavior=default_incomplete).
+    const pi = createIntent(c, {
+      amount: inv.amount_due as number, currency: inv.currency as string, customer: inv.customer as string,
+      description: `Invoice ${inv.number as string}`,
+    });
+    c.tree.put('invoice.pi', `${c.acct}/${inv.id as string}`, pi.id);
+    const payment: Obj = {
+      id: c.ctx.id('inpay_', 24), object: 'invoice_payment', amount_paid: null, amount_requested: inv.amount_due,
+      created: c.now, currency: inv.currency, invoice: inv.id, is_default: true, livemode: false,
+      payment: { payment_intent: pi.id, type: 'payment_intent' }, status: 'open',
+      status_transitions: { canceled_at: null, paid_at: null },
+    };
+    insert(c, 'invoice_payment', payment);
+    c.tree.put('invoice.intent', `${c.acct}/${pi.id as string}`, { invoice: inv.id, payment: payment.id });
+  }
   save(c, 'invoice', inv);
   event(c, 'invoice.finalized', inv);
   if ((inv.amount_due as number) === 0) markPaid(c, inv, null);
   return inv;
 }
+
+/** The invoice's own PaymentIntent, made at finalization. */
+function intentOf(c: Call, inv: Obj): string | null {
+  return c.tree.get<string>('invoice.pi', `${c.acct}/${inv.id as string}`) ?? null;
+}
+
+// `confirmation_secret` is includable: present only when expanded, as at Stripe.
+registerIncludable('invoice', 'confirmation_secret', (c, inv) => {
+  const piId = intentOf(c, inv);
+  const pi = piId === null ? undefined : load(c, 'payment_intent', piId);
+  return pi === undefined ? null : { client_secret: pi.client_secret, type: 'payment_intent' };
+});
+
+onIntentSucceeded((c, pi) => {
+  const link = c.tree.get<{ invoice: string; payment: string }>('invoice.intent', `${c.acct}/${pi.id as string}`);
+  if (link === undefined) return;
+  const inv = load(c, 'invoice', link.invoice);
+  if (inv === undefined || inv.status !== 'open') return;
+  markPaid(c, clone(inv), pi);
+});
 
 function markPaid(c: Call, inv: Obj, pi: Obj | null): void {
   inv.status = 'paid';
@@ -314,13 +351,14 @@ function markPaid(c: Call, inv: Obj, pi: Obj | null): void {
   (inv.status_transitions as Obj).paid_at = c.now;
   save(c, 'invoice', inv);
   if (pi !== null) {
-    const payment: Obj = {
-      id: c.ctx.id('inpay_', 24), object: 'invoice_payment', amount_paid: inv.amount_paid, amount_requested: inv.amount_due,
-      created: c.now, currency: inv.currency, invoice: inv.id, is_default: true, livemode: false,
-      payment: { payment_intent: pi.id, type: 'payment_intent' }, status: 'paid',
-      status_transitions: { canceled_at: null, paid_at: c.now },
-    };
-    insert(c, 'invoice_payment', payment);
+    const link = c.tree.get<{ invoice: string; payment: string }>('invoice.intent', `${c.acct}/${pi.id as string}`);
+    const payment = link === undefined ? undefined : load(c, 'invoice_payment', link.payment);
+    if (payment !== undefined) {
+      payment.amount_paid = inv.amount_paid;
+      payment.status = 'paid';
+      (payment.status_transitions as Obj).paid_at = c.now;
+      save(c, 'invoice_payment', payment);
+    }
   }
   event(c, 'invoice.paid', inv);
   event(c, 'invoice.payment_succeeded', inv);
@@ -364,14 +402,14 @@ function attemptPayment(c: Call, inv: Obj, pmParam?: string): StripeError | unde
     event(c, 'invoice.payment_failed', inv);
     return invalid('This customer has no attached payment source or default payment method. Please consider adding a default payment method.', undefined, 'invoice_no_payment_method_types');
   }
-  const { pi, error } = chargeCard(c, true, {
-    amount: inv.amount_remaining as number, currency: inv.currency as string, customer: inv.customer as string,
-    paymentMethod: pm, description: inv.number === null ? null : `Invoice ${inv.number as string}`,
-  });
-  if (error === undefined && pi.status === 'succeeded') {
-    markPaid(c, inv, pi);
-    return undefined;
-  }
+  const piId = intentOf(c, inv);
+  if (piId === null) throw new TypeError(`invoice ${inv.id as string} has no PaymentIntent to confirm`);
+  save(c, 'invoice', inv);
+  const { pi, error } = confirmIntent(c, piId, pm, true);
+  // A success marks the invoice paid through the PaymentIntent hook; pick that up.
+  const fresh = load(c, 'invoice', inv.id as string);
+  if (fresh !== undefined) Object.assign(inv, fresh);
+  if (error === undefined && pi.status === 'succeeded') return undefined;
   save(c, 'invoice', inv);
   event(c, 'invoice.payment_failed', inv);
   return error ?? invalid('The payment for this invoice requires authentication.', undefined, 'invoice_payment_intent_requires_action');

@@ -326,6 +326,12 @@ function confirmPi(c: Call, pi: Obj, p: Params, pmAlreadySet = false): Obj {
   return charge(c, pi, pm, b);
 }
 
+/** Called when a PaymentIntent succeeds (billing marks the invoice it pays as paid). */
+const succeededHooks: ((c: Call, pi: Obj) => void)[] = [];
+export function onIntentSucceeded(hook: (c: Call, pi: Obj) => void): void {
+  succeededHooks.push(hook);
+}
+
 /** Runs the charge for a confirmed PaymentIntent whose card needs nothing more. */
 function charge(c: Call, pi: Obj, pm: Obj, b: Behaviour): Obj {
   if (b.kind === 'decline') return fail(c, pi, pm, b, true);
@@ -346,6 +352,7 @@ function charge(c: Call, pi: Obj, pm: Obj, b: Behaviour): Obj {
   }
   save(c, 'payment_intent', pi);
   piEvent(c, manual ? 'payment_intent.amount_capturable_updated' : 'payment_intent.succeeded', pi);
+  if (!manual) for (const hook of succeededHooks) hook(c, pi);
   return pi;
 }
 
@@ -464,6 +471,7 @@ function capturePi(c: Call): Obj {
   pi.metadata = applyMetadata(pi.metadata as Obj, c.p.get('metadata'));
   save(c, 'payment_intent', pi);
   piEvent(c, 'payment_intent.succeeded', pi);
+  for (const hook of succeededHooks) hook(c, pi);
   return pi;
 }
 
@@ -527,6 +535,29 @@ let authenticateSetup: (c: Call, id: string, outcome: 'succeed' | 'fail') => Obj
 };
 export function setSetupAuthenticator(fn: typeof authenticateSetup): void {
   authenticateSetup = fn;
+}
+
+/** Makes an unconfirmed PaymentIntent for the twin's own flows (an invoice's payment). */
+export function createIntent(c: Call, o: { amount: number; currency: string; customer: string | null; description?: string | null; metadata?: Obj }): Obj {
+  const raw: Obj = { amount: String(o.amount), currency: o.currency, allowed_payment_method_types: ['card'] };
+  if (o.customer !== null) raw.customer = o.customer;
+  if (o.description !== undefined && o.description !== null) raw.description = o.description;
+  if (o.metadata !== undefined) raw.metadata = o.metadata;
+  const pi = piBase(c, new Params(raw));
+  insert(c, 'payment_intent', pi);
+  piEvent(c, 'payment_intent.created', pi);
+  return pi;
+}
+
+/** Confirms an existing PaymentIntent with a payment method; a decline comes back as the error. */
+export function confirmIntent(c: Call, piId: string, paymentMethod: string, offSession: boolean): { pi: Obj; error?: StripeError } {
+  const pi = clone(mustLoad(c, 'payment_intent', piId, 'payment_intent'));
+  try {
+    return { pi: confirmPi(c, pi, new Params(offSession ? { payment_method: paymentMethod, off_session: 'true' } : { payment_method: paymentMethod })) };
+  } catch (e) {
+    if (e instanceof StripeError && e.status === 402) return { pi: load(c, 'payment_intent', piId) ?? pi, error: e };
+    throw e;
+  }
 }
 
 /**
