@@ -2,6 +2,7 @@ import { describe, expect, it, beforeAll, afterEach } from 'vitest';
 import { loadSandboxModule, WorldSandbox, runtimeMemoryLimit } from './index.js';
 import type { SandboxModule, CallResult, HostCall } from './index.js';
 import { sandboxStats } from './sandbox.js';
+import { makeSyncGlue, SandboxGlueError } from './wasm.js';
 import { KitError } from '../errors.js';
 
 let mod: SandboxModule;
@@ -25,6 +26,11 @@ function err(r: CallResult): { code: string; message: string } {
 describe('loadSandboxModule', () => {
   it('compiles once per process', async () => {
     expect(await loadSandboxModule()).toBe(mod);
+  });
+
+  it('refuses a glue its edits no longer fit, naming the edit', () => {
+    expect(() => makeSyncGlue('async function QuickJSRaw(moduleArg={}){}')).toThrow(SandboxGlueError);
+    expect(() => makeSyncGlue('nothing like the glue')).toThrow(/applies 0 times/);
   });
 });
 

@@ -6,7 +6,8 @@
  * `async` factory, so every world would need an `await` to start; the world runner wants a
  * synchronous `WorldSandbox.create`. We load the glue's source once, make its factory
  * synchronous with a handful of checked textual edits (the package version is pinned; an edit
- * that no longer applies fails `loadSandboxModule` with `load_error` rather than misbehaving),
+ * that no longer applies makes `loadSandboxModule` reject with a SandboxGlueError rather than
+ * misbehave),
  * and hand it our own memory and an `instantiateWasm` that builds the instance synchronously.
  *
  * The glue's clock and time zone imports are also made deterministic here (see `GlueDate`): a
