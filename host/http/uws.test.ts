@@ -350,6 +350,29 @@ describe('uWS adapter under the single-world server', () => {
     }
   });
 
+  it('while stopping, answers a request on an already open connection 503 shutting_down', async () => {
+    const s = await start();
+    const socket = connect(s.port, '127.0.0.1');
+    await new Promise<void>((r) => socket.on('connect', () => r()));
+    let text = '';
+    socket.on('data', (d) => {
+      text += d.toString('latin1');
+    });
+    const held = fetch(`${s.worldUrl}/hello/held`, { headers: { ...auth, 'x-echo-gate': 'stop' } });
+    while (world.received.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const closing = s.close();
+    socket.write(`GET /local/w/hello/late HTTP/1.1\r\nHost: a\r\nx-kit-token: ${tokens.token}\r\n\r\n`);
+    while (!text.includes('}}')) await new Promise((r) => setTimeout(r, 5));
+    expect(text.startsWith('HTTP/1.1 503 ')).toBe(true);
+    expect(text.toLowerCase()).toContain('x-kit-world-code: code-7');
+    expect(text).toContain('"code":"shutting_down"');
+    world.release('stop');
+    expect((await held).status).toBe(200);
+    await closing;
+    socket.destroy();
+    server = null;
+  });
+
   it('stops gracefully: refuses new connections, finishes the in-flight request, then closes the world', async () => {
     const s = await start();
     const pending = fetch(`${s.worldUrl}/hello/held`, { headers: { ...auth, 'x-echo-gate': 'g' } });
