@@ -119,6 +119,7 @@ export const coverage: CoverageRow[] = [
   { name: 'webhook_endpoints.del', method: 'DELETE', path: '/v1/webhook_endpoints/:id', status: 'implemented' },
   { name: 'events.list', method: 'GET', path: '/v1/events', status: 'implemented' },
   { name: 'events.retrieve', method: 'GET', path: '/v1/events/:id', status: 'implemented' },
+  { name: 'accounts.retrieve', method: 'GET', path: '/v1/account', status: 'implemented' },
   // ---- planned: Stripe endpoints in these areas the twin does not serve yet ----
   { name: 'customers.createBalanceTransaction', method: 'POST', path: '/v1/customers/:customer/balance_transactions', status: 'planned' },
   { name: 'customers.listBalanceTransactions', method: 'GET', path: '/v1/customers/:customer/balance_transactions', status: 'planned' },
@@ -167,5 +168,4 @@ export const coverage: CoverageRow[] = [
   { name: 'payment_links.create', method: 'POST', path: '/v1/payment_links', status: 'planned' },
   { name: 'billing_portal.sessions.create', method: 'POST', path: '/v1/billing_portal/sessions', status: 'planned' },
   { name: 'webhook delivery', method: 'POST', path: '<endpoint url>', status: 'planned', note: 'events are emitted on log entries and signed by core/hmac.ts; delivery belongs to the world runner' },
-  { name: 'accounts.retrieve', method: 'GET', path: '/v1/account', status: 'planned' },
 ];

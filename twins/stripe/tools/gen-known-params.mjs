@@ -11,7 +11,7 @@ const TYPES = 'node_modules/stripe/esm/resources';
 const RESOURCE = {
   customers: 'Customer', products: 'Product', prices: 'Price', coupons: 'Coupon', payment_methods: 'PaymentMethod',
   payment_intents: 'PaymentIntent', charges: 'Charge', refunds: 'Refund', balance_transactions: 'BalanceTransaction',
-  balance: 'Balance', setup_intents: 'SetupIntent', events: 'Event', subscriptions: 'Subscription',
+  balance: 'Balance', accounts: 'Account', setup_intents: 'SetupIntent', events: 'Event', subscriptions: 'Subscription',
   subscription_items: 'SubscriptionItem', invoices: 'Invoice', invoice_payments: 'InvoicePayment', invoiceitems: 'InvoiceItem',
   webhook_endpoints: 'WebhookEndpoint', 'checkout.sessions': 'Session', 'test_helpers.test_clocks': 'TestClock',
 };

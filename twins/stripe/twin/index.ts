@@ -7,6 +7,7 @@ import type { Route } from '../../../sdk/twin/types.js';
 import { route } from './core/call.js';
 import { errorBody } from './core/errors.js';
 import { StripeError } from './core/errors.js';
+import { accountRoutes } from './resources/account.js';
 import { billingMoves, billingRoutes } from './resources/billing.js';
 import { catalogRoutes } from './resources/catalog.js';
 import { checkoutRoutes } from './resources/checkout.js';
@@ -35,6 +36,7 @@ export const routes: Route[] = [
   ...checkoutRoutes,
   ...webhookRoutes,
   ...eventRoutes,
+  ...accountRoutes,
   unknownUrl,
 ];
 

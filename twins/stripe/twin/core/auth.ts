@@ -5,7 +5,7 @@
  * so with `x-kit-auth: authorization`) opens the default account.
  */
 import type { TwinRequest } from '../../../../sdk/twin/types.js';
-import { unauthorized } from './errors.js';
+import { StripeError, unauthorized } from './errors.js';
 import { hash62 } from './util.js';
 
 export const DEFAULT_ACCOUNT = 'acct_' + hash62('twinkit:default-account', 16);
@@ -65,7 +65,7 @@ export function presentedKey(req: TwinRequest): string | undefined {
 
 /** The account this request acts for, or Stripe's 401. */
 export function authenticate(req: TwinRequest): string {
-  if ((req.headers['x-kit-auth'] ?? '').toLowerCase() === 'authorization') return DEFAULT_ACCOUNT;
+  if ((req.headers['x-kit-auth'] ?? '').toLowerCase() === 'authorization') return connected(req, DEFAULT_ACCOUNT, 'the world token');
   const key = presentedKey(req);
   if (key === undefined || key === '') throw unauthorized(NO_KEY);
   if (key.startsWith('pk_')) {
@@ -74,5 +74,18 @@ export function authenticate(req: TwinRequest): string {
     );
   }
   if (!KEY.test(key)) throw unauthorized(`Invalid API Key provided: ${mask(key)}`);
-  return accountForKey(key);
+  return connected(req, accountForKey(key), key);
+}
+
+/**
+ * `Stripe-Account` (Connect) names an account to act for. The twin models no connected
+ * accounts, so only the key's own account passes, as Stripe refuses an account the key
+ * cannot reach.
+ */
+function connected(req: TwinRequest, own: string, key: string): string {
+  const asked = req.headers['stripe-account'];
+  if (asked === undefined || asked === '' || asked === own) return own;
+  throw new StripeError(403, 'invalid_request_error',
+    `The provided key '${mask(key)}' does not have access to account '${asked.slice(0, 64)}' (or that account does not exist). Application access may have been revoked.`,
+    { code: 'account_invalid' });
 }

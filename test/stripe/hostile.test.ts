@@ -1,0 +1,65 @@
+/**
+ * Hostile and malformed input over the real wire: every answer is a clear 4xx in Stripe's
+ * shape (or the host's, for a body it cannot parse), never a 500, and the twin keeps working.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStripeTwin, type StripeTwin } from './harness.js';
+
+let twin: StripeTwin;
+const auth = { authorization: 'Bearer sk_test_hostileAccount00001' };
+const form = { ...auth, 'content-type': 'application/x-www-form-urlencoded' };
+
+beforeAll(async () => {
+  twin = await startStripeTwin();
+});
+afterAll(async () => {
+  await twin.close();
+});
+
+describe('hostile input', () => {
+  const cases: [string, string, string, Record<string, string>, string | undefined, number][] = [
+    ['metadata as an array', 'POST', '/v1/customers', { ...auth, 'content-type': 'application/json' }, '{"metadata":[1,2]}', 400],
+    ['a string param sent as an object', 'POST', '/v1/customers', form, 'email[x]=a', 400],
+    ['a name given a value and children', 'POST', '/v1/customers', form, 'metadata[a]=1&metadata=2', 400],
+    ['a float amount', 'POST', '/v1/payment_intents', form, 'amount=10.5&currency=usd', 400],
+    ['a huge amount', 'POST', '/v1/payment_intents', form, 'amount=99999999999999999999&currency=usd', 400],
+    ['a negative limit', 'GET', '/v1/customers?limit=-1', auth, undefined, 400],
+    ['a created range that is not a number', 'GET', '/v1/customers?created[gte]=abc', auth, undefined, 400],
+    ['expand five levels deep', 'GET', '/v1/payment_intents?expand[]=data.a.b.c.d.e', auth, undefined, 400],
+    ['a metadata value over 500 characters', 'POST', '/v1/customers', form, `metadata[k]=${'v'.repeat(501)}`, 400],
+    ['51 metadata keys', 'POST', '/v1/customers', form, Array.from({ length: 51 }, (_, i) => `metadata[k${i}]=v`).join('&'), 400],
+    ['a prototype key', 'POST', '/v1/customers', form, '__proto__[polluted]=1', 400],
+    ['a constructor key in metadata', 'POST', '/v1/customers', form, 'metadata[constructor][x]=1', 400],
+    ['a search query of garbage', 'GET', `/v1/customers/search?query=${encodeURIComponent(')('.repeat(3000))}`, auth, undefined, 400],
+    ['an id of odd characters', 'GET', `/v1/customers/${encodeURIComponent('cus_../../\u0000é')}`, auth, undefined, 404],
+    ['a JSON body that is not an object', 'POST', '/v1/customers', { ...auth, 'content-type': 'application/json' }, '[1,2,3]', 400],
+    ['an enum value Stripe does not have', 'POST', '/v1/customers', form, 'tax_exempt=sometimes', 400],
+    ['a boolean that is not one', 'GET', '/v1/products?active=maybe', auth, undefined, 400],
+  ];
+
+  for (const [name, method, path, headers, body, status] of cases) {
+    it(`answers ${status} for ${name}`, async () => {
+      const res = await twin.raw(method, path, body === undefined ? { headers } : { headers, body });
+      expect(res.status).toBe(status);
+      const error = (res.body as { error?: { message?: unknown } }).error;
+      expect(typeof error?.message).toBe('string');
+    });
+  }
+
+  it('refuses an idempotency key over 255 characters', async () => {
+    const res = await twin.raw('POST', '/v1/customers', { headers: { ...form, 'idempotency-key': 'k'.repeat(300) }, body: 'name=x' });
+    expect(res.status).toBe(400);
+  });
+
+  it('keeps text exactly, and still works after all of the above', async () => {
+    const name = 'Zoë 🎉 "quoted" & <tags>';
+    const res = await twin.raw('POST', '/v1/customers', { headers: form, body: `name=${encodeURIComponent(name)}&metadata[${encodeURIComponent('ключ')}]=${encodeURIComponent('значение')}` });
+    expect(res.status).toBe(200);
+    const created = res.body as { id: string; name: string; metadata: Record<string, string> };
+    expect(created.name).toBe(name);
+    expect(created.metadata).toEqual({ ключ: 'значение' });
+    const list = await twin.raw('GET', '/v1/customers?limit=100', { headers: auth });
+    // None of the refused requests above left an object behind.
+    expect((list.body as { data: unknown[] }).data).toHaveLength(1);
+  });
+});
