@@ -352,10 +352,10 @@ describe('unknown parameters', () => {
 describe('the account', () => {
   it('answers the key\'s own account, and refuses a Stripe-Account it cannot reach', async () => {
     const s = twin.client('sk_test_accountRetrieve00001');
-    const account = await s.accounts.retrieve();
+    const account = await s.accounts.retrieveCurrent();
     expect(account).toMatchObject({ object: 'account', charges_enabled: true, country: 'US', default_currency: 'usd' });
     expect(account.id).toMatch(/^acct_/);
-    expect((await twin.client('sk_test_accountRetrieve00002').accounts.retrieve()).id).not.toBe(account.id);
+    expect((await twin.client('sk_test_accountRetrieve00002').accounts.retrieveCurrent()).id).not.toBe(account.id);
     const own = await s.customers.list({}, { stripeAccount: account.id });
     expect(own.object).toBe('list');
     const err = await s.customers.list({}, { stripeAccount: 'acct_someoneElse0000' }).catch((e: unknown) => e);

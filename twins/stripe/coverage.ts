@@ -119,7 +119,7 @@ export const coverage: CoverageRow[] = [
   { name: 'webhook_endpoints.del', method: 'DELETE', path: '/v1/webhook_endpoints/:id', status: 'implemented' },
   { name: 'events.list', method: 'GET', path: '/v1/events', status: 'implemented' },
   { name: 'events.retrieve', method: 'GET', path: '/v1/events/:id', status: 'implemented' },
-  { name: 'accounts.retrieve', method: 'GET', path: '/v1/account', status: 'implemented' },
+  { name: 'accounts.retrieveCurrent', method: 'GET', path: '/v1/account', status: 'implemented' },
   // ---- planned: Stripe endpoints in these areas the twin does not serve yet ----
   { name: 'customers.createBalanceTransaction', method: 'POST', path: '/v1/customers/:customer/balance_transactions', status: 'planned' },
   { name: 'customers.listBalanceTransactions', method: 'GET', path: '/v1/customers/:customer/balance_transactions', status: 'planned' },

@@ -4,7 +4,7 @@ import { route } from '../core/call.js';
 import { DEFAULT_ACCOUNT } from '../core/auth.js';
 
 export const accountRoutes: Route[] = [
-  route('accounts.retrieve', 'GET', '/v1/account', (c) => ({
+  route('accounts.retrieveCurrent', 'GET', '/v1/account', (c) => ({
     id: c.acct,
     object: 'account',
     business_profile: { mcc: null, name: null, support_email: null, support_phone: null, support_url: null, url: null },
