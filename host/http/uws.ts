@@ -204,7 +204,13 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
       }
     }
     const head: HttpHead = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, receivedAt: Date.now() };
-    const first = handler.head(head);
+    let first: HttpAnswer | BodyReader;
+    try {
+      first = handler.head(head);
+    } catch (e) {
+      // A throw out of a uWS callback would end the process; this request fails instead.
+      first = handler.failed(e);
+    }
     if (typeof first !== 'function') {
       // Answered on the head alone; an unread body is dropped by uWS (or the connection closes).
       res.cork(() => write(res, first, isHead));
