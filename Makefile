@@ -5,7 +5,9 @@ NODE_MODULES := node_modules/.package-lock.json
 .PHONY: run test build install bench clean typecheck
 
 $(NODE_MODULES): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	@# npm install, not npm ci: the registry reachable here lacks optional packages for other platforms,
+	@# which npm ci insists on; npm install still installs exactly what package-lock.json pins.
+	npm install --no-audit --no-fund
 	@touch $(NODE_MODULES)
 
 install: $(NODE_MODULES)
@@ -18,8 +20,10 @@ typecheck: install
 	npx tsc -p tsconfig.json --noEmit
 	npx tsc -p tsconfig.sandbox.json
 
+# Serves a demo world from .kit-demo/ (state and tokens survive restarts; delete the folder to start over).
 run: build
-	node dist/sdk/cli/kit.js demo
+	mkdir -p .kit-demo
+	node dist/sdk/cli/kit.js world serve .kit-demo --world demo --port $${PORT:-4440}
 
 test: build
 	npx vitest run
