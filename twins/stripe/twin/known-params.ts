@@ -105,5 +105,5 @@ export const KNOWN_PARAMS: Record<string, readonly string[]> = {
   'webhook_endpoints.del': [],
   'events.list': ['created', 'delivery_success', 'ending_before', 'expand', 'limit', 'starting_after', 'type', 'types'],
   'events.retrieve': ['expand'],
-  'accounts.retrieve': ['expand'],
+  'accounts.retrieveCurrent': ['expand'],
 };
