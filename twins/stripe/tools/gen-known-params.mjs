@@ -3,7 +3,8 @@
 // package's TypeScript types (`<Resource><Method>Params`). The twin refuses any other
 // top-level parameter with Stripe's `parameter_unknown` error.
 //
-//   node twins/stripe/tools/gen-known-params.mjs
+//   node twins/stripe/tools/gen-known-params.mjs           # writes the file
+//   node twins/stripe/tools/gen-known-params.mjs --check   # exits 1 when the file is stale
 import { readFileSync, readdirSync, writeFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -72,5 +73,15 @@ const body = [
   '};',
   '',
 ].join('\n');
-writeFileSync('twins/stripe/twin/known-params.ts', body);
-console.log(`${Object.keys(out).length} routes; no params type for: ${missing.join(', ') || '(none)'}`);
+const target = 'twins/stripe/twin/known-params.ts';
+if (process.argv.includes('--check')) {
+  const current = readFileSync(target, 'utf8');
+  if (current !== body || missing.length > 0) {
+    console.error(`${target} is stale (or routes lack a params type: ${missing.join(', ') || 'none'}); run node twins/stripe/tools/gen-known-params.mjs`);
+    process.exit(1);
+  }
+  console.log(`${target} is up to date (${Object.keys(out).length} routes)`);
+} else {
+  writeFileSync(target, body);
+  console.log(`${Object.keys(out).length} routes; no params type for: ${missing.join(', ') || '(none)'}`);
+}
