@@ -198,6 +198,22 @@ describe('payment intents', () => {
     expect(pi.automatic_payment_methods).toBeNull();
   });
 
+  it('wants a return_url to confirm on-session when the Dashboard\'s payment methods (and redirects) are on', async () => {
+    const auto = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd' });
+    expect(auto.automatic_payment_methods).toEqual({ allow_redirects: 'always', enabled: true });
+    const err = await stripe.paymentIntents.confirm(auto.id, { payment_method: 'pm_card_visa' }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((err as Stripe.errors.StripeError).param).toBe('return_url');
+    expect((await stripe.paymentIntents.retrieve(auto.id)).status).toBe('requires_payment_method');
+    const ok = await stripe.paymentIntents.confirm(auto.id, { payment_method: 'pm_card_visa', return_url: 'https://shop.example/done' });
+    expect(ok.status).toBe('succeeded');
+    const never = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', automatic_payment_methods: { enabled: true, allow_redirects: 'never' }, payment_method: 'pm_card_visa', confirm: true });
+    expect(never.status).toBe('succeeded');
+    const cus = await stripe.customers.create({});
+    const pm = await stripe.paymentMethods.attach('pm_card_visa', { customer: cus.id });
+    const offSession = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', customer: cus.id, payment_method: pm.id, off_session: true, confirm: true });
+    expect(offSession.status).toBe('succeeded');
+  });
+
   it('refuses an amount below the minimum and a confirm without a payment method', async () => {
     const small = await stripe.paymentIntents.create({ amount: 10, currency: 'usd' }).catch((e: unknown) => e as Stripe.errors.StripeError);
     expect((small as Stripe.errors.StripeError).code).toBe('amount_too_small');

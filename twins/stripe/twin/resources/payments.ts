@@ -264,6 +264,20 @@ function usePaymentMethod(c: Call, pi: Obj, id: string): Obj {
   return pm;
 }
 
+/**
+ * An intent that accepts the Dashboard's payment methods may need a redirect, so Stripe wants
+ * a `return_url` to confirm it on-session — even for a card — unless redirects are off.
+ */
+export function requireReturnUrl(apm: unknown, noun: string): void {
+  if (typeof apm !== 'object' || apm === null) return;
+  const a = apm as Obj;
+  if (a.enabled !== true || a.allow_redirects === 'never') return;
+  throw invalid(
+    `A \`return_url\` must be specified because this ${noun} is configured to automatically accept the payment methods enabled in the Dashboard, some of which may require a full page redirect to succeed. If you do not want to accept redirect-based payment methods, set \`automatic_payment_methods[enabled]\` to \`true\` and \`automatic_payment_methods[allow_redirects]\` to \`never\` when creating Setup Intents and Payment Intents.`,
+    'return_url',
+  );
+}
+
 function declineError(f: NonNullable<Outcome['failure']>, extra: Obj): StripeError {
   return new StripeError(402, 'card_error', f.message, {
     code: f.code,
@@ -298,6 +312,7 @@ function confirmPi(c: Call, pi: Obj, p: Params, pmAlreadySet = false): Obj {
   if (p.has('capture_method')) pi.capture_method = p.oneOf('capture_method', ['automatic', 'automatic_async', 'manual'] as const);
   const offSession = p.bool('off_session') === true || p.str('off_session') === 'recurring' || p.str('off_session') === 'one_off';
   const returnUrl = p.str('return_url');
+  if (!offSession && returnUrl === undefined) requireReturnUrl(pi.automatic_payment_methods, 'Payment Intent');
   const b = behaviourOf(c, pm);
   pi.last_payment_error = null;
   pi.next_action = null;

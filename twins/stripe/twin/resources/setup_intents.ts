@@ -8,7 +8,7 @@ import type { Params } from '../core/params.js';
 import { eq, insert, listOf, load, mustLoad, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { attachTo, behaviourOf, resolvePaymentMethod } from './payment_methods.js';
-import { setSetupAuthenticator } from './payments.js';
+import { requireReturnUrl, setSetupAuthenticator } from './payments.js';
 
 function unexpected(message: string): StripeError {
   return invalid(message, undefined, 'setup_intent_unexpected_state');
@@ -45,6 +45,7 @@ function confirmSi(c: Call, si: Obj, p: Params, pmAlreadySet = false): Obj {
   if (pm === undefined) {
     throw unexpected("You cannot confirm this SetupIntent because it's missing a payment method. Update the SetupIntent with a payment method and then confirm it again.");
   }
+  if (p.str('return_url') === undefined) requireReturnUrl(si.automatic_payment_methods, 'Setup Intent');
   const b = behaviourOf(c, pm);
   if (b.kind === 'decline' && b.onlyCharge !== true) {
     si.status = 'requires_payment_method';
