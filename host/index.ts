@@ -4,7 +4,7 @@ export { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, RequestBudget, retryAfte
 export type { BudgetOptions } from './limits.js';
 export { findCredential, loadOrCreateTokens, mintTokens, readTokenFile, readTokenOpens, tokenFilePath, TokenVerifier, writeTokenFile } from './auth/index.js';
 export type { Credential, CredentialSource, TokenFile, WorldTokens } from './auth/index.js';
-export { DEFAULT_MAX_BODY_BYTES, listenHttp } from './http/index.js';
+export { DEFAULT_MAX_BODY_BYTES, listenHttp, MAX_HEAD_BYTES } from './http/index.js';
 export type { HttpAnswer, HttpHandler, HttpHead, HttpServer, HttpServerOptions } from './http/index.js';
 export { constantWorld, echoWorld } from './echo-world.js';
 export type { EchoBody, EchoWorld } from './echo-world.js';
