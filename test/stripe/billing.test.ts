@@ -98,7 +98,11 @@ describe('subscriptions', () => {
     expect(sub.trial_end! - sub.trial_start!).toBe(7 * 86_400);
     const first = await stripe.invoices.retrieve(sub.latest_invoice as string);
     expect(first).toMatchObject({ status: 'paid', total: 0 });
-    await twin.advance(8 * DAY_MS);
+    await twin.advance(5 * DAY_MS);
+    // Three days before the trial ends, Stripe says so.
+    const warned = await stripe.events.list({ type: 'customer.subscription.trial_will_end' });
+    expect(warned.data.map((e) => (e.data.object as Stripe.Subscription).id)).toContain(sub.id);
+    await twin.advance(3 * DAY_MS);
     const after = await stripe.subscriptions.retrieve(sub.id);
     expect(after.status).toBe('active');
     expect(after.latest_invoice).not.toBe(sub.latest_invoice);

@@ -63,6 +63,14 @@ describe('checkout sessions', () => {
     expect(list.data.map((s) => s.id)).toEqual([session.id]);
   });
 
+  it('expires an open session at expires_at on the world clock', async () => {
+    const one = await stripe.prices.create({ currency: 'usd', unit_amount: 700, product_data: { name: 'E' } });
+    const session = await stripe.checkout.sessions.create({ mode: 'payment', line_items: [{ price: one.id, quantity: 1 }], success_url: 'https://x.example/', expires_at: Math.floor(twin.nowMs() / 1000) + 3600 });
+    await twin.advance(2 * 3600_000);
+    const after = await stripe.checkout.sessions.retrieve(session.id);
+    expect(after).toMatchObject({ status: 'expired', url: null });
+  });
+
   it('a declined card leaves the session open and answers the card error', async () => {
     const one = await stripe.prices.create({ currency: 'usd', unit_amount: 100 * 10, product_data: { name: 'D' } });
     const session = await stripe.checkout.sessions.create({ mode: 'payment', line_items: [{ price: one.id, quantity: 1 }], success_url: 'https://x.example/' });

@@ -173,6 +173,20 @@ describe('payment intents', () => {
     expect((again as Stripe.errors.StripeError).code).toBe('payment_intent_unexpected_state');
   });
 
+  it('lets an uncaptured authorization lapse after seven days on the world clock', async () => {
+    const s = twin.client('sk_test_authExpiryAccount0001');
+    const pi = await s.paymentIntents.create({ amount: 2500, currency: 'usd', capture_method: 'manual', payment_method: 'pm_card_visa', confirm: true, ...cardOnly });
+    const kept = await s.paymentIntents.create({ amount: 2500, currency: 'usd', capture_method: 'manual', payment_method: 'pm_card_visa', confirm: true, ...cardOnly });
+    await s.paymentIntents.capture(kept.id);
+    await twin.advance(8 * 86_400_000);
+    const lapsed = await s.paymentIntents.retrieve(pi.id);
+    expect(lapsed).toMatchObject({ status: 'canceled', cancellation_reason: 'automatic', amount_capturable: 0 });
+    expect((await s.charges.retrieve(pi.latest_charge as string)).refunded).toBe(true);
+    expect((await s.paymentIntents.retrieve(kept.id)).status).toBe('succeeded');
+    const events = await s.events.list({ type: 'charge.expired' });
+    expect(events.data.map((e) => (e.data.object as Stripe.Charge).id)).toEqual([pi.latest_charge]);
+  });
+
   it('refuses to capture more than is capturable', async () => {
     const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', capture_method: 'manual', payment_method: 'pm_card_visa', confirm: true, ...cardOnly });
     const err = await stripe.paymentIntents.capture(pi.id, { amount_to_capture: 1001 }).catch((e: unknown) => e as Stripe.errors.StripeError);

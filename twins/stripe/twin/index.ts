@@ -10,11 +10,11 @@ import { StripeError } from './core/errors.js';
 import { accountRoutes } from './resources/account.js';
 import { billingMoves, billingRoutes } from './resources/billing.js';
 import { catalogRoutes } from './resources/catalog.js';
-import { checkoutRoutes } from './resources/checkout.js';
+import { checkoutMoves, checkoutRoutes } from './resources/checkout.js';
 import { customerRoutes } from './resources/customers.js';
 import { eventRoutes } from './resources/events.js';
 import { paymentMethodRoutes } from './resources/payment_methods.js';
-import { paymentRoutes } from './resources/payments.js';
+import { paymentMoves, paymentRoutes } from './resources/payments.js';
 import { setupIntentRoutes } from './resources/setup_intents.js';
 import { webhookRoutes } from './resources/webhooks.js';
 import { accountsStore, objectsStore } from './stores.js';
@@ -55,6 +55,6 @@ export default defineTwin({
   },
   routes,
   stores: { accounts: accountsStore, objects: objectsStore },
-  moves: billingMoves,
+  moves: { ...billingMoves, ...paymentMoves, ...checkoutMoves },
   errorBody,
 });

@@ -31,10 +31,13 @@ export interface Call {
   emits: { type: string; data: unknown }[];
   /** True for the twin's own moves (a renewal falling due): events carry no request. */
   automatic?: boolean;
-  /** Timed moves to schedule when the writes are applied. */
+  /** Timed moves to schedule (or, with `move: ''`, to cancel) when the writes are applied, in order. */
   schedules: { id: string; move: string; dueAt: string; data?: unknown }[];
-  /** Timed moves to cancel when the writes are applied. */
-  cancels: string[];
+}
+
+/** Cancels a timed move when the request's writes are applied. */
+export function cancelMove(c: Call, ...ids: string[]): void {
+  for (const id of ids) c.schedules.push({ id, move: '', dueAt: '' });
 }
 
 export type Fn = (c: Call) => Obj;
@@ -120,7 +123,7 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): Twin
     const key = req.headers['idempotency-key'];
     c = {
       req, ctx, tree: tx, acct, p: new Params(parametersOf(req)), requestId,
-      idempotencyKey: key ?? null, nowMs, now: seconds(nowMs), emits: [], schedules: [], cancels: [],
+      idempotencyKey: key ?? null, nowMs, now: seconds(nowMs), emits: [], schedules: [],
     };
     // Stripe refuses a top-level parameter it does not know (the lists come from the SDK's types).
     const known = KNOWN_PARAMS[name];
@@ -173,8 +176,10 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): Twin
 function commit(c: Call, tx: TxTree, ctx: TwinContext): void {
   tx.commit();
   for (const e of c.emits) ctx.emit(e.type, e.data);
-  for (const id of c.cancels) ctx.cancel(id);
-  for (const s of c.schedules) ctx.schedule(s.id, s.move, s.dueAt, s.data);
+  for (const s of c.schedules) {
+    if (s.move === '') ctx.cancel(s.id);
+    else ctx.schedule(s.id, s.move, s.dueAt, s.data);
+  }
 }
 
 /** Runs one of the twin's own moves for an account, whole or not at all, at `nowMs`. */
@@ -183,7 +188,7 @@ export function runMove(ctx: TwinContext, acct: string, nowMs: number, fn: (c: C
   const req: TwinRequest = { method: 'MOVE', path: '', params: {}, query: {}, headers: {}, body: undefined, requestId: '', readOnly: false };
   const c: Call = {
     req, ctx, tree: tx, acct, p: new Params({}), requestId: '', idempotencyKey: null,
-    nowMs, now: seconds(nowMs), emits: [], schedules: [], cancels: [], automatic: true,
+    nowMs, now: seconds(nowMs), emits: [], schedules: [], automatic: true,
   };
   fn(c);
   commit(c, tx, ctx);

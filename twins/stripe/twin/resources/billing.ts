@@ -5,7 +5,7 @@
  * subscription on a test clock renews when its clock is advanced.
  */
 import type { Move, Route, TwinContext } from '../../../../sdk/twin/types.js';
-import { route, runMove, type Call } from '../core/call.js';
+import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid, paramMissing } from '../core/errors.js';
 import { event, previousAttributes, updated } from '../core/events.js';
 import { registerIncludable } from '../core/expand.js';
@@ -452,11 +452,18 @@ function cycleLines(sub: Obj, start: number, end: number, trial = false): LineSp
 
 function scheduleRenewal(c: Call, sub: Obj): void {
   const key = `sub.${c.acct}.${sub.id as string}`;
+  const trialKey = `trial.${c.acct}.${sub.id as string}`;
   if (typeof sub.test_clock === 'string' || sub.status === 'canceled' || sub.status === 'incomplete_expired') {
-    c.cancels.push(key);
+    cancelMove(c, key, trialKey);
     return;
   }
   c.schedules.push({ id: key, move: 'renew', dueAt: iso(periodOf(sub).end), data: { acct: c.acct, id: sub.id } });
+  // Stripe warns three days before a trial ends (at once when less is left).
+  if (sub.status === 'trialing' && typeof sub.trial_end === 'number') {
+    c.schedules.push({ id: trialKey, move: 'trialWillEnd', dueAt: iso(Math.max(c.now, sub.trial_end - 3 * DAY)), data: { acct: c.acct, id: sub.id, trialEnd: sub.trial_end } });
+  } else {
+    cancelMove(c, trialKey);
+  }
 }
 
 function subItem(c: Call, subId: string, p: Params, created: number): Obj {
@@ -1130,6 +1137,14 @@ export const billingMoves: Record<string, Move> = {
     runMove(ctx, data.acct as string, Date.parse(dueAt), (c) => catchUp(c, data.id as string));
   },
   advanceClock: (ctx, data) => finishClockAdvance(ctx, data),
+  trialWillEnd: (ctx, data, dueAt) => {
+    if (!isObj(data)) return;
+    runMove(ctx, data.acct as string, Date.parse(dueAt), (c) => {
+      const sub = load(c, 'subscription', data.id as string);
+      if (sub === undefined || sub.status !== 'trialing' || sub.trial_end !== data.trialEnd) return;
+      event(c, 'customer.subscription.trial_will_end', sub);
+    });
+  },
 };
 
 export const billingRoutes: Route[] = [

@@ -3,13 +3,13 @@
  * `amount_subtotal`, `amount_total`), retrieve, list, line items, expire. The customer's side
  * of the hosted page is the twin-only `POST /v1/test_helpers/checkout/sessions/:id/complete`.
  */
-import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
+import type { Move, Route } from '../../../../sdk/twin/types.js';
+import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid, paramMissing } from '../core/errors.js';
 import { event } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
-import { eq, insert, listOf, mustLoad, save } from '../core/store.js';
+import { eq, insert, listOf, load, mustLoad, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { createSub } from './billing.js';
 import { makePrice } from './catalog.js';
@@ -91,9 +91,27 @@ function createSession(c: Call): Obj {
     ui_mode: 'hosted', url: `https://checkout.stripe.com/c/pay/${id}`,
   };
   insert(c, 'checkout.session', session);
+  c.schedules.push({ id: `cs.${c.acct}.${id}`, move: 'expireCheckout', dueAt: new Date(expiresAt * 1000).toISOString(), data: { acct: c.acct, id } });
   c.tree.put('checkout.line_items', `${c.acct}/${id}`, items);
   return session;
 }
+
+/** An open session expires at `expires_at` on the world clock. */
+export const checkoutMoves: Record<string, Move> = {
+  expireCheckout: (ctx, data, dueAt) => {
+    const d = data as { acct?: unknown; id?: unknown } | null;
+    if (d === null || typeof d.acct !== 'string' || typeof d.id !== 'string') return;
+    const { acct, id } = d as { acct: string; id: string };
+    runMove(ctx, acct, Date.parse(dueAt), (c) => {
+      const session = load(c, 'checkout.session', id);
+      if (session === undefined || session.status !== 'open') return;
+      session.status = 'expired';
+      session.url = null;
+      save(c, 'checkout.session', session);
+      event(c, 'checkout.session.expired', session);
+    });
+  },
+};
 
 function expire(c: Call): Obj {
   const session = clone(mustLoad(c, 'checkout.session', c.req.params.id as string, 'checkout.session'));
@@ -102,6 +120,7 @@ function expire(c: Call): Obj {
   session.url = null;
   save(c, 'checkout.session', session);
   event(c, 'checkout.session.expired', session);
+  cancelMove(c, `cs.${c.acct}.${session.id as string}`);
   return session;
 }
 
@@ -152,6 +171,7 @@ function complete(c: Call): Obj {
   }
   session.status = 'complete';
   session.url = null;
+  cancelMove(c, `cs.${c.acct}.${session.id as string}`);
   save(c, 'checkout.session', session);
   event(c, 'checkout.session.completed', session);
   return session;

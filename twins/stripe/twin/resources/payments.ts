@@ -3,8 +3,8 @@
  * `confirm: true` at creation), manual capture (full and partial), cancel; declines as
  * `card_error`s that keep `last_payment_error`; `requires_action` for cards that need 3D Secure.
  */
-import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
+import type { Move, Route } from '../../../../sdk/twin/types.js';
+import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
 import { registerIncludable } from '../core/expand.js';
@@ -358,6 +358,8 @@ function charge(c: Call, pi: Obj, pm: Obj, b: Behaviour): Obj {
   if (manual) {
     pi.status = 'requires_capture';
     pi.amount_capturable = pi.amount;
+    // An uncaptured card authorization lapses after seven days.
+    c.schedules.push({ id: `auth.${c.acct}.${pi.id as string}`, move: 'expireAuthorization', dueAt: new Date((c.now + 7 * DAY) * 1000).toISOString(), data: { acct: c.acct, id: pi.id } });
   } else {
     pi.status = 'succeeded';
     pi.amount_received = pi.amount;
@@ -483,6 +485,7 @@ function capturePi(c: Call): Obj {
   pi.status = 'succeeded';
   pi.amount_received = amount;
   pi.amount_capturable = 0;
+  cancelMove(c, `auth.${c.acct}.${id}`);
   pi.metadata = applyMetadata(pi.metadata as Obj, c.p.get('metadata'));
   save(c, 'payment_intent', pi);
   piEvent(c, 'payment_intent.succeeded', pi);
@@ -509,6 +512,7 @@ function cancelPi(c: Call): Obj {
   pi.status = 'canceled';
   pi.canceled_at = c.now;
   pi.cancellation_reason = reason;
+  cancelMove(c, `auth.${c.acct}.${id}`);
   pi.amount_capturable = 0;
   pi.next_action = null;
   save(c, 'payment_intent', pi);
@@ -682,6 +686,35 @@ function updateCharge(c: Call): Obj {
   updated(c, 'charge.updated', before, after);
   return after;
 }
+
+/** The authorization of an uncaptured PaymentIntent lapses: canceled as `automatic`, its charge released. */
+export const paymentMoves: Record<string, Move> = {
+  expireAuthorization: (ctx, data, dueAt) => {
+    const d = data as { acct?: unknown; id?: unknown } | null;
+    if (d === null || typeof d.acct !== 'string' || typeof d.id !== 'string') return;
+    const { acct, id } = d as { acct: string; id: string };
+    runMove(ctx, acct, Date.parse(dueAt), (c) => {
+      const pi = load(c, 'payment_intent', id);
+      if (pi === undefined || pi.status !== 'requires_capture') return;
+      if (typeof pi.latest_charge === 'string') {
+        const ch = load(c, 'charge', pi.latest_charge);
+        if (ch !== undefined) {
+          ch.amount_refunded = ch.amount;
+          ch.refunded = true;
+          ch.status = 'failed';
+          save(c, 'charge', ch);
+          event(c, 'charge.expired', ch);
+        }
+      }
+      pi.status = 'canceled';
+      pi.canceled_at = c.now;
+      pi.cancellation_reason = 'automatic';
+      pi.amount_capturable = 0;
+      save(c, 'payment_intent', pi);
+      piEvent(c, 'payment_intent.canceled', pi);
+    });
+  },
+};
 
 registerIncludable('charge', 'refunds', (c, charge) => {
   const data: Obj[] = [];
