@@ -290,3 +290,41 @@ describe('test clocks', () => {
     expect(await stripe.testHelpers.testClocks.del(clock.id)).toMatchObject({ deleted: true });
   });
 });
+
+describe('promotion codes, subscription items and the customer portal', () => {
+  it('redeems a promotion code on a subscription, counting its use', async () => {
+    const coupon = await stripe.coupons.create({ amount_off: 500, currency: 'usd', duration: 'once' });
+    const promo = await stripe.promotionCodes.create({ promotion: { type: 'coupon', coupon: coupon.id }, code: 'WELCOME5', max_redemptions: 1 });
+    expect(promo).toMatchObject({ object: 'promotion_code', code: 'WELCOME5', active: true, times_redeemed: 0 });
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], discounts: [{ promotion_code: promo.id }] });
+    expect((await stripe.invoices.retrieve(sub.latest_invoice as string)).total).toBe(1500);
+    expect((await stripe.promotionCodes.retrieve(promo.id)).times_redeemed).toBe(1);
+    const again = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], discounts: [{ promotion_code: promo.id }] }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((again as Stripe.errors.StripeError).param).toBe('discounts[0][promotion_code]');
+    expect((await stripe.promotionCodes.list({ code: 'WELCOME5' })).data.map((p) => p.id)).toEqual([promo.id]);
+  });
+
+  it('adds, changes and removes subscription items; the next invoice follows', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    const addon = await stripe.prices.create({ currency: 'usd', unit_amount: 300, recurring: { interval: 'month' }, product_data: { name: 'Add-on' } });
+    const added = await stripe.subscriptionItems.create({ subscription: sub.id, price: addon.id, quantity: 2 });
+    expect(added).toMatchObject({ object: 'subscription_item', subscription: sub.id, quantity: 2 });
+    await stripe.subscriptionItems.update(added.id, { quantity: 3 });
+    const items = await stripe.subscriptionItems.list({ subscription: sub.id });
+    expect(items.data.map((i) => i.quantity)).toEqual([1, 3]);
+    const preview = await stripe.invoices.createPreview({ customer: customer.id, subscription: sub.id });
+    expect(preview.total).toBe(2000 + 900);
+    expect(await stripe.subscriptionItems.del(added.id)).toMatchObject({ id: added.id, deleted: true });
+    const last = await stripe.subscriptionItems.del(sub.items.data[0]!.id).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((last as Stripe.errors.StripeError).statusCode).toBe(400);
+  });
+
+  it('makes a customer portal session with a url', async () => {
+    const customer = await stripe.customers.create({});
+    const session = await stripe.billingPortal.sessions.create({ customer: customer.id, return_url: 'https://app.example/account' });
+    expect(session).toMatchObject({ object: 'billing_portal.session', customer: customer.id, return_url: 'https://app.example/account' });
+    expect(session.url).toMatch(/^https:\/\/billing\.stripe\.com\/p\/session\//);
+  });
+});

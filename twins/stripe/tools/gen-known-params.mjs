@@ -13,7 +13,7 @@ const RESOURCE = {
   customers: 'Customer', products: 'Product', prices: 'Price', coupons: 'Coupon', payment_methods: 'PaymentMethod',
   payment_intents: 'PaymentIntent', charges: 'Charge', refunds: 'Refund', balance_transactions: 'BalanceTransaction',
   balance: 'Balance', accounts: 'Account', setup_intents: 'SetupIntent', events: 'Event', subscriptions: 'Subscription',
-  subscription_items: 'SubscriptionItem', invoices: 'Invoice', invoice_payments: 'InvoicePayment', invoiceitems: 'InvoiceItem',
+  subscription_items: 'SubscriptionItem', invoices: 'Invoice', promotion_codes: 'PromotionCode', 'billing_portal.sessions': 'Session', invoice_payments: 'InvoicePayment', invoiceitems: 'InvoiceItem',
   webhook_endpoints: 'WebhookEndpoint', 'checkout.sessions': 'Session', 'test_helpers.test_clocks': 'TestClock',
 };
 const METHOD = { del: 'Delete' };
@@ -27,7 +27,7 @@ function files(dir) {
 }
 // Resources whose types live in a namespace folder; the rest are read from the top folder
 // only, so `Checkout.SessionCreateParams` is not confused with `BillingPortal`'s, nor v1 with v2.
-const FOLDER = { 'checkout.sessions': 'Checkout', 'test_helpers.test_clocks': 'TestHelpers' };
+const FOLDER = { 'checkout.sessions': 'Checkout', 'test_helpers.test_clocks': 'TestHelpers', 'billing_portal.sessions': 'BillingPortal' };
 const sources = new Map(files(TYPES).map((f) => [f.slice(TYPES.length + 1), readFileSync(f, 'utf8')]));
 function sourcesFor(resource) {
   const folder = FOLDER[resource];

@@ -15,6 +15,7 @@ import { customerRoutes } from './resources/customers.js';
 import { eventRoutes } from './resources/events.js';
 import { paymentMethodRoutes } from './resources/payment_methods.js';
 import { paymentMoves, paymentRoutes } from './resources/payments.js';
+import { promotionRoutes } from './resources/promotions.js';
 import { setupIntentRoutes } from './resources/setup_intents.js';
 import { webhookRoutes } from './resources/webhooks.js';
 import { accountsStore, objectsStore } from './stores.js';
@@ -34,6 +35,7 @@ export const routes: Route[] = [
   ...setupIntentRoutes,
   ...billingRoutes,
   ...checkoutRoutes,
+  ...promotionRoutes,
   ...webhookRoutes,
   ...eventRoutes,
   ...accountRoutes,
@@ -49,7 +51,7 @@ export default defineTwin({
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
       'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
-      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint',
+      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },

@@ -106,4 +106,12 @@ export const KNOWN_PARAMS: Record<string, readonly string[]> = {
   'events.list': ['created', 'delivery_success', 'ending_before', 'expand', 'limit', 'starting_after', 'type', 'types'],
   'events.retrieve': ['expand'],
   'accounts.retrieveCurrent': ['expand'],
+  'promotion_codes.create': ['active', 'code', 'customer', 'customer_account', 'expand', 'expires_at', 'max_redemptions', 'metadata', 'promotion', 'restrictions'],
+  'promotion_codes.list': ['active', 'code', 'coupon', 'created', 'customer', 'customer_account', 'ending_before', 'expand', 'limit', 'starting_after'],
+  'promotion_codes.retrieve': ['expand'],
+  'promotion_codes.update': ['active', 'expand', 'metadata', 'restrictions'],
+  'subscription_items.create': ['billing_thresholds', 'current_trial', 'discounts', 'expand', 'metadata', 'payment_behavior', 'plan', 'price', 'price_data', 'proration_behavior', 'proration_date', 'quantity', 'subscription', 'tax_rates'],
+  'subscription_items.update': ['billing_thresholds', 'current_trial', 'discounts', 'expand', 'metadata', 'off_session', 'payment_behavior', 'plan', 'price', 'price_data', 'proration_behavior', 'proration_date', 'quantity', 'tax_rates'],
+  'subscription_items.del': ['clear_usage', 'payment_behavior', 'proration_behavior', 'proration_date'],
+  'billing_portal.sessions.create': ['after_expiration', 'configuration', 'customer', 'customer_account', 'expand', 'flow_data', 'locale', 'on_behalf_of', 'return_url'],
 };

@@ -16,6 +16,7 @@ import { eq, insert, listOf, load, mustLoad, newestFirst, save, unlist, type Fil
 import { clone, isObj, type Obj } from '../core/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
+import { redeemPromotionCode } from './promotions.js';
 import { confirmIntent, createIntent, onIntentSucceeded } from './payments.js';
 
 const DAY = 86_400;
@@ -60,7 +61,7 @@ function planOf(price: Obj): Obj {
 
 // ---- discounts -----------------------------------------------------------------------------
 
-function makeDiscount(c: Call, couponId: string, customer: string, subscription: string | null, param: string): Obj {
+function makeDiscount(c: Call, couponId: string, customer: string, subscription: string | null, param: string, promotionCode: string | null = null): Obj {
   const coupon = mustLoad(c, 'coupon', couponId, 'coupon', param);
   if (!couponValid(c, coupon)) throw invalid(`Coupon expired: ${couponId}`, param, 'coupon_expired');
   const start = c.now;
@@ -68,7 +69,7 @@ function makeDiscount(c: Call, couponId: string, customer: string, subscription:
   if (coupon.duration === 'repeating') end = periodAfter(start, 'month', coupon.duration_in_months as number, 1);
   const discount: Obj = {
     id: c.ctx.id('di_', 24), object: 'discount', checkout_session: null, customer, customer_account: null, end,
-    invoice: null, invoice_item: null, promotion_code: null, source: { coupon: couponId, type: 'coupon' }, start,
+    invoice: null, invoice_item: null, promotion_code: promotionCode, source: { coupon: couponId, type: 'coupon' }, start,
     subscription, subscription_item: null,
   };
   insert(c, 'discount', discount);
@@ -83,7 +84,12 @@ function discountsParam(c: Call, p: Params, customer: string, subscription: stri
   const out: string[] = [];
   for (const d of p.objects('discounts') ?? []) {
     const coupon = d.str('coupon');
+    const promotion = d.str('promotion_code');
     if (coupon !== undefined) out.push(makeDiscount(c, coupon, customer, subscription, d.name('coupon')).id as string);
+    else if (promotion !== undefined) {
+      const { promo, coupon: promoCoupon } = redeemPromotionCode(c, promotion, customer, d.name('promotion_code'));
+      out.push(makeDiscount(c, promoCoupon, customer, subscription, d.name('promotion_code'), promo.id as string).id as string);
+    }
   }
   return out;
 }
@@ -1105,6 +1111,29 @@ function deleteClock(c: Call): Obj {
   return { id, object: 'test_helpers.test_clock', deleted: true };
 }
 
+function subscriptionOfItem(c: Call, itemId: string): string {
+  for (const rec of newestFirst(c, 'subscription')) {
+    if (((rec.o.items as Obj).data as Obj[]).some((i) => i.id === itemId)) return rec.o.id as string;
+  }
+  throw invalid(`No such subscription item: '${itemId}'`, 'id', 'resource_missing');
+}
+
+/** Changes a subscription's items (effective from the next invoice, no prorations). */
+function changeItems(c0: Call, subId: string, change: (items: Obj[], sub: Obj) => Obj): Obj {
+  const stored = mustLoad(c0, 'subscription', subId, 'subscription', 'subscription');
+  if (stored.status === 'canceled') throw invalid('A canceled subscription can only update its cancellation_details and metadata.');
+  const c = at(c0, clockTime(c0, stored.test_clock));
+  const sub = clone(stored);
+  const items = [...((sub.items as Obj).data as Obj[])];
+  const result = change(items, sub);
+  checkItems(items, 'items');
+  (sub.items as Obj).data = items;
+  (sub.items as Obj).total_count = items.length;
+  save(c, 'subscription', sub);
+  updated(c, 'customer.subscription.updated', stored, sub);
+  return result;
+}
+
 registerIncludable('invoice', 'payments', (c, inv) => {
   const data: Obj[] = [];
   for (const rec of newestFirst(c, 'invoice_payment')) if (rec.o.invoice === inv.id) data.push(rec.o);
@@ -1159,6 +1188,40 @@ export const billingRoutes: Route[] = [
     const subId = c.p.reqStr('subscription');
     const sub = mustLoad(c, 'subscription', subId, 'subscription', 'subscription');
     return { object: 'list', data: (sub.items as Obj).data, has_more: false, url: '/v1/subscription_items' };
+  }),
+  route('subscription_items.create', 'POST', '/v1/subscription_items', (c) => {
+    const subId = c.p.reqStr('subscription');
+    return changeItems(c, subId, (items, sub) => {
+      const fresh = subItem(c, subId, c.p, c.now);
+      const { start, end } = periodOf(sub);
+      fresh.current_period_start = start;
+      fresh.current_period_end = end;
+      items.push(fresh);
+      return fresh;
+    });
+  }),
+  route('subscription_items.update', 'POST', '/v1/subscription_items/:id', (c) => {
+    const id = c.req.params.id as string;
+    return changeItems(c, subscriptionOfItem(c, id), (items) => {
+      const item = items.find((i) => i.id === id) as Obj;
+      if (c.p.has('price') || c.p.has('price_data')) {
+        const fresh = subItem(c, item.subscription as string, c.p, item.created as number);
+        item.price = fresh.price;
+        item.plan = fresh.plan;
+      }
+      if (c.p.has('quantity')) item.quantity = c.p.int('quantity', 0);
+      item.metadata = applyMetadata(item.metadata as Obj, c.p.get('metadata'));
+      return item;
+    });
+  }),
+  route('subscription_items.del', 'DELETE', '/v1/subscription_items/:id', (c) => {
+    const id = c.req.params.id as string;
+    changeItems(c, subscriptionOfItem(c, id), (items) => {
+      if (items.length === 1) throw invalid('A subscription must have at least one active plan. To cancel a subscription, delete the subscription instead.');
+      items.splice(items.findIndex((i) => i.id === id), 1);
+      return {};
+    });
+    return { id, object: 'subscription_item', deleted: true };
   }),
   route('subscription_items.retrieve', 'GET', '/v1/subscription_items/:id', (c) => {
     const id = c.req.params.id as string;
