@@ -96,6 +96,20 @@ describe('webhook endpoints', () => {
     expect((gone as Stripe.errors.StripeError).statusCode).toBe(404);
   });
 
+  it('counts the endpoints an event goes to in pending_webhooks', async () => {
+    const s = twin.client('sk_test_pendingWebhooks00001');
+    await s.webhookEndpoints.create({ url: 'https://a.example/hook', enabled_events: ['customer.created'] });
+    await s.webhookEndpoints.create({ url: 'https://b.example/hook', enabled_events: ['*'] });
+    const off = await s.webhookEndpoints.create({ url: 'https://c.example/hook', enabled_events: ['*'] });
+    await s.webhookEndpoints.update(off.id, { disabled: true });
+    const cus = await s.customers.create({ email: 'hooked@example.com' });
+    await s.customers.update(cus.id, { name: 'x' });
+    const created = await s.events.list({ type: 'customer.created' });
+    const changed = await s.events.list({ type: 'customer.updated' });
+    expect(created.data[0]?.pending_webhooks).toBe(2);
+    expect(changed.data[0]?.pending_webhooks).toBe(1);
+  });
+
   it('refuses a bad URL and a missing enabled_events', async () => {
     const bad = await stripe.webhookEndpoints.create({ url: 'not a url', enabled_events: ['*'] }).catch((e: unknown) => e as Stripe.errors.StripeError);
     expect((bad as Stripe.errors.StripeError).param).toBe('url');

@@ -3,7 +3,7 @@
  * `events.retrieve` work) and emits it on the log entry (webhook delivery reads those).
  */
 import { API_VERSION, type Call } from './call.js';
-import { insert } from './store.js';
+import { insert, newestFirst } from './store.js';
 import { clone, isObj, type Obj } from './util.js';
 
 /** The top-level fields of `before` that differ in `after`, with their old values. */
@@ -24,6 +24,22 @@ export function previousAttributes(before: Obj, after: Obj): Obj {
   return prev;
 }
 
+/** The account's enabled webhook endpoints' event lists, read once per request. */
+const endpointCache = new WeakMap<Call, string[][]>();
+
+/** How many enabled webhook endpoints take this event type: Stripe's `pending_webhooks`. */
+function pendingWebhooks(c: Call, type: string): number {
+  let lists = endpointCache.get(c);
+  if (lists === undefined) {
+    lists = [];
+    for (const rec of newestFirst(c, 'webhook_endpoint')) {
+      if (rec.o.status === 'enabled' && Array.isArray(rec.o.enabled_events)) lists.push(rec.o.enabled_events as string[]);
+    }
+    endpointCache.set(c, lists);
+  }
+  return lists.filter((events) => events.includes('*') || events.includes(type)).length;
+}
+
 export function event(c: Call, type: string, object: Obj, previous?: Obj): Obj {
   const data: Obj = { object: clone(object) };
   if (previous !== undefined) data.previous_attributes = clone(previous);
@@ -34,7 +50,7 @@ export function event(c: Call, type: string, object: Obj, previous?: Obj): Obj {
     created: c.now,
     data,
     livemode: false,
-    pending_webhooks: 0,
+    pending_webhooks: pendingWebhooks(c, type),
     request: c.automatic === true ? { id: null, idempotency_key: null } : { id: c.requestId, idempotency_key: c.idempotencyKey },
     type,
   };
