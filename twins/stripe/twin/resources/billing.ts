@@ -822,16 +822,16 @@ function refreshDraft(c: Call, invoiceId: string): void {
   save(c, 'invoice', rebuilt);
 }
 
-function invoiceAction(name: string, fn: (c: Call, inv: Obj) => Obj): (c: Call) => Obj {
+/** An action on one invoice, seen at its customer's time (a test clock's, if any). */
+function invoiceAction(fn: (c: Call, inv: Obj) => Obj): (c: Call) => Obj {
   return (c0) => {
     const stored = mustLoad(c0, 'invoice', c0.req.params.id as string, 'invoice');
     const c = at(c0, clockTime(c0, stored.test_clock));
-    void name;
     return fn(c, clone(stored));
   };
 }
 
-const payInvoice = invoiceAction('pay', (c, inv) => {
+const payInvoice = invoiceAction((c, inv) => {
   if (inv.status === 'draft') finalize(c, inv);
   if (inv.status === 'paid') throw invalid('Invoice is already paid.', undefined, 'invoice_not_editable');
   if (inv.status !== 'open') throw invalid(`You cannot pay an invoice with a status of ${inv.status as string}.`, undefined, 'invoice_not_editable');
@@ -845,16 +845,17 @@ const payInvoice = invoiceAction('pay', (c, inv) => {
   return inv;
 });
 
-const finalizeInvoice = invoiceAction('finalize', (c, inv) => {
+const finalizeInvoice = invoiceAction((c, inv) => {
   finalize(c, inv);
+  // With auto_advance the twin collects at once; a decline leaves the invoice open, as Stripe's
+  // automatic collection does (the finalize itself succeeded).
   if (c.p.bool('auto_advance') === true && inv.status === 'open' && inv.collection_method === 'charge_automatically') {
-    const error = attemptPayment(c, inv);
-    void error;
+    attemptPayment(c, inv);
   }
   return load(c, 'invoice', inv.id as string) ?? inv;
 });
 
-const voidInvoice = invoiceAction('void', (c, inv) => {
+const voidInvoice = invoiceAction((c, inv) => {
   if (inv.status !== 'open' && inv.status !== 'uncollectible') {
     throw invalid(`You can only void an open or uncollectible invoice; this one is ${inv.status as string}.`, undefined, 'invoice_not_editable');
   }
@@ -866,7 +867,7 @@ const voidInvoice = invoiceAction('void', (c, inv) => {
   return inv;
 });
 
-const uncollectible = invoiceAction('mark_uncollectible', (c, inv) => {
+const uncollectible = invoiceAction((c, inv) => {
   if (inv.status !== 'open') throw invalid(`You can only mark an open invoice uncollectible; this one is ${inv.status as string}.`, undefined, 'invoice_not_editable');
   inv.status = 'uncollectible';
   (inv.status_transitions as Obj).marked_uncollectible_at = c.now;
@@ -1251,7 +1252,7 @@ export const billingRoutes: Route[] = [
   route('invoices.pay', 'POST', '/v1/invoices/:id/pay', payInvoice),
   route('invoices.voidInvoice', 'POST', '/v1/invoices/:id/void', voidInvoice),
   route('invoices.markUncollectible', 'POST', '/v1/invoices/:id/mark_uncollectible', uncollectible),
-  route('invoices.sendInvoice', 'POST', '/v1/invoices/:id/send', invoiceAction('send', (c, inv) => {
+  route('invoices.sendInvoice', 'POST', '/v1/invoices/:id/send', invoiceAction((c, inv) => {
     if (inv.status !== 'open') throw invalid('You can only send an open invoice.', undefined, 'invoice_not_editable');
     event(c, 'invoice.sent', inv);
     return inv;

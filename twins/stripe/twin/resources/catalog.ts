@@ -14,7 +14,7 @@ const CUSTOM_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
 // ---- products ------------------------------------------------------------------------------
 
-function productFields(c: Call, p: Params, product: Obj, creating: boolean): void {
+function productFields(p: Params, product: Obj, creating: boolean): void {
   if (creating || p.has('name')) {
     const name = creating ? p.reqStr('name') : p.str('name');
     if (name === '') throw invalid('You must provide a non-empty name.', 'name');
@@ -30,7 +30,6 @@ function productFields(c: Call, p: Params, product: Obj, creating: boolean): voi
     product.marketing_features = (p.objects('marketing_features') ?? []).map((f) => ({ name: f.reqStr('name') }));
   }
   product.metadata = applyMetadata(product.metadata as Obj | undefined, p.get('metadata'));
-  void c;
 }
 
 function createProduct(c: Call): Obj {
@@ -46,7 +45,7 @@ function createProduct(c: Call): Obj {
     shippable: null, statement_descriptor: null, tax_code: null, type: 'service', unit_label: null,
     updated: c.now, url: null,
   };
-  productFields(c, c.p, product, true);
+  productFields(c.p, product, true);
   const dpd = c.p.obj('default_price_data');
   insert(c, 'product', product);
   event(c, 'product.created', product);
@@ -62,7 +61,7 @@ function updateProduct(c: Call): Obj {
   const id = c.req.params.id as string;
   const before = mustLoad(c, 'product', id, 'product');
   const after = clone(before);
-  productFields(c, c.p, after, false);
+  productFields(c.p, after, false);
   if (c.p.has('default_price')) {
     const priceId = c.p.nullableStr('default_price') ?? null;
     if (priceId !== null) {
