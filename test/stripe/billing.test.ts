@@ -127,6 +127,45 @@ describe('subscriptions', () => {
     expect((await stripe.invoices.retrieve(after.latest_invoice as string)).status).toBe('open');
   });
 
+  it('retries a failed renewal 3, 5 and 7 days apart; a working card then pays it', async () => {
+    const failing = await payingCustomer('pm_card_chargeCustomerFail');
+    const sub = await stripe.subscriptions.create({ customer: failing.customer.id, items: [{ price: monthly.id }], trial_period_days: 1 });
+    await twin.advance(1 * DAY_MS);
+    let inv = await stripe.invoices.retrieve((await stripe.subscriptions.retrieve(sub.id)).latest_invoice as string);
+    expect(inv).toMatchObject({ status: 'open', attempt_count: 1 });
+    expect(inv.next_payment_attempt).toBe(sub.trial_end! + 3 * 86_400);
+    await twin.advance(3 * DAY_MS);
+    inv = await stripe.invoices.retrieve(inv.id as string);
+    expect(inv.attempt_count).toBe(2);
+    // The customer fixes their card before the next retry.
+    const good = await stripe.paymentMethods.attach('pm_card_visa', { customer: failing.customer.id });
+    await stripe.customers.update(failing.customer.id, { invoice_settings: { default_payment_method: good.id } });
+    await twin.advance(5 * DAY_MS);
+    inv = await stripe.invoices.retrieve(inv.id as string);
+    expect(inv).toMatchObject({ status: 'paid', attempt_count: 3 });
+    expect((await stripe.subscriptions.retrieve(sub.id)).status).toBe('active');
+  });
+
+  it('ends the subscription when the last retry fails', async () => {
+    const failing = await payingCustomer('pm_card_chargeCustomerFail');
+    const sub = await stripe.subscriptions.create({ customer: failing.customer.id, items: [{ price: monthly.id }], trial_period_days: 1 });
+    await twin.advance(17 * DAY_MS);
+    const after = await stripe.subscriptions.retrieve(sub.id);
+    expect(after.status).toBe('canceled');
+    expect(after.cancellation_details?.reason).toBe('payment_failed');
+    expect((await stripe.invoices.retrieve(after.latest_invoice as string)).attempt_count).toBe(4);
+  });
+
+  it('expires an incomplete subscription whose first invoice stays unpaid for 23 hours', async () => {
+    const customer = await stripe.customers.create({});
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    expect(sub.status).toBe('incomplete');
+    await twin.advance(24 * 3600_000);
+    const after = await stripe.subscriptions.retrieve(sub.id);
+    expect(after.status).toBe('incomplete_expired');
+    expect((await stripe.invoices.retrieve(sub.latest_invoice as string)).status).toBe('void');
+  });
+
   it('cancels at period end, and cancels now', async () => {
     const { customer } = await payingCustomer();
     const a = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });

@@ -376,6 +376,7 @@ function markPaid(c: Call, inv: Obj, pi: Obj | null): void {
       sub.status = 'active';
       save(c, 'subscription', sub);
       updated(c, 'customer.subscription.updated', before, sub);
+      scheduleRenewal(c, sub);
     }
   }
 }
@@ -456,6 +457,23 @@ function cycleLines(sub: Obj, start: number, end: number, trial = false): LineSp
   });
 }
 
+/** Days between payment retries of a failed renewal; after the last one fails the subscription ends. */
+const RETRY_DAYS = [3, 5, 7];
+/** An `incomplete` subscription whose first invoice stays unpaid expires after 23 hours. */
+const INCOMPLETE_TTL = 23 * 3600;
+
+/** When the twin next has to look at a subscription: a period end, a retry, or an expiry. */
+function nextDue(c: Call, sub: Obj): number {
+  if (sub.status === 'incomplete') return (sub.created as number) + INCOMPLETE_TTL;
+  let due = periodOf(sub).end;
+  if (typeof sub.cancel_at === 'number') due = Math.min(due, sub.cancel_at);
+  if (sub.status === 'past_due' && typeof sub.latest_invoice === 'string') {
+    const inv = load(c, 'invoice', sub.latest_invoice);
+    if (inv !== undefined && inv.status === 'open' && typeof inv.next_payment_attempt === 'number') due = Math.min(due, inv.next_payment_attempt);
+  }
+  return due;
+}
+
 function scheduleRenewal(c: Call, sub: Obj): void {
   const key = `sub.${c.acct}.${sub.id as string}`;
   const trialKey = `trial.${c.acct}.${sub.id as string}`;
@@ -463,7 +481,7 @@ function scheduleRenewal(c: Call, sub: Obj): void {
     cancelMove(c, key, trialKey);
     return;
   }
-  c.schedules.push({ id: key, move: 'renew', dueAt: iso(periodOf(sub).end), data: { acct: c.acct, id: sub.id } });
+  c.schedules.push({ id: key, move: 'renew', dueAt: iso(nextDue(c, sub)), data: { acct: c.acct, id: sub.id } });
   // Stripe warns three days before a trial ends (at once when less is left).
   if (sub.status === 'trialing' && typeof sub.trial_end === 'number') {
     c.schedules.push({ id: trialKey, move: 'trialWillEnd', dueAt: iso(Math.max(c.now, sub.trial_end - 3 * DAY)), data: { acct: c.acct, id: sub.id, trialEnd: sub.trial_end } });
@@ -613,18 +631,38 @@ function cancelNow(c: Call, sub: Obj, reason: string): void {
   event(c, 'customer.subscription.deleted', sub, previousAttributes(before, sub));
 }
 
-/** Moves a subscription through every period end at or before `c.now`. */
+/**
+ * Moves a subscription through everything due at or before `c.now`, oldest first: the
+ * expiry of an unpaid first invoice, payment retries of a failed renewal, `cancel_at`,
+ * and period ends (renew and invoice, or end at `cancel_at_period_end`).
+ */
 export function catchUp(c: Call, subId: string): void {
   for (let guard = 0; guard < 500; guard++) {
     const sub = load(c, 'subscription', subId);
-    if (sub === undefined || ['canceled', 'incomplete', 'incomplete_expired'].includes(sub.status as string)) return;
+    if (sub === undefined || ['canceled', 'incomplete_expired'].includes(sub.status as string)) return;
+    if (sub.status === 'incomplete') {
+      const expiry = (sub.created as number) + INCOMPLETE_TTL;
+      if (expiry <= c.now) expireIncomplete(at(c, expiry), sub);
+      else scheduleRenewal(c, sub);
+      return;
+    }
     const { end } = periodOf(sub);
     const cancelAt = typeof sub.cancel_at === 'number' ? sub.cancel_at : null;
-    if (cancelAt !== null && cancelAt <= c.now && cancelAt <= end) {
+    const retryInv = sub.status === 'past_due' && typeof sub.latest_invoice === 'string' ? load(c, 'invoice', sub.latest_invoice) : undefined;
+    const retryAt = retryInv !== undefined && retryInv.status === 'open' && typeof retryInv.next_payment_attempt === 'number' ? retryInv.next_payment_attempt : null;
+    const due = Math.min(end, cancelAt ?? Infinity, retryAt ?? Infinity);
+    if (due > c.now) {
+      scheduleRenewal(c, sub);
+      return;
+    }
+    if (cancelAt !== null && due === cancelAt) {
       cancelNow(at(c, cancelAt), sub, 'cancellation_requested');
       return;
     }
-    if (end > c.now) return;
+    if (retryAt !== null && due === retryAt && retryInv !== undefined) {
+      retry(at(c, retryAt), sub, clone(retryInv));
+      continue;
+    }
     const cc = at(c, end);
     if (sub.cancel_at_period_end === true) {
       cancelNow(cc, sub, 'cancellation_requested');
@@ -634,15 +672,54 @@ export function catchUp(c: Call, subId: string): void {
     const { interval, count } = recurringOf(sub);
     const next = periodAfter(sub.billing_cycle_anchor as number, interval, count, 1 + Math.round(countPeriods(sub, end, interval, count)));
     setPeriod(sub, end, next);
-    const wasTrial = sub.status === 'trialing';
     const { inv, error } = bill(cc, sub, 'subscription_cycle', end, next, false, true);
     if (inv.status === 'paid' || sub.collection_method === 'send_invoice') sub.status = 'active';
-    else if (error !== undefined || inv.status === 'open') sub.status = 'past_due';
-    if (wasTrial && sub.status === 'past_due' && inv.status === 'open') sub.status = 'past_due';
+    else if (error !== undefined || inv.status === 'open') {
+      sub.status = 'past_due';
+      inv.next_payment_attempt = end + (RETRY_DAYS[0] as number) * DAY;
+      save(cc, 'invoice', inv);
+    }
     save(cc, 'subscription', sub);
     updated(cc, 'customer.subscription.updated', before, sub);
-    scheduleRenewal(cc, sub);
   }
+}
+
+/** Retries a failed renewal's payment; after the last retry fails, the subscription ends. */
+function retry(c: Call, sub: Obj, inv: Obj): void {
+  const error = attemptPayment(c, inv);
+  if (error === undefined) return;
+  const retries = (inv.attempt_count as number) - 1;
+  const wait = RETRY_DAYS[retries];
+  if (wait === undefined) {
+    inv.next_payment_attempt = null;
+    save(c, 'invoice', inv);
+    const copy = clone(load(c, 'subscription', sub.id as string) ?? sub);
+    copy.canceled_at = c.now;
+    cancelNow(c, copy, 'payment_failed');
+    return;
+  }
+  inv.next_payment_attempt = c.now + wait * DAY;
+  save(c, 'invoice', inv);
+}
+
+/** The first invoice went unpaid for 23 hours: the subscription expires and the invoice is voided. */
+function expireIncomplete(c: Call, sub: Obj): void {
+  if (typeof sub.latest_invoice === 'string') {
+    const inv = load(c, 'invoice', sub.latest_invoice);
+    if (inv !== undefined && inv.status === 'open') {
+      inv.status = 'void';
+      inv.amount_remaining = 0;
+      (inv.status_transitions as Obj).voided_at = c.now;
+      save(c, 'invoice', inv);
+      event(c, 'invoice.voided', inv);
+    }
+  }
+  const before = clone(sub);
+  sub.status = 'incomplete_expired';
+  sub.ended_at = c.now;
+  save(c, 'subscription', sub);
+  scheduleRenewal(c, sub);
+  event(c, 'customer.subscription.deleted', sub, previousAttributes(before, sub));
 }
 
 /** How many whole periods lie between the anchor and `at` (for anchoring months on the anchor's day). */
