@@ -51,6 +51,30 @@ describe('checkout sessions', () => {
     expect(customer.email).toBe('member@example.com');
   });
 
+  it('hands payment_intent_data and subscription_data on, and expands line_items', async () => {
+    const price = await stripe.prices.create({ currency: 'usd', unit_amount: 400, product_data: { name: 'Tea' } });
+    const pay = await stripe.checkout.sessions.create({
+      mode: 'payment', line_items: [{ price: price.id, quantity: 3 }], success_url: 'https://x.example/',
+      payment_intent_data: { metadata: { order: 'o-1' }, description: 'Tea order' },
+    });
+    const withItems = await stripe.checkout.sessions.retrieve(pay.id, { expand: ['line_items'] });
+    expect(withItems.line_items?.data.map((i) => i.quantity)).toEqual([3]);
+    const done = await complete(pay.id);
+    const pi = await stripe.paymentIntents.retrieve(done.payment_intent as string);
+    expect(pi).toMatchObject({ metadata: { order: 'o-1' }, description: 'Tea order', amount: 1200 });
+
+    const plan = await stripe.prices.create({ currency: 'usd', unit_amount: 900, recurring: { interval: 'month' }, product_data: { name: 'Tea club' } });
+    const subSession = await stripe.checkout.sessions.create({
+      mode: 'subscription', line_items: [{ price: plan.id, quantity: 1 }], success_url: 'https://x.example/',
+      subscription_data: { trial_period_days: 14, metadata: { plan: 'tea' } },
+    });
+    expect(subSession.amount_total).toBe(0);
+    const subDone = await complete(subSession.id, { email: 'club@example.com' });
+    expect(subDone.payment_status).toBe('no_payment_required');
+    const sub = await stripe.subscriptions.retrieve(subDone.subscription as string);
+    expect(sub).toMatchObject({ status: 'trialing', metadata: { plan: 'tea' } });
+  });
+
   it('refuses a recurring price in payment mode; expires an open session', async () => {
     const recurring = await stripe.prices.create({ currency: 'usd', unit_amount: 900, recurring: { interval: 'month' }, product_data: { name: 'R' } });
     const err = await stripe.checkout.sessions.create({ mode: 'payment', line_items: [{ price: recurring.id, quantity: 1 }], success_url: 'https://x.example/' }).catch((e: unknown) => e as Stripe.errors.StripeError);

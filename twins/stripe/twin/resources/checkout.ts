@@ -7,6 +7,7 @@ import type { Move, Route } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid, paramMissing } from '../core/errors.js';
 import { event } from '../core/events.js';
+import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
 import { eq, insert, listOf, load, mustLoad, save } from '../core/store.js';
@@ -64,7 +65,9 @@ function createSession(c: Call): Obj {
   const successUrl = c.p.str('success_url') ?? null;
   if (successUrl !== null && !/^https?:\/\//.test(successUrl)) throw invalid('Not a valid URL', 'success_url', 'url_invalid');
   const id = `cs_test_${c.ctx.id('', 58)}`;
-  const subtotal = items.reduce((n, i) => n + (i.amount_subtotal as number), 0);
+  const trial = mode === 'subscription' && (c.p.obj('subscription_data')?.int('trial_period_days', 1, 730) ?? 0) > 0;
+  // What the customer pays today: nothing during a subscription's trial.
+  const subtotal = trial ? 0 : items.reduce((n, i) => n + (i.amount_subtotal as number), 0);
   const expiresAt = c.p.int('expires_at') ?? c.now + DAY;
   if (expiresAt < c.now + 1800 || expiresAt > c.now + DAY) {
     throw invalid('The `expires_at` timestamp must be between 30 minutes and 24 hours from now.', 'expires_at');
@@ -93,6 +96,18 @@ function createSession(c: Call): Obj {
   insert(c, 'checkout.session', session);
   c.schedules.push({ id: `cs.${c.acct}.${id}`, move: 'expireCheckout', dueAt: new Date(expiresAt * 1000).toISOString(), data: { acct: c.acct, id } });
   c.tree.put('checkout.line_items', `${c.acct}/${id}`, items);
+  // What the session hands on to the PaymentIntent or Subscription it makes when completed.
+  const piData = c.p.obj('payment_intent_data');
+  const subData = c.p.obj('subscription_data');
+  c.tree.put('checkout.data', `${c.acct}/${id}`, {
+    payment_intent: piData === undefined || piData === null ? {} : {
+      metadata: applyMetadata(undefined, piData.get('metadata')), description: piData.str('description') ?? null,
+    },
+    subscription: subData === undefined || subData === null ? {} : {
+      metadata: applyMetadata(undefined, subData.get('metadata')), description: subData.str('description') ?? null,
+      trial_period_days: subData.int('trial_period_days', 1, 730) ?? null,
+    },
+  });
   return session;
 }
 
@@ -130,6 +145,7 @@ function complete(c: Call): Obj {
   if (session.status !== 'open') throw invalid(`This Checkout Session is ${session.status as string}; only an open one can be completed.`);
   if (session.expires_at as number <= c.now) throw invalid('This Checkout Session has expired.');
   const items = c.tree.get<Obj[]>('checkout.line_items', `${c.acct}/${session.id as string}`) ?? [];
+  const data = c.tree.get<Obj>('checkout.data', `${c.acct}/${session.id as string}`) ?? {};
   const email = c.p.str('email') ?? (session.customer_email as string | null) ?? null;
   const name = c.p.str('name') ?? null;
   let customerId = session.customer as string | null;
@@ -141,9 +157,11 @@ function complete(c: Call): Obj {
   session.customer = customerId;
   session.customer_details = { address: null, email, name, phone: null, tax_exempt: 'none', tax_ids: null };
   if (session.mode === 'payment') {
+    const piData = (data.payment_intent ?? {}) as Obj;
     const { pi, error } = chargeCard(c, false, {
       amount: session.amount_total as number, currency: session.currency as string, customer: customerId,
-      paymentMethod: pm.id as string, metadata: session.metadata as Obj,
+      paymentMethod: pm.id as string, metadata: (piData.metadata as Obj | undefined) ?? {},
+      description: (piData.description as string | null | undefined) ?? null,
     });
     session.payment_intent = pi.id;
     if (error !== undefined) {
@@ -155,16 +173,18 @@ function complete(c: Call): Obj {
   } else if (session.mode === 'subscription') {
     attachTo(c, pm, customerId as string);
     const recurring = items.filter((i) => (i.price as Obj).type === 'recurring');
-    const sub = createSub({
-      ...c,
-      p: new Params({
-        customer: customerId, default_payment_method: pm.id, payment_behavior: 'error_if_incomplete',
-        items: recurring.map((i) => ({ price: (i.price as Obj).id, quantity: String(i.quantity) })),
-      }),
-    });
+    const subData = (data.subscription ?? {}) as Obj;
+    const raw: Obj = {
+      customer: customerId, default_payment_method: pm.id, payment_behavior: 'error_if_incomplete',
+      items: recurring.map((i) => ({ price: (i.price as Obj).id, quantity: String(i.quantity) })),
+      metadata: (subData.metadata as Obj | undefined) ?? {},
+    };
+    if (typeof subData.trial_period_days === 'number') raw.trial_period_days = String(subData.trial_period_days);
+    if (typeof subData.description === 'string') raw.description = subData.description;
+    const sub = createSub({ ...c, p: new Params(raw) });
     session.subscription = sub.id;
     session.invoice = sub.latest_invoice;
-    session.payment_status = 'paid';
+    session.payment_status = sub.status === 'trialing' ? 'no_payment_required' : 'paid';
   } else {
     const si = createSi({ ...c, p: new Params({ ...(customerId === null ? {} : { customer: customerId }), payment_method: pm.id, confirm: 'true', allowed_payment_method_types: ['card'] }) });
     session.setup_intent = si.id;
@@ -176,6 +196,12 @@ function complete(c: Call): Obj {
   event(c, 'checkout.session.completed', session);
   return session;
 }
+
+// `line_items` is includable on a session: `expand: ['line_items']`, as webhook handlers do.
+registerIncludable('checkout.session', 'line_items', (c, session) => {
+  const items = c.tree.get<Obj[]>('checkout.line_items', `${c.acct}/${session.id as string}`) ?? [];
+  return { object: 'list', data: items, has_more: false, url: `/v1/checkout/sessions/${session.id as string}/line_items` };
+});
 
 export const checkoutRoutes: Route[] = [
   route('checkout.sessions.create', 'POST', '/v1/checkout/sessions', createSession),
