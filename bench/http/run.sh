@@ -94,6 +94,7 @@ run_row() { # name mode path header [lua script] [expected status]
 for ROUND in $(seq 1 "$ROUNDS"); do
   echo "round $ROUND/$ROUNDS" >&2
   run_row "uWS hello world (baseline)" uws / ""
+  run_row "uWS hello world, answered after a promise" uws-async / ""
   run_row "host: GET vendor wire, x-kit-token" host /local/bench/hello/v1/things/1 "x-kit-token: $TOKEN"
   run_row "host: GET vendor wire, Bearer" host /local/bench/hello/v1/things/1 "Authorization: Bearer $TOKEN"
   run_row "host: POST 1 KB body, x-kit-token" host /local/bench/hello/v1/things "x-kit-token: $TOKEN" bench/http/post.lua

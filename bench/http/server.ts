@@ -1,6 +1,8 @@
 /**
  * The servers of the HTTP load test, one per process:
  *   uws  <port>          a bare uWS hello world (the baseline)
+ *   uws-async <port>     the same answered after a promise (onAborted, then a corked write):
+ *                        the least any asynchronous WorldHandle behind uWS costs
  *   host <port> <token>  the single-world server answering through a trivial WorldHandle
  * Prints `ready <port>` once it listens; stops on SIGTERM/SIGINT.
  */
@@ -15,6 +17,25 @@ async function start(): Promise<() => Promise<void>> {
   if (mode === 'uws') {
     const app = uWS.App().any('/*', (res) => {
       res.end('Hello World!');
+    });
+    const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+      app.listen('127.0.0.1', port, (s) => (s === false ? reject(new Error(`cannot listen on ${port}`)) : resolve(s)));
+    });
+    console.log(`ready ${uWS.us_socket_local_port(socket)}`);
+    return async () => {
+      uWS.us_listen_socket_close(socket);
+      app.close();
+    };
+  }
+  if (mode === 'uws-async') {
+    const app = uWS.App().any('/*', (res) => {
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      void Promise.resolve('Hello World!').then((body) => {
+        if (!aborted) res.cork(() => res.end(body));
+      });
     });
     const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
       app.listen('127.0.0.1', port, (s) => (s === false ? reject(new Error(`cannot listen on ${port}`)) : resolve(s)));
