@@ -304,6 +304,40 @@ describe('refunds and balance', () => {
   });
 });
 
+describe('disputes', () => {
+  it('opens a dispute on the dispute test card, withdraws the funds and the fee, and winning evidence reinstates them', async () => {
+    const s = twin.client('sk_test_disputesAccount00001');
+    const pi = await s.paymentIntents.create({ amount: 5000, currency: 'usd', payment_method: 'pm_card_createDispute', confirm: true, ...cardOnly });
+    expect(pi.status).toBe('succeeded');
+    const charge = await s.charges.retrieve(pi.latest_charge as string);
+    expect(charge.disputed).toBe(true);
+    const disputes = await s.disputes.list({ payment_intent: pi.id });
+    const dispute = disputes.data[0] as Stripe.Dispute;
+    expect(dispute).toMatchObject({ object: 'dispute', amount: 5000, status: 'needs_response', reason: 'fraudulent', charge: charge.id });
+    expect(dispute.balance_transactions[0]).toMatchObject({ object: 'balance_transaction', amount: -5000, fee: 1500, net: -6500 });
+    const txn = await s.balanceTransactions.retrieve(dispute.balance_transactions[0]!.id);
+    expect(txn.net).toBe(-6500);
+    const won = await s.disputes.update(dispute.id, { evidence: { uncategorized_text: 'winning_evidence' } });
+    expect(won.status).toBe('won');
+    expect(won.balance_transactions.map((t) => t.net)).toEqual([-6500, 6500]);
+    const types = (await s.events.list({ limit: 100 })).data.map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['charge.dispute.created', 'charge.dispute.funds_withdrawn', 'charge.dispute.funds_reinstated', 'charge.dispute.closed']));
+  });
+
+  it('loses with losing evidence or when closed; an inquiry withdraws nothing', async () => {
+    const s = twin.client('sk_test_disputesAccount00002');
+    const a = await s.paymentIntents.create({ amount: 1000, currency: 'usd', payment_method: 'pm_card_createDisputeProductNotReceived', confirm: true, ...cardOnly });
+    const da = (await s.disputes.list({ payment_intent: a.id })).data[0] as Stripe.Dispute;
+    expect(da.reason).toBe('product_not_received');
+    expect((await s.disputes.close(da.id)).status).toBe('lost');
+    const b = await s.paymentIntents.create({ amount: 1000, currency: 'usd', payment_method: 'pm_card_createDisputeInquiry', confirm: true, ...cardOnly });
+    const db = (await s.disputes.list({ payment_intent: b.id })).data[0] as Stripe.Dispute;
+    expect(db).toMatchObject({ status: 'warning_needs_response', balance_transactions: [] });
+    const again = await s.disputes.close(da.id).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((again as Stripe.errors.StripeError).statusCode).toBe(400);
+  });
+});
+
 describe('setup intents', () => {
   it('saves a card for a customer', async () => {
     const cus = await stripe.customers.create({});

@@ -128,6 +128,10 @@ export const coverage: CoverageRow[] = [
   { name: 'subscription_items.update', method: 'POST', path: '/v1/subscription_items/:id', status: 'implemented' },
   { name: 'subscription_items.del', method: 'DELETE', path: '/v1/subscription_items/:id', status: 'implemented' },
   { name: 'billing_portal.sessions.create', method: 'POST', path: '/v1/billing_portal/sessions', status: 'implemented' },
+  { name: 'disputes.list', method: 'GET', path: '/v1/disputes', status: 'implemented' },
+  { name: 'disputes.retrieve', method: 'GET', path: '/v1/disputes/:id', status: 'implemented' },
+  { name: 'disputes.update', method: 'POST', path: '/v1/disputes/:id', status: 'implemented' },
+  { name: 'disputes.close', method: 'POST', path: '/v1/disputes/:id/close', status: 'implemented' },
   // ---- planned: Stripe endpoints in these areas the twin does not serve yet ----
   { name: 'customers.createBalanceTransaction', method: 'POST', path: '/v1/customers/:customer/balance_transactions', status: 'planned' },
   { name: 'customers.listBalanceTransactions', method: 'GET', path: '/v1/customers/:customer/balance_transactions', status: 'planned' },
@@ -165,7 +169,6 @@ export const coverage: CoverageRow[] = [
   { name: 'tax_rates.list', method: 'GET', path: '/v1/tax_rates', status: 'planned' },
   { name: 'payouts.create', method: 'POST', path: '/v1/payouts', status: 'planned' },
   { name: 'payouts.list', method: 'GET', path: '/v1/payouts', status: 'planned' },
-  { name: 'disputes.list', method: 'GET', path: '/v1/disputes', status: 'planned' },
   { name: 'payment_links.create', method: 'POST', path: '/v1/payment_links', status: 'planned' },
   { name: 'webhook delivery', method: 'POST', path: '<endpoint url>', status: 'planned', note: 'events are emitted on log entries and signed by core/hmac.ts; delivery belongs to the world runner' },
 ];

@@ -12,6 +12,7 @@ import { billingMoves, billingRoutes } from './resources/billing.js';
 import { catalogRoutes } from './resources/catalog.js';
 import { checkoutMoves, checkoutRoutes } from './resources/checkout.js';
 import { customerRoutes } from './resources/customers.js';
+import { disputeRoutes } from './resources/disputes.js';
 import { eventRoutes } from './resources/events.js';
 import { paymentMethodRoutes } from './resources/payment_methods.js';
 import { paymentMoves, paymentRoutes } from './resources/payments.js';
@@ -32,6 +33,7 @@ export const routes: Route[] = [
   ...catalogRoutes,
   ...paymentMethodRoutes,
   ...paymentRoutes,
+  ...disputeRoutes,
   ...setupIntentRoutes,
   ...billingRoutes,
   ...checkoutRoutes,
@@ -51,7 +53,7 @@ export default defineTwin({
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
       'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
-      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code',
+      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },

@@ -114,4 +114,8 @@ export const KNOWN_PARAMS: Record<string, readonly string[]> = {
   'subscription_items.update': ['billing_thresholds', 'current_trial', 'discounts', 'expand', 'metadata', 'off_session', 'payment_behavior', 'plan', 'price', 'price_data', 'proration_behavior', 'proration_date', 'quantity', 'tax_rates'],
   'subscription_items.del': ['clear_usage', 'payment_behavior', 'proration_behavior', 'proration_date'],
   'billing_portal.sessions.create': ['after_expiration', 'configuration', 'customer', 'customer_account', 'expand', 'flow_data', 'locale', 'on_behalf_of', 'return_url'],
+  'disputes.list': ['charge', 'created', 'ending_before', 'expand', 'limit', 'payment_intent', 'starting_after'],
+  'disputes.retrieve': ['expand'],
+  'disputes.update': ['evidence', 'expand', 'intended_submission_method', 'metadata', 'submit'],
+  'disputes.close': ['expand'],
 };

@@ -43,6 +43,7 @@ export const PREFIXES: [string, string][] = [
   ['we_', 'webhook_endpoint'],
   ['promo_', 'promotion_code'],
   ['di_', 'discount'],
+  ['dp_', 'dispute'],
 ];
 
 export function typeOfId(id: string): string | undefined {

@@ -4,7 +4,7 @@
  */
 
 export type Behaviour =
-  | { kind: 'succeed'; bypassPending?: boolean }
+  | { kind: 'succeed'; bypassPending?: boolean; dispute?: 'fraudulent' | 'product_not_received' | 'inquiry' }
   /** Declined when charged (and when attached or set up, unless `onlyCharge`). */
   | { kind: 'decline'; code: string; decline_code: string; message: string; onlyCharge?: boolean; param?: string }
   /** Needs 3D Secure on every payment and every setup. */
@@ -38,6 +38,9 @@ export const TEST_CARDS: TestCard[] = [
   { number: '3566002020360505', brand: 'jcb', funding: 'credit', country: 'JP', behaviour: ok },
   { number: '6200000000000005', brand: 'unionpay', funding: 'credit', country: 'CN', behaviour: ok },
   { number: '4000000000000077', brand: 'visa', funding: 'credit', country: 'US', behaviour: { kind: 'succeed', bypassPending: true } },
+  { number: '4000000000000259', brand: 'visa', funding: 'credit', country: 'US', behaviour: { kind: 'succeed', dispute: 'fraudulent' } },
+  { number: '4000000000002685', brand: 'visa', funding: 'credit', country: 'US', behaviour: { kind: 'succeed', dispute: 'product_not_received' } },
+  { number: '4000000000001976', brand: 'visa', funding: 'credit', country: 'US', behaviour: { kind: 'succeed', dispute: 'inquiry' } },
   { number: '4000000000000002', brand: 'visa', funding: 'credit', country: 'US', behaviour: declined('generic_decline') },
   { number: '4000000000009995', brand: 'visa', funding: 'credit', country: 'US', behaviour: declined('insufficient_funds', 'Your card has insufficient funds.') },
   { number: '4000000000009987', brand: 'visa', funding: 'credit', country: 'US', behaviour: declined('lost_card') },
@@ -66,6 +69,9 @@ const TOKENS: Record<string, string> = {
   jcb: '3566002020360505',
   unionpay: '6200000000000005',
   bypassPending: '4000000000000077',
+  createDispute: '4000000000000259',
+  createDisputeProductNotReceived: '4000000000002685',
+  createDisputeInquiry: '4000000000001976',
   chargeDeclined: '4000000000000002',
   visa_chargeDeclined: '4000000000000002',
   chargeDeclinedInsufficientFunds: '4000000000009995',

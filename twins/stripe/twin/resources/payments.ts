@@ -35,7 +35,7 @@ function unexpected(message: string, param?: string): StripeError {
 
 // ---- balance transactions ------------------------------------------------------------------
 
-export function balanceTxn(c: Call, source: string, type: 'charge' | 'refund' | 'payment', amount: number, cur: string, description: string | null, fee: number, availableOn: number): Obj {
+export function balanceTxn(c: Call, source: string, type: 'charge' | 'refund' | 'payment' | 'adjustment', amount: number, cur: string, description: string | null, fee: number, availableOn: number): Obj {
   const txn: Obj = {
     id: c.ctx.id('txn_', 24),
     object: 'balance_transaction',
@@ -49,7 +49,7 @@ export function balanceTxn(c: Call, source: string, type: 'charge' | 'refund' | 
     fee,
     fee_details: fee === 0 ? [] : [{ amount: fee, application: null, currency: cur, description: 'Stripe processing fees', type: 'stripe_fee' }],
     net: amount - fee,
-    reporting_category: type === 'refund' ? 'refund' : 'charge',
+    reporting_category: type === 'refund' ? 'refund' : type === 'adjustment' ? 'dispute' : 'charge',
     source,
     status: availableOn <= c.now ? 'available' : 'pending',
     type,
@@ -341,6 +341,12 @@ function confirmPi(c: Call, pi: Obj, p: Params, pmAlreadySet = false): Obj {
   return charge(c, pi, pm, b);
 }
 
+/** Called when a charge is captured, with the card's behaviour (disputes open on some test cards). */
+const capturedHooks: ((c: Call, charge: Obj, b: Behaviour) => void)[] = [];
+export function onChargeCaptured(hook: (c: Call, charge: Obj, b: Behaviour) => void): void {
+  capturedHooks.push(hook);
+}
+
 /** Called when a PaymentIntent succeeds (billing marks the invoice it pays as paid). */
 const succeededHooks: ((c: Call, pi: Obj) => void)[] = [];
 export function onIntentSucceeded(hook: (c: Call, pi: Obj) => void): void {
@@ -352,6 +358,7 @@ function charge(c: Call, pi: Obj, pm: Obj, b: Behaviour): Obj {
   if (b.kind === 'decline') return fail(c, pi, pm, b, true);
   const manual = pi.capture_method === 'manual';
   const ch = makeCharge(c, pi, pm, { ok: true }, !manual, b.kind === 'succeed' && b.bypassPending === true);
+  if (!manual) for (const hook of capturedHooks) hook(c, ch, b);
   pi.latest_charge = ch.id;
   pi.payment_method = pm.id;
   pi.next_action = null;
@@ -482,6 +489,8 @@ function capturePi(c: Call): Obj {
   ch.balance_transaction = txn.id;
   save(c, 'charge', ch);
   event(c, 'charge.captured', ch, { amount_captured: prevCharge.amount_captured, captured: false, balance_transaction: null });
+  const pm = typeof ch.payment_method === 'string' ? load(c, 'payment_method', ch.payment_method) : undefined;
+  if (pm !== undefined) for (const hook of capturedHooks) hook(c, ch, behaviourOf(c, pm));
   pi.status = 'succeeded';
   pi.amount_received = amount;
   pi.amount_capturable = 0;
