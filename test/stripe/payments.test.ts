@@ -338,6 +338,47 @@ describe('disputes', () => {
   });
 });
 
+describe('legacy tokens, sources and charges', () => {
+  it('charges a test token directly, with the card as source, and refunds it', async () => {
+    const ch = await stripe.charges.create({ amount: 2000, currency: 'usd', source: 'tok_visa', description: 'legacy' });
+    expect(ch).toMatchObject({ object: 'charge', status: 'succeeded', paid: true, captured: true, payment_intent: null, amount_captured: 2000 });
+    expect(ch.source).toMatchObject({ object: 'card', brand: 'Visa', last4: '4242' });
+    expect((await stripe.balanceTransactions.retrieve(ch.balance_transaction as string)).net).toBe(2000 - 88);
+    const re = await stripe.refunds.create({ charge: ch.id });
+    expect(re.amount).toBe(2000);
+  });
+
+  it('declines with the charge id in the error', async () => {
+    const e = await cardError(stripe.charges.create({ amount: 2000, currency: 'usd', source: 'tok_chargeDeclinedInsufficientFunds' }));
+    expect(e.decline_code).toBe('insufficient_funds');
+    expect(e.charge).toMatch(/^ch_/);
+    expect((await stripe.charges.retrieve(e.charge as string)).status).toBe('failed');
+  });
+
+  it('saves a token on a customer as the default source and charges the customer; a token is used once', async () => {
+    const year = new Date(twin.nowMs()).getUTCFullYear() + 3;
+    const token = await stripe.tokens.create({ card: { number: '5555555555554444', exp_month: '10', exp_year: String(year), cvc: '123' } });
+    expect(token).toMatchObject({ object: 'token', type: 'card', used: false });
+    const cus = await stripe.customers.create({});
+    const card = await stripe.customers.createSource(cus.id, { source: token.id }) as Stripe.Card;
+    expect(card).toMatchObject({ object: 'card', brand: 'MasterCard', last4: '4444', customer: cus.id });
+    expect((await stripe.customers.retrieve(cus.id) as Stripe.Customer).default_source).toBe(card.id);
+    const again = await stripe.customers.createSource(cus.id, { source: token.id }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((again as Stripe.errors.StripeError).code).toBe('token_already_used');
+    const ch = await stripe.charges.create({ amount: 1500, currency: 'usd', customer: cus.id, capture: false });
+    expect(ch).toMatchObject({ captured: false, customer: cus.id, balance_transaction: null });
+    const captured = await stripe.charges.capture(ch.id, { amount: 1000 });
+    expect(captured).toMatchObject({ captured: true, amount_captured: 1000, amount_refunded: 500 });
+    const twice = await stripe.charges.capture(ch.id).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((twice as Stripe.errors.StripeError).code).toBe('charge_already_captured');
+    expect((await stripe.customers.listSources(cus.id, { object: 'card' })).data.map((c) => c.id)).toEqual([card.id]);
+    expect(await stripe.customers.deleteSource(cus.id, card.id)).toMatchObject({ id: card.id, deleted: true });
+    expect((await stripe.customers.retrieve(cus.id) as Stripe.Customer).default_source).toBeNull();
+    const none = await stripe.charges.create({ amount: 1500, currency: 'usd', customer: cus.id }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((none as Stripe.errors.StripeError).statusCode).toBe(400);
+  });
+});
+
 describe('setup intents', () => {
   it('saves a card for a customer', async () => {
     const cus = await stripe.customers.create({});

@@ -13,7 +13,7 @@ const RESOURCE = {
   customers: 'Customer', products: 'Product', prices: 'Price', coupons: 'Coupon', payment_methods: 'PaymentMethod',
   payment_intents: 'PaymentIntent', charges: 'Charge', refunds: 'Refund', balance_transactions: 'BalanceTransaction',
   balance: 'Balance', accounts: 'Account', setup_intents: 'SetupIntent', events: 'Event', subscriptions: 'Subscription',
-  subscription_items: 'SubscriptionItem', invoices: 'Invoice', promotion_codes: 'PromotionCode', disputes: 'Dispute', 'billing_portal.sessions': 'Session', invoice_payments: 'InvoicePayment', invoiceitems: 'InvoiceItem',
+  subscription_items: 'SubscriptionItem', invoices: 'Invoice', promotion_codes: 'PromotionCode', disputes: 'Dispute', tokens: 'Token', 'billing_portal.sessions': 'Session', invoice_payments: 'InvoicePayment', invoiceitems: 'InvoiceItem',
   webhook_endpoints: 'WebhookEndpoint', 'checkout.sessions': 'Session', 'test_helpers.test_clocks': 'TestClock',
 };
 const METHOD = { del: 'Delete' };
@@ -51,7 +51,7 @@ function fieldsOf(resource, name) {
 }
 
 const coverage = readFileSync('twins/stripe/coverage.ts', 'utf8');
-const rows = [...coverage.matchAll(/\{ name: '([^']+)', method: '[A-Z]+', path: '[^']+', status: 'implemented' \}/g)].map((m) => m[1]);
+const rows = [...coverage.matchAll(/\{ name: '([^']+)', method: '[A-Z]+', path: '[^']+', status: 'implemented'(?:, note: '(?:[^'\\]|\\.)*')? \}/g)].map((m) => m[1]);
 const out = {};
 const missing = [];
 for (const route of rows) {

@@ -14,6 +14,7 @@ import { checkoutMoves, checkoutRoutes } from './resources/checkout.js';
 import { customerRoutes } from './resources/customers.js';
 import { disputeRoutes } from './resources/disputes.js';
 import { eventRoutes } from './resources/events.js';
+import { legacyRoutes } from './resources/legacy.js';
 import { paymentMethodRoutes } from './resources/payment_methods.js';
 import { paymentMoves, paymentRoutes } from './resources/payments.js';
 import { promotionRoutes } from './resources/promotions.js';
@@ -33,6 +34,7 @@ export const routes: Route[] = [
   ...catalogRoutes,
   ...paymentMethodRoutes,
   ...paymentRoutes,
+  ...legacyRoutes,
   ...disputeRoutes,
   ...setupIntentRoutes,
   ...billingRoutes,
@@ -53,7 +55,7 @@ export default defineTwin({
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
       'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
-      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute',
+      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },

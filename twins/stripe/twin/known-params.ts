@@ -118,4 +118,12 @@ export const KNOWN_PARAMS: Record<string, readonly string[]> = {
   'disputes.retrieve': ['expand'],
   'disputes.update': ['evidence', 'expand', 'intended_submission_method', 'metadata', 'submit'],
   'disputes.close': ['expand'],
+  'tokens.create': ['account', 'bank_account', 'card', 'customer', 'cvc_update', 'expand', 'person', 'pii'],
+  'tokens.retrieve': ['expand'],
+  'customers.createSource': ['expand', 'metadata', 'source', 'validate'],
+  'customers.listSources': ['ending_before', 'expand', 'limit', 'object', 'starting_after'],
+  'customers.retrieveSource': ['expand'],
+  'customers.deleteSource': ['expand'],
+  'charges.create': ['amount', 'application_fee', 'application_fee_amount', 'capture', 'currency', 'customer', 'description', 'destination', 'expand', 'metadata', 'on_behalf_of', 'radar_options', 'receipt_email', 'shipping', 'source', 'statement_descriptor', 'statement_descriptor_suffix', 'transfer_data', 'transfer_group'],
+  'charges.capture': ['amount', 'application_fee', 'application_fee_amount', 'expand', 'receipt_email', 'statement_descriptor', 'statement_descriptor_suffix', 'transfer_data', 'transfer_group'],
 };

@@ -44,6 +44,8 @@ export const PREFIXES: [string, string][] = [
   ['promo_', 'promotion_code'],
   ['di_', 'discount'],
   ['dp_', 'dispute'],
+  ['card_', 'card'],
+  ['tok_', 'token'],
 ];
 
 export function typeOfId(id: string): string | undefined {

@@ -13,7 +13,7 @@ import { clone, hash62, isObj, type Obj } from '../core/util.js';
 import { TEST_CARDS, cardFor, luhn, tokenNumber, type Behaviour, type TestCard } from './cards.js';
 import { address } from './shared.js';
 
-function fingerprint(c: Call, number: string): string {
+export function fingerprint(c: Call, number: string): string {
   return hash62(`${c.acct}:${number}`, 16);
 }
 
@@ -37,7 +37,7 @@ function billingDetails(p: Params | null | undefined, current?: Obj): Obj {
   return out;
 }
 
-function cardError(message: string, code: string, param?: string): StripeError {
+export function cardError(message: string, code: string, param?: string): StripeError {
   const fields: Obj = { code };
   if (param !== undefined) fields.param = param;
   return new StripeError(402, 'card_error', message, fields);
@@ -76,7 +76,7 @@ function newCardPm(c: Call, card: TestCard, exp: { month: number; year: number }
   return pm;
 }
 
-function tokenExpiry(c: Call): { month: number; year: number } {
+export function tokenExpiry(c: Call): { month: number; year: number } {
   const d = new Date(c.nowMs);
   return { month: d.getUTCMonth() + 1, year: d.getUTCFullYear() + 1 };
 }

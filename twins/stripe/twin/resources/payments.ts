@@ -82,12 +82,13 @@ function balance(c: Call): Obj {
 
 // ---- charges -------------------------------------------------------------------------------
 
-interface Outcome {
+export interface Outcome {
   ok: boolean;
   failure?: Extract<Behaviour, { kind: 'decline' }> | { kind: 'decline'; code: string; decline_code: string; message: string; param?: string };
 }
 
-function makeCharge(c: Call, pi: Obj, pm: Obj, outcome: Outcome, capture: boolean, bypassPending: boolean): Obj {
+/** Makes and stores a charge for a PaymentIntent (or, for the legacy Charges API, an intent-shaped request). */
+export function makeCharge(c: Call, pi: Obj, pm: Obj, outcome: Outcome, capture: boolean, bypassPending: boolean): Obj {
   const id = c.ctx.id('ch_', 24);
   const amount = pi.amount as number;
   const cur = pi.currency as string;
@@ -136,7 +137,7 @@ function makeCharge(c: Call, pi: Obj, pm: Obj, outcome: Outcome, capture: boolea
         type: f?.decline_code === 'fraudulent' ? 'blocked' : 'issuer_declined',
       },
     paid: outcome.ok,
-    payment_intent: pi.id,
+    payment_intent: pi.id ?? null,
     payment_method: pm.id,
     payment_method_details: {
       card: {
@@ -342,7 +343,7 @@ function confirmPi(c: Call, pi: Obj, p: Params, pmAlreadySet = false): Obj {
 }
 
 /** Called when a charge is captured, with the card's behaviour (disputes open on some test cards). */
-const capturedHooks: ((c: Call, charge: Obj, b: Behaviour) => void)[] = [];
+export const capturedHooks: ((c: Call, charge: Obj, b: Behaviour) => void)[] = [];
 export function onChargeCaptured(hook: (c: Call, charge: Obj, b: Behaviour) => void): void {
   capturedHooks.push(hook);
 }
