@@ -7,7 +7,10 @@ describe('findCredential', () => {
 
   it('reads only x-kit-token on the world API', () => {
     expect(findCredential({ 'x-kit-token': 't1' }, 'api')).toEqual({ value: 't1', source: 'x-kit-token' });
-    expect(findCredential({ 'x-twins-key': 't1', authorization: 'Bearer t1' }, 'api')).toBeNull();
+    // An attached app reaches the world's own paths with the token in x-twins-key (Authentication 3) …
+    expect(findCredential({ 'x-twins-key': 't1', authorization: 'Bearer t1' }, 'api')).toEqual({ value: 't1', source: 'x-twins-key' });
+    // … but an Authorization header is the vendor's, never a credential for the world API.
+    expect(findCredential({ authorization: 'Bearer t1' }, 'api')).toBeNull();
   });
 
   it('reads x-kit-token, then x-twins-key, then Authorization on the vendor API', () => {

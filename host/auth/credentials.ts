@@ -38,17 +38,19 @@ function fromAuthorization(header: string): string | null {
 }
 
 /**
- * The credential a request presents. The world API reads only `x-kit-token`; the vendor
- * API also `x-twins-key` and the app's own `Authorization` (Bearer, token, Basic password).
+ * The credential a request presents. The world API reads `x-kit-token` and `x-twins-key`
+ * (an attached app sends its requests to the world's own paths with the token there,
+ * spec Authentication 3); the vendor API also the app's own `Authorization` (Bearer,
+ * token, Basic password).
  * `x-kit-token` wins over `x-twins-key`, which wins over `Authorization`, so an app whose
  * `Authorization` is the vendor's key keeps it when the world's token rides beside it.
  */
 export function findCredential(headers: Record<string, string>, surface: 'api' | 'vendor'): Credential | null {
   const kit = headers['x-kit-token'];
   if (kit !== undefined) return { value: kit.trim(), source: 'x-kit-token' };
-  if (surface === 'api') return null;
   const key = headers['x-twins-key'];
   if (key !== undefined) return { value: key.trim(), source: 'x-twins-key' };
+  if (surface === 'api') return null;
   const authorization = headers['authorization'];
   if (authorization !== undefined) {
     const value = fromAuthorization(authorization.trim());
