@@ -5,7 +5,7 @@ import { readTokenOpens } from './scopes.js';
 describe('findCredential', () => {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-  it('reads only x-kit-token on the world API', () => {
+  it('reads x-kit-token and x-twins-key on the world API, never Authorization', () => {
     expect(findCredential({ 'x-kit-token': 't1' }, 'api')).toEqual({ value: 't1', source: 'x-kit-token' });
     // An attached app reaches the world's own paths with the token in x-twins-key (Authentication 3) …
     expect(findCredential({ 'x-twins-key': 't1', authorization: 'Bearer t1' }, 'api')).toEqual({ value: 't1', source: 'x-twins-key' });
