@@ -102,10 +102,10 @@ describe('kit help and usage errors', () => {
     expect(await main([], io(harness()), harness().deps)).toBe(2);
   });
 
-  it('says the demo is coming', async () => {
+  it('treats demo as an unknown command (make run serves the demo world)', async () => {
     const h = harness();
-    expect(await main(['demo'], io(h), h.deps)).toBe(0);
-    expect(h.out[0]).toContain('demo');
+    expect(await main(['demo'], io(h), h.deps)).toBe(2);
+    expect(h.err[0]).toBe('kit: unknown command demo');
   });
 });
 

@@ -10,7 +10,6 @@ export const USAGE = `kit: stateful twins of the APIs your app depends on, serve
 
 Usage:
   kit world serve [dir] [flags]   serve the world kept in <dir> (default: the current directory)
-  kit demo                        a demo world (arrives with the server)
   kit --help                      this help
   kit --version                   the version
 
@@ -43,10 +42,6 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
   }
   if (command === '--version' || command === '-v') {
     io.out(deps.version);
-    return 0;
-  }
-  if (command === 'demo') {
-    io.out('kit demo: the demo world arrives with the server; for now, serve a world with `kit world serve`.');
     return 0;
   }
   if (command !== 'world') return usage(`unknown command ${command}`, USAGE);
