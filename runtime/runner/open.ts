@@ -11,7 +11,7 @@ import type { Storage } from '../store/index.js';
 import { WorldStore } from '../world/index.js';
 import { SupervisedWorker } from '../worker/index.js';
 import { KIT_VERSION } from '../version.js';
-import { WorldRunner } from './world-runner.js';
+import { errorResponse, WorldRunner } from './world-runner.js';
 import type { LocalWorldOptions, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 
 export interface WorldRunnerOptions {
@@ -91,7 +91,10 @@ export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldH
   return {
     name: options.world,
     code,
-    handle: (request) => worker.call({ kind: 'request', request }, request.body ? [request.body.buffer as ArrayBuffer] : undefined),
+    // A world ended by the watchdog answers this request with handler_timeout (or
+    // sandbox_crashed for the others in flight), and starts again on the next one.
+    handle: (request) =>
+      worker.call({ kind: 'request', request }, request.body ? [request.body.buffer as ArrayBuffer] : undefined).catch(errorResponse),
     async close() {
       await worker.call({ kind: 'close' });
       await worker.close();
