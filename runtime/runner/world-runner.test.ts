@@ -180,7 +180,8 @@ handlers:
     await world.api('PUT', '/twins/hello/scenario', doc);
     const spun = await world.vendor('GET', '/hello/v1/spin');
     expect(spun.status).toBe(500);
-    expect(spun.json.error.code).toBe('handler_timeout');
+    // In the twin's own error shape (hello's is Stripe-like: type, code, message).
+    expect(spun.json.error).toMatchObject({ type: 'api_error', code: 'handler_timeout' });
     expect((await world.vendor('POST', '/hello/v1/greetings', { name: 'still here' })).status).toBe(200);
   });
 

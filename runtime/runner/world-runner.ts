@@ -146,9 +146,14 @@ export class WorldRunner implements WorldHandle {
       if (rest === '/twin' || rest.startsWith('/twin/')) {
         res = this.handleTwinEndpoint(twin, req, rest);
       } else {
-        const out = this.dispatchVendor(twin, req, rest);
-        route = out.route;
-        res = out.response;
+        try {
+          const out = this.dispatchVendor(twin, req, rest);
+          route = out.route;
+          res = out.response;
+        } catch (e) {
+          // On the vendor wire a failure (a handler stopped by its budget, …) keeps the vendor's shape.
+          res = this.vendorError(twin, e);
+        }
       }
     } catch (e) {
       res = errorResponse(e);
@@ -286,8 +291,21 @@ export class WorldRunner implements WorldHandle {
     return { status: r.status ?? e.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(r.body) };
   }
 
+  /**
+   * A failure in the vendor's error shape where the twin defines one: the twin's context
+   * survives an interrupted call, so it is asked for its `errorBody`.
+   */
   private vendorBody(twin: ServedTwin, e: KitError): TwinResponse {
-    void twin;
+    if (this.sandbox.alive) {
+      const r = this.sandbox.call(twin.vendor, '__kit_error_body', JSON.stringify({ status: e.status, code: e.code, message: e.message }));
+      if ('ok' in r) {
+        try {
+          return { status: e.status, body: JSON.parse(r.ok) };
+        } catch {
+          // A twin whose error shape is not JSON gets the kit's.
+        }
+      }
+    }
     return { status: e.status, body: e.toBody() };
   }
 

@@ -28,6 +28,7 @@ interface GuestGlobals {
   __host_call?: HostCall;
   __kit_manifest?: () => string;
   __kit_invoke?: (input: string) => string;
+  __kit_error_body?: (input: string) => string;
   Date: DateConstructor;
   Math: Math;
 }
@@ -380,6 +381,19 @@ export function installTwin(def: TwinDefinition): void {
   const moves = def.moves ?? {};
 
   g.__kit_manifest = () => manifest;
+  // The twin's own error shape, for failures the runner sees rather than the guest (a handler
+  // stopped by its step budget or its memory cap): input `{ status, code, message }`.
+  g.__kit_error_body = (inputJson: string): string => {
+    const { status, code, message } = JSON.parse(inputJson) as { status: number; code: string; message: string };
+    const fallback = { error: { code, message } };
+    if (!def.errorBody) return JSON.stringify(fallback);
+    try {
+      const body = JSON.stringify(def.errorBody(status, code, message));
+      return body === undefined ? JSON.stringify(fallback) : body;
+    } catch {
+      return JSON.stringify(fallback);
+    }
+  };
   const clock = { nowMs: 0 };
   let worldDate: DateConstructor | undefined;
 
