@@ -367,3 +367,31 @@ describe('promotion codes, subscription items and the customer portal', () => {
     expect(session.url).toMatch(/^https:\/\/billing\.stripe\.com\/p\/session\//);
   });
 });
+
+describe('tax rates', () => {
+  it('taxes subscription invoices with exclusive default rates and item rates, after discounts', async () => {
+    const vat = await stripe.taxRates.create({ display_name: 'VAT', percentage: 20, inclusive: false, country: 'DE' });
+    expect(vat).toMatchObject({ object: 'tax_rate', percentage: 20, inclusive: false, active: true, rate_type: 'percentage' });
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], default_tax_rates: [vat.id] });
+    const inv = await stripe.invoices.retrieve(sub.latest_invoice as string);
+    expect(inv).toMatchObject({ subtotal: 2000, total: 2400, total_excluding_tax: 2000, amount_paid: 2400 });
+    expect(inv.total_taxes).toEqual([expect.objectContaining({ amount: 400, tax_behavior: 'exclusive', taxable_amount: 2000, tax_rate_details: { tax_rate: vat.id } })]);
+    expect(inv.lines.data[0]?.taxes?.[0]?.amount).toBe(400);
+    expect((sub.default_tax_rates ?? []).map((r) => r.id)).toEqual([vat.id]);
+  });
+
+  it('takes an inclusive rate out of the amount, and taxes invoice items by their own rates', async () => {
+    const incl = await stripe.taxRates.create({ display_name: 'GST', percentage: 10, inclusive: true });
+    const customer = await stripe.customers.create({});
+    await stripe.invoiceItems.create({ customer: customer.id, amount: 1100, currency: 'usd', tax_rates: [incl.id] });
+    const inv = await stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
+    expect(inv).toMatchObject({ subtotal: 1100, total: 1100, subtotal_excluding_tax: 1000, total_excluding_tax: 1000 });
+    expect(inv.total_taxes?.[0]).toMatchObject({ amount: 100, tax_behavior: 'inclusive', taxable_amount: 1000 });
+    const off = await stripe.taxRates.update(incl.id, { active: false });
+    expect(off.active).toBe(false);
+    const refused = await stripe.invoiceItems.create({ customer: customer.id, amount: 100, currency: 'usd', tax_rates: [incl.id] }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((refused as Stripe.errors.StripeError).param).toBe('tax_rates[0]');
+    expect((await stripe.taxRates.list({ active: false })).data.map((r) => r.id)).toContain(incl.id);
+  });
+});

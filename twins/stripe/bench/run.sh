@@ -36,7 +36,7 @@ start_server() { # mode -> sets PORT, CUSTOMER
   taskset -c "$SERVER_CPU" node "$OUT/server.mjs" "$1" 0 "$TOKEN" >"$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 400); do
-    if grep -q '^ready ' "$log"; then
+    if grep -qs '^ready ' "$log"; then
       PORT=$(awk '/^ready /{print $2}' "$log"); CUSTOMER=$(awk '/^ready /{print $3}' "$log"); return
     fi
     sleep 0.05

@@ -19,6 +19,7 @@ import { paymentMethodRoutes } from './resources/payment_methods.js';
 import { paymentMoves, paymentRoutes } from './resources/payments.js';
 import { promotionRoutes } from './resources/promotions.js';
 import { setupIntentRoutes } from './resources/setup_intents.js';
+import { taxRoutes } from './resources/tax.js';
 import { webhookRoutes } from './resources/webhooks.js';
 import { accountsStore, objectsStore } from './stores.js';
 
@@ -38,6 +39,7 @@ export const routes: Route[] = [
   ...disputeRoutes,
   ...setupIntentRoutes,
   ...billingRoutes,
+  ...taxRoutes,
   ...checkoutRoutes,
   ...promotionRoutes,
   ...webhookRoutes,
@@ -55,7 +57,7 @@ export default defineTwin({
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
       'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
-      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token',
+      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token', 'tax_rate',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },

@@ -126,4 +126,8 @@ export const KNOWN_PARAMS: Record<string, readonly string[]> = {
   'customers.deleteSource': ['expand'],
   'charges.create': ['amount', 'application_fee', 'application_fee_amount', 'capture', 'currency', 'customer', 'description', 'destination', 'expand', 'metadata', 'on_behalf_of', 'radar_options', 'receipt_email', 'shipping', 'source', 'statement_descriptor', 'statement_descriptor_suffix', 'transfer_data', 'transfer_group'],
   'charges.capture': ['amount', 'application_fee', 'application_fee_amount', 'expand', 'receipt_email', 'statement_descriptor', 'statement_descriptor_suffix', 'transfer_data', 'transfer_group'],
+  'tax_rates.create': ['active', 'country', 'description', 'display_name', 'expand', 'inclusive', 'jurisdiction', 'metadata', 'percentage', 'state', 'tax_type'],
+  'tax_rates.list': ['active', 'created', 'ending_before', 'expand', 'inclusive', 'limit', 'starting_after'],
+  'tax_rates.retrieve': ['expand'],
+  'tax_rates.update': ['active', 'country', 'description', 'display_name', 'expand', 'jurisdiction', 'metadata', 'state', 'tax_type'],
 };

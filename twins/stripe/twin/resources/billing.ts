@@ -17,6 +17,7 @@ import { clone, isObj, type Obj } from '../core/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
 import { redeemPromotionCode } from './promotions.js';
+import { computeTaxes, taxRatesParam } from './tax.js';
 import { confirmIntent, createIntent, onIntentSucceeded } from './payments.js';
 
 const DAY = 86_400;
@@ -127,6 +128,8 @@ interface LineSpec {
   invoiceItem?: string;
   subscription?: string | null;
   metadata?: Obj;
+  /** The line's own tax rate ids (else the invoice's defaults apply). */
+  taxRates?: string[];
 }
 
 function lineItem(c: Call, invoiceId: string | null, l: LineSpec): Obj {
@@ -172,6 +175,12 @@ interface InvoiceSpec {
   discounts: string[];
   firstInvoice: boolean;
   currency?: string;
+  /** Tax rates for lines without their own. */
+  defaultTaxRates?: Obj[];
+}
+
+function idsOf(rates: unknown): string[] {
+  return Array.isArray(rates) ? rates.map((r) => (typeof r === 'string' ? r : String((r as Obj).id))) : [];
 }
 
 function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
@@ -179,7 +188,10 @@ function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
   const lines = s.lines.map((l) => lineItem(c, id, l));
   const subtotal = lines.reduce((n, l) => n + (l.amount as number), 0);
   const discounts = applyDiscounts(c, s.discounts, subtotal, s.firstInvoice);
-  const total = subtotal - discounts.reduce((n, d) => n + d.amount, 0);
+  const discounted = discounts.reduce((n, d) => n + d.amount, 0);
+  const taxes = computeTaxes(c, s.lines.map((l) => ({ amount: l.amount, rates: l.taxRates ?? [] })), idsOf(s.defaultTaxRates), discounted);
+  lines.forEach((line, i) => { line.taxes = taxes.lineTaxes[i] ?? []; });
+  const total = subtotal - discounted + taxes.exclusive;
   const starts = s.lines.map((l) => l.period.start), ends = s.lines.map((l) => l.period.end);
   const sub = s.subscription ?? null;
   return {
@@ -215,7 +227,7 @@ function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
     customer_tax_ids: [],
     default_payment_method: null,
     default_source: null,
-    default_tax_rates: [],
+    default_tax_rates: clone(s.defaultTaxRates ?? []),
     description: s.description ?? null,
     discounts: [...s.discounts],
     due_date: s.collectionMethod === 'send_invoice' ? c.now + (s.daysUntilDue ?? 30) * DAY : null,
@@ -249,13 +261,13 @@ function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
     status: 'draft',
     status_transitions: { finalized_at: null, marked_uncollectible_at: null, paid_at: null, voided_at: null },
     subtotal,
-    subtotal_excluding_tax: subtotal,
+    subtotal_excluding_tax: subtotal - taxes.inclusive,
     test_clock: cus.test_clock ?? null,
     total,
     total_discount_amounts: discounts,
-    total_excluding_tax: total,
+    total_excluding_tax: total - taxes.exclusive - taxes.inclusive,
     total_pretax_credit_amounts: discounts.map((d) => ({ amount: d.amount, credit_balance_transaction: null, discount: d.discount, type: 'discount' })),
-    total_taxes: [],
+    total_taxes: taxes.totalTaxes,
     webhooks_delivered_at: null,
   };
 }
@@ -274,7 +286,7 @@ function pendingItems(c: Call, customerId: string, subscriptionId: string | null
       amount: ii.amount as number, currency: ii.currency as string, description: (ii.description as string | null) ?? 'Invoice item',
       quantity: ii.quantity as number, price: details === null ? null : { id: details.price, product: details.product },
       period: clone(ii.period as { start: number; end: number }), invoiceItem: ii.id as string, subscription: subscriptionId,
-      metadata: clone(ii.metadata as Obj),
+      metadata: clone(ii.metadata as Obj), taxRates: idsOf(ii.tax_rates),
     });
     if (invoiceId !== null) {
       ii.invoice = invoiceId;
@@ -453,6 +465,7 @@ function cycleLines(sub: Obj, start: number, end: number, trial = false): LineSp
       amount: trial ? 0 : unit * qty, currency: price.currency as string,
       description: trial ? `Trial period for ${name}` : `${qty} × ${name} (at ${(unit / 100).toFixed(2)} / ${(price.recurring as Obj).interval as string})`,
       quantity: qty, price, period: { start, end }, subscriptionItem: item.id as string, subscription: sub.id as string,
+      taxRates: idsOf(item.tax_rates),
     };
   });
 }
@@ -504,7 +517,7 @@ function subItem(c: Call, subId: string, p: Params, created: number): Obj {
   return {
     id: c.ctx.id('si_', 14), object: 'subscription_item', billing_thresholds: null, created, current_period_end: 0,
     current_period_start: 0, discounts: [], metadata: applyMetadata(undefined, p.get('metadata')), plan: planOf(price),
-    price: clone(price), quantity: p.int('quantity', 0) ?? 1, subscription: subId, tax_rates: [],
+    price: clone(price), quantity: p.int('quantity', 0) ?? 1, subscription: subId, tax_rates: taxRatesParam(c, p, 'tax_rates') ?? [],
   };
 }
 
@@ -529,6 +542,7 @@ function bill(c: Call, sub: Obj, reason: string, start: number, end: number, fir
     customer: cus, subscription: sub, lines: [...lines], reason, collectionMethod: sub.collection_method as string,
     daysUntilDue: (sub.days_until_due as number | null) ?? null, autoAdvance: true, discounts: sub.discounts as string[],
     firstInvoice: first, currency: sub.currency as string, description: (sub.description as string | null) ?? null,
+    defaultTaxRates: (sub.default_tax_rates as Obj[] | null) ?? [],
   });
   // Pending invoice items of this customer ride along on the subscription's invoice.
   const extra = pendingItems(c, cus.id as string, sub.id as string, inv.id as string);
@@ -537,6 +551,7 @@ function bill(c: Call, sub: Obj, reason: string, start: number, end: number, fir
       customer: cus, subscription: sub, lines: [...lines, ...extra], reason, collectionMethod: sub.collection_method as string,
       daysUntilDue: (sub.days_until_due as number | null) ?? null, autoAdvance: true, discounts: sub.discounts as string[],
       firstInvoice: first, currency: sub.currency as string, description: (sub.description as string | null) ?? null,
+      defaultTaxRates: (sub.default_tax_rates as Obj[] | null) ?? [],
     });
     Object.assign(inv, rebuilt);
     save(c, 'invoice', inv);
@@ -591,7 +606,7 @@ export function createSub(c0: Call): Obj {
     cancel_at: cancelAt ?? null, cancel_at_period_end: c.p.bool('cancel_at_period_end') ?? false, canceled_at: null,
     cancellation_details: { comment: null, feedback: null, reason: null }, collection_method: collection,
     created: c.now, currency: price0.currency, customer: customerId, customer_account: null, days_until_due: daysUntilDue,
-    default_payment_method: pmId, default_source: null, default_tax_rates: [], description: c.p.nullableStr('description') ?? null,
+    default_payment_method: pmId, default_source: null, default_tax_rates: taxRatesParam(c, c.p, 'default_tax_rates') ?? [], description: c.p.nullableStr('description') ?? null,
     discounts: [], ended_at: null, invoice_settings: { account_tax_ids: null, issuer: { type: 'self' } },
     items: { object: 'list', data: items, has_more: false, total_count: items.length, url: `/v1/subscription_items?subscription=${id}` },
     latest_invoice: null, livemode: false, metadata: applyMetadata(undefined, c.p.get('metadata')),
@@ -760,6 +775,7 @@ function updateSub(c0: Call): Obj {
     sub.default_payment_method = pmId;
   }
   if (c.p.has('description')) sub.description = c.p.nullableStr('description') ?? null;
+  if (c.p.has('default_tax_rates')) sub.default_tax_rates = taxRatesParam(c, c.p, 'default_tax_rates') ?? [];
   if (c.p.has('collection_method')) sub.collection_method = c.p.oneOf('collection_method', ['charge_automatically', 'send_invoice'] as const);
   if (c.p.has('days_until_due')) sub.days_until_due = c.p.int('days_until_due', 0) ?? null;
   sub.metadata = applyMetadata(before.metadata as Obj, c.p.get('metadata'));
@@ -855,6 +871,7 @@ function createInvoice(c: Call): Obj {
     description: c.p.nullableStr('description') ?? null, metadata: applyMetadata(undefined, c.p.get('metadata')),
     autoAdvance: c.p.bool('auto_advance') ?? false, discounts: discountsParam(cc, c.p, customerId, null), firstInvoice: true,
     currency: c.p.str('currency')?.toLowerCase() ?? (lines[0]?.currency ?? 'usd'),
+    defaultTaxRates: taxRatesParam(cc, c.p, 'default_tax_rates') ?? [],
   });
   const pm = c.p.nullableStr('default_payment_method') ?? null;
   if (pm !== null) inv.default_payment_method = resolvePaymentMethod(cc, pm, 'default_payment_method').id;
@@ -876,7 +893,8 @@ function refreshDraft(c: Call, invoiceId: string): void {
       specs.push({ amount: line.amount as number, currency: line.currency as string, description: line.description as string,
         quantity: line.quantity as number, price: pd === null ? null : { id: pd.price, product: pd.product },
         period: clone(line.period as { start: number; end: number }),
-        subscriptionItem: (parent.subscription_item_details as Obj).subscription_item as string, subscription: line.subscription as string | null });
+        subscriptionItem: (parent.subscription_item_details as Obj).subscription_item as string, subscription: line.subscription as string | null,
+        taxRates: ((line.taxes as Obj[] | undefined) ?? []).map((t) => (t.tax_rate_details as Obj).tax_rate as string) });
     }
   }
   for (const rec of newestFirst(c, 'invoiceitem')) {
@@ -885,7 +903,8 @@ function refreshDraft(c: Call, invoiceId: string): void {
     const pd = (ii.pricing as Obj).price_details as Obj | null;
     specs.push({ amount: ii.amount as number, currency: ii.currency as string, description: (ii.description as string | null) ?? 'Invoice item',
       quantity: ii.quantity as number, price: pd === null ? null : { id: pd.price, product: pd.product },
-      period: clone(ii.period as { start: number; end: number }), invoiceItem: ii.id as string, metadata: clone(ii.metadata as Obj) });
+      period: clone(ii.period as { start: number; end: number }), invoiceItem: ii.id as string, metadata: clone(ii.metadata as Obj),
+      taxRates: idsOf(ii.tax_rates) });
   }
   const sub = subscriptionOf(inv);
   const rebuilt = invoiceObject(at(c, inv.created as number), invoiceId, {
@@ -893,6 +912,7 @@ function refreshDraft(c: Call, invoiceId: string): void {
     reason: inv.billing_reason as string, collectionMethod: inv.collection_method as string,
     daysUntilDue: null, description: inv.description as string | null, metadata: inv.metadata as Obj,
     autoAdvance: inv.auto_advance as boolean, discounts: inv.discounts as string[], firstInvoice: true, currency: inv.currency as string,
+    defaultTaxRates: (inv.default_tax_rates as Obj[] | null) ?? [],
   });
   rebuilt.due_date = inv.due_date;
   rebuilt.default_payment_method = inv.default_payment_method;
@@ -1035,6 +1055,7 @@ function previewInvoice(c0: Call): Obj {
     collectionMethod: (sub?.collection_method as string | undefined) ?? 'charge_automatically', daysUntilDue: null,
     autoAdvance: true, discounts: (sub?.discounts as string[] | undefined) ?? [], firstInvoice: false,
     currency: (sub?.currency as string | undefined) ?? lines[0]?.currency ?? 'usd',
+    defaultTaxRates: (sub?.default_tax_rates as Obj[] | null | undefined) ?? [],
   });
   preview.period_start = start;
   preview.period_end = end;
@@ -1087,7 +1108,7 @@ function createInvoiceItem(c: Call): Obj {
     parent: subId === undefined ? null : { subscription_details: { subscription: subId }, type: 'subscription_details' },
     period: period === undefined || period === null ? { end: cc.now, start: cc.now } : { end: period.reqInt('end'), start: period.reqInt('start') },
     pricing: { price_details: price === null || price.id === null ? null : { price: price.id, product: price.product }, type: 'price_details', unit_amount_decimal: quantity === 0 ? '0' : String(amount / quantity) },
-    proration: false, quantity, tax_rates: [], test_clock: customer.test_clock ?? null,
+    proration: false, quantity, tax_rates: taxRatesParam(cc, c.p, 'tax_rates') ?? [], test_clock: customer.test_clock ?? null,
   };
   insert(cc, 'invoiceitem', ii);
   event(cc, 'invoiceitem.created', ii);
