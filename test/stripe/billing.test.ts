@@ -395,3 +395,31 @@ describe('tax rates', () => {
     expect((await stripe.taxRates.list({ active: false })).data.map((r) => r.id)).toContain(incl.id);
   });
 });
+
+describe('customer balance', () => {
+  it('applies a credit to the next invoice and records each change as a balance transaction', async () => {
+    const { customer } = await payingCustomer();
+    const credit = await stripe.customers.createBalanceTransaction(customer.id, { amount: -500, currency: 'usd', description: 'Goodwill' });
+    expect(credit).toMatchObject({ object: 'customer_balance_transaction', amount: -500, ending_balance: -500, type: 'adjustment' });
+    expect((await stripe.customers.retrieve(customer.id) as Stripe.Customer).balance).toBe(-500);
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    const inv = await stripe.invoices.retrieve(sub.latest_invoice as string);
+    expect(inv).toMatchObject({ total: 2000, starting_balance: -500, ending_balance: 0, amount_due: 1500, amount_paid: 1500 });
+    expect((await stripe.customers.retrieve(customer.id) as Stripe.Customer).balance).toBe(0);
+    const txns = await stripe.customers.listBalanceTransactions(customer.id);
+    expect(txns.data.map((t) => [t.type, t.amount])).toEqual([['applied_to_invoice', 500], ['adjustment', -500]]);
+  });
+
+  it('adds a debt to the next invoice; a credit larger than the invoice pays it whole', async () => {
+    const customer = await stripe.customers.create({ balance: 300 });
+    await stripe.invoiceItems.create({ customer: customer.id, amount: 1000, currency: 'usd' });
+    const a = await stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include', collection_method: 'send_invoice', days_until_due: 7 });
+    const open = await stripe.invoices.finalizeInvoice(a.id as string);
+    expect(open).toMatchObject({ total: 1000, amount_due: 1300, starting_balance: 300, ending_balance: 0 });
+    await stripe.customers.update(customer.id, { balance: -5000 });
+    await stripe.invoiceItems.create({ customer: customer.id, amount: 1000, currency: 'usd' });
+    const b = await stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
+    const paid = await stripe.invoices.finalizeInvoice(b.id as string);
+    expect(paid).toMatchObject({ status: 'paid', amount_due: 0, ending_balance: -4000 });
+  });
+});

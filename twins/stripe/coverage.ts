@@ -144,9 +144,11 @@ export const coverage: CoverageRow[] = [
   { name: 'tax_rates.list', method: 'GET', path: '/v1/tax_rates', status: 'implemented' },
   { name: 'tax_rates.retrieve', method: 'GET', path: '/v1/tax_rates/:id', status: 'implemented' },
   { name: 'tax_rates.update', method: 'POST', path: '/v1/tax_rates/:id', status: 'implemented' },
+  { name: 'customers.createBalanceTransaction', method: 'POST', path: '/v1/customers/:customer/balance_transactions', status: 'implemented' },
+  { name: 'customers.listBalanceTransactions', method: 'GET', path: '/v1/customers/:customer/balance_transactions', status: 'implemented' },
+  { name: 'customers.retrieveBalanceTransaction', method: 'GET', path: '/v1/customers/:customer/balance_transactions/:id', status: 'implemented' },
+  { name: 'customers.updateBalanceTransaction', method: 'POST', path: '/v1/customers/:customer/balance_transactions/:id', status: 'implemented' },
   // ---- planned: Stripe endpoints in these areas the twin does not serve yet ----
-  { name: 'customers.createBalanceTransaction', method: 'POST', path: '/v1/customers/:customer/balance_transactions', status: 'planned' },
-  { name: 'customers.listBalanceTransactions', method: 'GET', path: '/v1/customers/:customer/balance_transactions', status: 'planned' },
   { name: 'customers.retrieveCashBalance', method: 'GET', path: '/v1/customers/:customer/cash_balance', status: 'planned' },
   { name: 'customers.deleteDiscount', method: 'DELETE', path: '/v1/customers/:customer/discount', status: 'planned' },
   { name: 'customers.createTaxId', method: 'POST', path: '/v1/customers/:customer/tax_ids', status: 'planned' },

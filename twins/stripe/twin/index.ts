@@ -11,6 +11,7 @@ import { accountRoutes } from './resources/account.js';
 import { billingMoves, billingRoutes } from './resources/billing.js';
 import { catalogRoutes } from './resources/catalog.js';
 import { checkoutMoves, checkoutRoutes } from './resources/checkout.js';
+import { customerBalanceRoutes } from './resources/customer_balance.js';
 import { customerRoutes } from './resources/customers.js';
 import { disputeRoutes } from './resources/disputes.js';
 import { eventRoutes } from './resources/events.js';
@@ -32,6 +33,7 @@ unknownUrl.match.method = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH'];
 
 export const routes: Route[] = [
   ...customerRoutes,
+  ...customerBalanceRoutes,
   ...catalogRoutes,
   ...paymentMethodRoutes,
   ...paymentRoutes,
@@ -57,7 +59,7 @@ export default defineTwin({
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
       'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
-      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token', 'tax_rate',
+      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token', 'tax_rate', 'customer_balance_transaction',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },

@@ -130,4 +130,8 @@ export const KNOWN_PARAMS: Record<string, readonly string[]> = {
   'tax_rates.list': ['active', 'created', 'ending_before', 'expand', 'inclusive', 'limit', 'starting_after'],
   'tax_rates.retrieve': ['expand'],
   'tax_rates.update': ['active', 'country', 'description', 'display_name', 'expand', 'jurisdiction', 'metadata', 'state', 'tax_type'],
+  'customers.createBalanceTransaction': ['amount', 'currency', 'description', 'expand', 'metadata'],
+  'customers.listBalanceTransactions': ['created', 'ending_before', 'expand', 'invoice', 'limit', 'starting_after'],
+  'customers.retrieveBalanceTransaction': ['expand'],
+  'customers.updateBalanceTransaction': ['description', 'expand', 'metadata'],
 };

@@ -18,6 +18,7 @@ import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
 import { redeemPromotionCode } from './promotions.js';
 import { computeTaxes, taxRatesParam } from './tax.js';
+import { applyBalance } from './customer_balance.js';
 import { confirmIntent, createIntent, onIntentSucceeded } from './payments.js';
 
 const DAY = 86_400;
@@ -310,6 +311,7 @@ function finalize(c: Call, inv: Obj): Obj {
   const seq = (cus.next_invoice_sequence as number) ?? 1;
   cus.next_invoice_sequence = seq + 1;
   save(c, 'customer', cus);
+  applyBalance(c, inv, cus);
   inv.number = `${cus.invoice_prefix as string}-${String(seq).padStart(4, '0')}`;
   inv.status = 'open';
   inv.effective_at = c.now;

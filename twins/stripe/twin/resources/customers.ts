@@ -7,6 +7,7 @@ import { eq, insert, listOf, load, mustLoad, save, unlist } from '../core/store.
 import { search } from '../core/search.js';
 import { clone, type Obj } from '../core/util.js';
 import { cancelCustomerSubscriptions } from './billing.js';
+import { balanceChange } from './customer_balance.js';
 import { attachTo, resolvePaymentMethod } from './payment_methods.js';
 import { address, nullable, shipping } from './shared.js';
 import type { Route } from '../../../../sdk/twin/types.js';
@@ -59,7 +60,7 @@ export function createCustomer(c: Call): Obj {
     id,
     object: 'customer',
     address: address(c.p.obj('address')),
-    balance: c.p.int('balance') ?? 0,
+    balance: 0,
     created: c.now,
     currency: null,
     default_source: null,
@@ -80,8 +81,10 @@ export function createCustomer(c: Call): Obj {
     test_clock: testClock(c),
   };
   const pmId = c.p.str('payment_method');
+  const initialBalance = c.p.int('balance') ?? 0;
   insert(c, 'customer', customer);
   event(c, 'customer.created', customer);
+  if (initialBalance !== 0) balanceChange(c, customer, initialBalance, 'initial');
   if (pmId !== undefined && pmId !== '') {
     const pm = resolvePaymentMethod(c, pmId, 'payment_method');
     attachTo(c, pm, id);
@@ -100,7 +103,7 @@ function updateCustomer(c: Call): Obj {
   const after: Obj = clone(before);
   if (c.p.has('address')) after.address = address(c.p.obj('address'), before.address);
   if (c.p.has('shipping')) after.shipping = shipping(c.p.obj('shipping'));
-  if (c.p.has('balance')) after.balance = c.p.int('balance');
+  const newBalance = c.p.int('balance');
   for (const k of ['description', 'email', 'name', 'phone']) after[k] = nullable(c.p, k, before[k]);
   if (c.p.has('preferred_locales')) after.preferred_locales = c.p.strings('preferred_locales');
   if (c.p.has('tax_exempt')) after.tax_exempt = c.p.oneOf('tax_exempt', ['none', 'exempt', 'reverse'] as const);
@@ -111,6 +114,10 @@ function updateCustomer(c: Call): Obj {
   if (c.p.has('default_source')) after.default_source = c.p.nullableStr('default_source') ?? null;
   save(c, 'customer', after);
   updated(c, 'customer.updated', before, after);
+  // Setting the balance directly records the difference as an adjustment, as Stripe does.
+  if (newBalance !== undefined && newBalance !== after.balance) {
+    balanceChange(c, after, newBalance - (after.balance as number), 'adjustment');
+  }
   return after;
 }
 
