@@ -166,6 +166,23 @@ describe('subscriptions', () => {
     expect((await stripe.invoices.retrieve(sub.latest_invoice as string)).status).toBe('void');
   });
 
+  it('sends invoice.upcoming a week before a renewal, with the coming invoice', async () => {
+    const s = twin.client('sk_test_upcomingAccount000001');
+    const customer = await s.customers.create({ payment_method: 'pm_card_visa' });
+    const pm = (await s.customers.listPaymentMethods(customer.id)).data[0] as Stripe.PaymentMethod;
+    await s.customers.update(customer.id, { invoice_settings: { default_payment_method: pm.id } });
+    const price = await s.prices.create({ currency: 'usd', unit_amount: 1200, recurring: { interval: 'month' }, product_data: { name: 'U' } });
+    const sub = await s.subscriptions.create({ customer: customer.id, items: [{ price: price.id }] });
+    await twin.advance(20 * DAY_MS);
+    expect((await s.events.list({ type: 'invoice.upcoming' })).data).toEqual([]);
+    await twin.advance(5 * DAY_MS);
+    const upcoming = (await s.events.list({ type: 'invoice.upcoming' })).data;
+    expect(upcoming).toHaveLength(1);
+    const inv = upcoming[0]!.data.object as Stripe.Invoice;
+    expect(inv.parent?.subscription_details?.subscription).toBe(sub.id);
+    expect(inv).toMatchObject({ amount_due: 1200, billing_reason: 'subscription_cycle', period_start: sub.items.data[0]!.current_period_end });
+  });
+
   it('cancels at period end, and cancels now', async () => {
     const { customer } = await payingCustomer();
     const a = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });

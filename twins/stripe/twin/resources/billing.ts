@@ -493,10 +493,18 @@ function scheduleRenewal(c: Call, sub: Obj): void {
   const key = `sub.${c.acct}.${sub.id as string}`;
   const trialKey = `trial.${c.acct}.${sub.id as string}`;
   if (typeof sub.test_clock === 'string' || sub.status === 'canceled' || sub.status === 'incomplete_expired') {
-    cancelMove(c, key, trialKey);
+    cancelMove(c, key, trialKey, `upcoming.${c.acct}.${sub.id as string}`);
     return;
   }
   c.schedules.push({ id: key, move: 'renew', dueAt: iso(nextDue(c, sub)), data: { acct: c.acct, id: sub.id } });
+  // `invoice.upcoming` goes out a week before a renewal (at once when less is left).
+  const upcomingKey = `upcoming.${c.acct}.${sub.id as string}`;
+  const { end } = periodOf(sub);
+  if (sub.status !== 'incomplete' && sub.cancel_at_period_end !== true && end > c.now) {
+    c.schedules.push({ id: upcomingKey, move: 'invoiceUpcoming', dueAt: iso(Math.max(c.now, end - 7 * DAY)), data: { acct: c.acct, id: sub.id, periodEnd: end } });
+  } else {
+    cancelMove(c, upcomingKey);
+  }
   // Stripe warns three days before a trial ends (at once when less is left).
   if (sub.status === 'trialing' && typeof sub.trial_end === 'number') {
     c.schedules.push({ id: trialKey, move: 'trialWillEnd', dueAt: iso(Math.max(c.now, sub.trial_end - 3 * DAY)), data: { acct: c.acct, id: sub.id, trialEnd: sub.trial_end } });
@@ -1039,6 +1047,14 @@ function previewInvoice(c0: Call): Obj {
       if (rec.o.customer === cusId && !['canceled', 'incomplete_expired'].includes(rec.o.status as string)) { sub = rec.o; break; }
     }
   }
+  const preview = buildPreview(c, customer, sub);
+  if (preview === undefined) throw invalid('No upcoming invoices for customer: ' + cusId, undefined, 'invoice_upcoming_none');
+  return preview;
+}
+
+/** The customer's next invoice as it stands (not saved), or undefined when nothing is due. */
+function buildPreview(c: Call, customer: Obj, sub: Obj | undefined): Obj | undefined {
+  const cusId = customer.id as string;
   const pending = pendingItems(c, cusId, sub?.id as string | undefined ?? null, null);
   let lines: LineSpec[] = pending;
   let start = c.now, end = c.now;
@@ -1049,9 +1065,7 @@ function previewInvoice(c0: Call): Obj {
     end = periodAfter(sub.billing_cycle_anchor as number, interval, count, 1 + countPeriods(sub, period.end, interval, count));
     lines = [...cycleLines(sub, start, end), ...pending];
   }
-  if (lines.length === 0) {
-    throw invalid('No upcoming invoices for customer: ' + cusId, undefined, 'invoice_upcoming_none');
-  }
+  if (lines.length === 0) return undefined;
   const preview = invoiceObject(at(c, start), `upcoming_${c.ctx.id('in_', 24)}`, {
     customer, subscription: sub ?? null, lines, reason: sub === undefined ? 'upcoming' : 'subscription_cycle',
     collectionMethod: (sub?.collection_method as string | undefined) ?? 'charge_automatically', daysUntilDue: null,
@@ -1267,6 +1281,18 @@ export const billingMoves: Record<string, Move> = {
     runMove(ctx, data.acct as string, Date.parse(dueAt), (c) => catchUp(c, data.id as string));
   },
   advanceClock: (ctx, data) => finishClockAdvance(ctx, data),
+  invoiceUpcoming: (ctx, data, dueAt) => {
+    if (!isObj(data)) return;
+    runMove(ctx, data.acct as string, Date.parse(dueAt), (c) => {
+      const sub = load(c, 'subscription', data.id as string);
+      if (sub === undefined || !['active', 'trialing', 'past_due'].includes(sub.status as string)) return;
+      if (sub.cancel_at_period_end === true || periodOf(sub).end !== data.periodEnd) return;
+      const customer = load(c, 'customer', sub.customer as string);
+      if (customer === undefined) return;
+      const preview = buildPreview(c, customer, sub);
+      if (preview !== undefined) event(c, 'invoice.upcoming', preview);
+    });
+  },
   trialWillEnd: (ctx, data, dueAt) => {
     if (!isObj(data)) return;
     runMove(ctx, data.acct as string, Date.parse(dueAt), (c) => {
