@@ -345,6 +345,24 @@ describe('test clocks', () => {
     expect((back as Stripe.errors.StripeError).param).toBe('frozen_time');
     expect(await stripe.testHelpers.testClocks.del(clock.id)).toMatchObject({ deleted: true });
   });
+
+  it('sends the notices that fall inside a test clock\'s jump: trial_will_end and invoice.upcoming', async () => {
+    const s = twin.client('sk_test_clockNoticesAccount01');
+    const start = Math.floor(twin.nowMs() / 1000);
+    const clock = await s.testHelpers.testClocks.create({ frozen_time: start });
+    const customer = await s.customers.create({ test_clock: clock.id, payment_method: 'pm_card_visa' });
+    const pm = (await s.customers.listPaymentMethods(customer.id)).data[0] as Stripe.PaymentMethod;
+    await s.customers.update(customer.id, { invoice_settings: { default_payment_method: pm.id } });
+    const price = await s.prices.create({ currency: 'usd', unit_amount: 700, recurring: { interval: 'month' }, product_data: { name: 'C' } });
+    const sub = await s.subscriptions.create({ customer: customer.id, items: [{ price: price.id }], trial_period_days: 14 });
+    await s.testHelpers.testClocks.advance(clock.id, { frozen_time: start + 20 * 86_400 });
+    await s.testHelpers.testClocks.retrieve(clock.id);
+    const types = (await s.events.list({ limit: 100 })).data.map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['customer.subscription.trial_will_end', 'invoice.upcoming']));
+    const warned = (await s.events.list({ type: 'customer.subscription.trial_will_end' })).data[0];
+    expect(warned?.created).toBe(sub.trial_end! - 3 * 86_400);
+    expect((await s.subscriptions.retrieve(sub.id)).status).toBe('active');
+  });
 });
 
 describe('promotion codes, subscription items and the customer portal', () => {

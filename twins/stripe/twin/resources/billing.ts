@@ -661,10 +661,17 @@ function cancelNow(c: Call, sub: Obj, reason: string): void {
  * expiry of an unpaid first invoice, payment retries of a failed renewal, `cancel_at`,
  * and period ends (renew and invoice, or end at `cancel_at_period_end`).
  */
-export function catchUp(c: Call, subId: string): void {
+export function catchUp(c: Call, subId: string, from?: number): void {
+  let seen = from;
   for (let guard = 0; guard < 500; guard++) {
     const sub = load(c, 'subscription', subId);
     if (sub === undefined || ['canceled', 'incomplete_expired'].includes(sub.status as string)) return;
+    // On a test clock there are no timed moves: the notices that fell due in the jump go out here.
+    if (seen !== undefined) {
+      const upTo = Math.min(c.now, nextDue(c, sub));
+      notices(c, sub, seen, upTo);
+      seen = upTo;
+    }
     if (sub.status === 'incomplete') {
       const expiry = (sub.created as number) + INCOMPLETE_TTL;
       if (expiry <= c.now) expireIncomplete(at(c, expiry), sub);
@@ -706,6 +713,21 @@ export function catchUp(c: Call, subId: string): void {
     }
     save(cc, 'subscription', sub);
     updated(cc, 'customer.subscription.updated', before, sub);
+  }
+}
+
+/** `customer.subscription.trial_will_end` and `invoice.upcoming` that fall in (from, to]. */
+function notices(c: Call, sub: Obj, from: number, to: number): void {
+  if (!['active', 'trialing', 'past_due'].includes(sub.status as string)) return;
+  const trialNotice = typeof sub.trial_end === 'number' ? sub.trial_end - 3 * DAY : null;
+  if (sub.status === 'trialing' && trialNotice !== null && trialNotice > from && trialNotice <= to) {
+    event(at(c, trialNotice), 'customer.subscription.trial_will_end', sub);
+  }
+  const upcomingAt = periodOf(sub).end - 7 * DAY;
+  if (sub.cancel_at_period_end !== true && upcomingAt > from && upcomingAt <= to) {
+    const customer = load(c, 'customer', sub.customer as string);
+    const preview = customer === undefined ? undefined : buildPreview(at(c, upcomingAt), customer, sub);
+    if (preview !== undefined) event(at(c, upcomingAt), 'invoice.upcoming', preview);
   }
 }
 
@@ -1207,7 +1229,7 @@ function finishClockAdvance(ctx: TwinContext, data: unknown): void {
     if (clock === undefined) return;
     const cc = at(c, target);
     for (const rec of newestFirst(c, 'subscription')) {
-      if (rec.o.test_clock === id) catchUp(cc, rec.o.id as string);
+      if (rec.o.test_clock === id) catchUp(cc, rec.o.id as string, clock.frozen_time as number);
     }
     const done = clone(clock);
     done.frozen_time = target;
