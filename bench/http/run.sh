@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Loopback HTTP load: a bare uWS hello world vs the single-world server answering through a
-# trivial WorldHandle. Server on core 0, wrk on core 1, fixed connections and duration.
-# Every row is reported as a ratio of the uWS hello world measured in the same run.
+# Loopback HTTP load: a bare uWS hello world vs the single-world server, answering through a
+# trivial WorldHandle (the host alone) and through a real world (the hello and Stripe twins
+# in a worker thread, LMDB, as `kit world serve` runs them). Server on core 0, wrk on core 1,
+# fixed connections and duration. Every row is reported as a ratio of the uWS hello world
+# measured in the same run.
 #
 #   bench/http/run.sh                 # defaults: 3 rounds, 50 connections, 5 s per row, 1 wrk thread
 #   ROUNDS=5 DURATION=10s CONNECTIONS=100 bench/http/run.sh
+#   ROWS="uws hello-get hello-post" bench/http/run.sh     # a subset (names below; ALL for every row)
+#
+# Needs the compiled tree (`make build`): the world rows run dist/bench/http/server.js, whose
+# world worker runs dist/runtime/runner/worker-main.js.
 #
 # Each round runs every row once, the baseline first; a row's ratio is taken against the
 # baseline of its own round, and the table shows the median over the rounds (the machine
@@ -26,9 +32,18 @@ TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE
 OUT=bench/http/.out
 mkdir -p "$OUT"
 
-command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install -y wrk)" >&2; exit 1; }
-npx esbuild bench/http/server.ts --bundle --platform=node --format=esm --packages=external \
-  --outfile="$OUT/server.mjs" --log-level=warning
+ROWS=${ROWS:-uws host-get hello-get hello-post stripe-get stripe-post}
+# The baseline must come first in every round: ratios are taken against the round's first row.
+[[ "$ROWS" == uws\ * || "$ROWS" == uws ]] || ROWS="uws ${ROWS/ALL/ALL}"
+[[ "$ROWS" == "uws ALL" ]] && ROWS=ALL
+[[ "$ROWS" == ALL ]] && ROWS="uws uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post"
+
+if ! command -v wrk >/dev/null; then
+  echo "wrk is missing: installing the Debian package" >&2
+  if [[ $(id -u) == 0 ]]; then apt-get install -y wrk >&2; else sudo apt-get install -y wrk >&2; fi
+fi
+SERVER_JS=dist/bench/http/server.js
+[[ -f "$SERVER_JS" ]] || { echo "$SERVER_JS is missing: run make build first" >&2; exit 1; }
 
 HZ=$(getconf CLK_TCK)
 cpu_ticks() { # pid -> user + system clock ticks so far
@@ -36,20 +51,28 @@ cpu_ticks() { # pid -> user + system clock ticks so far
 }
 
 SERVER_PID=
+WORLD_DIR=
 stop_server() {
   if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=; fi
+  if [[ -n "$WORLD_DIR" ]]; then rm -rf "$WORLD_DIR"; WORLD_DIR=; fi
 }
 trap stop_server EXIT
 
-start_server() { # mode [token] -> sets PORT
+start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER for a world)
   # A fresh file per start: the background redirect may truncate after the first poll,
   # which would then read the previous server's port.
   local log="$OUT/server.$RANDOM$RANDOM.log"
   rm -f "$OUT"/server.*.log
-  taskset -c "$SERVER_CPU" node "$OUT/server.mjs" "$1" 0 ${2:-} >"$log" 2>&1 &
+  local -a extra=()
+  if [[ "$1" == world ]]; then WORLD_DIR=$(mktemp -d /tmp/kit-bench-world.XXXXXX); extra=("$WORLD_DIR"); fi
+  taskset -c "$SERVER_CPU" node "$SERVER_JS" "$1" 0 ${2:-} "${extra[@]}" >"$log" 2>&1 &
   SERVER_PID=$!
-  for _ in $(seq 1 100); do
-    if grep -qs '^ready ' "$log"; then PORT=$(awk '/^ready /{print $2}' "$log"); return; fi
+  for _ in $(seq 1 600); do
+    if grep -qs '^ready ' "$log"; then
+      read -r _ PORT GREETING CUSTOMER < <(grep '^ready ' "$log")
+      return
+    fi
+    kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.05
   done
   echo "server ($1) did not start:" >&2; cat "$log" >&2; exit 1
@@ -58,16 +81,21 @@ start_server() { # mode [token] -> sets PORT
 RESULTS="$OUT/results.tsv"
 : >"$RESULTS"
 ROUND=0
-run_row() { # name mode path header [lua script] [expected status]
-  local name=$1 mode=$2 path=$3 header=$4 script=${5:-} expect=${6:-200}
+run_row() { # name mode path headers ('|' between two) [lua script] [expected status] [check body] [check type]
+  local name=$1 mode=$2 path=$3 headers=$4 script=${5:-} expect=${6:-200}
+  local check_body=${7:-'{"data":"x"}'} check_type=${8:-application/json}
   start_server "$mode" "$TOKEN"
+  path=${path//@GREETING/$GREETING}
+  path=${path//@CUSTOMER/$CUSTOMER}
   local url="http://127.0.0.1:$PORT$path"
-  local -a args=()
-  [[ -n "$header" ]] && args+=(-H "$header")
+  local -a args=() check=(-s -o /dev/null -w '%{http_code}')
+  local h
+  if [[ -n "$headers" ]]; then
+    IFS='|' read -ra hs <<<"$headers"
+    for h in "${hs[@]}"; do args+=(-H "$h"); check+=(-H "$h"); done
+  fi
   # Check the answer before loading it: a row of 401s or 404s would measure the wrong thing.
-  local -a check=(-s -o /dev/null -w '%{http_code}')
-  [[ -n "$header" ]] && check+=(-H "$header")
-  [[ -n "$script" ]] && check+=(-X POST --data-binary '{"data":"x"}' -H 'content-type: application/json')
+  [[ -n "$script" ]] && check+=(-X POST --data-binary "$check_body" -H "content-type: $check_type")
   local status
   status=$(curl "${check[@]}" "$url" || true)
   if [[ "$status" != "$expect" ]]; then echo "$name: $url answered $status" >&2; exit 1; fi
@@ -85,24 +113,38 @@ run_row() { # name mode path header [lua script] [expected status]
   local requests cpu_us
   requests=$(awk '/requests in/{print $1}' <<<"$report")
   cpu_us=$(awk -v t="$((cpu1 - cpu0))" -v hz="$HZ" -v n="$requests" 'BEGIN{printf "%.3f", t * 1e6 / hz / n}')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$ROUND" "$name" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ROUND" "$name" \
     "$(awk '/^Requests\/sec:/{print $2}' <<<"$report")" \
     "$(awk '$1=="50%"{print $2}' <<<"$report")" \
-    "$(awk '$1=="99%"{print $2}' <<<"$report")" "$cpu_us" >>"$RESULTS"
+    "$(awk '$1=="99%"{print $2}' <<<"$report")" "$cpu_us" "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
+}
+
+row() { # one row by its short name
+  local auth="x-kit-token: $TOKEN" stripe="x-twins-key: $TOKEN|Authorization: Bearer sk_test_bench"
+  case $1 in
+    uws) run_row "uWS hello world (baseline)" uws / "" ;;
+    uws-async) run_row "uWS hello world, answered after a promise" uws-async / "" ;;
+    host-get) run_row "host only: GET vendor wire, x-kit-token" host /local/bench/hello/v1/things/1 "$auth" ;;
+    host-bearer) run_row "host only: GET vendor wire, Bearer" host /local/bench/hello/v1/things/1 "Authorization: Bearer $TOKEN" ;;
+    host-post) run_row "host only: POST 1 KB body, x-kit-token" host /local/bench/hello/v1/things "$auth" bench/http/post.lua ;;
+    host-api) run_row "host only: GET world API, x-kit-token" host /-/local/bench/clock "$auth" ;;
+    host-401) run_row "host only: 401, no credential" host /local/bench/hello/v1/things/1 "" "" 401 ;;
+    hello-get) run_row "world: hello GET greeting by id" world "/local/bench/hello/v1/greetings/@GREETING" "$auth" ;;
+    hello-post) run_row "world: hello POST greeting (durable)" world /local/bench/hello/v1/greetings "$auth" bench/http/post-hello.lua 200 '{"name":"Grace"}' ;;
+    stripe-get) run_row "world: Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
+    stripe-post) run_row "world: Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    *) echo "unknown row $1" >&2; exit 1 ;;
+  esac
 }
 
 for ROUND in $(seq 1 "$ROUNDS"); do
-  echo "round $ROUND/$ROUNDS" >&2
-  run_row "uWS hello world (baseline)" uws / ""
-  run_row "uWS hello world, answered after a promise" uws-async / ""
-  run_row "host: GET vendor wire, x-kit-token" host /local/bench/hello/v1/things/1 "x-kit-token: $TOKEN"
-  run_row "host: GET vendor wire, Bearer" host /local/bench/hello/v1/things/1 "Authorization: Bearer $TOKEN"
-  run_row "host: POST 1 KB body, x-kit-token" host /local/bench/hello/v1/things "x-kit-token: $TOKEN" bench/http/post.lua
-  run_row "host: GET world API, x-kit-token" host /-/local/bench/clock "x-kit-token: $TOKEN"
-  run_row "host: 401, no credential" host /local/bench/hello/v1/things/1 "" "" 401
+  for r in $ROWS; do
+    echo "round $ROUND/$ROUNDS: $r (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+    row "$r"
+  done
 done
 
 echo
-echo "wrk: $CONNECTIONS connections, $THREADS thread, $DURATION per row, $ROUNDS rounds; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU; node $(node --version)"
+echo "wrk: $CONNECTIONS connections, $THREADS thread, $DURATION per row, $ROUNDS rounds; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU; node $(node --version); nproc $(nproc); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo
 node bench/http/table.mjs "$RESULTS"

@@ -4,13 +4,24 @@
  *   uws-async <port>     the same answered after a promise (onAborted, then a corked write):
  *                        the least any asynchronous WorldHandle behind uWS costs
  *   host <port> <token>  the single-world server answering through a trivial WorldHandle
- * Prints `ready <port>` once it listens; stops on SIGTERM/SIGINT.
+ *   world <port> <token> <dir>
+ *                        the single-world server over a real world, as `kit world serve`
+ *                        runs it: the built-in twins in a worker thread (`openLocalWorld`),
+ *                        state in LMDB under <dir>; one hello greeting and one Stripe
+ *                        customer are made first
+ * Prints `ready <port> [greeting id] [customer id]` once it listens; stops on SIGTERM/SIGINT.
+ *
+ * The `world` mode needs the compiled tree (`make build`; run as dist/bench/http/server.js):
+ * the world's worker thread runs dist/runtime/runner/worker-main.js.
  */
 import * as uWS from 'uWebSockets.js';
 import { constantWorld } from '../../host/echo-world.js';
 import { startSingleWorldServer } from '../../host/single-world.js';
+import { openLocalWorld } from '../../runtime/runner/index.js';
+import type { WorldHandle, WorldRequest } from '../../runtime/runner/types.js';
+import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
 
-const [mode, portArg, token] = process.argv.slice(2);
+const [mode, portArg, token, dir] = process.argv.slice(2);
 const port = Number(portArg ?? '0');
 
 async function start(): Promise<() => Promise<void>> {
@@ -61,7 +72,47 @@ async function start(): Promise<() => Promise<void>> {
     console.log(`ready ${server.port}`);
     return () => server.close();
   }
-  throw new Error(`unknown mode ${mode ?? '(none)'}; use uws or host`);
+  if (mode === 'world') {
+    if (token === undefined || dir === undefined) throw new Error('world mode needs a token and a directory');
+    const builtins = await loadBuiltinTwins();
+    const twins = [...builtins.values()];
+    const world = await openLocalWorld({ dir, org: 'local', world: 'bench', twins, guestRuntime: await buildGuestRuntime() });
+    const greeting = await seed(world, '/hello/v1/greetings', 'application/json', JSON.stringify({ name: 'Ada' }));
+    const customer = builtins.has('stripe')
+      ? await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', 'email=ada%40example.com&name=Ada')
+      : '-';
+    const server = await startSingleWorldServer({
+      world,
+      org: 'local',
+      worldName: 'bench',
+      tokens: { token, readToken: `${token}_read` },
+      twins: twins.map((b) => ({ vendor: b.vendor, requestScopes: b.manifest.requestScopes ?? [] })),
+      port,
+      budget: { size: 1e12, windowMs: 1000 },
+    });
+    console.log(`ready ${server.port} ${greeting} ${customer}`);
+    return () => server.close();
+  }
+  throw new Error(`unknown mode ${mode ?? '(none)'}; use uws, uws-async, host or world`);
+}
+
+/** Makes one resource through the world itself and answers its id. */
+async function seed(world: WorldHandle, path: string, type: string, body: string): Promise<string> {
+  const request: WorldRequest = {
+    surface: 'vendor',
+    method: 'POST',
+    path,
+    query: '',
+    headers: { 'content-type': type, authorization: 'Bearer sk_test_bench' },
+    body: new TextEncoder().encode(body),
+    scope: 'write',
+    requestId: 'req_seed',
+    receivedAt: Date.now(),
+  };
+  const res = await world.handle(request);
+  const text = typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body);
+  if (res.status !== 200) throw new Error(`seeding ${path} answered ${res.status}: ${text}`);
+  return (JSON.parse(text) as { id: string }).id;
 }
 
 const stop = await start();

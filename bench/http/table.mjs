@@ -1,4 +1,4 @@
-// Turns run.sh's results (round, row, requests/s, p50, p99 per line) into the README table:
+// Turns run.sh's results (round, row, requests/s, p50, p99, server CPU µs/request, load average per line) into the README table:
 // per row, the median requests/s, the median of its per-round ratio to that round's
 // baseline (the first row), the lowest and highest ratio, the best requests/s over the
 // rounds and its ratio to the baseline's best (the least disturbed runs), and the median
@@ -14,7 +14,9 @@ const median = (xs) => {
 };
 const rounds = new Map();
 const rows = [];
-for (const [round, name, rps, p50, p99, cpu] of lines) {
+const loads = [];
+for (const [round, name, rps, p50, p99, cpu, load] of lines) {
+  if (load !== undefined) loads.push(Number(load));
   if (!rounds.has(round)) rounds.set(round, new Map());
   rounds.get(round).set(name, { rps: Number(rps), p50: toMs(p50), p99: toMs(p99), cpu: Number(cpu) });
   if (!rows.includes(name)) rows.push(name);
@@ -34,4 +36,5 @@ for (const name of rows) {
     `| ${name} | ${Math.round(rps)} | ${median(ratios).toFixed(2)} | ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} | ${Math.round(best(name))} | ${(best(name) / best(base)).toFixed(2)} | ${cpu.toFixed(2)} | ${cpuRatio.toFixed(2)} | ${median(runs.map((r) => r.get(name).p50)).toFixed(2)} | ${median(runs.map((r) => r.get(name).p99)).toFixed(2)} |`,
   );
 }
+if (loads.length > 0) out.push('', `Load average (1 min) during the rows: ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}, median ${median(loads).toFixed(2)}.`);
 console.log(out.join('\n'));
