@@ -1,0 +1,98 @@
+/**
+ * `make bench`: every benchmark of bench/ in sequence, each in a child process of its own, with
+ * progress on stderr and each benchmark's own table on stdout. Not part of `make test`.
+ *
+ *   node dist/bench/run.js                   # engine, sandbox, router, runner, http
+ *   node dist/bench/run.js runner http       # a subset, in the order given
+ *   ROUNDS=5 DURATION=10s node dist/bench/run.js http   # bench/http/run.sh reads its settings from the environment
+ *
+ * Runs from the compiled tree (`make build` first; `make bench` does it). Each child is
+ * stopped if this process is interrupted, and each benchmark stops the servers and worker
+ * threads it starts itself (bench/http/run.sh kills its server on exit).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+interface Suite {
+  name: string;
+  what: string;
+  command: string;
+  args: string[];
+}
+
+/** dist/bench/run.js → the repository root. */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const DIST = join(ROOT, 'dist', 'bench');
+
+const SUITES: Suite[] = [
+  { name: 'engine', what: 'world engine on LMDB (builds a 1M-entry log first: a minute or two)', command: process.execPath, args: [join(DIST, 'engine', 'run.js')] },
+  { name: 'sandbox', what: 'QuickJS sandbox vs node:vm', command: process.execPath, args: ['--expose-gc', join(DIST, 'sandbox', 'run.js')] },
+  { name: 'router', what: 'trie router vs a naive regex scan', command: process.execPath, args: [join(DIST, 'router', 'run.js')] },
+  { name: 'runner', what: 'whole engine per request, in-process, vs a node:vm call', command: process.execPath, args: [join(DIST, 'runner', 'run.js')] },
+  { name: 'http', what: 'loopback load with wrk vs a uWS hello world', command: 'bash', args: [join(ROOT, 'bench', 'http', 'run.sh')] },
+];
+
+let running: ChildProcess | undefined;
+
+function stopChild(): void {
+  // The child runs in its own process group (detached), so its own children (a server
+  // started by run.sh, wrk) go with it.
+  if (running?.pid !== undefined) {
+    try {
+      process.kill(-running.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    stopChild();
+    process.exit(130);
+  });
+}
+
+function run(suite: Suite): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(suite.command, suite.args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+    running = child;
+    child.on('error', (e) => {
+      console.error(`bench: ${suite.name} could not start: ${e.message}`);
+      resolve(1);
+    });
+    child.on('exit', (code, signal) => {
+      running = undefined;
+      resolve(code ?? (signal !== null ? 1 : 0));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !SUITES.some((s) => s.name === w));
+  if (unknown.length > 0) {
+    console.error(`bench: unknown benchmark ${unknown.join(', ')}; choose from ${SUITES.map((s) => s.name).join(', ')}`);
+    process.exit(2);
+  }
+  const suites = wanted.length === 0 ? SUITES : wanted.map((w) => SUITES.find((s) => s.name === w) as Suite);
+  console.error(`bench: ${suites.length} benchmark(s); node ${process.version}, ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const failed: string[] = [];
+  for (const [i, suite] of suites.entries()) {
+    const started = Date.now();
+    console.error(`\nbench: [${i + 1}/${suites.length}] ${suite.name}: ${suite.what}`);
+    console.log(`\n## ${suite.name}\n`);
+    const code = await run(suite);
+    const seconds = ((Date.now() - started) / 1000).toFixed(0);
+    if (code !== 0) failed.push(suite.name);
+    console.error(`bench: ${suite.name} ${code === 0 ? 'done' : `failed (exit ${code})`} in ${seconds} s; load average ${loadavg()[0]?.toFixed(2)}`);
+  }
+  if (failed.length > 0) {
+    console.error(`\nbench: failed: ${failed.join(', ')}`);
+    process.exit(1);
+  }
+}
+
+await main();

@@ -1,0 +1,132 @@
+/**
+ * Per-request cost through the whole engine: a request object in, the route matched, the
+ * handler run in the world's QuickJS sandbox, the entry appended and made durable (group
+ * commit on LMDB), the response out. The baseline, in the same run, is a plain `node:vm`
+ * call of a handler-shaped function (JSON in, JSON out).
+ *
+ * Run (from the repository root, after `make build`):
+ *   node dist/bench/runner/run.js
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import vm from 'node:vm';
+import { Bench } from 'tinybench';
+import { openLmdbStorage } from '../../runtime/store/index.js';
+import { openWorldRunner } from '../../runtime/runner/index.js';
+import type { WorldRequest } from '../../runtime/runner/types.js';
+import { loadBuiltinTwins } from '../../sdk/twin/build.js';
+
+const encoder = new TextEncoder();
+
+/** Headers as an HTTP client sends them through the host (wrk's, plus the credential the host checked). */
+function baseHeaders(): Record<string, string> {
+  return { host: '127.0.0.1:4440', 'user-agent': 'bench', accept: '*/*', 'x-kit-token': 'tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE' };
+}
+
+function request(method: string, path: string, body?: unknown): WorldRequest {
+  const req: WorldRequest = { surface: 'vendor', method, path, query: '', headers: baseHeaders(), scope: 'write', requestId: 'req_bench', receivedAt: 0 };
+  if (body !== undefined) {
+    req.headers['content-type'] = 'application/json';
+    req.body = encoder.encode(JSON.stringify(body));
+  }
+  return req;
+}
+
+function stripeRequest(method: string, path: string, form?: string): WorldRequest {
+  const req: WorldRequest = { surface: 'vendor', method, path, query: '', headers: { ...baseHeaders(), authorization: 'Bearer sk_test_bench' }, scope: 'write', requestId: 'req_bench', receivedAt: 0 };
+  if (form !== undefined) {
+    req.headers['content-type'] = 'application/x-www-form-urlencoded';
+    req.body = encoder.encode(form);
+  }
+  return req;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'kit-bench-runner-'));
+  const storage = openLmdbStorage(dir);
+  const builtins = await loadBuiltinTwins();
+  const hello = builtins.get('hello');
+  if (!hello) throw new Error('the hello twin is not built in');
+  const stripe = builtins.get('stripe');
+  const runner = await openWorldRunner({ storage, world: 'bench', twins: stripe ? [hello, stripe] : [hello] });
+  const created = await runner.handle(request('POST', '/hello/v1/greetings', { name: 'Ada' }));
+  const id = (JSON.parse(String(created.body)) as { id: string }).id;
+  const get = request('GET', `/hello/v1/greetings/${id}`);
+  let customerGet: WorldRequest | undefined;
+  if (stripe) {
+    const customer = await runner.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=ada%40example.com&name=Ada'));
+    if (customer.status !== 200) throw new Error(`the Stripe twin answered ${customer.status}: ${String(customer.body)}`);
+    customerGet = stripeRequest('GET', `/stripe/v1/customers/${(JSON.parse(String(customer.body)) as { id: string }).id}`);
+  }
+
+  const context = vm.createContext({});
+  vm.runInContext(
+    `function handle(s) { const req = JSON.parse(s); return JSON.stringify({ status: 200, body: { id: req.id, object: 'greeting', name: 'Ada', message: 'Hello, Ada!', status: 'active', created: 1, expires_at: null, metadata: {} } }); }`,
+    context,
+  );
+  const vmHandle = vm.runInContext('handle', context) as (s: string) => string;
+  const vmInput = JSON.stringify({ method: 'GET', path: `/v1/greetings/${id}`, id });
+
+  const CONCURRENT = 32;
+  const bench = new Bench({ time: 2000, warmup: true });
+  const fns = new Map<string, () => unknown>();
+  const add = (name: string, fn: () => unknown): void => {
+    fns.set(name, fn);
+    bench.add(name, fn);
+  };
+  add('node:vm call (baseline)', () => {
+    vmHandle(vmInput);
+  });
+  add('hello GET by id', () => runner.handle(get));
+  add('hello POST (durable, one at a time)', () => runner.handle(request('POST', '/hello/v1/greetings', { name: 'Grace' })));
+  add(`hello POST (durable, ${CONCURRENT} in flight, per request)`, () =>
+    Promise.all(Array.from({ length: CONCURRENT }, () => runner.handle(request('POST', '/hello/v1/greetings', { name: 'Grace' })))),
+  );
+  if (customerGet) {
+    const g = customerGet;
+    add('Stripe GET customer by id', () => runner.handle(g));
+    add(`Stripe POST customer (durable, ${CONCURRENT} in flight, per request)`, () =>
+      Promise.all(Array.from({ length: CONCURRENT }, () => runner.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=grace%40example.com&name=Grace')))),
+    );
+  }
+  await bench.run();
+
+  // CPU time of this process (all threads) per request, beside the wall-clock latency: on a
+  // shared machine it is the steadier figure, and for the durable rows the difference is
+  // mostly the wait for the disk. Measured after the timed runs, one second per task.
+  const cpu = new Map<string, number>();
+  for (const t of bench.tasks) {
+    const fn = fns.get(t.name);
+    if (fn === undefined) continue;
+    const from = process.cpuUsage();
+    const until = performance.now() + 1000;
+    let n = 0;
+    while (performance.now() < until) {
+      await fn();
+      n++;
+    }
+    const used = process.cpuUsage(from);
+    cpu.set(t.name, (used.user + used.system) / n);
+  }
+
+  const latency = (name: string): { mean: number; p50: number } => {
+    const l = (bench.tasks.find((t) => t.name === name)?.result as { latency?: { mean: number; p50?: number } } | undefined)?.latency;
+    return { mean: l?.mean ?? NaN, p50: l?.p50 ?? NaN };
+  };
+  const base = latency('node:vm call (baseline)').mean * 1000;
+  console.log(`\nnode ${process.version}; time per request (for the in-flight rows: an iteration's time / ${CONCURRENT})\n`);
+  console.log(`| task | µs per request (mean) | µs (median) | × node:vm call (mean) | CPU µs per request (all threads) |\n|---|---:|---:|---:|---:|`);
+  for (const t of bench.tasks) {
+    const per = t.name.includes('in flight') ? CONCURRENT : 1;
+    const l = latency(t.name);
+    const us = (l.mean / per) * 1000;
+    const cpuUs = (cpu.get(t.name) ?? NaN) / per;
+    console.log(`| ${t.name} | ${us.toFixed(2)} | ${((l.p50 / per) * 1000).toFixed(2)} | ${(us / base).toFixed(1)}× | ${cpuUs.toFixed(1)} |`);
+  }
+  await runner.close();
+  await storage.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+await main();
