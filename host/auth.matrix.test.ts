@@ -24,6 +24,8 @@ function core() {
       { vendor: 'gitvendor', requestScopes: ['read'] },
     ],
   });
+  // The attach manifest names the server's address, known once it listens.
+  c.publish({ baseUrl: 'http://127.0.0.1:4440', proxyUrl: null, ca: null });
   return { world, dispatch: c.dispatch };
 }
 

@@ -1,5 +1,9 @@
 export { createSingleWorldCore, NAME_PATTERN, startSingleWorldServer } from './single-world.js';
-export type { PlainRequest, SingleWorldCore, SingleWorldOptions, SingleWorldServer, TwinScopes } from './single-world.js';
+export type { PlainRequest, PublishedAddress, SingleWorldCore, SingleWorldOptions, SingleWorldServer, TwinScopes } from './single-world.js';
+export { caDir, createMemoryCa, loadOrCreateCa, startConnectProxy } from './proxy/index.js';
+export type { ConnectProxy, ConnectProxyOptions, WorldCa } from './proxy/index.js';
+export { buildAttachManifest } from './attach/index.js';
+export type { AttachTwin } from './attach/index.js';
 export { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, RequestBudget, retryAfterSeconds } from './limits.js';
 export type { BudgetOptions } from './limits.js';
 export { findCredential, loadOrCreateTokens, mintTokens, readTokenFile, readTokenOpens, tokenFilePath, TokenVerifier, writeTokenFile } from './auth/index.js';

@@ -18,6 +18,14 @@ import { DEFAULT_MAX_BODY_BYTES, listenHttp } from './http/uws.js';
 import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './http/types.js';
 import { RequestBudget, retryAfterSeconds } from './limits.js';
 import type { BudgetOptions } from './limits.js';
+import { buildAttachManifest } from './attach/manifest.js';
+import type { AttachCa } from '../sdk/attach/manifest.js';
+import { startConnectProxy } from './proxy/proxy.js';
+import type { ConnectProxy } from './proxy/proxy.js';
+import type { WorldCa } from './proxy/ca.js';
+
+/** The attach manifest's path below `{world_url}` (spec: World attach and vendor wire). */
+const MANIFEST_SUB = '/.well-known/kit-world';
 
 /** Org and world names: lower case, digits and dashes, up to 63 characters. */
 export const NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -26,6 +34,12 @@ export interface TwinScopes {
   vendor: string;
   /** `['read']` when the twin enforces the read scope itself (Authentication 11). */
   requestScopes: readonly 'read'[];
+  /** From the twin's manifest, for the attach manifest: `http` (default) or a TCP protocol (`smtp`). */
+  protocol?: string;
+  /** From the twin's manifest: the vendor hosts it answers for (`api.stripe.com`). */
+  hosts?: readonly string[];
+  /** From the twin's manifest: the variables its client reads for its endpoint. */
+  endpointEnv?: readonly string[];
 }
 
 export interface SingleWorldOptions {
@@ -45,6 +59,21 @@ export interface SingleWorldOptions {
   maxBodyBytes?: number;
   /** How long a stop waits for in-flight requests. Default 10 s. */
   drainTimeoutMs?: number;
+  /**
+   * The world's CA. With it the server also runs the CONNECT proxy (host/proxy/) and the
+   * attach manifest names both; without it the manifest's `ca` and `proxy` are null.
+   */
+  ca?: WorldCa;
+  /** The proxy's port: default the server's port + 1 (a free one when the server's is 0); 0 picks. */
+  proxyPort?: number;
+}
+
+/** Where the world is reached from outside, known once the server listens. */
+export interface PublishedAddress {
+  /** `{base_url}`. */
+  baseUrl: string;
+  proxyUrl: string | null;
+  ca: AttachCa | null;
 }
 
 /** A request as a test writes it: `url` is a path (`/local/w/hello/x?a=1`) or a full URL. */
@@ -61,6 +90,12 @@ export interface SingleWorldCore {
   dispatch(request: PlainRequest): Promise<HttpAnswer>;
   /** From now on every request is answered 503 `shutting_down`. */
   stop(): void;
+  /** What a token opens, or null (the proxy authenticates with it). */
+  scopeOf(token: string): Scope | null;
+  /** The server's path of a twin path: `vendorPath('stripe', '/v1/x')` → `/<org>/<world>/stripe/v1/x`. */
+  vendorPath(vendor: string, path: string): string;
+  /** Sets the addresses the attach manifest names; until then it answers 503. */
+  publish(address: PublishedAddress): void;
 }
 
 export interface SingleWorldServer {
@@ -71,6 +106,8 @@ export interface SingleWorldServer {
   /** `{world_api}`: `{base_url}/-/<org>/<world>`. */
   readonly worldApi: string;
   readonly port: number;
+  /** The CONNECT proxy, when the server was given a CA. */
+  readonly proxy: ConnectProxy | null;
   dispatch(request: PlainRequest): Promise<HttpAnswer>;
   /** Stops accepting, lets in-flight requests finish, then closes the world. Idempotent. */
   close(): Promise<void>;
@@ -115,6 +152,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
   const idPrefix = `req_${randomBytes(6).toString('hex')}`;
   let counter = 0;
   let stopped = false;
+  let published: PublishedAddress | null = null;
 
   const errorAnswer = (code: KitErrorCode, message: string, extra?: Record<string, string>): HttpAnswer => {
     const headers: Record<string, string> = { 'content-type': 'application/json', 'x-kit-world-code': world.code };
@@ -150,6 +188,29 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       // Basic is offered on the vendor wire so git-style clients know to send the token as a password.
       'www-authenticate': surface === 'vendor' ? `Bearer realm="${realm}", Basic realm="${realm}"` : `Bearer realm="${realm}"`,
     });
+
+  const manifestAnswer = (method: string, scope: Scope): HttpAnswer => {
+    if (method !== 'GET' && method !== 'HEAD') {
+      return errorAnswer('method_not_allowed', 'the attach manifest answers GET', { allow: 'GET, HEAD' });
+    }
+    if (published === null) return errorAnswer('shutting_down', 'the server is not listening yet');
+    const base = published.baseUrl.replace(/\/+$/, '');
+    const manifest = buildAttachManifest({
+      name,
+      worldUrl: `${base}${vendorPrefix}`,
+      worldApi: `${base}${apiPrefix}`,
+      // The read token's manifest hands out the read token: it never learns the world's token.
+      token: scope === 'read' ? options.tokens.readToken : options.tokens.token,
+      twins: options.twins,
+      ca: published.ca,
+      proxyUrl: published.proxyUrl,
+    });
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-kit-world-code': world.code },
+      body: JSON.stringify(manifest),
+    };
+  };
 
   const head = (h: HttpHead): HttpAnswer | BodyReader => {
     if (stopped) return errorAnswer('shutting_down', 'the server is stopping');
@@ -190,6 +251,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     if (scope === null) return unauthenticated(surface, `the token in ${credential.source} does not open this world`);
 
     const method = h.method;
+    if (surface === 'vendor' && sub === MANIFEST_SUB) return manifestAnswer(method, scope);
     let readOnly = false;
     if (surface === 'api') {
       if (scope === 'read' && !readTokenOpens(method, sub)) {
@@ -255,6 +317,11 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     stop() {
       stopped = true;
     },
+    scopeOf: (token) => verifier.scopeOf(token),
+    vendorPath: (vendor, path) => `${vendorPrefix}/${vendor}${path}`,
+    publish(address) {
+      published = address;
+    },
     async dispatch(request: PlainRequest): Promise<HttpAnswer> {
       const { path, query } = splitUrl(request.url);
       const headers = Object.create(null) as Record<string, string>;
@@ -295,16 +362,44 @@ export async function startSingleWorldServer(options: SingleWorldOptions): Promi
   });
   const name = options.worldName ?? options.world.name;
   const url = `http://${urlHost(host)}:${http.port}`;
+  let proxy: ConnectProxy | null = null;
+  const ca = options.ca;
+  if (ca !== undefined) {
+    const twins = new Map<string, string>();
+    for (const t of options.twins) {
+      if ((t.protocol ?? 'http') !== 'http') continue;
+      for (const h of t.hosts ?? []) if (!twins.has(h.toLowerCase())) twins.set(h.toLowerCase(), t.vendor);
+    }
+    try {
+      proxy = await startConnectProxy({
+        host,
+        port: options.proxyPort ?? (http.port < 65535 && options.port !== undefined && options.port !== 0 ? http.port + 1 : 0),
+        ca,
+        twins,
+        authenticate: (token) => core.scopeOf(token) !== null,
+        handler: core.handler,
+        vendorPath: core.vendorPath,
+        maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+        realm: `kit world ${options.org}/${name}`,
+      });
+    } catch (e) {
+      await http.close();
+      throw new Error(`the proxy cannot listen: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  core.publish({ baseUrl: url, proxyUrl: proxy?.url ?? null, ca: ca === undefined ? null : { pem: ca.certPem, sha256: ca.sha256 } });
   let closing: Promise<void> | null = null;
   return {
     url,
     worldUrl: `${url}/${options.org}/${name}`,
     worldApi: `${url}/-/${options.org}/${name}`,
     port: http.port,
+    proxy,
     dispatch: core.dispatch,
     close(): Promise<void> {
       if (closing === null) {
         closing = (async () => {
+          await proxy?.close();
           await http.close();
           core.stop();
           await options.world.close();

@@ -45,6 +45,11 @@ export interface AttachManifest {
   name: string;
   /** Each vendor id → its twin's URL, `{world_url}/<vendor>`. */
   vendors: Record<string, string>;
+  /**
+   * Each twinned vendor host → the vendor id whose twin answers it (`api.stripe.com` →
+   * `stripe`). The Node attach entry routes by it; the proxy terminates TLS for these hosts.
+   */
+  hosts: Record<string, string>;
   /** Null when the server runs no proxy (a host started without a CA). */
   ca: AttachCa | null;
   proxy: AttachProxy | null;
@@ -125,6 +130,14 @@ export function parseAttachManifest(raw: unknown): AttachManifest {
     if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(k)) throw new ManifestError(`vendors has a bad vendor id ${JSON.stringify(k.slice(0, 64))}`);
     vendors[k] = httpUrl(v, `vendors.${k}`, ['http:', 'https:']);
   }
+  const hostsRaw = raw['hosts'] ?? {};
+  if (!isRecord(hostsRaw)) throw new ManifestError('hosts is not an object');
+  const hosts: Record<string, string> = {};
+  for (const [h, vendor] of Object.entries(hostsRaw)) {
+    if (!HOST_NAME.test(h)) throw new ManifestError(`hosts has a bad host name ${JSON.stringify(h.slice(0, 64))}`);
+    if (typeof vendor !== 'string' || vendors[vendor] === undefined) throw new ManifestError(`hosts.${h} names no vendor of the manifest`);
+    hosts[h] = vendor;
+  }
   let ca: AttachCa | null = null;
   if (raw['ca'] !== null && raw['ca'] !== undefined) {
     const c = raw['ca'];
@@ -159,5 +172,5 @@ export function parseAttachManifest(raw: unknown): AttachManifest {
       };
     }
   }
-  return { name: raw['name'], vendors, ca, proxy, env, streams };
+  return { name: raw['name'], vendors, hosts, ca, proxy, env, streams };
 }

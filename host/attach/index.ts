@@ -1,0 +1,2 @@
+export { buildAttachManifest, streamVariable } from './manifest.js';
+export type { AttachManifestInput, AttachTwin } from './manifest.js';

@@ -1,0 +1,4 @@
+export { caDir, createMemoryCa, loadOrCreateCa } from './ca.js';
+export type { CaOptions, WorldCa } from './ca.js';
+export { parseAuthority, startConnectProxy } from './proxy.js';
+export type { ConnectProxy, ConnectProxyOptions } from './proxy.js';

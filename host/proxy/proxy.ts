@@ -1,0 +1,306 @@
+/**
+ * The world's HTTP CONNECT proxy, for apps in any language (`HTTPS_PROXY`). It
+ * authenticates the world's token (`Proxy-Authorization: Basic`, any user, the token as
+ * password), terminates TLS for twinned hosts with a leaf from the world's CA and hands the
+ * decrypted requests to the server's own handler (the same head/body path a request on the
+ * server's port takes, so routing, scopes and the budget are the server's), and tunnels
+ * every other host untouched as a plain TCP pipe.
+ *
+ * Built on Node's `http` (CONNECT is a Node strength and uWS has no CONNECT); the decrypted
+ * side is an unlistened `http.Server` fed the TLS sockets, so HTTP/1.1 parsing, keep-alive
+ * and chunked bodies are Node's.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { connect as netConnect, isIP } from 'node:net';
+import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
+import type { Duplex } from 'node:stream';
+import type { HttpAnswer, HttpHandler } from '../http/types.js';
+import type { WorldCa } from './ca.js';
+
+export interface ConnectProxyOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 picks a free port. */
+  port: number;
+  ca: WorldCa;
+  /** Twinned host (lower case, no port) → the vendor id whose twin answers it. */
+  twins: ReadonlyMap<string, string>;
+  /** Whether a token opens the world (any scope: the server applies the scope's rules). */
+  authenticate(token: string): boolean;
+  /** The server's handler; a decrypted request reaches it as if sent to the server's port. */
+  handler: HttpHandler;
+  /** The server's path of a twin path: `(stripe, /v1/customers)` → `/local/shop/stripe/v1/customers`. */
+  vendorPath(vendor: string, path: string): string;
+  maxBodyBytes: number;
+  /** For the 407's realm, e.g. `kit world local/shop`. */
+  realm: string;
+  /** How long a tunnel's upstream may take to connect. Default 15 s. */
+  connectTimeoutMs?: number;
+}
+
+export interface ConnectProxy {
+  readonly port: number;
+  /** `http://<host>:<port>`, without credentials. */
+  readonly url: string;
+  /** Stops listening and cuts every tunnel and decrypted connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface Terminated {
+  vendor: string;
+  token: string;
+}
+
+function json(code: string, message: string): string {
+  return JSON.stringify({ error: { code, message } });
+}
+
+/** A raw HTTP/1.1 answer on a CONNECT socket (no `ServerResponse` exists for CONNECT). */
+function rawAnswer(socket: Duplex, status: number, reason: string, headers: Record<string, string>, body: string): void {
+  const lines = [`HTTP/1.1 ${status} ${reason}`];
+  const all: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), connection: 'close', ...headers };
+  for (const [k, v] of Object.entries(all)) lines.push(`${k}: ${v}`);
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/** The password of a `Basic` Proxy-Authorization, or null. */
+function proxyToken(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const m = /^\s*basic\s+([A-Za-z0-9+/=._-]+)\s*$/i.exec(header);
+  if (m === null) return null;
+  const decoded = Buffer.from(m[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? null : decoded.slice(colon + 1);
+}
+
+/** `host:port` of a CONNECT, IPv6 in brackets. Null when malformed. */
+export function parseAuthority(authority: string): { host: string; port: number } | null {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9._-]+)):(\d{1,5})$/.exec(authority);
+  if (m === null) return null;
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) return null;
+  const host = (m[1] ?? m[2] ?? '').toLowerCase();
+  if (m[1] !== undefined && isIP(host) !== 6) return null;
+  return { host, port };
+}
+
+function headerRecord(req: IncomingMessage): Record<string, string> {
+  const headers = Object.create(null) as Record<string, string>;
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = (raw[i] as string).toLowerCase();
+    const value = raw[i + 1] as string;
+    const prior = headers[name];
+    headers[name] = prior === undefined ? value : `${prior}, ${value}`;
+  }
+  return headers;
+}
+
+/** Headers Node computes itself from the body it is given. */
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+function send(req: IncomingMessage, res: ServerResponse, answer: HttpAnswer): void {
+  const write = (): void => {
+    if (answer.fault === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (res.destroyed) return;
+    res.statusCode = answer.status;
+    for (const [k, v] of Object.entries(answer.headers)) {
+      if (!FRAMING.has(k.toLowerCase())) res.setHeader(k, v);
+    }
+    if (answer.close === true) res.shouldKeepAlive = false;
+    res.end(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
+  };
+  if (answer.delayMs !== undefined && answer.delayMs > 0) setTimeout(write, answer.delayMs).unref();
+  else write();
+}
+
+/** Starts the proxy. Refuses a missing or wrong credential with 407 before anything else. */
+export async function startConnectProxy(options: ConnectProxyOptions): Promise<ConnectProxy> {
+  const host = options.host ?? '127.0.0.1';
+  const sockets = new Set<Duplex>();
+  const terminated = new WeakMap<object, Terminated>();
+  const track = (s: Duplex): void => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  };
+  const connectTimeout = options.connectTimeoutMs ?? 15_000;
+
+  // The decrypted side: HTTP/1.1 over each terminated TLS socket.
+  const inner: Server = createServer((req, res) => {
+    const meta = terminated.get(req.socket);
+    if (meta === undefined) {
+      req.socket.destroy();
+      return;
+    }
+    const target = req.url ?? '/';
+    // Origin-form is what clients send inside a tunnel; an absolute form is folded to it.
+    let pathAndQuery = target;
+    if (!target.startsWith('/')) {
+      try {
+        const u = new URL(target);
+        pathAndQuery = `${u.pathname}${u.search}`;
+      } catch {
+        send(req, res, { status: 400, headers: { 'content-type': 'application/json' }, body: json('bad_request', 'the request target is not a path') });
+        return;
+      }
+    }
+    const q = pathAndQuery.indexOf('?');
+    const path = q < 0 ? pathAndQuery : pathAndQuery.slice(0, q);
+    const query = q < 0 ? '' : pathAndQuery.slice(q + 1);
+    const headers = headerRecord(req);
+    // The proxy credential speaks for the app; what rides inside is the vendor's (Authorization stays).
+    delete headers['x-kit-token'];
+    headers['x-twins-key'] = meta.token;
+    let first: ReturnType<HttpHandler['head']>;
+    try {
+      first = options.handler.head({ method: (req.method ?? 'GET').toUpperCase(), path: options.vendorPath(meta.vendor, path), query, headers, receivedAt: Date.now() });
+    } catch (e) {
+      send(req, res, options.handler.failed(e));
+      return;
+    }
+    if (typeof first !== 'function') {
+      req.resume();
+      send(req, res, first);
+      return;
+    }
+    const reader = first;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    req.on('data', (chunk: Buffer) => {
+      if (refused) return;
+      size += chunk.length;
+      if (size > options.maxBodyBytes) {
+        refused = true;
+        chunks.length = 0;
+        send(req, res, { ...options.handler.tooLarge(options.maxBodyBytes), close: true });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (refused) return;
+      const body = size === 0 ? undefined : new Uint8Array(Buffer.concat(chunks, size));
+      reader(body).then(
+        (answer) => send(req, res, answer),
+        (e: unknown) => send(req, res, options.handler.failed(e)),
+      );
+    });
+    req.on('error', () => req.socket.destroy());
+  });
+  inner.on('clientError', (_e, socket) => socket.destroy());
+
+  const outer: Server = createServer((req, res) => {
+    // Plain (non-CONNECT) proxy requests: this proxy speaks CONNECT only, as HTTPS_PROXY clients do.
+    res.writeHead(405, { 'content-type': 'application/json', allow: 'CONNECT', connection: 'close' });
+    res.end(json('method_not_allowed', 'this proxy takes CONNECT only (set it as HTTPS_PROXY)'));
+    req.resume();
+  });
+  outer.on('clientError', (_e, socket: Duplex) => {
+    // A request Node cannot parse: say so when the socket can still take it.
+    if (socket.writable) rawAnswer(socket, 400, 'Bad Request', {}, json('bad_request', 'not an HTTP/1.1 proxy request'));
+    else socket.destroy();
+  });
+  outer.on('connection', (s: Socket) => track(s));
+
+  outer.on('connect', (req: IncomingMessage, client: Duplex, head: Buffer) => {
+    client.on('error', () => client.destroy());
+    const token = proxyToken(req.headers['proxy-authorization']);
+    if (token === null || !options.authenticate(token)) {
+      rawAnswer(
+        client,
+        407,
+        'Proxy Authentication Required',
+        { 'proxy-authenticate': `Basic realm="${options.realm}"` },
+        json('unauthenticated', token === null ? 'the proxy needs the world token as the password of Proxy-Authorization: Basic' : 'the token in Proxy-Authorization does not open this world'),
+      );
+      return;
+    }
+    const target = parseAuthority(req.url ?? '');
+    if (target === null) {
+      rawAnswer(client, 400, 'Bad Request', {}, json('bad_request', 'CONNECT needs host:port'));
+      return;
+    }
+    const vendor = options.twins.get(target.host);
+    if (vendor !== undefined) {
+      terminate(client, head, target.host, { vendor, token });
+      return;
+    }
+    tunnel(client, head, target.host, target.port);
+  });
+
+  const terminate = (client: Duplex, head: Buffer, hostName: string, meta: Terminated): void => {
+    options.ca.contextFor(hostName).then(
+      (secureContext) => {
+        if (client.destroyed) return;
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        if (head.length > 0) client.unshift(head);
+        const tls = new TLSSocket(client as Socket, { isServer: true, secureContext, ALPNProtocols: ['http/1.1'] });
+        tls.on('error', () => {
+          tls.destroy();
+          client.destroy();
+        });
+        track(tls);
+        terminated.set(tls, meta);
+        inner.emit('connection', tls);
+      },
+      () => rawAnswer(client, 502, 'Bad Gateway', {}, json('internal', `no certificate could be issued for ${hostName}`)),
+    );
+  };
+
+  const tunnel = (client: Duplex, head: Buffer, hostName: string, port: number): void => {
+    const upstream = netConnect({ host: hostName, port });
+    track(upstream);
+    let connected = false;
+    upstream.setTimeout(connectTimeout, () => {
+      if (!connected) upstream.destroy(new Error('connect timeout'));
+    });
+    upstream.once('connect', () => {
+      connected = true;
+      upstream.setTimeout(0);
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      // pipe() carries backpressure both ways; an end on one side half-closes the other.
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', (e: NodeJS.ErrnoException) => {
+      if (!connected && !client.destroyed) {
+        rawAnswer(client, 502, 'Bad Gateway', {}, json('bad_gateway', `cannot reach ${hostName}:${port}: ${e.code ?? e.message}`));
+      } else client.destroy();
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    outer.once('error', reject);
+    outer.listen({ host, port: options.port, exclusive: true }, () => {
+      outer.off('error', reject);
+      resolve();
+    });
+  });
+  const address = outer.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const urlHost = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    url: `http://${urlHost}:${port}`,
+    close() {
+      if (closing === null) {
+        closing = new Promise<void>((resolve) => {
+          outer.close(() => resolve());
+          for (const s of sockets) s.destroy();
+          inner.close();
+        });
+      }
+      return closing;
+    },
+  };
+}
