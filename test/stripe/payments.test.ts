@@ -281,6 +281,19 @@ describe('refunds and balance', () => {
     expect(withRefunds.refunds?.data.map((r) => r.id)).toEqual([r2.id, r1.id]);
   });
 
+  it('searches charges by card last4, amount and refunded', async () => {
+    const s = twin.client('sk_test_chargeSearchAccount01');
+    const visa = await s.paymentIntents.create({ amount: 3100, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, ...cardOnly });
+    const mc = await s.paymentIntents.create({ amount: 4100, currency: 'usd', payment_method: 'pm_card_mastercard', confirm: true, ...cardOnly });
+    await s.refunds.create({ payment_intent: mc.id });
+    const byLast4 = await s.charges.search({ query: 'payment_method_details.card.last4:"4444"' });
+    expect(byLast4.data.map((ch) => ch.id)).toEqual([mc.latest_charge]);
+    const refunded = await s.charges.search({ query: 'refunded:"true" OR amount<3200' });
+    expect(refunded.data.map((ch) => ch.id).sort()).toEqual([visa.latest_charge, mc.latest_charge].sort());
+    const notRefunded = await s.charges.search({ query: '-refunded:"true" AND status:"succeeded"' });
+    expect(notRefunded.data.map((ch) => ch.id)).toEqual([visa.latest_charge]);
+  });
+
   it('refuses to refund a PaymentIntent that has not succeeded', async () => {
     const pi = await stripe.paymentIntents.create({ amount: 1000, currency: 'usd', ...cardOnly });
     const err = await stripe.refunds.create({ payment_intent: pi.id }).catch((e: unknown) => e as Stripe.errors.StripeError);
