@@ -1,4 +1,5 @@
-export type { LocalWorldOptions, Scope, TwinBundle, TwinManifestJson, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+export type { LocalWorldOptions, Scope, StreamCall, StreamResult, StreamUntilBytes, TwinBundle, TwinManifestJson, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+export { MAX_STREAM_STATE_BYTES } from './streams.js';
 export { WorldRunner, type RunnerOptions } from './world-runner.js';
 export { openLocalWorld, openWorldRunner, worldCode, stateDir, type WorldRunnerOptions } from './open.js';
 export type { CheckResult } from './checks.js';

@@ -12,7 +12,7 @@ import { WorldStore } from '../world/index.js';
 import { SupervisedWorker } from '../worker/index.js';
 import { KIT_VERSION } from '../version.js';
 import { errorResponse, WorldRunner } from './world-runner.js';
-import type { LocalWorldOptions, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+import type { LocalWorldOptions, StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 
 export interface WorldRunnerOptions {
   storage: Storage;
@@ -55,7 +55,9 @@ export async function openWorldRunner(options: WorldRunnerOptions): Promise<Worl
 }
 
 /** What the main thread sends a world's worker. */
-export type WorkerCall = { kind: 'request'; request: WorldRequest } | { kind: 'close' };
+export type WorkerCall = { kind: 'request'; request: WorldRequest } | { kind: 'stream'; call: StreamCall } | { kind: 'close' };
+/** What a world's worker answers: a response, or a stream call's result. */
+export type WorkerReply = WorldResponse | StreamResult;
 
 /** The compiled worker script (a worker cannot run the TypeScript sources vitest loads). */
 function workerScript(): URL {
@@ -78,7 +80,7 @@ export function stateDir(dir: string): string {
  */
 export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldHandle> {
   mkdirSync(stateDir(options.dir), { recursive: true });
-  const worker = new SupervisedWorker<WorkerCall, WorldResponse>({
+  const worker = new SupervisedWorker<WorkerCall, WorkerReply>({
     script: workerScript(),
     workerData: options,
     callTimeoutMs: options.callTimeoutMs ?? 5000,
@@ -86,7 +88,7 @@ export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldH
   });
   const code = worldCode(options.twins);
   // The first call starts the worker, which opens the storage and loads the twins.
-  const probe = await worker.call({ kind: 'request', request: { surface: 'api', method: 'GET', path: '/clock', query: '', headers: {}, scope: 'read', requestId: 'start', receivedAt: Date.now() } });
+  const probe = (await worker.call({ kind: 'request', request: { surface: 'api', method: 'GET', path: '/clock', query: '', headers: {}, scope: 'read', requestId: 'start', receivedAt: Date.now() } })) as WorldResponse;
   if (probe.status !== 200) throw new Error(`the world did not start: ${String(probe.body)}`);
   return {
     name: options.world,
@@ -94,7 +96,9 @@ export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldH
     // A world ended by the watchdog answers this request with handler_timeout (or
     // sandbox_crashed for the others in flight), and starts again on the next one.
     handle: (request) =>
-      worker.call({ kind: 'request', request }, request.body ? [request.body.buffer as ArrayBuffer] : undefined).catch(errorResponse),
+      (worker.call({ kind: 'request', request }, request.body ? [request.body.buffer as ArrayBuffer] : undefined) as Promise<WorldResponse>).catch(errorResponse),
+    // A stream call's failure (KitError, e.g. handler_timeout) rejects: the host closes that connection.
+    streamCall: (call: StreamCall) => worker.call({ kind: 'stream', call }) as Promise<StreamResult>,
     async close() {
       await worker.call({ kind: 'close' });
       await worker.close();

@@ -44,8 +44,44 @@ export interface WorldHandle {
   /** The code version this world runs, answered in `x-kit-world-code`. */
   readonly code: string;
   handle(request: WorldRequest): Promise<WorldResponse>;
+  /**
+   * Drives one connection of a stream twin (`{world_api}/streams/<id>`): the host holds the
+   * connection, its bytes and its state; the world runs the twin's stream handler. Absent on a
+   * world that serves no streams. Rejects with KitError `unknown_stream`, `handler_error`, ….
+   */
+  streamCall?(call: StreamCall): Promise<StreamResult>;
   /** Finishes what is in flight and flushes commits. */
   close(): Promise<void>;
+}
+
+/** One event of a stream connection, as the host hands it to the world. */
+export interface StreamCall {
+  /** The stream id: the vendor id of a twin with a stream handler. */
+  twin: string;
+  /** The host's id for the connection. */
+  connId: string;
+  event: 'open' | 'data' | 'close';
+  /** What arrived (`data` only). */
+  bytes?: Uint8Array;
+  /** The state the last call of this connection answered; null on `open`. JSON data. */
+  state: unknown;
+}
+
+/** Framing hint: call `data` once the waiting bytes, read after `tail`, hold `delimiter`, or `max` bytes wait. */
+export interface StreamUntilBytes {
+  delimiter: Uint8Array;
+  tail: Uint8Array;
+  max: number | null;
+}
+
+export interface StreamResult {
+  /** Bytes to send to the client (empty: nothing). */
+  send: Uint8Array;
+  /** Close the connection once `send` is out. */
+  close: boolean;
+  /** The connection's state for its next call. */
+  state: unknown;
+  until: StreamUntilBytes | null;
 }
 
 /** The manifest a twin bundle answers from `__kit_manifest()`. */
@@ -59,6 +95,8 @@ export interface TwinManifestJson {
   stores: string[];
   moves: string[];
   scenarios: boolean;
+  /** true when the twin has a stream handler (its clients speak TCP through `…/streams/<vendor>`). */
+  stream?: boolean;
 }
 
 /** A built twin: its sandbox script and its manifest. */

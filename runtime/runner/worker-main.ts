@@ -3,7 +3,7 @@ import { workerData } from 'node:worker_threads';
 import { join } from 'node:path';
 import { openLmdbStorage } from '../store/index.js';
 import { serveInWorker } from '../worker/index.js';
-import { openWorldRunner, stateDir, type WorkerCall } from './open.js';
+import { openWorldRunner, stateDir, type WorkerCall, type WorkerReply } from './open.js';
 import type { LocalWorldOptions, WorldResponse } from './types.js';
 import type { WorldRunner } from './world-runner.js';
 
@@ -20,12 +20,13 @@ function start(): Promise<WorldRunner> {
   return runner;
 }
 
-serveInWorker<WorkerCall, WorldResponse>(async (call) => {
+serveInWorker<WorkerCall, WorkerReply>(async (call) => {
   const r = await start();
   if (call.kind === 'close') {
     await r.close();
     await r.storage.close();
     return { status: 200, headers: {}, body: '' };
   }
+  if (call.kind === 'stream') return r.streamCall(call.call);
   return r.handle(call.request);
 });

@@ -16,7 +16,8 @@ import { toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
 import { ScenarioSlot } from './scenarios.js';
 import { invokeGuest, serveTwin, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
-import type { TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+import type { StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+import { runStreamCall } from './streams.js';
 import { CheckSet } from './checks.js';
 
 export interface RunnerOptions {
@@ -119,6 +120,21 @@ export class WorldRunner implements WorldHandle {
       return await this.handleVendor(req);
     } catch (e) {
       return errorResponse(e);
+    } finally {
+      if (--this.inFlight === 0 && this.idle) this.idle();
+    }
+  }
+
+  /** One event of a stream connection (see streams.ts); answered once its writes are on disk. */
+  async streamCall(call: StreamCall): Promise<StreamResult> {
+    if (this.closed) throw new KitError('storage_closed', 'The world is stopping.');
+    this.inFlight++;
+    try {
+      const appendsBefore = this.appends;
+      const host = { name: this.name, twin: (v: string) => this.twin(v), catchUp: (t: ServedTwin) => this.catchUp(t), invoke: (t: ServedTwin, i: Record<string, unknown>) => this.invoke(t, i), append: (t: string, d: EntryDraft) => void this.append(t, d) };
+      const { result } = runStreamCall(host, call);
+      if (this.appends !== appendsBefore) await this.world.durable();
+      return result;
     } finally {
       if (--this.inFlight === 0 && this.idle) this.idle();
     }

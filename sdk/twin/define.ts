@@ -149,5 +149,17 @@ export function defineTwin<T extends TwinDefinition>(def: T): T {
   checkFunctions(def.moves, 'moves', MOVE_NAME);
   if (def.errorBody !== undefined && typeof def.errorBody !== 'function') fail('errorBody', 'must be a function');
   if (def.scenarios !== undefined && typeof def.scenarios !== 'boolean') fail('scenarios', 'must be a boolean');
+  if (def.stream !== undefined) {
+    const stream: unknown = def.stream;
+    if (!isRecord(stream)) fail('stream', 'must be an object { open?, data, close? }');
+    if (def.protocol === 'http') fail('stream', "belongs to a twin whose protocol is not 'http' (its clients speak TCP: smtp, mysql)");
+    for (const key of Object.keys(stream)) {
+      if (!['open', 'data', 'close'].includes(key)) fail(`stream.${key}`, 'is not a stream handler (open, data, close)');
+    }
+    if (typeof stream['data'] !== 'function') fail('stream.data', 'must be a function');
+    for (const key of ['open', 'close']) {
+      if (stream[key] !== undefined && typeof stream[key] !== 'function') fail(`stream.${key}`, 'must be a function');
+    }
+  }
   return def;
 }

@@ -117,6 +117,60 @@ export type Move = (ctx: TwinContext, data: unknown, dueAt: string) => void;
 
 export type Store = (tree: ReadTree, query: Record<string, string | string[]>) => unknown;
 
+/**
+ * One TCP connection of a stream twin (a twin whose clients speak a TCP protocol, reached
+ * through `{world_api}/streams/<vendor>`). The guest keeps nothing between calls: what the
+ * twin must remember about a connection lives in `state`, which the host hands in and takes
+ * back on every call (so a restarted world loses only its live connections).
+ */
+export interface StreamConnection<S = unknown> {
+  /** The host's id for the connection, stable for its life. */
+  id: string;
+  /** The twin's own JSON state for this connection: null on `open`. Mutate it, or answer a new `state`. */
+  state: S | null;
+}
+
+/**
+ * When to call `data` next: the host keeps what arrives and calls once the bytes it holds,
+ * read after `tail`, contain `delimiter`, or once it holds `max` bytes. A line protocol waits
+ * for `'\r\n'`; SMTP's DATA for `'\r\n.\r\n'` with `tail: '\r\n'`, so a message costs one call.
+ * Binary strings, as `StreamAnswer.send`.
+ */
+export interface StreamUntil {
+  /** 1 to 64 bytes. */
+  delimiter: string;
+  /** The bytes the twin already took that come just before the next ones (up to 64), so a delimiter split across calls is seen. */
+  tail?: string;
+  /** Call anyway once this many bytes wait (default and cap: the host's stream buffer, 16 MiB). */
+  max?: number;
+}
+
+/** What a stream handler answers. Every part is optional; `undefined` sends nothing and keeps the state. */
+export interface StreamAnswer<S = unknown> {
+  /** Bytes to send, as a binary string: one character per byte, codes 0..255 (`'250 OK\r\n'`). */
+  send?: string;
+  /** Closes the connection after `send`. */
+  close?: boolean;
+  /** The connection's state from now on (JSON data). Absent: `conn.state` as the handler left it. */
+  state?: S | null;
+  /** Framing hint for the next `data` call; null (or absent) calls on every arrival. */
+  until?: StreamUntil | null;
+}
+
+/**
+ * The stream side of a twin. Each call runs like a route's handler: `ctx.tree` reads and
+ * writes the twin's state, and what a call writes is committed as one log entry before its
+ * answer is sent (a delivered message is on disk before the client hears `250`).
+ */
+export interface StreamHandler<S = unknown> {
+  /** A client connected: the greeting, for protocols where the server speaks first. */
+  open?(ctx: TwinContext, conn: StreamConnection<S>): StreamAnswer<S> | void;
+  /** Bytes arrived (a binary string, one character per byte); see `StreamUntil` for framing. */
+  data(ctx: TwinContext, conn: StreamConnection<S>, bytes: string): StreamAnswer<S> | void;
+  /** The client went away (its answer's `send` goes nowhere; writes are still committed). */
+  close?(ctx: TwinContext, conn: StreamConnection<S>): StreamAnswer<S> | void;
+}
+
 export interface TwinDefinition {
   vendor: string;
   version: string;
@@ -138,4 +192,6 @@ export interface TwinDefinition {
   errorBody?: (status: number, code: string, message: string) => unknown;
   /** Whether a scenario (handlers document) may be installed on this twin. Default true. */
   scenarios?: boolean;
+  /** The TCP side of a twin whose `protocol` is not `http` (SMTP, MySQL): see `StreamHandler`. */
+  stream?: StreamHandler;
 }

@@ -15,6 +15,7 @@ import type { IdSource } from '../../../runtime/world/ids.js';
 import type {
   ListOptions,
   ListPage,
+  StreamConnection,
   Tree,
   TwinContext,
   TwinDefinition,
@@ -285,7 +286,8 @@ interface InvokeBase {
 type InvokeInput =
   | (InvokeBase & { kind: 'route'; index: number; request: TwinRequest })
   | (InvokeBase & { kind: 'move'; move: string; id: string; data: unknown; dueAt: string | number })
-  | (InvokeBase & { kind: 'store'; name: string; query: Record<string, string | string[]> });
+  | (InvokeBase & { kind: 'store'; name: string; query: Record<string, string | string[]> })
+  | (InvokeBase & { kind: 'stream'; event: 'open' | 'data' | 'close'; connection: string; state: unknown; bytes?: string });
 
 export interface Thrown {
   message: string;
@@ -345,6 +347,58 @@ function responseJson(value: unknown, where: string): string {
   return json;
 }
 
+/** Bytes cross as binary strings: a character above U+00FF is no byte. */
+const NOT_A_BYTE = /[^\u0000-\u00ff]/;
+
+function binary(v: unknown, where: string, maxLength: number): string {
+  if (typeof v !== 'string') throw new TypeError(`${where} must be a binary string (one character per byte)`);
+  if (NOT_A_BYTE.test(v)) throw new TypeError(`${where} has a character above U+00FF: bytes are sent as a binary string (encode text as UTF-8 first)`);
+  if (v.length > maxLength) throw new TypeError(`${where} is longer than ${maxLength} bytes`);
+  return v;
+}
+
+/**
+ * Runs a stream event and checks its answer (untrusted as any handler's). The answer goes out
+ * as the response body: `{ send, close, state, until }`, with the state always present.
+ */
+function streamAnswerJson(def: TwinDefinition, input: { event: unknown; connection: unknown; state: unknown; bytes?: unknown }, ctx: TwinContext): string {
+  const handler = def.stream;
+  if (!handler) throw new TypeError(`__kit_invoke: twin '${def.vendor}' has no stream handler`);
+  checkName('__kit_invoke: connection', input.connection);
+  const conn: StreamConnection = { id: input.connection, state: input.state === undefined ? null : input.state };
+  const where = `stream.${String(input.event)}`;
+  let answer: unknown;
+  if (input.event === 'open') answer = handler.open ? handler.open(ctx, conn) : undefined;
+  else if (input.event === 'data') answer = handler.data(ctx, conn, binary(input.bytes ?? '', '__kit_invoke: bytes', Infinity));
+  else if (input.event === 'close') answer = handler.close ? handler.close(ctx, conn) : undefined;
+  else throw new TypeError(`__kit_invoke: unknown stream event ${JSON.stringify(input.event)}`);
+  if (answer === undefined || answer === null) answer = {};
+  if (!isRecord(answer)) throw new TypeError(`${where} returned ${typeof answer}, not a stream answer object`);
+  if (typeof (answer as { then?: unknown }).then === 'function') throw new TypeError(`${where} returned a Promise: handlers are synchronous`);
+  const out: Record<string, unknown> = {};
+  if (answer['send'] !== undefined) out['send'] = binary(answer['send'], `${where}: send`, Infinity);
+  if (answer['close'] !== undefined) {
+    if (typeof answer['close'] !== 'boolean') throw new TypeError(`${where}: close must be a boolean`);
+    out['close'] = answer['close'];
+  }
+  out['state'] = 'state' in answer && answer['state'] !== undefined ? answer['state'] : conn.state;
+  const until = answer['until'];
+  if (until !== undefined && until !== null) {
+    if (!isRecord(until)) throw new TypeError(`${where}: until must be { delimiter, tail?, max? } or null`);
+    const u: Record<string, unknown> = { delimiter: binary(until['delimiter'], `${where}: until.delimiter`, 64) };
+    if ((u['delimiter'] as string).length === 0) throw new TypeError(`${where}: until.delimiter must not be empty`);
+    if (until['tail'] !== undefined) u['tail'] = binary(until['tail'], `${where}: until.tail`, 64);
+    if (until['max'] !== undefined) {
+      if (!Number.isInteger(until['max']) || (until['max'] as number) < 1) throw new TypeError(`${where}: until.max must be a positive integer`);
+      u['max'] = until['max'];
+    }
+    out['until'] = u;
+  }
+  const json = JSON.stringify({ status: 200, body: out });
+  if (json === undefined) throw new TypeError(`${where} returned a state that is not JSON data`);
+  return json;
+}
+
 function toIso(ms: number): string {
   return new Date(ms).toISOString();
 }
@@ -367,6 +421,7 @@ export function manifestOf(def: TwinDefinition): unknown {
     stores: Object.keys(def.stores ?? {}),
     moves: Object.keys(def.moves ?? {}),
     scenarios: def.scenarios !== false,
+    ...(def.stream ? { stream: true } : {}),
   };
 }
 
@@ -485,6 +540,8 @@ export function installTwin(def: TwinDefinition): void {
         if (!store) throw new TypeError(`__kit_invoke: the twin has no store '${String(input.name)}'`);
         const body = store(t, isRecord(input.query) ? (input.query as Record<string, string | string[]>) : {});
         response = responseJson({ status: 200, body: body === undefined ? null : body }, `store '${input.name}'`);
+      } else if (input.kind === 'stream') {
+        response = streamAnswerJson(def, input, ctx);
       } else {
         throw new TypeError(`__kit_invoke: unknown kind ${JSON.stringify((input as { kind?: unknown }).kind)}`);
       }

@@ -1,0 +1,244 @@
+/**
+ * The mailbox: every message the twin accepted, delivered by the SMTP session (one log entry
+ * per message) and read or deleted over the twin's HTTP API.
+ *
+ * State, as records in the twin's tree:
+ * - `message/<id>` → the stored message (parsed headers, text, html, attachment metadata, envelope);
+ * - `message_by_seq/<seq, 12 digits>` → `{ id }`: arrival order, so a list is one ordered read;
+ * - `message_raw/<id>` → `{ raw }`: the message as received (a binary string), for `…/raw`;
+ * - `message_part/<id>:<n>` → `{ contentBase64 }`: attachment n's content, kept out of lists;
+ * - `message_counter/seq` → `{ next }`.
+ */
+import type { ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../sdk/twin/index.js';
+import { base64Encode } from './encoding.js';
+import { parseMail, type MailAddress, type MailHeader } from './mime.js';
+
+export const MESSAGE = 'message';
+const BY_SEQ = 'message_by_seq';
+const RAW = 'message_raw';
+const PART = 'message_part';
+const COUNTER = 'message_counter';
+const MAX_LIMIT = 100;
+const DEFAULT_LIMIT = 50;
+/** Messages one `DELETE /messages` removes; the answer's `has_more` says to call again. */
+const CLEAR_BATCH = 500;
+
+export interface Envelope {
+  /** The reverse-path of MAIL FROM (`''` for the null sender). */
+  from: string;
+  to: string[];
+  /** What the client said in EHLO/HELO. */
+  helo: string | null;
+  /** The user name the client authenticated as, or null. */
+  auth: string | null;
+  body: '7BIT' | '8BITMIME';
+  smtputf8: boolean;
+}
+
+export interface AttachmentInfo {
+  index: number;
+  filename: string | null;
+  contentType: string;
+  size: number;
+  contentId: string | null;
+  disposition: 'attachment' | 'inline';
+}
+
+export interface Message {
+  id: string;
+  object: 'message';
+  receivedAt: string;
+  envelope: Envelope;
+  /** Bytes of the message as received (after dot-unstuffing). */
+  size: number;
+  messageId: string | null;
+  subject: string | null;
+  date: string | null;
+  from: MailAddress[];
+  to: MailAddress[];
+  cc: MailAddress[];
+  bcc: MailAddress[];
+  replyTo: MailAddress[];
+  headers: MailHeader[];
+  text: string | null;
+  html: string | null;
+  attachments: AttachmentInfo[];
+}
+
+interface StoredMessage extends Message {
+  seq: number;
+}
+
+function seqKey(seq: number): string {
+  return String(seq).padStart(12, '0');
+}
+
+function present(stored: StoredMessage): Message {
+  const { seq: _seq, ...message } = stored;
+  return message;
+}
+
+/** Stores one accepted message; its writes become the entry of the DATA that carried it. */
+export function deliver(ctx: TwinContext, envelope: Envelope, raw: string): Message {
+  const parsed = parseMail(raw);
+  const counter = ctx.tree.get<{ next: number }>(COUNTER, 'seq');
+  const seq = counter?.next ?? 1;
+  const id = ctx.id('msg_');
+  const stored: StoredMessage = {
+    id,
+    object: 'message',
+    receivedAt: ctx.now(),
+    envelope,
+    size: raw.length,
+    messageId: parsed.messageId,
+    subject: parsed.subject,
+    date: parsed.date,
+    from: parsed.from,
+    to: parsed.to,
+    cc: parsed.cc,
+    // Bcc is never in the headers a client sends; the envelope's recipients not in To/Cc are it.
+    bcc: parsed.bcc.length > 0 ? parsed.bcc : bccOf(envelope.to, parsed.to, parsed.cc),
+    replyTo: parsed.replyTo,
+    headers: parsed.headers,
+    text: parsed.text,
+    html: parsed.html,
+    attachments: parsed.attachments.map((a, index) => ({ index, filename: a.filename, contentType: a.contentType, size: a.size, contentId: a.contentId, disposition: a.disposition })),
+    seq,
+  };
+  ctx.tree.put(MESSAGE, id, stored);
+  ctx.tree.put(BY_SEQ, seqKey(seq), { id });
+  ctx.tree.put(COUNTER, 'seq', { next: seq + 1 });
+  ctx.tree.put(RAW, id, { raw });
+  parsed.attachments.forEach((a, index) => ctx.tree.put(PART, `${id}:${index}`, { contentBase64: a.contentBase64 }));
+  const message = present(stored);
+  ctx.emit('message.received', { id, from: envelope.from, to: envelope.to, subject: parsed.subject, size: raw.length });
+  return message;
+}
+
+function bccOf(rcpt: string[], to: MailAddress[], cc: MailAddress[]): MailAddress[] {
+  const shown = new Set([...to, ...cc].map((a) => a.address.toLowerCase()));
+  return rcpt.filter((r) => !shown.has(r.toLowerCase())).map((address) => ({ name: '', address }));
+}
+
+// ------------------------------------------------------------------ HTTP API
+
+function error(status: number, code: string, message: string): TwinResponse {
+  return { status, body: { error: { code, message } } };
+}
+
+function one(q: Record<string, string | string[]>, name: string): string | undefined {
+  const v = q[name];
+  return Array.isArray(v) ? v[v.length - 1] : v;
+}
+
+function matches(m: Message, q: Record<string, string | string[]>): boolean {
+  const has = (hay: string | null, needle: string | undefined): boolean => needle === undefined || (hay ?? '').toLowerCase().includes(needle.toLowerCase());
+  const to = one(q, 'to');
+  const from = one(q, 'from');
+  const addressText = (list: MailAddress[]): string => list.map((a) => `${a.name} <${a.address}>`).join(', ');
+  return (
+    has(m.subject, one(q, 'subject')) &&
+    (to === undefined || has(`${addressText(m.to)} ${addressText(m.cc)} ${addressText(m.bcc)} ${m.envelope.to.join(' ')}`, to)) &&
+    (from === undefined || has(`${addressText(m.from)} ${m.envelope.from}`, from))
+  );
+}
+
+/** `GET /messages?limit=&starting_after=&to=&from=&subject=`: newest first. */
+export function listMessages(request: TwinRequest, ctx: TwinContext): TwinResponse {
+  const q = request.query;
+  const limitText = one(q, 'limit');
+  const limit = limitText === undefined ? DEFAULT_LIMIT : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return error(400, 'invalid_limit', `limit must be an integer from 1 to ${MAX_LIMIT}.`);
+  const after = one(q, 'starting_after');
+  let before: string | undefined;
+  if (after !== undefined) {
+    const cursor = ctx.tree.get<StoredMessage>(MESSAGE, after);
+    if (!cursor) return error(404, 'message_not_found', `No message '${after}' to start after.`);
+    before = seqKey(cursor.seq);
+  }
+  const data: Message[] = [];
+  let hasMore = false;
+  for (;;) {
+    const page = ctx.tree.list<{ id: string }>(BY_SEQ, { reverse: true, limit: MAX_LIMIT, ...(before === undefined ? {} : { before }) });
+    for (const item of page.items) {
+      before = item.id;
+      const m = ctx.tree.get<StoredMessage>(MESSAGE, item.value.id);
+      if (!m || !matches(m, q)) continue;
+      if (data.length === limit) {
+        hasMore = true;
+        break;
+      }
+      data.push(present(m));
+    }
+    if (hasMore || !page.hasMore) break;
+  }
+  return { body: { object: 'list', data, has_more: hasMore } };
+}
+
+function find(ctx: TwinContext | { tree: ReadTree }, id: string | undefined): StoredMessage | undefined {
+  return id === undefined ? undefined : ctx.tree.get<StoredMessage>(MESSAGE, id);
+}
+
+export function retrieveMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {
+  const m = find(ctx, request.params['id']);
+  return m ? { body: present(m) } : error(404, 'message_not_found', `No message '${request.params['id']}'.`);
+}
+
+/** `GET /messages/:id/raw`: the message as received. */
+export function rawMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {
+  const id = request.params['id'] ?? '';
+  const raw = ctx.tree.get<{ raw: string }>(RAW, id);
+  if (!raw) return error(404, 'message_not_found', `No message '${id}'.`);
+  return { headers: { 'content-type': 'message/rfc822' }, bodyBase64: base64Encode(raw.raw) };
+}
+
+/** `GET /messages/:id/attachments/:n`: attachment n's bytes, with its type and name. */
+export function attachment(request: TwinRequest, ctx: TwinContext): TwinResponse {
+  const m = find(ctx, request.params['id']);
+  if (!m) return error(404, 'message_not_found', `No message '${request.params['id']}'.`);
+  const n = Number(request.params['n']);
+  const info = Number.isInteger(n) ? m.attachments[n] : undefined;
+  const part = info ? ctx.tree.get<{ contentBase64: string }>(PART, `${m.id}:${n}`) : undefined;
+  if (!info || !part) return error(404, 'attachment_not_found', `Message '${m.id}' has no attachment ${request.params['n']} (it has ${m.attachments.length}).`);
+  const headers: Record<string, string> = { 'content-type': info.contentType };
+  if (info.filename !== null) headers['content-disposition'] = `${info.disposition}; filename="${info.filename.replace(/[^\x20-\x7e]|["\\]/g, '_')}"`;
+  return { headers, bodyBase64: part.contentBase64 };
+}
+
+function remove(ctx: TwinContext, m: StoredMessage): void {
+  ctx.tree.delete(MESSAGE, m.id);
+  ctx.tree.delete(BY_SEQ, seqKey(m.seq));
+  ctx.tree.delete(RAW, m.id);
+  for (const a of m.attachments) ctx.tree.delete(PART, `${m.id}:${a.index}`);
+}
+
+export function deleteMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {
+  const m = find(ctx, request.params['id']);
+  if (!m) return error(404, 'message_not_found', `No message '${request.params['id']}'.`);
+  remove(ctx, m);
+  return { body: { id: m.id, object: 'message', deleted: true } };
+}
+
+/** `DELETE /messages`: empties the mailbox, up to 500 messages a call (`has_more` says to call again). */
+export function clearMessages(_request: TwinRequest, ctx: TwinContext): TwinResponse {
+  const page = ctx.tree.list<{ id: string }>(BY_SEQ, { limit: CLEAR_BATCH });
+  let deleted = 0;
+  for (const item of page.items) {
+    const m = ctx.tree.get<StoredMessage>(MESSAGE, item.value.id);
+    if (m) {
+      remove(ctx, m);
+      deleted++;
+    } else ctx.tree.delete(BY_SEQ, item.id);
+  }
+  return { body: { object: 'list', deleted, has_more: page.hasMore } };
+}
+
+/** The `messages` store: the count and the newest 100, summarised. */
+export function messagesStore(tree: ReadTree): unknown {
+  const page = tree.list<{ id: string }>(BY_SEQ, { reverse: true, limit: MAX_LIMIT });
+  const messages = page.items
+    .map((item) => tree.get<StoredMessage>(MESSAGE, item.value.id))
+    .filter((m): m is StoredMessage => m !== undefined)
+    .map((m) => ({ id: m.id, receivedAt: m.receivedAt, from: m.envelope.from, to: m.envelope.to, subject: m.subject, size: m.size, attachments: m.attachments.length }));
+  return { count: tree.count(MESSAGE), messages };
+}
