@@ -157,6 +157,7 @@ function lineItem(c: Call, invoiceId: string | null, l: LineSpec): Obj {
       unit_amount_decimal: l.quantity === 0 ? '0' : String(l.amount / l.quantity),
     },
     quantity: l.quantity,
+    quantity_decimal: String(l.quantity),
     subscription: l.subscription ?? null,
     subtotal: l.amount,
     taxes: [],
@@ -612,14 +613,14 @@ export function createSub(c0: Call): Obj {
     id, object: 'subscription', application: null, application_fee_percent: null,
     automatic_tax: { disabled_reason: null, enabled: false, liability: null },
     billing_cycle_anchor: trialEnd ?? c.now, billing_cycle_anchor_config: null,
-    billing_mode: { flexible: null, type: 'classic', updated_at: c.now }, billing_thresholds: null,
+    billing_mode: { flexible: null, type: 'classic', updated_at: c.now }, billing_schedules: [], billing_thresholds: null,
     cancel_at: cancelAt ?? null, cancel_at_period_end: c.p.bool('cancel_at_period_end') ?? false, canceled_at: null,
     cancellation_details: { comment: null, feedback: null, reason: null }, collection_method: collection,
     created: c.now, currency: price0.currency, customer: customerId, customer_account: null, days_until_due: daysUntilDue,
     default_payment_method: pmId, default_source: null, default_tax_rates: taxRatesParam(c, c.p, 'default_tax_rates') ?? [], description: c.p.nullableStr('description') ?? null,
     discounts: [], ended_at: null, invoice_settings: { account_tax_ids: null, issuer: { type: 'self' } },
     items: { object: 'list', data: items, has_more: false, total_count: items.length, url: `/v1/subscription_items?subscription=${id}` },
-    latest_invoice: null, livemode: false, metadata: applyMetadata(undefined, c.p.get('metadata')),
+    latest_invoice: null, livemode: false, managed_payments: null, metadata: applyMetadata(undefined, c.p.get('metadata')),
     next_pending_invoice_item_invoice: null, on_behalf_of: null, pause_collection: null,
     payment_settings: { payment_method_options: null, payment_method_types: null, save_default_payment_method: 'off' },
     pending_invoice_item_interval: null, pending_setup_intent: null, pending_update: null, schedule: null,
@@ -1146,7 +1147,7 @@ function createInvoiceItem(c: Call): Obj {
     parent: subId === undefined ? null : { subscription_details: { subscription: subId }, type: 'subscription_details' },
     period: period === undefined || period === null ? { end: cc.now, start: cc.now } : { end: period.reqInt('end'), start: period.reqInt('start') },
     pricing: { price_details: price === null || price.id === null ? null : { price: price.id, product: price.product }, type: 'price_details', unit_amount_decimal: quantity === 0 ? '0' : String(amount / quantity) },
-    proration: false, quantity, tax_rates: taxRatesParam(cc, c.p, 'tax_rates') ?? [], test_clock: customer.test_clock ?? null,
+    proration: false, quantity, quantity_decimal: String(quantity), tax_rates: taxRatesParam(cc, c.p, 'tax_rates') ?? [], test_clock: customer.test_clock ?? null,
   };
   insert(cc, 'invoiceitem', ii);
   event(cc, 'invoiceitem.created', ii);

@@ -73,25 +73,25 @@ function createSession(c: Call): Obj {
     throw invalid('The `expires_at` timestamp must be between 30 minutes and 24 hours from now.', 'expires_at');
   }
   const session: Obj = {
-    id, object: 'checkout.session', after_expiration: null, allow_promotion_codes: c.p.bool('allow_promotion_codes') ?? null,
+    id, object: 'checkout.session', adaptive_pricing: null, after_expiration: null, allow_promotion_codes: c.p.bool('allow_promotion_codes') ?? null,
     amount_subtotal: mode === 'setup' ? null : subtotal, amount_total: mode === 'setup' ? null : subtotal,
     automatic_tax: { enabled: false, liability: null, provider: null, status: null }, billing_address_collection: null,
     cancel_url: c.p.str('cancel_url') ?? null, client_reference_id: c.p.nullableStr('client_reference_id') ?? null,
-    client_secret: null, consent: null, consent_collection: null, created: c.now,
+    client_secret: null, collected_information: null, consent: null, consent_collection: null, created: c.now, currency_conversion: null,
     currency: mode === 'setup' ? (c.p.str('currency') ?? null) : ([...currencies][0] ?? null),
     custom_fields: [], custom_text: { after_submit: null, shipping_address: null, submit: null, terms_of_service_acceptance: null },
-    customer: customer ?? null, customer_creation: customer === undefined && mode === 'payment' ? (c.p.oneOf('customer_creation', ['always', 'if_required'] as const) ?? 'if_required') : null,
+    customer: customer ?? null, customer_account: null, customer_creation: customer === undefined && mode === 'payment' ? (c.p.oneOf('customer_creation', ['always', 'if_required'] as const) ?? 'if_required') : null,
     customer_details: customer === undefined && c.p.has('customer_email') ? { address: null, email: c.p.str('customer_email'), name: null, phone: null, tax_exempt: 'none', tax_ids: null } : null,
-    customer_email: c.p.str('customer_email') ?? null, discounts: [], expires_at: expiresAt, invoice: null, invoice_creation: null,
-    livemode: false, locale: c.p.str('locale') ?? null, metadata: applyMetadata(undefined, c.p.get('metadata')), mode,
+    customer_email: c.p.str('customer_email') ?? null, discounts: [], expires_at: expiresAt, integration_identifier: null,
+    invoice: null, invoice_creation: null, livemode: false, locale: c.p.str('locale') ?? null, managed_payments: null, metadata: applyMetadata(undefined, c.p.get('metadata')), mode,
     payment_intent: null, payment_link: null, payment_method_collection: mode === 'payment' ? null : 'always',
     payment_method_configuration_details: null, payment_method_options: {}, allowed_payment_method_types: c.p.strings('allowed_payment_method_types') ?? null,
     payment_method_types: c.p.strings('allowed_payment_method_types') ?? ['card'],
-    payment_status: mode === 'setup' ? 'no_payment_required' : 'unpaid', phone_number_collection: { enabled: false },
+    origin_context: null, payment_status: mode === 'setup' ? 'no_payment_required' : 'unpaid', permissions: null, phone_number_collection: { enabled: false },
     recovered_from: null, saved_payment_method_options: null, setup_intent: null, shipping_address_collection: null,
     shipping_cost: null, shipping_options: [], status: 'open', submit_type: null, subscription: null, success_url: successUrl,
     total_details: mode === 'setup' ? null : { amount_discount: 0, amount_shipping: 0, amount_tax: 0 },
-    ui_mode: 'hosted', url: `https://checkout.stripe.com/c/pay/${id}`,
+    ui_mode: 'hosted', url: `https://checkout.stripe.com/c/pay/${id}`, wallet_options: null,
   };
   insert(c, 'checkout.session', session);
   c.schedules.push({ id: `cs.${c.acct}.${id}`, move: 'expireCheckout', dueAt: new Date(expiresAt * 1000).toISOString(), data: { acct: c.acct, id } });

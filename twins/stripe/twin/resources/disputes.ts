@@ -46,7 +46,6 @@ onChargeCaptured((c, charge, b) => {
   };
   insert(c, 'dispute', dispute);
   charge.disputed = true;
-  charge.dispute = id;
   save(c, 'charge', charge);
   event(c, 'charge.dispute.created', dispute);
   if (!inquiry) event(c, 'charge.dispute.funds_withdrawn', dispute);

@@ -28,7 +28,7 @@ function cardObject(c: Call, t: TestCard, exp: { month: number; year: number }, 
     brand: BRAND[t.brand] ?? 'Unknown', country: t.country, customer: null, cvc_check: cvc ? 'pass' : null,
     dynamic_last4: null, exp_month: exp.month, exp_year: exp.year, fingerprint: fingerprint(c, t.number),
     funding: t.funding, last4: t.number.slice(-4), metadata: {}, name, regulated_status: 'unregulated',
-    tokenization_method: null, wallet: null,
+    tokenization_method: null,
   };
 }
 
