@@ -1,0 +1,118 @@
+/**
+ * The GitHub twin behind a real socket, for the unmodified `@octokit/rest` to talk to.
+ *
+ * `startGithubTwin` serves the built twin as a user's world does: the world runner (engine,
+ * QuickJS sandbox, in-memory storage) behind the single-world server (uWS), the world clock
+ * set and frozen for determinism. Octokit's `baseUrl` is `{world_url}/github` (what the attach
+ * manifest's `GITHUB_API_URL` says). The admin client presents the world token as its GitHub
+ * token (`Authorization: token …`), so the twin acts as its site admin; a user's client
+ * presents that user's own token and the world token rides in `x-twins-key`, as the attach
+ * injector adds it.
+ */
+import { Octokit } from '@octokit/rest';
+import { startSingleWorldServer } from '../../host/single-world.js';
+import { openWorldRunner } from '../../runtime/runner/index.js';
+import type { WorldRequest } from '../../runtime/runner/types.js';
+import { MemoryStorage } from '../../runtime/store/index.js';
+import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
+
+export const TWIN_ENTRY = 'twins/github/twin/index.ts';
+export const START = Date.parse('2026-01-01T00:00:00.000Z');
+export const TOKENS = { token: 'tok_githubConformanceWorldToken0000000001', readToken: 'tok_r_githubConformanceReadToken000000001' };
+
+let built: Promise<BuiltTwin> | undefined;
+export function githubBundle(): Promise<BuiltTwin> {
+  built ??= buildTwin(TWIN_ENTRY);
+  return built;
+}
+
+export interface LogEntryEvent { type: string; data: unknown }
+
+export interface GithubTwin {
+  /** Octokit with the world token as its GitHub token: the site admin. */
+  admin: Octokit;
+  /** Octokit with a user's token (and the world token in x-twins-key). */
+  as(token: string): Octokit;
+  /** Octokit with the world's read token (a read-scoped credential). */
+  reader: Octokit;
+  /** Octokit without any GitHub credential (the world token in x-twins-key only). */
+  anonymous: Octokit;
+  baseUrl: string;
+  /** Makes a user and a token for it through the admin API; answers the token. */
+  user(login: string, email?: string): Promise<string>;
+  advance(ms: number): Promise<void>;
+  /** Events recorded on the twin's log entries, oldest first. */
+  events(): Promise<LogEntryEvent[]>;
+  raw(method: string, path: string, init?: { headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, string>; text: string }>;
+  close(): Promise<void>;
+}
+
+export async function startGithubTwin(): Promise<GithubTwin> {
+  const bundle = await githubBundle();
+  const runner = await openWorldRunner({
+    storage: new MemoryStorage(),
+    world: 'github-conformance',
+    twins: [bundle],
+    guestRuntime: await buildGuestRuntime(),
+    now: () => START,
+  });
+  const server = await startSingleWorldServer({
+    world: runner, org: 'local', tokens: TOKENS, twins: [{ vendor: 'github', requestScopes: ['read'] }], budget: false,
+  });
+  let counter = 0;
+  const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
+    const q = path.indexOf('?');
+    const request: WorldRequest = {
+      surface: 'api', method, path: q < 0 ? path : path.slice(0, q), query: q < 0 ? '' : path.slice(q + 1), headers: { 'content-type': 'application/json' }, scope: 'write',
+      requestId: `req_harness${++counter}`, receivedAt: START,
+    };
+    if (body !== undefined) request.body = new TextEncoder().encode(JSON.stringify(body));
+    const res = await runner.handle(request);
+    const text = typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body);
+    return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };
+  };
+  const set = await api('PUT', '/clock', { at: new Date(START).toISOString() });
+  if (set.status !== 200) throw new Error(`setting the world clock failed: ${JSON.stringify(set.json)}`);
+  const baseUrl = `${server.worldUrl}/github`;
+  const make = (auth: string | undefined, extra: Record<string, string> = {}): Octokit =>
+    new Octokit({ baseUrl, ...(auth === undefined ? {} : { auth }), request: { retries: 0 }, headers: extra, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+  const admin = make(TOKENS.token);
+  return {
+    admin,
+    baseUrl,
+    as: (token) => make(token, { 'x-twins-key': TOKENS.token }),
+    reader: make(TOKENS.readToken),
+    anonymous: make(undefined, { 'x-twins-key': TOKENS.token }),
+    async user(login, email) {
+      await admin.request('POST /admin/users', { login, email: email ?? `${login}@example.test` });
+      const res = await admin.request('POST /admin/users/{username}/authorizations', { username: login, scopes: ['repo'] });
+      return (res.data as { token: string }).token;
+    },
+    async advance(ms) {
+      const res = await api('POST', '/clock/advance', { by: `${Math.round(ms / 1000)}s` });
+      if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
+    },
+    async events() {
+      const out: LogEntryEvent[] = [];
+      let after = 0;
+      for (;;) {
+        const res = await api('GET', `/log/github?after=${after}&limit=500`);
+        if (res.status !== 200) throw new Error(`reading the log failed: ${JSON.stringify(res.json)}`);
+        const log = res.json as { entries: { position: number; events?: LogEntryEvent[] }[]; next: number | null };
+        for (const e of log.entries) {
+          for (const ev of e.events ?? []) out.push(ev);
+          after = e.position;
+        }
+        if (log.entries.length === 0 || log.next === null) break;
+      }
+      return out;
+    },
+    async raw(method, path, init = {}) {
+      const res = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-twins-key': TOKENS.token, ...init.headers }, ...(init.body === undefined ? {} : { body: init.body }) });
+      const headers: Record<string, string> = {};
+      res.headers.forEach((v, k) => { headers[k] = v; });
+      return { status: res.status, headers, text: await res.text() };
+    },
+    close: () => server.close(),
+  };
+}

@@ -1,0 +1,343 @@
+/**
+ * Git's object model over the twin's tree, with real object ids: an id is the SHA-1 of the
+ * object as git stores it (`<type> <size>\0<content>`), so a blob's sha matches
+ * `git hash-object` and a commit made here has the id git would give it.
+ *
+ * - `obj/<repo id>:<sha>` → GitObject (blobs keep their bytes as base64);
+ * - `ref/<repo id>:<refs/heads/main>` → `{ sha }`.
+ */
+import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
+import { base64Decode, base64Encode, concat, fromHex, utf8Decode, utf8Encode } from './bytes.js';
+import { gitObjectId } from './hash.js';
+
+export interface Person {
+  name: string;
+  email: string;
+  /** ISO 8601, whole seconds, UTC. */
+  date: string;
+}
+
+export interface TreeEntry {
+  /** As the API shows it: `100644`, `100755`, `040000`, `120000`, `160000`. */
+  mode: string;
+  type: 'blob' | 'tree' | 'commit';
+  sha: string;
+  name: string;
+}
+
+export type GitObject =
+  | { t: 'blob'; b64: string; size: number }
+  | { t: 'tree'; entries: TreeEntry[] }
+  | { t: 'commit'; tree: string; parents: string[]; author: Person; committer: Person; message: string };
+
+export type CommitObject = Extract<GitObject, { t: 'commit' }>;
+
+export const SHA = /^[0-9a-f]{40}$/;
+
+const objKey = (repoId: number, sha: string): string => `${repoId}:${sha}`;
+
+export function getObject(tree: ReadTree, repoId: number, sha: string): GitObject | undefined {
+  if (!SHA.test(sha)) return undefined;
+  return tree.get<GitObject>('obj', objKey(repoId, sha));
+}
+
+export function getCommit(tree: ReadTree, repoId: number, sha: string): CommitObject | undefined {
+  const o = getObject(tree, repoId, sha);
+  return o?.t === 'commit' ? o : undefined;
+}
+
+function gitSeconds(date: string): string {
+  return `${Math.floor(Date.parse(date) / 1000)} +0000`;
+}
+
+function treeSortKey(e: TreeEntry): string {
+  return e.type === 'tree' ? e.name + '/' : e.name;
+}
+
+/** Entries in git's order (byte order of names, a tree's name compared as if it ended in `/`). */
+export function sortEntries(entries: TreeEntry[]): TreeEntry[] {
+  return entries.slice().sort((a, b) => {
+    const x = treeSortKey(a), y = treeSortKey(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+}
+
+/** The object's content as git hashes it (without the `<type> <size>\0` header). */
+export function rawContent(o: GitObject): Uint8Array {
+  if (o.t === 'blob') return base64Decode(o.b64) ?? new Uint8Array(0);
+  if (o.t === 'tree') {
+    const parts: Uint8Array[] = [];
+    for (const e of o.entries) {
+      parts.push(utf8Encode(`${e.mode === '040000' ? '40000' : e.mode} ${e.name}\0`), fromHex(e.sha));
+    }
+    return concat(parts);
+  }
+  let text = `tree ${o.tree}\n`;
+  for (const p of o.parents) text += `parent ${p}\n`;
+  text += `author ${o.author.name} <${o.author.email}> ${gitSeconds(o.author.date)}\n`;
+  text += `committer ${o.committer.name} <${o.committer.email}> ${gitSeconds(o.committer.date)}\n\n`;
+  text += o.message;
+  return utf8Encode(text);
+}
+
+export function objectId(o: GitObject): string {
+  return gitObjectId(o.t, rawContent(o));
+}
+
+/** Stores an object (once) and answers its id. */
+export function putObject(ctx: TwinContext, repoId: number, o: GitObject): string {
+  const sha = objectId(o);
+  if (ctx.tree.get('obj', objKey(repoId, sha)) === undefined) ctx.tree.put('obj', objKey(repoId, sha), o);
+  return sha;
+}
+
+export function putBlob(ctx: TwinContext, repoId: number, bytes: Uint8Array): string {
+  return putObject(ctx, repoId, { t: 'blob', b64: base64Encode(bytes), size: bytes.length });
+}
+
+export function blobBytes(tree: ReadTree, repoId: number, sha: string): Uint8Array | undefined {
+  const o = getObject(tree, repoId, sha);
+  return o?.t === 'blob' ? base64Decode(o.b64) : undefined;
+}
+
+// ------------------------------------------------------------------ refs
+
+export function getRef(tree: ReadTree, repoId: number, ref: string): string | undefined {
+  return tree.get<{ sha: string }>('ref', `${repoId}:${ref}`)?.sha;
+}
+
+export function setRef(ctx: TwinContext, repoId: number, ref: string, sha: string): void {
+  ctx.tree.put('ref', `${repoId}:${ref}`, { sha });
+}
+
+export function deleteRef(ctx: TwinContext, repoId: number, ref: string): void {
+  ctx.tree.delete('ref', `${repoId}:${ref}`);
+}
+
+/** Every ref of a repository, in name order (`prefix` narrows to e.g. `refs/heads/`). */
+export function listRefs(tree: ReadTree, repoId: number, prefix = 'refs/'): { ref: string; sha: string }[] {
+  const out: { ref: string; sha: string }[] = [];
+  let after = `${repoId}:${prefix}`;
+  // `after` is exclusive, so a ref named exactly `prefix` is looked up on its own.
+  const exact = tree.get<{ sha: string }>('ref', after);
+  if (exact !== undefined) out.push({ ref: prefix, sha: exact.sha });
+  const before = `${repoId}:${prefix}\uffff`;
+  for (;;) {
+    const page = tree.list<{ sha: string }>('ref', { after, before, limit: 100 });
+    for (const item of page.items) out.push({ ref: item.id.slice(String(repoId).length + 1), sha: item.value.sha });
+    const last = page.items[page.items.length - 1];
+    if (!page.hasMore || last === undefined) break;
+    after = last.id;
+  }
+  return out;
+}
+
+/** A ref name, branch, tag or commit sha → a commit sha (undefined when it names nothing). */
+export function resolveCommitish(tree: ReadTree, repoId: number, name: string): string | undefined {
+  if (name === '') return undefined;
+  const candidates = name.startsWith('refs/') ? [name] : [`refs/heads/${name}`, `refs/tags/${name}`, `refs/${name}`];
+  for (const ref of candidates) {
+    const sha = getRef(tree, repoId, ref);
+    if (sha !== undefined) return sha;
+  }
+  if (SHA.test(name) && getCommit(tree, repoId, name) !== undefined) return name;
+  if (/^[0-9a-f]{7,39}$/.test(name)) {
+    const page = tree.list<GitObject>('obj', { after: `${repoId}:${name}`, before: `${repoId}:${name}g`, limit: 2 });
+    const only = page.items.length === 1 ? page.items[0] : undefined;
+    if (only !== undefined && only.value.t === 'commit') return only.id.slice(String(repoId).length + 1);
+  }
+  return undefined;
+}
+
+// ------------------------------------------------------------------ trees as path maps
+
+export interface FileEntry {
+  mode: string;
+  type: 'blob' | 'commit';
+  sha: string;
+}
+
+/** A tree as `path → file`, recursively (trees themselves are implied by paths). */
+export function flatten(tree: ReadTree, repoId: number, treeSha: string, prefix = '', out = new Map<string, FileEntry>()): Map<string, FileEntry> {
+  const o = getObject(tree, repoId, treeSha);
+  if (o?.t !== 'tree') return out;
+  for (const e of o.entries) {
+    const path = prefix + e.name;
+    if (e.type === 'tree') flatten(tree, repoId, e.sha, path + '/', out);
+    else out.set(path, { mode: e.mode, type: e.type, sha: e.sha });
+  }
+  return out;
+}
+
+/** Writes the trees for a path map; answers the root tree's sha. */
+export function buildTree(ctx: TwinContext, repoId: number, files: Map<string, FileEntry>): string {
+  interface Dir { files: TreeEntry[]; dirs: Map<string, Dir> }
+  const root: Dir = { files: [], dirs: new Map() };
+  for (const [path, f] of files) {
+    const parts = path.split('/');
+    let dir = root;
+    for (let i = 0; i < parts.length - 1; i++) {
+      const name = parts[i] as string;
+      let next = dir.dirs.get(name);
+      if (next === undefined) dir.dirs.set(name, (next = { files: [], dirs: new Map() }));
+      dir = next;
+    }
+    dir.files.push({ mode: f.mode, type: f.type, sha: f.sha, name: parts[parts.length - 1] as string });
+  }
+  const write = (dir: Dir): string => {
+    const entries = dir.files.slice();
+    for (const [name, sub] of dir.dirs) entries.push({ mode: '040000', type: 'tree', sha: write(sub), name });
+    return putObject(ctx, repoId, { t: 'tree', entries: sortEntries(entries) });
+  };
+  return write(root);
+}
+
+/** The entry at a path inside a tree (the root itself for `''`). */
+export function entryAt(tree: ReadTree, repoId: number, treeSha: string, path: string): TreeEntry | undefined {
+  if (path === '') return { mode: '040000', type: 'tree', sha: treeSha, name: '' };
+  let current: TreeEntry | undefined;
+  let sha = treeSha;
+  for (const part of path.split('/')) {
+    const o = getObject(tree, repoId, sha);
+    if (o?.t !== 'tree') return undefined;
+    current = o.entries.find((e) => e.name === part);
+    if (current === undefined) return undefined;
+    sha = current.sha;
+  }
+  return current;
+}
+
+// ------------------------------------------------------------------ history
+
+/** Commits reachable from `start`, newest committer date first (git log's default walk). */
+export function walk(tree: ReadTree, repoId: number, start: string[], limit = 10_000, stopAt?: Set<string>): { sha: string; commit: CommitObject }[] {
+  const out: { sha: string; commit: CommitObject }[] = [];
+  const seen = new Set<string>();
+  const queue: { sha: string; commit: CommitObject }[] = [];
+  const push = (sha: string): void => {
+    if (seen.has(sha) || stopAt?.has(sha)) return;
+    seen.add(sha);
+    const commit = getCommit(tree, repoId, sha);
+    if (commit !== undefined) queue.push({ sha, commit });
+  };
+  for (const s of start) push(s);
+  while (queue.length > 0 && out.length < limit) {
+    // Newest first; a tie keeps discovery order (children before parents).
+    let best = 0;
+    for (let i = 1; i < queue.length; i++) {
+      if ((queue[i] as { commit: CommitObject }).commit.committer.date > (queue[best] as { commit: CommitObject }).commit.committer.date) best = i;
+    }
+    const next = queue.splice(best, 1)[0] as { sha: string; commit: CommitObject };
+    out.push(next);
+    for (const p of next.commit.parents) push(p);
+  }
+  return out;
+}
+
+export function ancestorSet(tree: ReadTree, repoId: number, sha: string): Set<string> {
+  return new Set(walk(tree, repoId, [sha]).map((c) => c.sha));
+}
+
+/** The best common ancestor of two commits (the newest one reachable from both). */
+export function mergeBase(tree: ReadTree, repoId: number, a: string, b: string): string | undefined {
+  const fromA = ancestorSet(tree, repoId, a);
+  for (const c of walk(tree, repoId, [b])) if (fromA.has(c.sha)) return c.sha;
+  return undefined;
+}
+
+// ------------------------------------------------------------------ diffs
+
+export interface FileChange {
+  filename: string;
+  status: 'added' | 'removed' | 'modified' | 'renamed' | 'changed';
+  sha: string | null;
+  previousSha: string | null;
+  mode: string;
+}
+
+export function diffFlat(a: Map<string, FileEntry>, b: Map<string, FileEntry>): FileChange[] {
+  const out: FileChange[] = [];
+  for (const [path, f] of b) {
+    const old = a.get(path);
+    if (old === undefined) out.push({ filename: path, status: 'added', sha: f.sha, previousSha: null, mode: f.mode });
+    else if (old.sha !== f.sha) out.push({ filename: path, status: 'modified', sha: f.sha, previousSha: old.sha, mode: f.mode });
+    else if (old.mode !== f.mode) out.push({ filename: path, status: 'changed', sha: f.sha, previousSha: old.sha, mode: f.mode });
+  }
+  for (const [path, f] of a) if (!b.has(path)) out.push({ filename: path, status: 'removed', sha: null, previousSha: f.sha, mode: f.mode });
+  return out.sort((x, y) => (x.filename < y.filename ? -1 : x.filename > y.filename ? 1 : 0));
+}
+
+function splitLines(text: string): string[] {
+  if (text === '') return [];
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+function isBinary(bytes: Uint8Array): boolean {
+  const n = Math.min(bytes.length, 8000);
+  for (let i = 0; i < n; i++) if (bytes[i] === 0) return true;
+  return false;
+}
+
+/**
+ * Line counts and a unified patch between two blobs. The alignment is an LCS over lines,
+ * bounded so a huge file cannot stall the sandbox: past the bound, every line counts as
+ * removed and added, and no patch is given (GitHub also drops patches of large diffs).
+ */
+export function lineDiff(tree: ReadTree, repoId: number, oldSha: string | null, newSha: string | null): { additions: number; deletions: number; patch?: string } {
+  const ob = oldSha === null ? new Uint8Array(0) : blobBytes(tree, repoId, oldSha) ?? new Uint8Array(0);
+  const nb = newSha === null ? new Uint8Array(0) : blobBytes(tree, repoId, newSha) ?? new Uint8Array(0);
+  if (isBinary(ob) || isBinary(nb)) return { additions: 0, deletions: 0 };
+  const a = splitLines(utf8Decode(ob));
+  const b = splitLines(utf8Decode(nb));
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length, endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA--; endB--; }
+  const ma = endA - start, mb = endB - start;
+  if (ma * mb > 250_000) return { additions: mb, deletions: ma };
+  // LCS table over the differing middle.
+  const w = mb + 1;
+  const t = new Uint32Array((ma + 1) * w);
+  for (let i = ma - 1; i >= 0; i--) {
+    for (let j = mb - 1; j >= 0; j--) {
+      t[i * w + j] = a[start + i] === b[start + j] ? (t[(i + 1) * w + j + 1] as number) + 1 : Math.max(t[(i + 1) * w + j] as number, t[i * w + j + 1] as number);
+    }
+  }
+  const ops: string[] = [];
+  let i = 0, j = 0, additions = 0, deletions = 0;
+  while (i < ma || j < mb) {
+    if (i < ma && j < mb && a[start + i] === b[start + j]) { ops.push(' ' + a[start + i]); i++; j++; }
+    else if (j < mb && (i >= ma || (t[i * w + j + 1] as number) >= (t[(i + 1) * w + j] as number))) { ops.push('+' + b[start + j]); j++; additions++; }
+    else { ops.push('-' + a[start + i]); i++; deletions++; }
+  }
+  // One hunk with up to three lines of context either side.
+  const ctxBefore = Math.min(3, start);
+  const ctxAfter = Math.min(3, a.length - endA);
+  const lines = [...a.slice(start - ctxBefore, start).map((l) => ' ' + l), ...ops, ...a.slice(endA, endA + ctxAfter).map((l) => ' ' + l)];
+  const oldCount = ctxBefore + ma + ctxAfter, newCount = ctxBefore + mb + ctxAfter;
+  const oldStart = oldCount === 0 ? 0 : start - ctxBefore + 1, newStart = newCount === 0 ? 0 : start - ctxBefore + 1;
+  const patch = additions + deletions === 0 ? undefined : `@@ -${oldStart},${oldCount} +${newStart},${newCount} @@\n${lines.join('\n')}`;
+  return patch === undefined ? { additions, deletions } : { additions, deletions, patch };
+}
+
+/**
+ * A three-way merge at file level: a path changed on one side only takes that side; changed
+ * on both sides to different contents is a conflict (the twin does not merge inside files).
+ */
+export function mergeFlat(base: Map<string, FileEntry>, ours: Map<string, FileEntry>, theirs: Map<string, FileEntry>): Map<string, FileEntry> | 'conflict' {
+  const out = new Map<string, FileEntry>();
+  const paths = new Set<string>([...base.keys(), ...ours.keys(), ...theirs.keys()]);
+  const same = (x: FileEntry | undefined, y: FileEntry | undefined): boolean => (x === undefined ? y === undefined : y !== undefined && x.sha === y.sha && x.mode === y.mode);
+  for (const p of paths) {
+    const b = base.get(p), o = ours.get(p), t = theirs.get(p);
+    let pick: FileEntry | undefined;
+    if (same(o, t)) pick = o;
+    else if (same(b, o)) pick = t;
+    else if (same(b, t)) pick = o;
+    else return 'conflict';
+    if (pick !== undefined) out.set(p, pick);
+  }
+  return out;
+}

@@ -1,0 +1,119 @@
+/**
+ * SHA-1 (git object ids), SHA-256 and HMAC-SHA256 (`X-Hub-Signature-256`, token hashes) in
+ * plain JavaScript: the sandbox has no crypto. Tested against Node's crypto and `git hash-object`.
+ */
+import { concat, hex, utf8Encode } from './bytes.js';
+
+function pad(data: Uint8Array): { padded: Uint8Array; view: DataView } {
+  const bitLen = data.length * 8;
+  const padded = new Uint8Array(((data.length + 9 + 63) >> 6) << 6);
+  padded.set(data);
+  padded[data.length] = 0x80;
+  const view = new DataView(padded.buffer);
+  view.setUint32(padded.length - 8, Math.floor(bitLen / 0x100000000));
+  view.setUint32(padded.length - 4, bitLen >>> 0);
+  return { padded, view };
+}
+
+export function sha1(data: Uint8Array): Uint8Array {
+  let h0 = 0x67452301, h1 = 0xefcdab89, h2 = 0x98badcfe, h3 = 0x10325476, h4 = 0xc3d2e1f0;
+  const { padded, view } = pad(data);
+  const w = new Int32Array(80);
+  for (let off = 0; off < padded.length; off += 64) {
+    for (let i = 0; i < 16; i++) w[i] = view.getInt32(off + i * 4);
+    for (let i = 16; i < 80; i++) {
+      const x = (w[i - 3] as number) ^ (w[i - 8] as number) ^ (w[i - 14] as number) ^ (w[i - 16] as number);
+      w[i] = (x << 1) | (x >>> 31);
+    }
+    let a = h0, b = h1, c = h2, d = h3, e = h4;
+    for (let i = 0; i < 80; i++) {
+      let f: number, k: number;
+      if (i < 20) { f = (b & c) | (~b & d); k = 0x5a827999; }
+      else if (i < 40) { f = b ^ c ^ d; k = 0x6ed9eba1; }
+      else if (i < 60) { f = (b & c) | (b & d) | (c & d); k = 0x8f1bbcdc; }
+      else { f = b ^ c ^ d; k = 0xca62c1d6; }
+      const t = (((a << 5) | (a >>> 27)) + f + e + k + (w[i] as number)) | 0;
+      e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+    }
+    h0 = (h0 + a) | 0; h1 = (h1 + b) | 0; h2 = (h2 + c) | 0; h3 = (h3 + d) | 0; h4 = (h4 + e) | 0;
+  }
+  const out = new Uint8Array(20);
+  const ov = new DataView(out.buffer);
+  ov.setInt32(0, h0); ov.setInt32(4, h1); ov.setInt32(8, h2); ov.setInt32(12, h3); ov.setInt32(16, h4);
+  return out;
+}
+
+const K = [
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+
+export function sha256(data: Uint8Array): Uint8Array {
+  const h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+  const { padded, view } = pad(data);
+  const w = new Int32Array(64);
+  for (let off = 0; off < padded.length; off += 64) {
+    for (let i = 0; i < 16; i++) w[i] = view.getInt32(off + i * 4);
+    for (let i = 16; i < 64; i++) {
+      const a = w[i - 15] as number, b = w[i - 2] as number;
+      const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
+      const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
+      w[i] = ((w[i - 16] as number) + s0 + (w[i - 7] as number) + s1) | 0;
+    }
+    let a = h[0] as number, b = h[1] as number, c = h[2] as number, d = h[3] as number;
+    let e = h[4] as number, f = h[5] as number, g = h[6] as number, hh = h[7] as number;
+    for (let i = 0; i < 64; i++) {
+      const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+      const ch = (e & f) ^ (~e & g);
+      const t1 = (hh + S1 + ch + (K[i] as number) + (w[i] as number)) | 0;
+      const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+      const maj = (a & b) ^ (a & c) ^ (b & c);
+      const t2 = (S0 + maj) | 0;
+      hh = g; g = f; f = e; e = (d + t1) | 0; d = c; c = b; b = a; a = (t1 + t2) | 0;
+    }
+    h[0] = ((h[0] as number) + a) | 0; h[1] = ((h[1] as number) + b) | 0; h[2] = ((h[2] as number) + c) | 0; h[3] = ((h[3] as number) + d) | 0;
+    h[4] = ((h[4] as number) + e) | 0; h[5] = ((h[5] as number) + f) | 0; h[6] = ((h[6] as number) + g) | 0; h[7] = ((h[7] as number) + hh) | 0;
+  }
+  const out = new Uint8Array(32);
+  const ov = new DataView(out.buffer);
+  for (let i = 0; i < 8; i++) ov.setInt32(i * 4, h[i] as number);
+  return out;
+}
+
+export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
+  const k = new Uint8Array(64);
+  k.set(key.length > 64 ? sha256(key) : key);
+  const ipad = new Uint8Array(64), opad = new Uint8Array(64);
+  for (let i = 0; i < 64; i++) {
+    ipad[i] = (k[i] as number) ^ 0x36;
+    opad[i] = (k[i] as number) ^ 0x5c;
+  }
+  return sha256(concat([opad, sha256(concat([ipad, message]))]));
+}
+
+/** The git object id of `<type> <size>\0<content>`. */
+export function gitObjectId(type: string, content: Uint8Array): string {
+  return hex(sha1(concat([utf8Encode(`${type} ${content.length}\0`), content])));
+}
+
+/** `X-Hub-Signature-256` for a payload, as GitHub signs it: `sha256=<hex HMAC of the body>`. */
+export function hubSignature256(secret: string, body: string): string {
+  return 'sha256=' + hex(hmacSha256(utf8Encode(secret), utf8Encode(body)));
+}
+
+/** A cheap 64-bit fingerprint (two FNV-1a lanes) for ETags: no security rests on it. */
+export function fingerprint(text: string): string {
+  let a = 0x811c9dc5, b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return ((a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0'));
+}

@@ -1,0 +1,265 @@
+/**
+ * The request frame every GitHub route runs in: who is calling (the world token acts as the
+ * site admin; other tokens are the twin's own users'), the read-scope gate, GitHub's error
+ * shapes, rate-limit headers on every answer, ETag / If-None-Match, and page slicing with a
+ * `Link` header.
+ */
+import type { Handler, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/index.js';
+import { fingerprint } from './hash.js';
+import { authenticate, type Caller } from './users.js';
+
+export const DOCS = 'https://docs.github.com/rest';
+export const API = 'https://api.github.com';
+export const WEB = 'https://github.com';
+
+export type Obj = Record<string, unknown>;
+
+/** A GitHub error answer; thrown by handlers, turned into the answer by `route()`. */
+export class GhError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: Obj = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+  body(): Obj {
+    return { message: this.message, ...this.extra, documentation_url: DOCS, status: String(this.status) };
+  }
+}
+
+export const notFound = (): GhError => new GhError(404, 'Not Found');
+export const badCredentials = (): GhError => new GhError(401, 'Bad credentials');
+export const requiresAuth = (): GhError => new GhError(401, 'Requires authentication');
+export const forbidden = (message: string): GhError => new GhError(403, message);
+
+export interface FieldError {
+  resource: string;
+  field?: string;
+  code: 'missing' | 'missing_field' | 'invalid' | 'already_exists' | 'unprocessable' | 'custom';
+  message?: string;
+  value?: unknown;
+}
+
+/** 422 Validation Failed with GitHub's `errors` array. */
+export function validation(errors: FieldError[], message = 'Validation Failed'): GhError {
+  return new GhError(422, message, { errors });
+}
+
+/** 422 with a message only (GitHub answers several semantic refusals this way). */
+export function unprocessable(message: string): GhError {
+  return new GhError(422, message);
+}
+
+export interface Call {
+  req: TwinRequest;
+  ctx: TwinContext;
+  caller: Caller | null;
+  /** Response headers to add (Link, Location, …). */
+  headers: Record<string, string>;
+}
+
+export type GhHandler = (call: Call) => { status?: number; body?: unknown } | undefined;
+
+const RATE_LIMIT = 5000;
+
+/** GitHub's rate-limit headers. Limits are not enforced: the counters would turn every read into a write. */
+function rateHeaders(ctx: TwinContext, caller: Caller | null): Record<string, string> {
+  const reset = Math.floor(ctx.nowMs() / 3_600_000 + 1) * 3600;
+  const limit = caller === null ? 60 : RATE_LIMIT;
+  return {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(limit),
+    'x-ratelimit-reset': String(reset),
+    'x-ratelimit-used': '0',
+    'x-ratelimit-resource': 'core',
+  };
+}
+
+function baseHeaders(req: TwinRequest, ctx: TwinContext, caller: Caller | null): Record<string, string> {
+  const h: Record<string, string> = {
+    ...rateHeaders(ctx, caller),
+    'x-github-media-type': 'github.v3; format=json',
+    'x-github-api-version-selected': '2022-11-28',
+    'x-github-request-id': req.requestId,
+  };
+  if (caller !== null && caller.kind === 'token') h['x-oauth-scopes'] = caller.scopes.join(', ');
+  return h;
+}
+
+function errorAnswer(e: GhError, headers: Record<string, string>): TwinResponse {
+  return { status: e.status, headers: { ...headers, ...e.headers }, body: e.body() };
+}
+
+/**
+ * Wraps a GitHub handler. Check input before writing: a GhError is an answer like any other,
+ * so writes made before it would be kept.
+ */
+export function route(fn: GhHandler, options: { auth?: 'optional' | 'required' } = {}): Handler {
+  return (req, ctx) => {
+    let caller: Caller | null = null;
+    let headers: Record<string, string> = baseHeaders(req, ctx, null);
+    try {
+      caller = authenticate(req, ctx);
+      headers = baseHeaders(req, ctx, caller);
+      const write = req.method !== 'GET' && req.method !== 'HEAD';
+      if (write && caller === null && options.auth !== 'optional') throw requiresAuth();
+      if (options.auth === 'required' && caller === null) throw requiresAuth();
+      if (write && req.readOnly) throw forbidden('Resource not accessible by integration: this credential is read-only');
+      const call: Call = { req, ctx, caller, headers: {} };
+      const out = fn(call) ?? {};
+      const status = out.status ?? 200;
+      const all = { ...headers, ...call.headers };
+      if (out.body === undefined) return { status, headers: all };
+      if (req.method === 'GET' && status === 200) {
+        const text = JSON.stringify(out.body);
+        const etag = `W/"${fingerprint(text)}"`;
+        all['etag'] = etag;
+        const inm = req.headers['if-none-match'];
+        if (inm !== undefined && inm.split(',').some((t) => t.trim() === etag || t.trim() === etag.slice(2) || t.trim() === '*')) {
+          return { status: 304, headers: all };
+        }
+        return { status, headers: { ...all, 'content-type': 'application/json; charset=utf-8' }, body: text };
+      }
+      return { status, headers: { ...all, 'content-type': 'application/json; charset=utf-8' }, body: out.body };
+    } catch (e) {
+      if (e instanceof GhError) return errorAnswer(e, headers);
+      throw e;
+    }
+  };
+}
+
+/** The twin's failure body (a throwing handler), in GitHub's shape. */
+export function failureBody(status: number, _code: string, message: string): Obj {
+  return { message: status >= 500 ? `Server Error: ${message}` : message, documentation_url: DOCS, status: String(status) };
+}
+
+// ------------------------------------------------------------------ input
+
+export function bodyObject(req: TwinRequest): Obj {
+  const b = req.body;
+  if (b === undefined || b === null || b === '') return {};
+  if (typeof b !== 'object' || Array.isArray(b)) throw new GhError(400, 'Problems parsing JSON');
+  return b as Obj;
+}
+
+export function str(query: TwinRequest['query'], name: string): string | undefined {
+  const v = query[name];
+  return Array.isArray(v) ? v[v.length - 1] : v;
+}
+
+/** A required string body field (422 missing_field otherwise). */
+export function reqString(body: Obj, field: string, resource: string): string {
+  const v = body[field];
+  if (v === undefined || v === null) throw validation([{ resource, field, code: 'missing_field' }]);
+  if (typeof v !== 'string') throw invalidField(resource, field, v);
+  return v;
+}
+
+export function optString(body: Obj, field: string, resource: string): string | undefined {
+  const v = body[field];
+  if (v === undefined) return undefined;
+  if (v === null) return undefined;
+  if (typeof v !== 'string') throw invalidField(resource, field, v);
+  return v;
+}
+
+export function optBool(body: Obj, field: string, resource: string): boolean | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw invalidField(resource, field, v);
+  return v;
+}
+
+export function optStringArray(body: Obj, field: string, resource: string): string[] | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw invalidField(resource, field, v);
+  return v as string[];
+}
+
+export function invalidField(resource: string, field: string, value: unknown): GhError {
+  return validation([{ resource, field, code: 'invalid', value }]);
+}
+
+// ------------------------------------------------------------------ pages
+
+export interface Page {
+  page: number;
+  perPage: number;
+}
+
+export function pageOf(req: TwinRequest): Page {
+  const pp = str(req.query, 'per_page');
+  const p = str(req.query, 'page');
+  let perPage = pp === undefined || !/^\d+$/.test(pp) ? 30 : Math.min(100, Number(pp));
+  if (perPage < 1) perPage = 30;
+  const page = p === undefined || !/^\d+$/.test(p) || Number(p) < 1 ? 1 : Math.min(Number(p), 1_000_000);
+  return { page, perPage };
+}
+
+function encodeQuery(query: TwinRequest['query'], page: number, perPage: number): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(query)) {
+    if (k === 'page' || k === 'per_page') continue;
+    for (const x of Array.isArray(v) ? v : [v]) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(x)}`);
+  }
+  parts.push(`per_page=${perPage}`, `page=${page}`);
+  return parts.join('&');
+}
+
+/**
+ * Slices a full list into the requested page and sets `Link`. The URLs are relative to the
+ * twin's root (`/repos/…`): the twin does not know the world URL it is served under, and
+ * Octokit resolves a relative URL against its `baseUrl`.
+ */
+export function paginate<T>(call: Call, items: T[]): T[] {
+  const { page, perPage } = pageOf(call.req);
+  const last = Math.max(1, Math.ceil(items.length / perPage));
+  const links: string[] = [];
+  const url = (n: number): string => `<${call.req.path}?${encodeQuery(call.req.query, n, perPage)}>`;
+  if (page > 1) links.push(`${url(Math.min(page - 1, last))}; rel="prev"`);
+  if (page < last) links.push(`${url(page + 1)}; rel="next"`);
+  if (page < last) links.push(`${url(last)}; rel="last"`);
+  if (page > 1) links.push(`${url(1)}; rel="first"`);
+  if (links.length > 0) call.headers['link'] = links.join(', ');
+  return items.slice((page - 1) * perPage, page * perPage);
+}
+
+export function sortBy<T>(items: T[], key: (x: T) => string | number, direction: 'asc' | 'desc'): T[] {
+  const sign = direction === 'asc' ? 1 : -1;
+  return items.slice().sort((a, b) => {
+    const x = key(a), y = key(b);
+    return x < y ? -sign : x > y ? sign : 0;
+  });
+}
+
+/** GitHub's timestamps: ISO 8601 in whole seconds. */
+export function isoNow(ctx: TwinContext): string {
+  return ctx.now().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** A counter record: the next number of a sequence. */
+export function nextNumber(ctx: TwinContext, name: string): number {
+  const c = ctx.tree.get<{ next: number }>('counter', name) ?? { next: 1 };
+  ctx.tree.put('counter', name, { next: c.next + 1 });
+  return c.next;
+}
+
+export function nodeId(kind: string, id: number): string {
+  // GitHub's legacy global ids are base64 of `<len>:<Type><id>`; close enough for a client that only echoes them.
+  const raw = `0${kind.length}:${kind}${id}`;
+  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  let out = '';
+  for (let i = 0; i < raw.length; i += 3) {
+    const a = raw.charCodeAt(i), b = raw.charCodeAt(i + 1), c = raw.charCodeAt(i + 2);
+    const n = (a << 16) | ((b || 0) << 8) | (c || 0);
+    out += A.charAt((n >> 18) & 63) + A.charAt((n >> 12) & 63) + (Number.isNaN(b) ? '=' : A.charAt((n >> 6) & 63)) + (Number.isNaN(c) ? '=' : A.charAt(n & 63));
+  }
+  return out;
+}
+
+export function pad(n: number, width = 10): string {
+  return String(n).padStart(width, '0');
+}

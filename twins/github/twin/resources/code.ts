@@ -1,0 +1,285 @@
+/**
+ * Reading and writing code through the REST API: the contents API (files as base64, a commit
+ * per write, `sha` required to replace or delete), the commits list, one commit with its
+ * files, and compare (`ahead_by`, `behind_by`, `merge_base_commit`, `files`).
+ */
+import type { ReadTree } from '../../../../sdk/twin/index.js';
+import { base64Decode, wrap60 } from '../lib/bytes.js';
+import {
+  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, mergeBase, putBlob, putObject, resolveCommitish, walk,
+  type CommitObject, type FileChange,
+} from '../lib/git.js';
+import { GhError, WEB, bodyObject, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
+import { fullName, loadRepo, repoApi, type StoredRepo } from './repos.js';
+import { moveRef, personFrom, presentCommit, presentGitCommit } from './gitdata.js';
+
+function cleanPath(raw: string): string {
+  const path = raw.replace(/^\/+|\/+$/g, '');
+  if (path.split('/').some((p) => p === '..' || p === '.')) throw notFound();
+  return path;
+}
+
+function emptyRepo(): GhError {
+  return new GhError(404, 'This repository is empty.');
+}
+
+function fileObject(repo: StoredRepo, path: string, sha: string, type: string, size: number, ref: string): Obj {
+  const u = repoApi(repo);
+  const name = path.split('/').pop() ?? path;
+  const q = `?ref=${encodeURIComponent(ref)}`;
+  const gitUrl = type === 'dir' ? `${u}/git/trees/${sha}` : `${u}/git/blobs/${sha}`;
+  const html = `${WEB}/${fullName(repo)}/${type === 'dir' ? 'tree' : 'blob'}/${ref}/${path}`;
+  return {
+    name,
+    path,
+    sha,
+    size,
+    url: `${u}/contents/${path}${q}`,
+    html_url: html,
+    git_url: gitUrl,
+    download_url: type === 'file' ? `https://raw.githubusercontent.com/${fullName(repo)}/${ref}/${path}` : null,
+    type,
+    _links: { self: `${u}/contents/${path}${q}`, git: gitUrl, html },
+  };
+}
+
+export function getContent(call: Call): { body: Obj | Obj[] } {
+  const { ctx } = call;
+  const repo = loadRepo(call);
+  const path = cleanPath(call.req.params['path'] ?? '');
+  const ref = str(call.req.query, 'ref') ?? repo.default_branch;
+  const head = resolveCommitish(ctx.tree, repo.id, ref);
+  if (head === undefined) {
+    if (listIsEmpty(ctx.tree, repo)) throw emptyRepo();
+    throw new GhError(404, `No commit found for the ref ${ref}`);
+  }
+  const commit = getCommit(ctx.tree, repo.id, head) as CommitObject;
+  const entry = entryAt(ctx.tree, repo.id, commit.tree, path);
+  if (entry === undefined) throw notFound();
+  if (entry.type === 'tree') {
+    const o = getObject(ctx.tree, repo.id, entry.sha);
+    if (o?.t !== 'tree') throw notFound();
+    return {
+      body: o.entries.map((e) => {
+        const blob = e.type === 'blob' ? getObject(ctx.tree, repo.id, e.sha) : undefined;
+        return fileObject(repo, path === '' ? e.name : `${path}/${e.name}`, e.sha, e.type === 'tree' ? 'dir' : e.type === 'commit' ? 'submodule' : e.mode === '120000' ? 'symlink' : 'file', blob?.t === 'blob' ? blob.size : 0, ref);
+      }),
+    };
+  }
+  const blob = getObject(ctx.tree, repo.id, entry.sha);
+  if (blob?.t !== 'blob') throw notFound();
+  return { body: { ...fileObject(repo, path, entry.sha, entry.mode === '120000' ? 'symlink' : 'file', blob.size, ref), content: wrap60(blob.b64), encoding: 'base64' } };
+}
+
+function listIsEmpty(tree: ReadTree, repo: StoredRepo): boolean {
+  return tree.list('ref', { after: `${repo.id}:`, before: `${repo.id};`, limit: 1 }).items.length === 0;
+}
+
+/** PUT (create or replace) and DELETE of one file: a commit on the branch, the push event. */
+function writeFile(call: Call, remove: boolean): { status: number; body: Obj } {
+  const { ctx } = call;
+  const repo = loadRepo(call, 'write');
+  const path = cleanPath(call.req.params['path'] ?? '');
+  if (path === '') throw notFound();
+  const b = bodyObject(call.req);
+  const message = reqString(b, 'message', 'Commit');
+  const branch = optString(b, 'branch', 'Commit') ?? repo.default_branch;
+  const given = optString(b, 'sha', 'Commit');
+  let bytes: Uint8Array | undefined;
+  if (!remove) {
+    const content = reqString(b, 'content', 'Commit');
+    bytes = base64Decode(content);
+    if (bytes === undefined) throw validation([{ resource: 'Commit', field: 'content', code: 'invalid' }], 'content is not valid Base64');
+  }
+  const ref = `refs/heads/${branch}`;
+  const head = getRef(ctx.tree, repo.id, ref);
+  if (head === undefined && !(listIsEmpty(ctx.tree, repo) && branch === repo.default_branch && !remove)) {
+    throw new GhError(404, `Branch ${branch} not found`);
+  }
+  const parent = head === undefined ? undefined : getCommit(ctx.tree, repo.id, head);
+  const files = parent === undefined ? new Map() : flatten(ctx.tree, repo.id, parent.tree);
+  const existing = files.get(path);
+  if (parent !== undefined && entryAt(ctx.tree, repo.id, parent.tree, path)?.type === 'tree') {
+    throw validation([{ resource: 'Commit', field: 'path', code: 'invalid' }], `${path} is a directory`);
+  }
+  if (remove) {
+    if (existing === undefined) throw notFound();
+    if (given === undefined) throw validation([{ resource: 'Commit', field: 'sha', code: 'missing_field' }], '"sha" wasn\'t supplied.');
+    if (given !== existing.sha) throw new GhError(409, `${path} does not match ${given}`);
+  } else if (existing !== undefined) {
+    if (given === undefined) throw validation([{ resource: 'Commit', field: 'sha', code: 'missing_field' }], 'Invalid request.\n\n"sha" wasn\'t supplied.');
+    if (given !== existing.sha) throw new GhError(409, `${path} does not match ${given}`);
+  } else {
+    // A file inside what is now a file ("a/b" when "a" is a file) cannot be made.
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) if (files.has(parts.slice(0, i).join('/'))) throw validation([{ resource: 'Commit', field: 'path', code: 'invalid' }]);
+  }
+  const author = personFrom(call, b['author'], 'author', b['committer'] === undefined ? undefined : personFrom(call, b['committer'], 'committer'));
+  const committer = personFrom(call, b['committer'], 'committer', b['author'] === undefined ? undefined : author);
+  let blobSha: string | undefined;
+  if (remove) files.delete(path);
+  else {
+    blobSha = putBlob(ctx, repo.id, bytes as Uint8Array);
+    files.set(path, { mode: existing?.mode ?? '100644', type: 'blob', sha: blobSha });
+  }
+  const tree = buildTree(ctx, repo.id, files);
+  const commit: CommitObject = { t: 'commit', tree, parents: head === undefined ? [] : [head], author, committer, message };
+  const sha = putObject(ctx, repo.id, commit);
+  moveRef(call, repo, ref, head ?? null, sha);
+  const content = remove ? null : fileObject(repo, path, blobSha as string, 'file', (bytes as Uint8Array).length, branch);
+  return { status: remove || existing !== undefined ? 200 : 201, body: { content, commit: presentGitCommit(repo, sha, commit) } };
+}
+
+export function putContent(call: Call): { status: number; body: Obj } {
+  return writeFile(call, false);
+}
+
+export function deleteContent(call: Call): { status: number; body: Obj } {
+  return writeFile(call, true);
+}
+
+export function getReadme(call: Call): { body: Obj | Obj[] } {
+  const repo = loadRepo(call);
+  const ref = str(call.req.query, 'ref') ?? repo.default_branch;
+  const head = resolveCommitish(call.ctx.tree, repo.id, ref);
+  const c = head === undefined ? undefined : getCommit(call.ctx.tree, repo.id, head);
+  const root = c === undefined ? undefined : getObject(call.ctx.tree, repo.id, c.tree);
+  const readme = root?.t === 'tree' ? root.entries.find((e) => e.type === 'blob' && /^readme(\.|$)/i.test(e.name)) : undefined;
+  if (readme === undefined) throw notFound();
+  call.req.params['path'] = readme.name;
+  return getContent(call);
+}
+
+// ------------------------------------------------------------------ commits
+
+/** The `files` of a diff as GitHub lists them. */
+export function presentFiles(tree: ReadTree, repo: StoredRepo, ref: string, changes: FileChange[]): Obj[] {
+  return changes.slice(0, 300).map((f) => {
+    const d = lineDiff(tree, repo.id, f.previousSha, f.sha);
+    const out: Obj = {
+      sha: f.sha ?? f.previousSha,
+      filename: f.filename,
+      status: f.status,
+      additions: d.additions,
+      deletions: d.deletions,
+      changes: d.additions + d.deletions,
+      blob_url: `${WEB}/${fullName(repo)}/blob/${ref}/${f.filename}`,
+      raw_url: `${WEB}/${fullName(repo)}/raw/${ref}/${f.filename}`,
+      contents_url: `${repoApi(repo)}/contents/${f.filename}?ref=${ref}`,
+    };
+    if (d.patch !== undefined) out['patch'] = d.patch;
+    return out;
+  });
+}
+
+function treeOf(tree: ReadTree, repo: StoredRepo, sha: string | undefined): Map<string, import('../lib/git.js').FileEntry> {
+  const c = sha === undefined ? undefined : getCommit(tree, repo.id, sha);
+  return c === undefined ? new Map() : flatten(tree, repo.id, c.tree);
+}
+
+export function listCommits(call: Call): { body: Obj[] } {
+  const { ctx } = call;
+  const repo = loadRepo(call);
+  const from = str(call.req.query, 'sha') ?? repo.default_branch;
+  const head = resolveCommitish(ctx.tree, repo.id, from);
+  if (head === undefined) {
+    if (listIsEmpty(ctx.tree, repo)) throw new GhError(409, 'Git Repository is empty.');
+    throw new GhError(404, `No commit found for SHA: ${from}`);
+  }
+  let commits = walk(ctx.tree, repo.id, [head]);
+  const path = str(call.req.query, 'path');
+  const author = str(call.req.query, 'author');
+  const since = str(call.req.query, 'since');
+  const until = str(call.req.query, 'until');
+  if (author !== undefined) {
+    const a = author.toLowerCase();
+    commits = commits.filter((c) => c.commit.author.email.toLowerCase() === a || c.commit.author.name.toLowerCase() === a || (ctx.tree.get<{ login: string }>('user_email', c.commit.author.email.toLowerCase())?.login ?? '') === a);
+  }
+  if (since !== undefined) commits = commits.filter((c) => c.commit.committer.date >= since);
+  if (until !== undefined) commits = commits.filter((c) => c.commit.committer.date <= until);
+  if (path !== undefined && path !== '') {
+    const p = cleanPath(path);
+    const shaAt = (sha: string | undefined): string | undefined => {
+      const c = sha === undefined ? undefined : getCommit(ctx.tree, repo.id, sha);
+      return c === undefined ? undefined : entryAt(ctx.tree, repo.id, c.tree, p)?.sha;
+    };
+    commits = commits.filter((c) => shaAt(c.sha) !== shaAt(c.commit.parents[0]));
+  }
+  return { body: paginate(call, commits).map((c) => presentCommit(ctx.tree, repo, c.sha, c.commit)) };
+}
+
+export function getCommitRoute(call: Call): { body: Obj } {
+  const { ctx } = call;
+  const repo = loadRepo(call);
+  const ref = call.req.params['ref'] ?? '';
+  const sha = resolveCommitish(ctx.tree, repo.id, ref);
+  if (sha === undefined) throw new GhError(422, `No commit found for SHA: ${ref}`);
+  const c = getCommit(ctx.tree, repo.id, sha) as CommitObject;
+  const changes = diffFlat(treeOf(ctx.tree, repo, c.parents[0]), flatten(ctx.tree, repo.id, c.tree));
+  const files = presentFiles(ctx.tree, repo, sha, changes);
+  const additions = files.reduce((n, f) => n + (f['additions'] as number), 0);
+  const deletions = files.reduce((n, f) => n + (f['deletions'] as number), 0);
+  return { body: { ...presentCommit(ctx.tree, repo, sha, c), stats: { total: additions + deletions, additions, deletions }, files } };
+}
+
+// ------------------------------------------------------------------ compare
+
+export interface Comparison {
+  base: string;
+  head: string;
+  mergeBase: string | undefined;
+  ahead: { sha: string; commit: CommitObject }[];
+  behind: number;
+}
+
+export function compareShas(tree: ReadTree, repo: StoredRepo, base: string, head: string): Comparison {
+  const mb = mergeBase(tree, repo.id, base, head);
+  const stop = new Set(mb === undefined ? [] : walk(tree, repo.id, [mb]).map((c) => c.sha));
+  const ahead = walk(tree, repo.id, [head], 10_000, stop).reverse();
+  const behind = walk(tree, repo.id, [base], 10_000, stop).length;
+  return { base, head, mergeBase: mb, ahead, behind };
+}
+
+export function compare(call: Call): { body: Obj } {
+  const { ctx } = call;
+  const repo = loadRepo(call);
+  const basehead = call.req.params['basehead'] ?? '';
+  const dots = basehead.indexOf('...');
+  const two = dots < 0 ? basehead.indexOf('..') : -1;
+  if (dots < 0 && two < 0) throw notFound();
+  const baseName = basehead.slice(0, dots >= 0 ? dots : two);
+  const headName = basehead.slice(dots >= 0 ? dots + 3 : two + 2);
+  const resolve = (name: string): string | undefined => {
+    // `owner:branch` names a branch of this repository when owner is this repository's owner.
+    const colon = name.indexOf(':');
+    if (colon > 0 && name.slice(0, colon).toLowerCase() === repo.owner.toLowerCase()) name = name.slice(colon + 1);
+    return resolveCommitish(ctx.tree, repo.id, name);
+  };
+  const base = resolve(baseName), head = resolve(headName);
+  if (base === undefined || head === undefined) throw notFound();
+  const cmp = compareShas(ctx.tree, repo, base, head);
+  if (cmp.mergeBase === undefined) throw new GhError(404, `No common ancestor between ${baseName} and ${headName}.`);
+  const status = cmp.ahead.length === 0 && cmp.behind === 0 ? 'identical' : cmp.behind === 0 ? 'ahead' : cmp.ahead.length === 0 ? 'behind' : 'diverged';
+  const mbCommit = getCommit(ctx.tree, repo.id, cmp.mergeBase) as CommitObject;
+  const baseCommit = getCommit(ctx.tree, repo.id, base) as CommitObject;
+  const files = presentFiles(ctx.tree, repo, head, diffFlat(flatten(ctx.tree, repo.id, mbCommit.tree), treeOf(ctx.tree, repo, head)));
+  const u = `${WEB}/${fullName(repo)}/compare/${basehead}`;
+  const page = paginate(call, cmp.ahead);
+  return {
+    body: {
+      url: `${repoApi(repo)}/compare/${basehead}`,
+      html_url: u,
+      permalink_url: `${WEB}/${fullName(repo)}/compare/${repo.owner}:${base.slice(0, 7)}...${repo.owner}:${head.slice(0, 7)}`,
+      diff_url: `${u}.diff`,
+      patch_url: `${u}.patch`,
+      base_commit: presentCommit(ctx.tree, repo, base, baseCommit),
+      merge_base_commit: presentCommit(ctx.tree, repo, cmp.mergeBase, mbCommit),
+      status,
+      ahead_by: cmp.ahead.length,
+      behind_by: cmp.behind,
+      total_commits: cmp.ahead.length,
+      commits: page.map((c) => presentCommit(ctx.tree, repo, c.sha, c.commit)),
+      files,
+    },
+  };
+}

@@ -1,0 +1,402 @@
+/**
+ * Git data (blobs, trees, commits, refs) with real object ids, branches, and the push event
+ * every ref change sends.
+ */
+import type { ReadTree } from '../../../../sdk/twin/index.js';
+import { base64Decode, utf8Encode, wrap60 } from '../lib/bytes.js';
+import {
+  SHA, buildTree, deleteRef, flatten, getCommit, getObject, getRef, listRefs, putBlob, putObject, setRef, sortEntries, walk,
+  type CommitObject, type FileEntry, type Person, type TreeEntry,
+} from '../lib/git.js';
+import {
+  GhError, WEB, bodyObject, invalidField, isoNow, nodeId, notFound, optBool, optString, paginate, reqString, str, unprocessable, validation,
+  type Call, type Obj,
+} from '../lib/http.js';
+import { loadUser, simpleUser, userByEmail, type Caller } from '../lib/users.js';
+import { deliver } from './hooks.js';
+import { fullName, loadRepo, repoApi, touchRepo, type StoredRepo } from './repos.js';
+
+// ------------------------------------------------------------------ presentation
+
+function shaNode(kind: string, sha: string): string {
+  return nodeId(kind, parseInt(sha.slice(0, 8), 16));
+}
+
+const VERIFICATION = { verified: false, reason: 'unsigned', signature: null, payload: null, verified_at: null };
+
+export function presentGitCommit(repo: StoredRepo, sha: string, c: CommitObject): Obj {
+  const u = repoApi(repo);
+  return {
+    sha,
+    node_id: shaNode('Commit', sha),
+    url: `${u}/git/commits/${sha}`,
+    html_url: `${WEB}/${fullName(repo)}/commit/${sha}`,
+    author: c.author,
+    committer: c.committer,
+    tree: { sha: c.tree, url: `${u}/git/trees/${c.tree}` },
+    message: c.message,
+    parents: c.parents.map((p) => ({ sha: p, url: `${u}/git/commits/${p}`, html_url: `${WEB}/${fullName(repo)}/commit/${p}` })),
+    verification: VERIFICATION,
+  };
+}
+
+/** The commit object of the commits API (`repos.getCommit`, `listCommits`, pulls' commits). */
+export function presentCommit(tree: ReadTree, repo: StoredRepo, sha: string, c: CommitObject): Obj {
+  const u = repoApi(repo);
+  const author = userByEmail(tree, c.author.email);
+  const committer = userByEmail(tree, c.committer.email);
+  return {
+    sha,
+    node_id: shaNode('Commit', sha),
+    commit: {
+      author: c.author,
+      committer: c.committer,
+      message: c.message,
+      tree: { sha: c.tree, url: `${u}/git/trees/${c.tree}` },
+      url: `${u}/git/commits/${sha}`,
+      comment_count: 0,
+      verification: VERIFICATION,
+    },
+    url: `${u}/commits/${sha}`,
+    html_url: `${WEB}/${fullName(repo)}/commit/${sha}`,
+    comments_url: `${u}/commits/${sha}/comments`,
+    author: author === undefined ? null : simpleUser(author),
+    committer: committer === undefined ? null : simpleUser(committer),
+    parents: c.parents.map((p) => ({ sha: p, url: `${u}/commits/${p}`, html_url: `${WEB}/${fullName(repo)}/commit/${p}` })),
+  };
+}
+
+function presentRef(repo: StoredRepo, ref: string, sha: string): Obj {
+  return {
+    ref,
+    node_id: nodeId('Ref', ref.length),
+    url: `${repoApi(repo)}/git/${ref}`,
+    object: { sha, type: 'commit', url: `${repoApi(repo)}/git/commits/${sha}` },
+  };
+}
+
+// ------------------------------------------------------------------ people and refs
+
+/** A person from a request (`author`/`committer`), defaulting to the caller. */
+export function personFrom(call: Call, raw: unknown, field: string, fallback?: Person): Person {
+  const now = isoNow(call.ctx);
+  if (raw === undefined || raw === null) {
+    if (fallback !== undefined) return fallback;
+    const me = loadUser(call.ctx.tree, (call.caller as Caller).login);
+    return { name: me?.name ?? me?.login ?? 'unknown', email: me?.email ?? `${me?.id ?? 0}+${me?.login ?? 'unknown'}@users.noreply.github.com`, date: now };
+  }
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidField('Commit', field, raw);
+  const p = raw as Obj;
+  if (typeof p['name'] !== 'string' || typeof p['email'] !== 'string' || p['name'] === '' || /[<>\n]/.test(p['name'] + p['email'])) {
+    throw validation([{ resource: 'Commit', field, code: 'invalid' }]);
+  }
+  let date = now;
+  if (p['date'] !== undefined) {
+    const ms = typeof p['date'] === 'string' ? Date.parse(p['date']) : NaN;
+    if (!Number.isFinite(ms)) throw validation([{ resource: 'Commit', field: `${field}.date`, code: 'invalid' }]);
+    date = new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return { name: p['name'], email: p['email'], date };
+}
+
+/** Whether a name is a valid git ref name (the parts of `git check-ref-format` that matter here). */
+export function validRefName(ref: string): boolean {
+  if (ref.length === 0 || ref.length > 255) return false;
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(ref)) return false;
+  if (ref.includes('..') || ref.includes('//') || ref.includes('@{') || ref === '@') return false;
+  if (ref.startsWith('/') || ref.endsWith('/') || ref.endsWith('.') || ref.endsWith('.lock')) return false;
+  return ref.split('/').every((p) => p !== '' && !p.startsWith('.'));
+}
+
+/**
+ * Moves a ref (creating or deleting it) and sends the push event, as a `git push` would.
+ * `before`/`after` of `null` mean the ref did not exist / is deleted.
+ */
+export function moveRef(call: Call, repo: StoredRepo, ref: string, before: string | null, after: string | null, forced = false): void {
+  if (after === null) deleteRef(call.ctx, repo.id, ref);
+  else setRef(call.ctx, repo.id, ref, after);
+  touchRepo(call.ctx, repo, true);
+  const zero = '0000000000000000000000000000000000000000';
+  const commits = after === null ? [] : walk(call.ctx.tree, repo.id, [after], 20, before === null ? undefined : new Set(walkShas(call.ctx.tree, repo.id, before))).reverse();
+  const me = call.caller === null ? undefined : loadUser(call.ctx.tree, call.caller.login);
+  const pushCommit = (x: { sha: string; commit: CommitObject }): Obj => ({
+    id: x.sha,
+    tree_id: x.commit.tree,
+    distinct: true,
+    message: x.commit.message,
+    timestamp: x.commit.committer.date,
+    url: `${WEB}/${fullName(repo)}/commit/${x.sha}`,
+    author: { name: x.commit.author.name, email: x.commit.author.email },
+    committer: { name: x.commit.committer.name, email: x.commit.committer.email },
+    added: [],
+    removed: [],
+    modified: [],
+  });
+  const head = after === null ? undefined : getCommit(call.ctx.tree, repo.id, after);
+  deliver(call, repo, 'push', {
+    ref,
+    before: before ?? zero,
+    after: after ?? zero,
+    created: before === null,
+    deleted: after === null,
+    forced,
+    base_ref: null,
+    compare: `${WEB}/${fullName(repo)}/compare/${(before ?? zero).slice(0, 12)}...${(after ?? zero).slice(0, 12)}`,
+    commits: commits.map(pushCommit),
+    head_commit: after === null || head === undefined ? null : pushCommit({ sha: after, commit: head }),
+    pusher: { name: me?.login ?? 'ghost', email: me?.email ?? null },
+  });
+}
+
+function walkShas(tree: ReadTree, repoId: number, sha: string): string[] {
+  return walk(tree, repoId, [sha]).map((c) => c.sha);
+}
+
+// ------------------------------------------------------------------ blobs
+
+export function createBlob(call: Call): { status: number; body: Obj } {
+  const repo = loadRepo(call, 'write');
+  const b = bodyObject(call.req);
+  const content = reqString(b, 'content', 'Blob');
+  const encoding = optString(b, 'encoding', 'Blob') ?? 'utf-8';
+  let bytes: Uint8Array | undefined;
+  if (encoding === 'base64') bytes = base64Decode(content);
+  else if (encoding === 'utf-8' || encoding === 'utf8') bytes = utf8Encode(content);
+  else throw validation([{ resource: 'Blob', field: 'encoding', code: 'invalid', value: encoding }]);
+  if (bytes === undefined) throw validation([{ resource: 'Blob', field: 'content', code: 'invalid' }]);
+  const sha = putBlob(call.ctx, repo.id, bytes);
+  touchRepo(call.ctx, repo);
+  call.headers['location'] = `${repoApi(repo)}/git/blobs/${sha}`;
+  return { status: 201, body: { sha, url: `${repoApi(repo)}/git/blobs/${sha}` } };
+}
+
+export function getBlob(call: Call): { body: Obj } {
+  const repo = loadRepo(call);
+  const sha = call.req.params['file_sha'] ?? '';
+  const o = getObject(call.ctx.tree, repo.id, sha);
+  if (o?.t !== 'blob') throw notFound();
+  return { body: { sha, node_id: shaNode('Blob', sha), size: o.size, url: `${repoApi(repo)}/git/blobs/${sha}`, content: wrap60(o.b64), encoding: 'base64' } };
+}
+
+// ------------------------------------------------------------------ trees
+
+const MODES: Record<string, TreeEntry['type']> = { '100644': 'blob', '100755': 'blob', '120000': 'blob', '040000': 'tree', '160000': 'commit' };
+
+export function createTree(call: Call): { status: number; body: Obj } {
+  const { ctx } = call;
+  const repo = loadRepo(call, 'write');
+  const b = bodyObject(call.req);
+  const items = b['tree'];
+  if (!Array.isArray(items)) throw validation([{ resource: 'Tree', field: 'tree', code: 'missing_field' }]);
+  const baseTree = optString(b, 'base_tree', 'Tree');
+  let files = new Map<string, FileEntry>();
+  if (baseTree !== undefined) {
+    if (getObject(ctx.tree, repo.id, baseTree)?.t !== 'tree') throw unprocessable('base_tree is not a valid tree oid');
+    files = flatten(ctx.tree, repo.id, baseTree);
+  }
+  // Check every item before writing anything.
+  const plan: { path: string; mode: string; type: TreeEntry['type']; sha?: string | null; content?: string }[] = [];
+  for (const raw of items) {
+    if (typeof raw !== 'object' || raw === null) throw validation([{ resource: 'Tree', field: 'tree', code: 'invalid' }]);
+    const it = raw as Obj;
+    const path = it['path'], mode = String(it['mode'] ?? ''), type = it['type'];
+    if (typeof path !== 'string' || path === '' || path.startsWith('/') || path.endsWith('/') || path.split('/').some((p) => p === '' || p === '.' || p === '..' || p === '.git')) {
+      throw unprocessable(`tree.path contains a malformed path component`);
+    }
+    const normMode = mode === '40000' ? '040000' : mode;
+    const expected = MODES[normMode];
+    if (expected === undefined) throw unprocessable(`tree.mode must be one of 100644, 100755, 040000, 160000, 120000`);
+    if (type !== undefined && type !== expected) throw unprocessable(`tree.type does not match tree.mode`);
+    const entry: (typeof plan)[number] = { path, mode: normMode, type: expected };
+    if (it['content'] !== undefined) {
+      if (typeof it['content'] !== 'string' || expected !== 'blob') throw unprocessable('tree.content must be a string for a blob');
+      entry.content = it['content'];
+    } else if (it['sha'] === null) entry.sha = null;
+    else if (typeof it['sha'] === 'string') {
+      const sha = it['sha'];
+      const o = expected === 'commit' ? undefined : getObject(ctx.tree, repo.id, sha);
+      if (expected !== 'commit' && (o === undefined || o.t !== expected)) throw unprocessable(`tree.sha ${sha} is not a valid ${expected}`);
+      if (expected === 'commit' && !SHA.test(sha)) throw unprocessable(`tree.sha ${sha} is not a valid commit`);
+      entry.sha = sha;
+    } else throw unprocessable('Must supply either tree.sha or tree.content');
+    plan.push(entry);
+  }
+  for (const p of plan) {
+    if (p.sha === null) {
+      files.delete(p.path);
+      for (const k of [...files.keys()]) if (k.startsWith(p.path + '/')) files.delete(k);
+      continue;
+    }
+    if (p.type === 'tree') {
+      for (const k of [...files.keys()]) if (k.startsWith(p.path + '/')) files.delete(k);
+      for (const [sub, f] of flatten(ctx.tree, repo.id, p.sha as string)) files.set(`${p.path}/${sub}`, f);
+      continue;
+    }
+    const sha = p.content !== undefined ? putBlob(ctx, repo.id, utf8Encode(p.content)) : (p.sha as string);
+    files.set(p.path, { mode: p.mode, type: p.type, sha });
+  }
+  const sha = buildTree(ctx, repo.id, files);
+  return { status: 201, body: presentTree(call, repo, sha, false) };
+}
+
+function presentTree(call: Call, repo: StoredRepo, sha: string, recursive: boolean): Obj {
+  const u = repoApi(repo);
+  const entries: Obj[] = [];
+  const add = (treeSha: string, prefix: string): void => {
+    const o = getObject(call.ctx.tree, repo.id, treeSha);
+    if (o?.t !== 'tree') return;
+    for (const e of o.entries) {
+      const item: Obj = { path: prefix + e.name, mode: e.mode, type: e.type, sha: e.sha };
+      if (e.type === 'blob') {
+        const blob = getObject(call.ctx.tree, repo.id, e.sha);
+        item['size'] = blob?.t === 'blob' ? blob.size : 0;
+        item['url'] = `${u}/git/blobs/${e.sha}`;
+      } else if (e.type === 'tree') item['url'] = `${u}/git/trees/${e.sha}`;
+      entries.push(item);
+      if (recursive && e.type === 'tree') add(e.sha, prefix + e.name + '/');
+    }
+  };
+  add(sha, '');
+  return { sha, url: `${u}/git/trees/${sha}`, tree: entries, truncated: false };
+}
+
+export function getTree(call: Call): { body: Obj } {
+  const repo = loadRepo(call);
+  let sha = call.req.params['tree_sha'] ?? '';
+  const o = getObject(call.ctx.tree, repo.id, sha);
+  if (o?.t === 'commit') sha = o.tree;
+  else if (o?.t !== 'tree') {
+    // A branch or tag name is accepted too, as on GitHub.
+    const commit = getRef(call.ctx.tree, repo.id, `refs/heads/${sha}`) ?? getRef(call.ctx.tree, repo.id, `refs/tags/${sha}`);
+    const c = commit === undefined ? undefined : getCommit(call.ctx.tree, repo.id, commit);
+    if (c === undefined) throw notFound();
+    sha = c.tree;
+  }
+  const recursive = str(call.req.query, 'recursive');
+  return { body: presentTree(call, repo, sha, recursive !== undefined && recursive !== '0' && recursive !== 'false') };
+}
+
+// ------------------------------------------------------------------ commits
+
+export function createCommit(call: Call): { status: number; body: Obj } {
+  const repo = loadRepo(call, 'write');
+  const b = bodyObject(call.req);
+  const message = reqString(b, 'message', 'Commit');
+  const tree = reqString(b, 'tree', 'Commit');
+  if (getObject(call.ctx.tree, repo.id, tree)?.t !== 'tree') throw unprocessable('Tree SHA does not exist');
+  const parents = b['parents'] ?? [];
+  if (!Array.isArray(parents) || parents.some((p) => typeof p !== 'string')) throw invalidField('Commit', 'parents', parents);
+  for (const p of parents as string[]) if (getCommit(call.ctx.tree, repo.id, p) === undefined) throw unprocessable('Parent SHA does not exist or is not a commit object');
+  const author = personFrom(call, b['author'], 'author');
+  const committer = personFrom(call, b['committer'], 'committer', b['author'] === undefined ? undefined : author);
+  const commit: CommitObject = { t: 'commit', tree, parents: parents as string[], author, committer, message };
+  const sha = putObject(call.ctx, repo.id, commit);
+  call.headers['location'] = `${repoApi(repo)}/git/commits/${sha}`;
+  return { status: 201, body: presentGitCommit(repo, sha, commit) };
+}
+
+export function getGitCommit(call: Call): { body: Obj } {
+  const repo = loadRepo(call);
+  const sha = call.req.params['commit_sha'] ?? '';
+  const c = getCommit(call.ctx.tree, repo.id, sha);
+  if (c === undefined) throw notFound();
+  return { body: presentGitCommit(repo, sha, c) };
+}
+
+// ------------------------------------------------------------------ refs
+
+/** `refs/heads/x` from the `*ref` tail of a path (`heads/x`), refusing odd names. */
+function refParam(call: Call): string {
+  const raw = call.req.params['ref'] ?? '';
+  const ref = raw.startsWith('refs/') ? raw : `refs/${raw}`;
+  if (!validRefName(ref)) throw notFound();
+  return ref;
+}
+
+export function getRefRoute(call: Call): { body: Obj } {
+  const repo = loadRepo(call);
+  const ref = refParam(call);
+  const sha = getRef(call.ctx.tree, repo.id, ref);
+  if (sha === undefined) throw notFound();
+  return { body: presentRef(repo, ref, sha) };
+}
+
+export function matchingRefs(call: Call): { body: Obj[] } {
+  const repo = loadRepo(call);
+  const raw = call.req.params['ref'] ?? '';
+  const prefix = raw.startsWith('refs/') ? raw : `refs/${raw}`;
+  return { body: listRefs(call.ctx.tree, repo.id, prefix).map((r) => presentRef(repo, r.ref, r.sha)) };
+}
+
+export function listAllRefs(call: Call): { body: Obj[] } {
+  const repo = loadRepo(call);
+  const raw = call.req.params['ref'];
+  const prefix = raw === undefined ? 'refs/' : `refs/${raw.replace(/^refs\//, '')}${raw.endsWith('/') ? '' : '/'}`;
+  return { body: paginate(call, listRefs(call.ctx.tree, repo.id, prefix)).map((r) => presentRef(repo, r.ref, r.sha)) };
+}
+
+export function createRef(call: Call): { status: number; body: Obj } {
+  const repo = loadRepo(call, 'write');
+  const b = bodyObject(call.req);
+  const ref = reqString(b, 'ref', 'Reference');
+  const sha = reqString(b, 'sha', 'Reference');
+  if (!ref.startsWith('refs/') || ref.split('/').length < 3 || !validRefName(ref)) throw unprocessable(`${ref} is not a valid ref name.`);
+  if (getCommit(call.ctx.tree, repo.id, sha) === undefined) throw unprocessable('Object does not exist');
+  if (getRef(call.ctx.tree, repo.id, ref) !== undefined) throw unprocessable('Reference already exists');
+  moveRef(call, repo, ref, null, sha);
+  call.headers['location'] = `${repoApi(repo)}/git/${ref}`;
+  return { status: 201, body: presentRef(repo, ref, sha) };
+}
+
+export function updateRef(call: Call): { body: Obj } {
+  const repo = loadRepo(call, 'write');
+  const ref = refParam(call);
+  const b = bodyObject(call.req);
+  const sha = reqString(b, 'sha', 'Reference');
+  const force = optBool(b, 'force', 'Reference') ?? false;
+  const current = getRef(call.ctx.tree, repo.id, ref);
+  if (current === undefined) throw unprocessable('Reference does not exist');
+  if (getCommit(call.ctx.tree, repo.id, sha) === undefined) throw unprocessable('Object does not exist');
+  const fastForward = walk(call.ctx.tree, repo.id, [sha]).some((c) => c.sha === current);
+  if (!fastForward && !force) throw unprocessable('Update is not a fast forward');
+  if (sha !== current) moveRef(call, repo, ref, current, sha, !fastForward);
+  return { body: presentRef(repo, ref, sha) };
+}
+
+export function deleteRefRoute(call: Call): { status: number } {
+  const repo = loadRepo(call, 'write');
+  const ref = refParam(call);
+  const current = getRef(call.ctx.tree, repo.id, ref);
+  if (current === undefined) throw unprocessable('Reference does not exist');
+  moveRef(call, repo, ref, current, null);
+  return { status: 204 };
+}
+
+// ------------------------------------------------------------------ branches
+
+function presentBranch(call: Call, repo: StoredRepo, name: string, sha: string, full: boolean): Obj {
+  const u = repoApi(repo);
+  const out: Obj = { name, commit: { sha, url: `${u}/commits/${sha}` }, protected: false };
+  if (full) {
+    const c = getCommit(call.ctx.tree, repo.id, sha);
+    if (c !== undefined) out['commit'] = presentCommit(call.ctx.tree, repo, sha, c);
+    out['_links'] = { self: `${u}/branches/${name}`, html: `${WEB}/${fullName(repo)}/tree/${name}` };
+    out['protection'] = { enabled: false, required_status_checks: { enforcement_level: 'off', contexts: [], checks: [] } };
+    out['protection_url'] = `${u}/branches/${name}/protection`;
+  }
+  return out;
+}
+
+export function listBranches(call: Call): { body: Obj[] } {
+  const repo = loadRepo(call);
+  const refs = listRefs(call.ctx.tree, repo.id, 'refs/heads/');
+  return { body: paginate(call, refs).map((r) => presentBranch(call, repo, r.ref.slice('refs/heads/'.length), r.sha, false)) };
+}
+
+export function getBranch(call: Call): { body: Obj } {
+  const repo = loadRepo(call);
+  const name = call.req.params['branch'] ?? '';
+  const sha = getRef(call.ctx.tree, repo.id, `refs/heads/${name}`);
+  if (sha === undefined) throw new GhError(404, 'Branch not found');
+  return { body: presentBranch(call, repo, name, sha, true) };
+}

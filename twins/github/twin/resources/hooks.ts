@@ -1,0 +1,294 @@
+/**
+ * Repository webhooks. Hooks are records; every delivery is a record too, carrying the exact
+ * body and headers a deliverer must send (`X-GitHub-Event`, `X-GitHub-Delivery`,
+ * `X-Hub-Signature-256` = HMAC-SHA256 of the body with the hook's secret), and the entry that
+ * makes it carries a `webhook.delivery` event naming it. Sending is the host's job.
+ *
+ * - `hook/<repo id>:<hook id, 10 digits>` → StoredHook;
+ * - `delivery/<repo id>:<hook id>:<delivery id, 10 digits>` → StoredDelivery.
+ */
+import type { TwinContext, TwinRequest } from '../../../../sdk/twin/index.js';
+import { hubSignature256 } from '../lib/hash.js';
+import {
+  API, bodyObject, isoNow, nextNumber, notFound, optBool, optStringArray, pad, paginate, validation, type Call, type Obj,
+} from '../lib/http.js';
+import { simpleUserByLogin, type Caller } from '../lib/users.js';
+import { loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
+
+export interface HookConfig {
+  url: string;
+  content_type: 'json' | 'form';
+  insecure_ssl: string;
+  secret?: string;
+}
+
+export interface StoredHook {
+  id: number;
+  repoId: number;
+  name: 'web';
+  active: boolean;
+  events: string[];
+  config: HookConfig;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StoredDelivery {
+  id: number;
+  guid: string;
+  hook_id: number;
+  repository_id: number;
+  event: string;
+  action: string | null;
+  delivered_at: string;
+  redelivery: boolean;
+  url: string;
+  /** Exactly what goes on the wire. */
+  request: { headers: Record<string, string>; payload: Obj; body: string };
+  status: string;
+  status_code: number;
+  duration: number;
+}
+
+const hookKey = (repoId: number, id: number): string => `${repoId}:${pad(id)}`;
+
+export const HOOK_EVENTS = [
+  '*', 'push', 'issues', 'issue_comment', 'pull_request', 'pull_request_review', 'label', 'milestone', 'create', 'delete', 'repository',
+  'ping', 'pull_request_review_comment', 'status', 'check_run', 'check_suite', 'release', 'workflow_run', 'member', 'public', 'star', 'watch',
+];
+
+function hooksOf(call: { ctx: TwinContext }, repoId: number): StoredHook[] {
+  return call.ctx.tree.list<StoredHook>('hook', { after: `${repoId}:`, before: `${repoId};`, limit: 100 }).items.map((i) => i.value);
+}
+
+function presentHook(repo: StoredRepo, h: StoredHook, lastResponse: Obj = { code: null, status: 'unused', message: null }): Obj {
+  const u = `${repoApi(repo)}/hooks/${h.id}`;
+  const config: Obj = { url: h.config.url, content_type: h.config.content_type, insecure_ssl: h.config.insecure_ssl };
+  if (h.config.secret !== undefined) config['secret'] = '********';
+  return {
+    type: 'Repository',
+    id: h.id,
+    name: h.name,
+    active: h.active,
+    events: h.events,
+    config,
+    updated_at: h.updated_at,
+    created_at: h.created_at,
+    url: u,
+    test_url: `${u}/test`,
+    ping_url: `${u}/pings`,
+    deliveries_url: `${u}/deliveries`,
+    last_response: lastResponse,
+  };
+}
+
+/** A delivery GUID (version-4 layout) from the world's deterministic generator. */
+function guid(ctx: TwinContext): string {
+  const h = (n: number): string => {
+    let s = '';
+    for (let i = 0; i < n; i++) s += Math.floor(ctx.random() * 16).toString(16);
+    return s;
+  };
+  return `${h(8)}-${h(4)}-4${h(3)}-${'89ab'.charAt(Math.floor(ctx.random() * 4))}${h(3)}-${h(12)}`;
+}
+
+function record(ctx: TwinContext, req: TwinRequest | undefined, repo: StoredRepo, hook: StoredHook, event: string, payload: Obj, redelivery = false): StoredDelivery {
+  const id = nextNumber(ctx, 'delivery');
+  const delivery = guid(ctx);
+  const json = JSON.stringify(payload);
+  const body = hook.config.content_type === 'form' ? `payload=${encodeURIComponent(json)}` : json;
+  const headers: Record<string, string> = {
+    'user-agent': 'GitHub-Hookshot/twinkit',
+    'content-type': hook.config.content_type === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
+    'x-github-event': event,
+    'x-github-delivery': delivery,
+    'x-github-hook-id': String(hook.id),
+    'x-github-hook-installation-target-type': 'repository',
+    'x-github-hook-installation-target-id': String(repo.id),
+  };
+  if (hook.config.secret !== undefined && hook.config.secret !== '') headers['x-hub-signature-256'] = hubSignature256(hook.config.secret, body);
+  // The caller's trace goes on, so a deliverer can continue it.
+  const traceparent = req?.headers['traceparent'];
+  if (traceparent !== undefined && /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(traceparent)) headers['traceparent'] = traceparent;
+  const action = typeof payload['action'] === 'string' ? payload['action'] : null;
+  const stored: StoredDelivery = {
+    id, guid: delivery, hook_id: hook.id, repository_id: repo.id, event, action, delivered_at: isoNow(ctx), redelivery,
+    url: hook.config.url, request: { headers, payload, body }, status: 'pending', status_code: 0, duration: 0,
+  };
+  ctx.tree.put('delivery', `${repo.id}:${pad(hook.id)}:${pad(id)}`, stored);
+  ctx.emit('webhook.delivery', { delivery_id: id, guid: delivery, hook_id: hook.id, repository_id: repo.id, event, action, url: hook.config.url, method: 'POST', headers, body, insecure_ssl: hook.config.insecure_ssl === '1' });
+  return stored;
+}
+
+/**
+ * Sends `event` to every active hook of the repository that listens for it. `payload` gets
+ * `repository` and `sender` added, as in every GitHub webhook.
+ */
+export function deliver(call: { ctx: TwinContext; req?: TwinRequest; caller: Caller | null }, repo: StoredRepo, event: string, payload: Obj): void {
+  const hooks = hooksOf(call, repo.id).filter((h) => h.active && (h.events.includes(event) || h.events.includes('*')));
+  if (hooks.length === 0) return;
+  const full: Obj = { ...payload, repository: presentRepo(call.ctx.tree, repo, null, false), sender: simpleUserByLogin(call.ctx.tree, call.caller?.login ?? 'ghost') };
+  for (const h of hooks) record(call.ctx, call.req, repo, h, event, full);
+}
+
+function readConfig(b: Obj, current?: HookConfig): HookConfig {
+  const raw = b['config'];
+  if (raw === undefined && current !== undefined) return current;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw validation([{ resource: 'Hook', field: 'config', code: 'missing_field' }]);
+  const c = raw as Obj;
+  const url = c['url'] ?? current?.url;
+  if (typeof url !== 'string' || !/^https?:\/\/[^\s]+$/.test(url)) throw validation([{ resource: 'Hook', code: 'custom', field: 'url', message: 'url is not a valid URL' }]);
+  const ct = c['content_type'] ?? current?.content_type ?? 'form';
+  if (ct !== 'json' && ct !== 'form') throw validation([{ resource: 'Hook', code: 'invalid', field: 'content_type', value: ct }]);
+  const insecure = c['insecure_ssl'] ?? current?.insecure_ssl ?? '0';
+  const secret = c['secret'] === undefined ? current?.secret : c['secret'];
+  if (secret !== undefined && typeof secret !== 'string') throw validation([{ resource: 'Hook', code: 'invalid', field: 'secret' }]);
+  const out: HookConfig = { url, content_type: ct, insecure_ssl: String(insecure) === '1' ? '1' : '0' };
+  if (secret !== undefined && secret !== '') out.secret = secret;
+  return out;
+}
+
+function readEvents(list: string[]): string[] {
+  for (const e of list) if (!HOOK_EVENTS.includes(e)) throw validation([{ resource: 'Hook', code: 'custom', field: 'events', message: `${e} is not a valid event name` }]);
+  return [...new Set(list)];
+}
+
+export function createHook(call: Call): { status: number; body: Obj } {
+  const { ctx } = call;
+  const repo = loadRepo(call, 'write');
+  const b = bodyObject(call.req);
+  if (b['name'] !== undefined && b['name'] !== 'web') throw validation([{ resource: 'Hook', code: 'custom', field: 'name', message: 'name is not a valid hook name' }]);
+  const config = readConfig(b);
+  const events = readEvents(optStringArray(b, 'events', 'Hook') ?? ['push']);
+  const active = optBool(b, 'active', 'Hook') ?? true;
+  if (hooksOf(call, repo.id).some((h) => h.config.url === config.url && h.events.join() === events.join())) {
+    throw validation([{ resource: 'Hook', code: 'custom', message: 'Hook already exists on this repository' }]);
+  }
+  const now = isoNow(ctx);
+  const hook: StoredHook = { id: nextNumber(ctx, 'hook'), repoId: repo.id, name: 'web', active, events, config, created_at: now, updated_at: now };
+  ctx.tree.put('hook', hookKey(repo.id, hook.id), hook);
+  const body = presentHook(repo, hook);
+  if (active) {
+    record(ctx, call.req, repo, hook, 'ping', {
+      zen: 'Keep it logically awesome.', hook_id: hook.id, hook: body,
+      repository: presentRepo(ctx.tree, repo, null, false), sender: simpleUserByLogin(ctx.tree, call.caller?.login ?? 'ghost'),
+    });
+  }
+  call.headers['location'] = body['url'] as string;
+  return { status: 201, body };
+}
+
+function loadHook(call: Call, repo: StoredRepo): StoredHook {
+  const id = call.req.params['hook_id'] ?? '';
+  if (!/^\d{1,10}$/.test(id)) throw notFound();
+  const h = call.ctx.tree.get<StoredHook>('hook', hookKey(repo.id, Number(id)));
+  if (h === undefined) throw notFound();
+  return h;
+}
+
+function deliveriesOf(call: Call, repo: StoredRepo, hookId: number): StoredDelivery[] {
+  const out: StoredDelivery[] = [];
+  let after = `${repo.id}:${pad(hookId)}:`;
+  for (;;) {
+    const page = call.ctx.tree.list<StoredDelivery>('delivery', { after, before: `${repo.id}:${pad(hookId)};`, limit: 100 });
+    for (const i of page.items) out.push(i.value);
+    const last = page.items[page.items.length - 1];
+    if (!page.hasMore || last === undefined) break;
+    after = last.id;
+  }
+  return out;
+}
+
+function lastResponse(d: StoredDelivery | undefined): Obj {
+  if (d === undefined) return { code: null, status: 'unused', message: null };
+  return { code: d.status_code === 0 ? null : d.status_code, status: d.status, message: d.status === 'pending' ? 'Pending delivery' : null };
+}
+
+export function listHooks(call: Call): { body: Obj[] } {
+  const repo = loadRepo(call, 'write');
+  return { body: paginate(call, hooksOf(call, repo.id)).map((h) => presentHook(repo, h)) };
+}
+
+export function getHook(call: Call): { body: Obj } {
+  const repo = loadRepo(call, 'write');
+  const h = loadHook(call, repo);
+  const ds = deliveriesOf(call, repo, h.id);
+  return { body: presentHook(repo, h, lastResponse(ds[ds.length - 1])) };
+}
+
+export function updateHook(call: Call): { body: Obj } {
+  const repo = loadRepo(call, 'write');
+  const h = loadHook(call, repo);
+  const b = bodyObject(call.req);
+  const config = readConfig(b, h.config);
+  let events = optStringArray(b, 'events', 'Hook') ?? h.events;
+  const add = optStringArray(b, 'add_events', 'Hook') ?? [];
+  const remove = optStringArray(b, 'remove_events', 'Hook') ?? [];
+  events = readEvents([...events, ...add].filter((e) => !remove.includes(e)));
+  const active = optBool(b, 'active', 'Hook') ?? h.active;
+  const updated: StoredHook = { ...h, config, events, active, updated_at: isoNow(call.ctx) };
+  call.ctx.tree.put('hook', hookKey(repo.id, h.id), updated);
+  return { body: presentHook(repo, updated) };
+}
+
+export function deleteHook(call: Call): { status: number } {
+  const repo = loadRepo(call, 'write');
+  const h = loadHook(call, repo);
+  call.ctx.tree.delete('hook', hookKey(repo.id, h.id));
+  return { status: 204 };
+}
+
+export function pingHook(call: Call): { status: number } {
+  const repo = loadRepo(call, 'write');
+  const h = loadHook(call, repo);
+  record(call.ctx, call.req, repo, h, 'ping', {
+    zen: 'Design for failure.', hook_id: h.id, hook: presentHook(repo, h),
+    repository: presentRepo(call.ctx.tree, repo, null, false), sender: simpleUserByLogin(call.ctx.tree, call.caller?.login ?? 'ghost'),
+  });
+  return { status: 204 };
+}
+
+function presentDelivery(d: StoredDelivery, detail: boolean): Obj {
+  const out: Obj = {
+    id: d.id, guid: d.guid, delivered_at: d.delivered_at, redelivery: d.redelivery, duration: d.duration, status: d.status,
+    status_code: d.status_code, event: d.event, action: d.action, installation_id: null, repository_id: d.repository_id,
+  };
+  if (detail) {
+    out['url'] = d.url;
+    out['request'] = { headers: d.request.headers, payload: d.request.payload };
+    out['response'] = { headers: {}, payload: null };
+  }
+  return out;
+}
+
+export function listDeliveries(call: Call): { body: Obj[] } {
+  const repo = loadRepo(call, 'write');
+  const h = loadHook(call, repo);
+  return { body: paginate(call, deliveriesOf(call, repo, h.id).reverse()).map((d) => presentDelivery(d, false)) };
+}
+
+function loadDelivery(call: Call, repo: StoredRepo, h: StoredHook): StoredDelivery {
+  const id = call.req.params['delivery_id'] ?? '';
+  if (!/^\d{1,10}$/.test(id)) throw notFound();
+  const d = call.ctx.tree.get<StoredDelivery>('delivery', `${repo.id}:${pad(h.id)}:${pad(Number(id))}`);
+  if (d === undefined) throw notFound();
+  return d;
+}
+
+export function getDelivery(call: Call): { body: Obj } {
+  const repo = loadRepo(call, 'write');
+  const h = loadHook(call, repo);
+  return { body: presentDelivery(loadDelivery(call, repo, h), true) };
+}
+
+export function redeliver(call: Call): { status: number; body: Obj } {
+  const repo = loadRepo(call, 'write');
+  const h = loadHook(call, repo);
+  const d = loadDelivery(call, repo, h);
+  record(call.ctx, call.req, repo, h, d.event, d.request.payload, true);
+  return { status: 202, body: {} };
+}
+
+export function hookApiUrl(repo: StoredRepo): string {
+  return `${API}/repos/${repo.owner}/${repo.name}/hooks`;
+}
