@@ -618,7 +618,7 @@ export function createSub(c0: Call): Obj {
     cancellation_details: { comment: null, feedback: null, reason: null }, collection_method: collection,
     created: c.now, currency: price0.currency, customer: customerId, customer_account: null, days_until_due: daysUntilDue,
     default_payment_method: pmId, default_source: null, default_tax_rates: taxRatesParam(c, c.p, 'default_tax_rates') ?? [], description: c.p.nullableStr('description') ?? null,
-    discounts: [], ended_at: null, invoice_settings: { account_tax_ids: null, issuer: { type: 'self' } },
+    discounts: [], ended_at: null, invoice_settings: { account_tax_ids: null, custom_fields: null, description: null, footer: null, issuer: { type: 'self' } },
     items: { object: 'list', data: items, has_more: false, total_count: items.length, url: `/v1/subscription_items?subscription=${id}` },
     latest_invoice: null, livemode: false, managed_payments: null, metadata: applyMetadata(undefined, c.p.get('metadata')),
     next_pending_invoice_item_invoice: null, on_behalf_of: null, pause_collection: null,

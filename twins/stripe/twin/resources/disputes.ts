@@ -36,11 +36,11 @@ onChargeCaptured((c, charge, b) => {
   const dispute: Obj = {
     id, object: 'dispute', amount, balance_transactions: txns, charge: charge.id, created: c.now, currency: charge.currency,
     enhanced_eligibility_types: [],
-    evidence: Object.fromEntries(EVIDENCE_FIELDS.map((f) => [f, null])),
+    evidence: { ...Object.fromEntries(EVIDENCE_FIELDS.map((f) => [f, null])), enhanced_evidence: {} },
     evidence_details: { due_by: c.now + 7 * DAY, enhanced_eligibility: {}, has_evidence: false, past_due: false, submission_count: 0 },
     is_charge_refundable: inquiry, livemode: false, metadata: {},
     payment_intent: charge.payment_intent ?? null,
-    payment_method_details: { card: { brand: ((charge.payment_method_details as Obj).card as Obj).brand, case_type: inquiry ? 'inquiry' : 'chargeback', network_reason_code: null }, type: 'card' },
+    payment_method_details: { card: { brand: ((charge.payment_method_details as Obj).card as Obj).brand, case_type: inquiry ? 'inquiry' : 'chargeback', network: ((charge.payment_method_details as Obj).card as Obj).network ?? null, network_reason_code: null }, type: 'card' },
     reason: b.dispute === 'inquiry' ? 'general' : b.dispute,
     status: inquiry ? 'warning_needs_response' : 'needs_response',
   };

@@ -48,8 +48,9 @@ function createToken(c: Call): Obj {
   if (month < 1 || month > 12) throw cardError("Your card's expiration month is invalid.", 'invalid_expiry_month', 'card[exp_month]');
   const now = new Date(c.nowMs);
   if (year * 12 + month - 1 < now.getUTCFullYear() * 12 + now.getUTCMonth()) throw cardError("Your card's expiration year is invalid.", 'invalid_expiry_year', 'card[exp_year]');
+  // A token's card also names its networks; a saved card does not.
   const token: Obj = {
-    id: c.ctx.id('tok_', 24), object: 'token', card: cardObject(c, cardFor(number), { month, year }, card.has('cvc'), card.nullableStr('name') ?? null),
+    id: c.ctx.id('tok_', 24), object: 'token', card: { ...cardObject(c, cardFor(number), { month, year }, card.has('cvc'), card.nullableStr('name') ?? null), networks: { preferred: null } },
     client_ip: null, created: c.now, livemode: false, type: 'card', used: false,
   };
   insert(c, 'token', token);
@@ -66,7 +67,8 @@ function cardFromSource(c: Call, source: string, param: string): Obj {
     if (token.used === true) throw invalid(`You cannot use a Stripe token more than once: ${source}.`, param, 'token_already_used');
     token.used = true;
     save(c, 'token', token);
-    return clone(token.card as Obj);
+    const { networks: _networks, ...card } = clone(token.card as Obj);
+    return card;
   }
   const card = load(c, 'card', source);
   if (card === undefined) throw missing('source', source, param);

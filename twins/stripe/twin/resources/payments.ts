@@ -160,6 +160,7 @@ export function makeCharge(c: Call, pi: Obj, pm: Obj, outcome: Outcome, capture:
         overcapture: { maximum_amount_capturable: amount, status: 'unavailable' },
         regulated_status: 'unregulated',
         three_d_secure: null,
+        transaction_link_id: null,
         wallet: null,
       },
       type: 'card',
