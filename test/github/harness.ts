@@ -74,8 +74,14 @@ export async function startGithubTwin(): Promise<GithubTwin> {
   const set = await api('PUT', '/clock', { at: new Date(START).toISOString() });
   if (set.status !== 200) throw new Error(`setting the world clock failed: ${JSON.stringify(set.json)}`);
   const baseUrl = `${server.worldUrl}/github`;
-  const make = (auth: string | undefined, extra: Record<string, string> = {}): Octokit =>
-    new Octokit({ baseUrl, ...(auth === undefined ? {} : { auth }), request: { retries: 0 }, headers: extra, log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+  const make = (auth: string | undefined, extra: Record<string, string> = {}): Octokit => {
+    const octokit = new Octokit({ baseUrl, ...(auth === undefined ? {} : { auth }), log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
+    // The attach injector's part: the world token in its own header, the app's credential untouched.
+    octokit.hook.before('request', (options) => {
+      Object.assign(options.headers, extra);
+    });
+    return octokit;
+  };
   const admin = make(TOKENS.token);
   return {
     admin,
