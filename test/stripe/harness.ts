@@ -9,13 +9,17 @@
  *
  * `startStripeTwinInGuestHarness` is the earlier stand-in (the SDK's guest harness in
  * `node:vm` behind `node:http`), kept for quick debugging of twin code: run the suite with
- * `STRIPE_TWIN_HARNESS=guest` to use it.
+ * `STRIPE_TWIN_HARNESS=guest` to use it. `STRIPE_TWIN_HARNESS=local` serves the world in a
+ * worker thread on LMDB storage (`openLocalWorld`, as `kit` does; needs `make build`).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { startSingleWorldServer } from '../../host/single-world.js';
-import { openWorldRunner } from '../../runtime/runner/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openLocalWorld, openWorldRunner } from '../../runtime/runner/index.js';
 import type { WorldRequest } from '../../runtime/runner/types.js';
 import { MemoryStorage } from '../../runtime/store/index.js';
 import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
@@ -89,13 +93,17 @@ function worldHttpClient(prefix: string, token: string | null): Stripe.HttpClien
 export async function startStripeTwin(): Promise<StripeTwin> {
   if (process.env.STRIPE_TWIN_HARNESS === 'guest') return startStripeTwinInGuestHarness();
   const bundle = await stripeBundle();
-  const runner = await openWorldRunner({
-    storage: new MemoryStorage(),
-    world: 'stripe-conformance',
-    twins: [bundle],
-    guestRuntime: await buildGuestRuntime(),
-    now: () => START,
-  });
+  // `local`: the world in a worker thread on LMDB, as `kit` serves it (needs `make build`).
+  const dir = process.env.STRIPE_TWIN_HARNESS === 'local' ? mkdtempSync(join(tmpdir(), 'stripe-world-')) : null;
+  const runner = dir !== null
+    ? await openLocalWorld({ dir, org: 'local', world: 'stripe-conformance', twins: [bundle] })
+    : await openWorldRunner({
+      storage: new MemoryStorage(),
+      world: 'stripe-conformance',
+      twins: [bundle],
+      guestRuntime: await buildGuestRuntime(),
+      now: () => START,
+    });
   const server = await startSingleWorldServer({
     world: runner, org: 'local', tokens: TOKENS, twins: [{ vendor: 'stripe', requestScopes: [] }], budget: false,
   });
@@ -148,7 +156,10 @@ export async function startStripeTwin(): Promise<StripeTwin> {
       return (log.entries[0]?.events ?? []).map((e) => e.type);
     },
     raw: (method, path, init = {}) => rawRequest(new URL(`${server.worldUrl}/stripe${path}`), method, { 'x-twins-key': TOKENS.token, ...init.headers }, init.body),
-    close: () => server.close(),
+    close: async () => {
+      await server.close();
+      if (dir !== null) rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
