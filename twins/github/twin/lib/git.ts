@@ -309,8 +309,9 @@ export function lineDiff(tree: ReadTree, repoId: number, oldSha: string | null, 
   let i = 0, j = 0, additions = 0, deletions = 0;
   while (i < ma || j < mb) {
     if (i < ma && j < mb && a[start + i] === b[start + j]) { ops.push(' ' + a[start + i]); i++; j++; }
-    else if (j < mb && (i >= ma || (t[i * w + j + 1] as number) >= (t[(i + 1) * w + j] as number))) { ops.push('+' + b[start + j]); j++; additions++; }
-    else { ops.push('-' + a[start + i]); i++; deletions++; }
+    // Removals before additions when both keep the alignment, as git prints them.
+    else if (i < ma && (j >= mb || (t[(i + 1) * w + j] as number) >= (t[i * w + j + 1] as number))) { ops.push('-' + a[start + i]); i++; deletions++; }
+    else { ops.push('+' + b[start + j]); j++; additions++; }
   }
   // One hunk with up to three lines of context either side.
   const ctxBefore = Math.min(3, start);

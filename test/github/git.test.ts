@@ -1,0 +1,142 @@
+/**
+ * Git data and code through @octokit/rest: object ids are git's own (checked against a real
+ * `git` building the same objects), refs move only forward unless forced, the contents API
+ * writes commits, the commits list and compare walk real history.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGithubTwin, type GithubTwin } from './harness.js';
+import { b64, failure, unb64 } from './helpers.js';
+
+describe('GitHub twin: git data and contents', () => {
+  let gh: GithubTwin;
+  let gitDir: string;
+  const git = (args: string[], input?: string, env: Record<string, string> = {}): string =>
+    execFileSync('git', args, { cwd: gitDir, input, env: { ...process.env, ...env } }).toString().trim();
+  const o = { owner: 'admin', repo: 'objects' };
+
+  beforeAll(async () => {
+    gh = await startGithubTwin();
+    gitDir = mkdtempSync(join(tmpdir(), 'twin-git-'));
+    git(['init', '-q', '--bare']);
+    await gh.admin.repos.createForAuthenticatedUser({ name: 'objects' });
+  });
+  afterAll(async () => {
+    await gh?.close();
+    rmSync(gitDir, { recursive: true, force: true });
+  });
+
+  it('blobs, trees and commits get the ids git gives them', async () => {
+    const blob = await gh.admin.git.createBlob({ ...o, content: 'hello twin\n' });
+    expect(blob.data.sha).toBe(git(['hash-object', '-w', '--stdin'], 'hello twin\n'));
+    const bin = await gh.admin.git.createBlob({ ...o, content: Buffer.from([0, 1, 2, 255]).toString('base64'), encoding: 'base64' });
+    const back = await gh.admin.git.getBlob({ ...o, file_sha: bin.data.sha });
+    expect(Buffer.from(back.data.content, 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
+
+    const tree = await gh.admin.git.createTree({
+      ...o,
+      tree: [
+        { path: 'README.md', mode: '100644', type: 'blob', sha: blob.data.sha },
+        { path: 'src/main.ts', mode: '100644', type: 'blob', content: 'export {};\n' },
+        { path: 'bin/run', mode: '100755', type: 'blob', content: '#!/bin/sh\n' },
+      ],
+    });
+    // The same tree built by git itself.
+    const mainSha = git(['hash-object', '-w', '--stdin'], 'export {};\n');
+    const runSha = git(['hash-object', '-w', '--stdin'], '#!/bin/sh\n');
+    const src = git(['mktree'], `100644 blob ${mainSha}\tmain.ts\n`);
+    const bin2 = git(['mktree'], `100755 blob ${runSha}\trun\n`);
+    const root = git(['mktree'], `100644 blob ${blob.data.sha}\tREADME.md\n040000 tree ${bin2}\tbin\n040000 tree ${src}\tsrc\n`);
+    expect(tree.data.sha).toBe(root);
+    const recursive = await gh.admin.git.getTree({ ...o, tree_sha: tree.data.sha, recursive: 'true' });
+    expect(recursive.data.tree.map((e) => `${e.mode} ${e.type} ${e.path}`)).toEqual([
+      '100644 blob README.md', '040000 tree bin', '100755 blob bin/run', '040000 tree src', '100644 blob src/main.ts',
+    ]);
+
+    const who = { name: 'Ada Lovelace', email: 'ada@example.test', date: '2026-01-01T00:00:00Z' };
+    const commit = await gh.admin.git.createCommit({ ...o, message: 'First\n\nwith a body\n', tree: tree.data.sha, author: who, committer: who });
+    const env = { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_AUTHOR_DATE: '1767225600 +0000', GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email, GIT_COMMITTER_DATE: '1767225600 +0000' };
+    expect(commit.data.sha).toBe(git(['commit-tree', tree.data.sha, '-m', 'First\n\nwith a body'], undefined, env));
+    const got = await gh.admin.git.getCommit({ ...o, commit_sha: commit.data.sha });
+    expect(got.data).toMatchObject({ sha: commit.data.sha, message: 'First\n\nwith a body\n', tree: { sha: tree.data.sha }, parents: [], author: who });
+
+    const ref = await gh.admin.git.createRef({ ...o, ref: 'refs/heads/main', sha: commit.data.sha });
+    expect(ref.status).toBe(201);
+    expect((await gh.admin.git.getRef({ ...o, ref: 'heads/main' })).data.object.sha).toBe(commit.data.sha);
+  });
+
+  it('refs: duplicates and bad objects are 422, non-fast-forward needs force, delete is 204', async () => {
+    const main = (await gh.admin.git.getRef({ ...o, ref: 'heads/main' })).data.object.sha;
+    const dup = await failure(gh.admin.git.createRef({ ...o, ref: 'refs/heads/main', sha: main }));
+    expect(dup.status).toBe(422);
+    expect(dup.response?.data).toMatchObject({ message: 'Reference already exists' });
+    expect((await failure(gh.admin.git.createRef({ ...o, ref: 'refs/heads/x', sha: 'f'.repeat(40) }))).status).toBe(422);
+    expect((await failure(gh.admin.git.createRef({ ...o, ref: 'refs/heads/bad..name', sha: main }))).status).toBe(422);
+
+    const mainCommit = (await gh.admin.git.getCommit({ ...o, commit_sha: main })).data;
+    const sibling = await gh.admin.git.createCommit({ ...o, message: 'sibling', tree: mainCommit.tree.sha, parents: [] });
+    await gh.admin.git.createRef({ ...o, ref: 'refs/heads/feature', sha: main });
+    const nff = await failure(gh.admin.git.updateRef({ ...o, ref: 'heads/feature', sha: sibling.data.sha }));
+    expect(nff.status).toBe(422);
+    expect(nff.response?.data).toMatchObject({ message: 'Update is not a fast forward' });
+    const forced = await gh.admin.git.updateRef({ ...o, ref: 'heads/feature', sha: sibling.data.sha, force: true });
+    expect(forced.data.object.sha).toBe(sibling.data.sha);
+    const matching = await gh.admin.git.listMatchingRefs({ ...o, ref: 'heads/' });
+    expect(matching.data.map((r) => r.ref)).toEqual(['refs/heads/feature', 'refs/heads/main']);
+    expect((await gh.admin.git.deleteRef({ ...o, ref: 'heads/feature' })).status).toBe(204);
+    expect((await failure(gh.admin.git.getRef({ ...o, ref: 'heads/feature' }))).status).toBe(404);
+  });
+
+  it('contents: create, read, update (sha required and checked), delete — each a commit on the branch', async () => {
+    const c = { owner: 'admin', repo: 'objects' };
+    const created = await gh.admin.repos.createOrUpdateFileContents({ ...c, path: 'docs/guide.md', message: 'Add guide', content: b64('# Guide\n') });
+    expect(created.status).toBe(201);
+    const sha1 = created.data.content?.sha as string;
+    expect(sha1).toBe(git(['hash-object', '--stdin'], '# Guide\n'));
+    const file = await gh.admin.repos.getContent({ ...c, path: 'docs/guide.md' });
+    expect(unb64((file.data as { content: string }).content)).toBe('# Guide\n');
+    const dir = await gh.admin.repos.getContent({ ...c, path: 'docs' });
+    expect((dir.data as { name: string; type: string }[]).map((f) => `${f.type}:${f.name}`)).toEqual(['file:guide.md']);
+
+    const noSha = await failure(gh.admin.repos.createOrUpdateFileContents({ ...c, path: 'docs/guide.md', message: 'Edit', content: b64('# Guide v2\n') }));
+    expect(noSha.status).toBe(422);
+    const wrongSha = await failure(gh.admin.repos.createOrUpdateFileContents({ ...c, path: 'docs/guide.md', message: 'Edit', content: b64('x'), sha: 'a'.repeat(40) }));
+    expect(wrongSha.status).toBe(409);
+    const updated = await gh.admin.repos.createOrUpdateFileContents({ ...c, path: 'docs/guide.md', message: 'Edit guide', content: b64('# Guide v2\n'), sha: sha1 });
+    expect(updated.status).toBe(200);
+    expect(updated.data.commit.message).toBe('Edit guide');
+    const head = (await gh.admin.repos.getBranch({ ...c, branch: 'main' })).data.commit.sha;
+    expect(head).toBe(updated.data.commit.sha);
+
+    const del = await gh.admin.repos.deleteFile({ ...c, path: 'docs/guide.md', message: 'Remove guide', sha: updated.data.content?.sha as string });
+    expect(del.data.content).toBeNull();
+    expect((await failure(gh.admin.repos.getContent({ ...c, path: 'docs/guide.md' }))).status).toBe(404);
+    const log = await gh.admin.repos.listCommits({ ...c });
+    expect(log.data.map((x) => x.commit.message)).toEqual(['Remove guide', 'Edit guide', 'Add guide', 'First\n\nwith a body\n']);
+    const forPath = await gh.admin.repos.listCommits({ ...c, path: 'docs/guide.md' });
+    expect(forPath.data.map((x) => x.commit.message)).toEqual(['Remove guide', 'Edit guide', 'Add guide']);
+    const one = await gh.admin.repos.getCommit({ ...c, ref: updated.data.commit.sha as string });
+    expect(one.data.files?.[0]).toMatchObject({ filename: 'docs/guide.md', status: 'modified', additions: 1, deletions: 1 });
+    expect(one.data.files?.[0]?.patch).toContain('-# Guide\n+# Guide v2');
+  });
+
+  it('compare: ahead_by, behind_by, merge base, status and files', async () => {
+    const r = { owner: 'admin', repo: 'cmp' };
+    await gh.admin.repos.createForAuthenticatedUser({ name: 'cmp', auto_init: true });
+    const base = (await gh.admin.repos.getBranch({ ...r, branch: 'main' })).data.commit.sha;
+    await gh.admin.git.createRef({ ...r, ref: 'refs/heads/topic', sha: base });
+    await gh.admin.repos.createOrUpdateFileContents({ ...r, path: 'a.txt', message: 'a', content: b64('a\n'), branch: 'topic' });
+    await gh.admin.repos.createOrUpdateFileContents({ ...r, path: 'b.txt', message: 'b', content: b64('b\n'), branch: 'topic' });
+    await gh.admin.repos.createOrUpdateFileContents({ ...r, path: 'main.txt', message: 'on main', content: b64('m\n') });
+    const cmp = await gh.admin.repos.compareCommitsWithBasehead({ ...r, basehead: 'main...topic' });
+    expect(cmp.data).toMatchObject({ status: 'diverged', ahead_by: 2, behind_by: 1, total_commits: 2, merge_base_commit: { sha: base } });
+    expect(cmp.data.commits.map((c) => c.commit.message)).toEqual(['a', 'b']);
+    expect(cmp.data.files?.map((f) => `${f.status} ${f.filename}`)).toEqual(['added a.txt', 'added b.txt']);
+    const same = await gh.admin.repos.compareCommits({ ...r, base: 'topic', head: 'topic' });
+    expect(same.data.status).toBe('identical');
+    expect((await failure(gh.admin.repos.compareCommitsWithBasehead({ ...r, basehead: 'main...nope' }))).status).toBe(404);
+  });
+});
