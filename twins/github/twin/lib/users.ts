@@ -14,6 +14,7 @@ import type { ReadTree, TwinContext, TwinRequest } from '../../../../sdk/twin/in
 import { hex, utf8Encode } from './bytes.js';
 import { sha256 } from './hash.js';
 import { API, GhError, WEB, nodeId } from './http.js';
+import { listRange } from './records.js';
 
 export const ADMIN_LOGIN = 'admin';
 
@@ -156,8 +157,7 @@ export function simpleUserByLogin(tree: ReadTree, login: string): Record<string,
 export function countOwned(tree: ReadTree, login: string): { public: number; private: number } {
   const key = login.toLowerCase();
   let pub = 0, priv = 0;
-  const page = tree.list<{ id: number }>('repo_name', { after: `${key}/`, before: `${key}0`, limit: 1000 });
-  for (const item of page.items) {
+  for (const item of listRange<{ id: number }>(tree, 'repo_name', `${key}/`, `${key}0`)) {
     const repo = tree.get<{ private: boolean }>('repo', String(item.value.id));
     if (repo === undefined) continue;
     if (repo.private) priv++;

@@ -17,6 +17,7 @@ import {
 import { actsFor, loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';
 import { canWrite, fullName, loadRepo, repoApi, saveRepo, type StoredRepo } from './repos.js';
+import { listRange } from '../lib/records.js';
 
 export interface StoredIssue {
   id: number;
@@ -86,11 +87,11 @@ export function issuesOf(tree: ReadTree, repoId: number): StoredIssue[] {
 }
 
 export function labelsOf(tree: ReadTree, repoId: number): StoredLabel[] {
-  return tree.list<StoredLabel>('label', { after: `${repoId}:`, before: `${repoId};`, limit: 1000 }).items.map((i) => i.value);
+  return listRange<StoredLabel>(tree, 'label', `${repoId}:`, `${repoId};`).map((i) => i.value);
 }
 
 export function milestonesOf(tree: ReadTree, repoId: number): StoredMilestone[] {
-  return tree.list<StoredMilestone>('milestone', { after: `${repoId}:`, before: `${repoId};`, limit: 1000 }).items.map((i) => i.value);
+  return listRange<StoredMilestone>(tree, 'milestone', `${repoId}:`, `${repoId};`).map((i) => i.value);
 }
 
 function labelByName(tree: ReadTree, repoId: number, name: string): StoredLabel | undefined {
@@ -458,7 +459,7 @@ export function listComments(call: Call): { body: Obj[] } {
   const repo = loadRepo(call);
   const issue = loadIssue(ctx.tree, repo, call.req.params['issue_number']);
   const prefix = `${repo.id}:${pad(issue.number)}:`;
-  const ids = ctx.tree.list('issue_comment', { after: prefix, before: `${repo.id}:${pad(issue.number)};`, limit: 10_000 }).items.map((i) => i.id.slice(prefix.length));
+  const ids = listRange(ctx.tree, 'issue_comment', prefix, `${repo.id}:${pad(issue.number)};`).map((i) => i.id.slice(prefix.length));
   let comments = ids.map((id) => ctx.tree.get<StoredComment>('comment', `${repo.id}:${id}`)).filter((c): c is StoredComment => c !== undefined);
   const since = str(call.req.query, 'since');
   if (since !== undefined) comments = comments.filter((c) => c.updated_at >= since);
@@ -468,7 +469,7 @@ export function listComments(call: Call): { body: Obj[] } {
 export function listRepoComments(call: Call): { body: Obj[] } {
   const { ctx } = call;
   const repo = loadRepo(call);
-  const all = ctx.tree.list<StoredComment>('comment', { after: `${repo.id}:`, before: `${repo.id};`, limit: 10_000 }).items.map((i) => i.value);
+  const all = listRange<StoredComment>(ctx.tree, 'comment', `${repo.id}:`, `${repo.id};`).map((i) => i.value);
   const direction = (str(call.req.query, 'direction') ?? 'asc') === 'desc' ? 'desc' : 'asc';
   const sort = str(call.req.query, 'sort') ?? 'created';
   const sorted = sortBy(all, (c) => (sort === 'updated' ? c.updated_at : c.created_at) + pad(c.id), direction);

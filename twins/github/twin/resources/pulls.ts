@@ -23,6 +23,7 @@ import {
   type StoredIssue,
 } from './issues.js';
 import { fullName, loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
+import { listRange } from '../lib/records.js';
 
 export interface StoredPull {
   number: number;
@@ -355,7 +356,7 @@ export function createReview(call: Call): { body: Obj } {
 
 function reviewsOf(call: Call, repo: StoredRepo, n: number): StoredReview[] {
   const p = reviewPrefix(repo.id, n);
-  return call.ctx.tree.list<StoredReview>('review', { after: p, before: `${repo.id}:${pad(n)};`, limit: 10_000 }).items.map((i) => i.value);
+  return listRange<StoredReview>(call.ctx.tree, 'review', p, `${repo.id}:${pad(n)};`).map((i) => i.value);
 }
 
 function loadReview(call: Call, repo: StoredRepo, n: number): StoredReview {

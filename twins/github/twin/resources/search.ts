@@ -10,6 +10,7 @@ import { GhError, pageOf, paginate, str, validation, type Call, type Obj } from 
 import { loadUser } from '../lib/users.js';
 import { issuesOf, lookups, presentIssue, sortIssues, type IssueLookups, type StoredIssue } from './issues.js';
 import { allRepos, canRead, repoByName, type StoredRepo } from './repos.js';
+import { listRange } from '../lib/records.js';
 
 interface Term { key: string | null; value: string; negated: boolean }
 
@@ -59,7 +60,7 @@ function matches(tree: ReadTree, c: Candidate, t: Term, words: { inTitle: boolea
       if (words.inBody) hay += (issue.body ?? '') + '\n';
       if (words.inComments) {
         const p = `${repo.id}:${String(issue.number).padStart(10, '0')}:`;
-        for (const i of tree.list('issue_comment', { after: p, before: `${repo.id}:${String(issue.number).padStart(10, '0')};`, limit: 1000 }).items) {
+        for (const i of listRange(tree, 'issue_comment', p, `${repo.id}:${String(issue.number).padStart(10, '0')};`)) {
           hay += (tree.get<{ body: string }>('comment', `${repo.id}:${i.id.slice(p.length)}`)?.body ?? '') + '\n';
         }
       }
@@ -108,7 +109,10 @@ export function searchIssues(call: Call): { body: Obj } {
   const q = str(call.req.query, 'q');
   if (q === undefined || q.trim() === '') throw validation([{ resource: 'Search', field: 'q', code: 'missing' }]);
   if (q.length > 256) throw validation([{ resource: 'Search', field: 'q', code: 'invalid', message: 'The search is longer than 256 characters.' }]);
-  const terms = tokenize(q);
+  const all = tokenize(q);
+  // `sort:comments-desc` in the query sets the order as the sort parameter does.
+  const sortTerm = all.find((t) => t.key === 'sort');
+  const terms = all.filter((t) => t.key !== 'sort');
   // Unknown qualifiers are searched as text by GitHub; the twin does the same.
   for (const t of terms) if (t.key !== null && !KNOWN.has(t.key)) { t.value = `${t.key}:${t.value}`; t.key = null; }
   const ins = terms.filter((t) => t.key === 'in').map((t) => t.value.toLowerCase());
@@ -139,8 +143,9 @@ export function searchIssues(call: Call): { body: Obj } {
       if (terms.every((t) => matches(tree, c, t, words) !== t.negated)) hits.push(c);
     }
   }
-  const sort = str(call.req.query, 'sort');
-  const order = (str(call.req.query, 'order') ?? 'desc') === 'asc' ? 'asc' : 'desc';
+  const [termSort, termOrder] = (sortTerm?.value ?? '').toLowerCase().split('-');
+  const sort = str(call.req.query, 'sort') ?? termSort;
+  const order = (str(call.req.query, 'order') ?? termOrder ?? 'desc') === 'asc' ? 'asc' : 'desc';
   const byIssue = new Map(hits.map((h) => [h.issue, h]));
   const sorted = sortIssues(hits.map((h) => h.issue), sort === 'comments' ? 'comments' : sort === 'updated' ? 'updated' : 'created', order).map((i) => byIssue.get(i) as Candidate);
   const { page, perPage } = pageOf(call.req);
