@@ -317,6 +317,28 @@ describe('refunds and balance', () => {
   });
 });
 
+describe('payouts', () => {
+  it('pays out from the available balance, paid on the arrival date; refuses more than is available', async () => {
+    const s = twin.client('sk_test_payoutsAccount000001');
+    await s.paymentIntents.create({ amount: 10000, currency: 'usd', payment_method: 'pm_card_bypassPending', confirm: true, ...cardOnly });
+    const available = (await s.balance.retrieve()).available[0]!.amount;
+    expect(available).toBe(10000 - 320);
+    const tooMuch = await s.payouts.create({ amount: available + 1, currency: 'usd' }).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((tooMuch as Stripe.errors.StripeError).code).toBe('balance_insufficient');
+    const payout = await s.payouts.create({ amount: 5000, currency: 'usd' });
+    expect(payout).toMatchObject({ object: 'payout', status: 'pending', amount: 5000, method: 'standard' });
+    expect(payout.arrival_date).toBe(Math.floor(twin.nowMs() / 1000) + 2 * 86_400);
+    expect((await s.balance.retrieve()).available[0]!.amount).toBe(available - 5000);
+    const second = await s.payouts.create({ amount: 1000, currency: 'usd' });
+    const canceled = await s.payouts.cancel(second.id);
+    expect(canceled.status).toBe('canceled');
+    expect((await s.balance.retrieve()).available[0]!.amount).toBe(available - 5000);
+    await twin.advance(3 * 86_400_000);
+    expect((await s.payouts.retrieve(payout.id)).status).toBe('paid');
+    expect((await s.events.list({ type: 'payout.paid' })).data.map((e) => (e.data.object as Stripe.Payout).id)).toEqual([payout.id]);
+  });
+});
+
 describe('disputes', () => {
   it('opens a dispute on the dispute test card, withdraws the funds and the fee, and winning evidence reinstates them', async () => {
     const s = twin.client('sk_test_disputesAccount00001');

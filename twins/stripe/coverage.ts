@@ -148,6 +148,11 @@ export const coverage: CoverageRow[] = [
   { name: 'customers.listBalanceTransactions', method: 'GET', path: '/v1/customers/:customer/balance_transactions', status: 'implemented' },
   { name: 'customers.retrieveBalanceTransaction', method: 'GET', path: '/v1/customers/:customer/balance_transactions/:id', status: 'implemented' },
   { name: 'customers.updateBalanceTransaction', method: 'POST', path: '/v1/customers/:customer/balance_transactions/:id', status: 'implemented' },
+  { name: 'payouts.create', method: 'POST', path: '/v1/payouts', status: 'implemented' },
+  { name: 'payouts.list', method: 'GET', path: '/v1/payouts', status: 'implemented' },
+  { name: 'payouts.retrieve', method: 'GET', path: '/v1/payouts/:id', status: 'implemented' },
+  { name: 'payouts.update', method: 'POST', path: '/v1/payouts/:id', status: 'implemented' },
+  { name: 'payouts.cancel', method: 'POST', path: '/v1/payouts/:id/cancel', status: 'implemented' },
   // ---- planned: Stripe endpoints in these areas the twin does not serve yet ----
   { name: 'customers.retrieveCashBalance', method: 'GET', path: '/v1/customers/:customer/cash_balance', status: 'planned' },
   { name: 'customers.deleteDiscount', method: 'DELETE', path: '/v1/customers/:customer/discount', status: 'planned' },
@@ -176,8 +181,6 @@ export const coverage: CoverageRow[] = [
   { name: 'invoices.attachPayment', method: 'POST', path: '/v1/invoices/:id/attach_payment', status: 'planned' },
   { name: 'credit_notes.create', method: 'POST', path: '/v1/credit_notes', status: 'planned' },
   { name: 'credit_notes.list', method: 'GET', path: '/v1/credit_notes', status: 'planned' },
-  { name: 'payouts.create', method: 'POST', path: '/v1/payouts', status: 'planned' },
-  { name: 'payouts.list', method: 'GET', path: '/v1/payouts', status: 'planned' },
   { name: 'payment_links.create', method: 'POST', path: '/v1/payment_links', status: 'planned' },
   { name: 'webhook delivery', method: 'POST', path: '<endpoint url>', status: 'planned', note: 'events are emitted on log entries and signed by core/hmac.ts; delivery belongs to the world runner' },
 ];

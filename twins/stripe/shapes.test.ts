@@ -81,7 +81,9 @@ it('match Stripe\'s fixtures field for field', async () => {
   const dpi = post('/v1/payment_intents', 'amount=1000&currency=usd&payment_method=pm_card_createDispute&confirm=true&allowed_payment_method_types[0]=card');
   objs.dispute = (get(`/v1/disputes?payment_intent=${dpi.id as string}`).data as Record<string, unknown>[])[0]!;
   objs.account = get('/v1/account');
-  expect(Object.keys(objs).length).toBe(30);
+  post('/v1/payment_intents', 'amount=5000&currency=usd&payment_method=pm_card_bypassPending&confirm=true&allowed_payment_method_types[0]=card');
+  objs.payout = post('/v1/payouts', 'amount=1000&currency=usd');
+  expect(Object.keys(objs).length).toBe(31);
   for (const [type, obj] of Object.entries(objs)) {
     const keys = fixtures[type];
     expect(keys, type).toBeDefined();

@@ -18,6 +18,7 @@ import { eventRoutes } from './resources/events.js';
 import { legacyRoutes } from './resources/legacy.js';
 import { paymentMethodRoutes } from './resources/payment_methods.js';
 import { paymentMoves, paymentRoutes } from './resources/payments.js';
+import { payoutMoves, payoutRoutes } from './resources/payouts.js';
 import { promotionRoutes } from './resources/promotions.js';
 import { setupIntentRoutes } from './resources/setup_intents.js';
 import { taxRoutes } from './resources/tax.js';
@@ -39,6 +40,7 @@ export const routes: Route[] = [
   ...paymentRoutes,
   ...legacyRoutes,
   ...disputeRoutes,
+  ...payoutRoutes,
   ...setupIntentRoutes,
   ...billingRoutes,
   ...taxRoutes,
@@ -59,12 +61,12 @@ export default defineTwin({
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
       'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
-      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token', 'tax_rate', 'customer_balance_transaction',
+      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token', 'tax_rate', 'customer_balance_transaction', 'payout',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },
   routes,
   stores: { accounts: accountsStore, objects: objectsStore },
-  moves: { ...billingMoves, ...paymentMoves, ...checkoutMoves },
+  moves: { ...billingMoves, ...paymentMoves, ...checkoutMoves, ...payoutMoves },
   errorBody,
 });

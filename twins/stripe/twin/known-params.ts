@@ -134,4 +134,9 @@ export const KNOWN_PARAMS: Record<string, readonly string[]> = {
   'customers.listBalanceTransactions': ['created', 'ending_before', 'expand', 'invoice', 'limit', 'starting_after'],
   'customers.retrieveBalanceTransaction': ['expand'],
   'customers.updateBalanceTransaction': ['description', 'expand', 'metadata'],
+  'payouts.create': ['amount', 'currency', 'description', 'destination', 'expand', 'metadata', 'method', 'payout_method', 'source_type', 'statement_descriptor'],
+  'payouts.list': ['arrival_date', 'created', 'destination', 'ending_before', 'expand', 'limit', 'starting_after', 'status'],
+  'payouts.retrieve': ['expand'],
+  'payouts.update': ['expand', 'metadata'],
+  'payouts.cancel': ['expand'],
 };

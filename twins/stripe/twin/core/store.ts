@@ -45,6 +45,7 @@ export const PREFIXES: [string, string][] = [
   ['di_', 'discount'],
   ['dp_', 'dispute'],
   ['card_', 'card'],
+  ['po_', 'payout'],
   ['cbtxn_', 'customer_balance_transaction'],
   ['txr_', 'tax_rate'],
   ['tok_', 'token'],

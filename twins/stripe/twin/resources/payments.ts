@@ -35,7 +35,7 @@ function unexpected(message: string, param?: string): StripeError {
 
 // ---- balance transactions ------------------------------------------------------------------
 
-export function balanceTxn(c: Call, source: string, type: 'charge' | 'refund' | 'payment' | 'adjustment', amount: number, cur: string, description: string | null, fee: number, availableOn: number): Obj {
+export function balanceTxn(c: Call, source: string, type: 'charge' | 'refund' | 'payment' | 'adjustment' | 'payout', amount: number, cur: string, description: string | null, fee: number, availableOn: number): Obj {
   const txn: Obj = {
     id: c.ctx.id('txn_', 24),
     object: 'balance_transaction',
@@ -49,7 +49,7 @@ export function balanceTxn(c: Call, source: string, type: 'charge' | 'refund' | 
     fee,
     fee_details: fee === 0 ? [] : [{ amount: fee, application: null, currency: cur, description: 'Stripe processing fees', type: 'stripe_fee' }],
     net: amount - fee,
-    reporting_category: type === 'refund' ? 'refund' : type === 'adjustment' ? 'dispute' : 'charge',
+    reporting_category: type === 'refund' ? 'refund' : type === 'adjustment' ? 'dispute' : type === 'payout' ? 'payout' : 'charge',
     source,
     status: availableOn <= c.now ? 'available' : 'pending',
     type,
