@@ -23,6 +23,8 @@ import type { AttachCa } from '../sdk/attach/manifest.js';
 import { startConnectProxy } from './proxy/proxy.js';
 import type { ConnectProxy } from './proxy/proxy.js';
 import type { WorldCa } from './proxy/ca.js';
+import { createStreamRoutes } from './streams/uws.js';
+import type { StreamLimits } from './streams/bridge.js';
 
 /** The attach manifest's path below `{world_url}` (spec: World attach and vendor wire). */
 const MANIFEST_SUB = '/.well-known/kit-world';
@@ -66,6 +68,8 @@ export interface SingleWorldOptions {
   ca?: WorldCa;
   /** The proxy's port: default the server's port + 1 (a free one when the server's is 0); 0 picks. */
   proxyPort?: number;
+  /** Limits of stream connections (`{world_api}/streams/<id>`); defaults in host/streams/bridge.ts. */
+  streamLimits?: Partial<StreamLimits>;
 }
 
 /** Where the world is reached from outside, known once the server listens. */
@@ -353,7 +357,10 @@ function urlHost(host: string): string {
 export async function startSingleWorldServer(options: SingleWorldOptions): Promise<SingleWorldServer> {
   const core = createSingleWorldCore(options);
   const host = options.host ?? '127.0.0.1';
+  // WebSocket `{world_api}/streams/<id>`: TCP-protocol twins (host/streams/).
+  const streams = createStreamRoutes({ apiPrefix: `/-/${options.org}/${options.worldName ?? options.world.name}`, world: options.world, scopeOf: core.scopeOf, ...(options.streamLimits ? { limits: options.streamLimits } : {}) });
   const http = await listenHttp({
+    configure: streams.register,
     handler: core.handler,
     host,
     port: options.port ?? 0,
@@ -400,6 +407,7 @@ export async function startSingleWorldServer(options: SingleWorldOptions): Promi
       if (closing === null) {
         closing = (async () => {
           await proxy?.close();
+          await streams.close();
           await http.close();
           core.stop();
           await options.world.close();

@@ -43,6 +43,8 @@ export interface HttpServerOptions {
   maxBodyBytes?: number;
   /** On close, how long in-flight requests may take before their connections are cut. Default 10 s. */
   drainTimeoutMs?: number;
+  /** Registers more routes (e.g. WebSockets) before the catch-all HTTP route. */
+  configure?: (app: uWS.TemplatedApp) => void;
 }
 
 export interface HttpServer {
@@ -177,6 +179,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
     );
   };
 
+  options.configure?.(app);
   app.any('/*', (res, req) => {
     const headers = Object.create(null) as Record<string, string>;
     req.forEach((name, value) => {
