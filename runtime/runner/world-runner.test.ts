@@ -108,6 +108,30 @@ describe('the clock and timed moves', () => {
     expect(log[1].events?.[0]?.type).toBe('greeting.expired');
   });
 
+  it('performs each move once it falls due, however the reads and writes before it went (the runner remembers the next due instant)', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.api('PUT', '/clock', { at: '2026-03-01T00:00:00Z' });
+    const late = (await world.vendor('POST', '/hello/v1/greetings', { name: 'late', expires_in: 7200 })).json;
+    // Reads before anything is due, and a write that schedules nothing.
+    expect((await world.vendor('GET', `/hello/v1/greetings/${late.id}`)).json.status).toBe('active');
+    const plain = (await world.vendor('POST', '/hello/v1/greetings', { name: 'plain' })).json;
+    expect((await world.vendor('GET', `/hello/v1/greetings/${plain.id}`)).json.status).toBe('active');
+    // A write that schedules a move earlier than the one known so far.
+    const early = (await world.vendor('POST', '/hello/v1/greetings', { name: 'early', expires_in: 60 })).json;
+    expect((await world.vendor('GET', `/hello/v1/greetings/${early.id}`)).json.status).toBe('active');
+
+    await world.api('POST', '/clock/advance', { by: '30m' });
+    expect((await world.vendor('GET', `/hello/v1/greetings/${early.id}`)).json.status).toBe('expired');
+    expect((await world.vendor('GET', `/hello/v1/greetings/${late.id}`)).json.status).toBe('active');
+    await world.api('POST', '/clock/advance', { by: '1h' });
+    expect((await world.vendor('GET', `/hello/v1/greetings/${late.id}`)).json.status).toBe('active');
+    await world.api('POST', '/clock/advance', { by: '31m' });
+    expect((await world.vendor('GET', `/hello/v1/greetings/${late.id}`)).json.status).toBe('expired');
+    expect((await world.vendor('GET', `/hello/v1/greetings/${plain.id}`)).json.status).toBe('active');
+    const moves = (await world.api('GET', '/log/hello')).json.entries.filter((e: { cause: { kind: string } }) => e.cause.kind === 'move');
+    expect(moves.map((e: { occurredAt: string }) => e.occurredAt)).toEqual(['2026-03-01T00:01:00.000Z', '2026-03-01T02:00:00.000Z']);
+  });
+
   it('refuses to move the clock backward and to advance an unset clock', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const unset = await world.api('POST', '/clock/advance', { by: '1h' });

@@ -70,6 +70,8 @@ export class WorldRunner implements WorldHandle {
   private sandbox: WorldSandbox;
   private readonly makeSandbox: () => WorldSandbox;
   private readonly wallNow: () => number;
+  /** Per twin: the earliest scheduled move's instant (Infinity: none), as of a head position. */
+  private readonly nextDue = new Map<string, { head: number; dueMs: number }>();
   /** Appends made so far; a request that moved it waits for durability before answering. */
   private appends = 0;
   private closed = false;
@@ -354,12 +356,22 @@ export class WorldRunner implements WorldHandle {
   catchUp(twin: ServedTwin): number {
     if (twin.manifest.moves.length === 0) return 0;
     const now = this.world.nowMs();
+    // The tree changes only by appends, each of which moves the head: while the head stands
+    // still, so does the earliest scheduled move, and nothing is due before it.
+    const known = this.nextDue.get(twin.vendor);
+    if (known !== undefined && known.head === this.world.head(twin.vendor) && now < known.dueMs) return 0;
     let performed = 0;
     for (; performed < MAX_CATCH_UP; performed++) {
       const first = this.world.listRecords<{ id: string; move: string; dueAt: string; data: unknown }>(twin.vendor, DUE_TYPE, { limit: 1 }).records[0];
-      if (!first) break;
+      if (!first) {
+        this.nextDue.set(twin.vendor, { head: this.world.head(twin.vendor), dueMs: Infinity });
+        break;
+      }
       const dueMs = Date.parse(first.value.dueAt);
-      if (!(dueMs <= now)) break;
+      if (!(dueMs <= now)) {
+        if (dueMs > now) this.nextDue.set(twin.vendor, { head: this.world.head(twin.vendor), dueMs });
+        break;
+      }
       const head = this.world.head(twin.vendor);
       const lastAt = head > 0 ? Date.parse(this.world.entry(twin.vendor, head)!.occurredAt) : dueMs;
       const stampMs = Math.max(dueMs, lastAt);
@@ -380,6 +392,9 @@ export class WorldRunner implements WorldHandle {
   private append(twin: string, draft: EntryDraft): Entry {
     const entry = this.world.append(twin, draft);
     this.appends++;
+    // An entry that schedules or cancels nothing leaves the earliest scheduled move where it was.
+    const known = this.nextDue.get(twin);
+    if (known !== undefined && known.head === entry.position - 1 && !draft.writes.some((w) => w.type === DUE_TYPE)) known.head = entry.position;
     return entry;
   }
 
