@@ -183,6 +183,22 @@ describe('subscriptions', () => {
     expect(inv).toMatchObject({ amount_due: 1200, billing_reason: 'subscription_cycle', period_start: sub.items.data[0]!.current_period_end });
   });
 
+  it('pauses collection: renewal invoices are voided until resumes_at, then billed again', async () => {
+    const { customer } = await payingCustomer();
+    const sub = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });
+    const firstEnd = sub.items.data[0]!.current_period_end;
+    const paused = await stripe.subscriptions.update(sub.id, { pause_collection: { behavior: 'void', resumes_at: firstEnd + 20 * 86_400 } });
+    expect(paused.pause_collection).toEqual({ behavior: 'void', resumes_at: firstEnd + 20 * 86_400 });
+    await twin.advance(32 * DAY_MS);
+    const voided = await stripe.invoices.retrieve((await stripe.subscriptions.retrieve(sub.id)).latest_invoice as string);
+    expect(voided).toMatchObject({ status: 'void', billing_reason: 'subscription_cycle' });
+    expect((await stripe.subscriptions.retrieve(sub.id)).status).toBe('active');
+    await twin.advance(31 * DAY_MS);
+    const after = await stripe.subscriptions.retrieve(sub.id);
+    expect(after.pause_collection).toBeNull();
+    expect((await stripe.invoices.retrieve(after.latest_invoice as string)).status).toBe('paid');
+  });
+
   it('cancels at period end, and cancels now', async () => {
     const { customer } = await payingCustomer();
     const a = await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }] });

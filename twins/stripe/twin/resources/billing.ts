@@ -483,6 +483,7 @@ function nextDue(c: Call, sub: Obj): number {
   if (sub.status === 'incomplete') return (sub.created as number) + INCOMPLETE_TTL;
   let due = periodOf(sub).end;
   if (typeof sub.cancel_at === 'number') due = Math.min(due, sub.cancel_at);
+  if (isObj(sub.pause_collection) && typeof sub.pause_collection.resumes_at === 'number') due = Math.min(due, sub.pause_collection.resumes_at);
   if (sub.status === 'past_due' && typeof sub.latest_invoice === 'string') {
     const inv = load(c, 'invoice', sub.latest_invoice);
     if (inv !== undefined && inv.status === 'open' && typeof inv.next_payment_attempt === 'number') due = Math.min(due, inv.next_payment_attempt);
@@ -568,7 +569,25 @@ function bill(c: Call, sub: Obj, reason: string, start: number, end: number, fir
     save(c, 'invoice', inv);
   }
   sub.latest_invoice = inv.id;
+  // Paused collection: the period's invoice is left as a draft, voided, or written off.
+  const pause = isObj(sub.pause_collection) ? sub.pause_collection.behavior : null;
+  if (pause === 'keep_as_draft') return { inv };
+  if (pause === 'void') {
+    inv.status = 'void';
+    inv.amount_remaining = 0;
+    (inv.status_transitions as Obj).voided_at = c.now;
+    save(c, 'invoice', inv);
+    event(c, 'invoice.voided', inv);
+    return { inv };
+  }
   finalize(c, inv);
+  if (pause === 'mark_uncollectible' && inv.status === 'open') {
+    inv.status = 'uncollectible';
+    (inv.status_transitions as Obj).marked_uncollectible_at = c.now;
+    save(c, 'invoice', inv);
+    event(c, 'invoice.marked_uncollectible', inv);
+    return { inv };
+  }
   if (inv.status === 'paid' || sub.collection_method === 'send_invoice' || !attempt) return { inv };
   const error = attemptPayment(c, inv);
   return error === undefined ? { inv } : { inv, error };
@@ -683,10 +702,19 @@ export function catchUp(c: Call, subId: string, from?: number): void {
     const cancelAt = typeof sub.cancel_at === 'number' ? sub.cancel_at : null;
     const retryInv = sub.status === 'past_due' && typeof sub.latest_invoice === 'string' ? load(c, 'invoice', sub.latest_invoice) : undefined;
     const retryAt = retryInv !== undefined && retryInv.status === 'open' && typeof retryInv.next_payment_attempt === 'number' ? retryInv.next_payment_attempt : null;
-    const due = Math.min(end, cancelAt ?? Infinity, retryAt ?? Infinity);
+    const resumeAt = isObj(sub.pause_collection) && typeof sub.pause_collection.resumes_at === 'number' ? sub.pause_collection.resumes_at : null;
+    const due = Math.min(end, cancelAt ?? Infinity, retryAt ?? Infinity, resumeAt ?? Infinity);
     if (due > c.now) {
       scheduleRenewal(c, sub);
       return;
+    }
+    if (resumeAt !== null && due === resumeAt) {
+      // The pause ends at `resumes_at`: collection resumes from the next invoice.
+      const before = clone(sub);
+      sub.pause_collection = null;
+      save(c, 'subscription', sub);
+      updated(at(c, resumeAt), 'customer.subscription.updated', before, sub);
+      continue;
     }
     if (cancelAt !== null && due === cancelAt) {
       cancelNow(at(c, cancelAt), sub, 'cancellation_requested');
@@ -706,8 +734,10 @@ export function catchUp(c: Call, subId: string, from?: number): void {
     const next = periodAfter(sub.billing_cycle_anchor as number, interval, count, 1 + Math.round(countPeriods(sub, end, interval, count)));
     setPeriod(sub, end, next);
     const { inv, error } = bill(cc, sub, 'subscription_cycle', end, next, false, true);
-    if (inv.status === 'paid' || sub.collection_method === 'send_invoice') sub.status = 'active';
-    else if (error !== undefined || inv.status === 'open') {
+    // While collection is paused the status stays as it was.
+    const paused = isObj(sub.pause_collection);
+    if (!paused && (inv.status === 'paid' || sub.collection_method === 'send_invoice')) sub.status = 'active';
+    else if (!paused && (error !== undefined || inv.status === 'open')) {
       sub.status = 'past_due';
       inv.next_payment_attempt = end + (RETRY_DAYS[0] as number) * DAY;
       save(cc, 'invoice', inv);
@@ -808,6 +838,13 @@ function updateSub(c0: Call): Obj {
     sub.default_payment_method = pmId;
   }
   if (c.p.has('description')) sub.description = c.p.nullableStr('description') ?? null;
+  if (c.p.has('pause_collection')) {
+    const pause = c.p.obj('pause_collection');
+    sub.pause_collection = pause === null || pause === undefined ? null : {
+      behavior: pause.oneOf('behavior', ['keep_as_draft', 'mark_uncollectible', 'void'] as const) ?? (() => { throw paramMissing('pause_collection[behavior]'); })(),
+      resumes_at: pause.int('resumes_at') ?? null,
+    };
+  }
   if (c.p.has('default_tax_rates')) sub.default_tax_rates = taxRatesParam(c, c.p, 'default_tax_rates') ?? [];
   if (c.p.has('collection_method')) sub.collection_method = c.p.oneOf('collection_method', ['charge_automatically', 'send_invoice'] as const);
   if (c.p.has('days_until_due')) sub.days_until_due = c.p.int('days_until_due', 0) ?? null;
