@@ -19,6 +19,7 @@ import { invokeGuest, serveTwin, treeHostCall, type GuestOutput, type ServedTwin
 import type { StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 import { runStreamCall } from './streams.js';
 import { CheckSet } from './checks.js';
+import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliveries.js';
 
 export interface RunnerOptions {
   world: World;
@@ -36,6 +37,8 @@ export interface RunnerOptions {
   scenarioDir?: string;
   /** Wall clock for the request report (tests inject one). */
   wallNow?: () => number;
+  /** Outbound webhook settings (tests shorten the retry delays). */
+  webhooks?: Pick<DelivererOptions, 'maxAttempts' | 'baseDelayMs' | 'timeoutMs' | 'fetch'>;
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -66,7 +69,10 @@ export class WorldRunner implements WorldHandle {
   readonly requests = new RequestLog();
   readonly scenarios: ScenarioSlot;
   readonly checks: CheckSet;
+  readonly deliverer: Deliverer;
   readonly branchesServed: boolean;
+  /** Entries that ask for webhooks, queued for sending once they are durable. */
+  private awaitingDurable: { twin: string; entry: Entry }[] = [];
   private sandbox: WorldSandbox;
   private readonly makeSandbox: () => WorldSandbox;
   private readonly wallNow: () => number;
@@ -96,6 +102,12 @@ export class WorldRunner implements WorldHandle {
     }
     this.scenarios = new ScenarioSlot(this, options.scenarioDir, options.guestRuntime);
     this.checks = new CheckSet(this);
+    this.deliverer = new Deliverer({
+      storage: this.storage,
+      world: this.name,
+      ...options.webhooks,
+      onResult: (twin, result) => this.recordDeliveryResult(twin, result),
+    });
   }
 
   /** The sandbox, for the scenario and check slots (they load their own contexts into it). */
@@ -145,7 +157,8 @@ export class WorldRunner implements WorldHandle {
   async close(): Promise<void> {
     this.closed = true;
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
-    await this.world.durable();
+    await this.durable();
+    this.deliverer.close();
     this.sandbox.dispose();
   }
 
@@ -177,7 +190,7 @@ export class WorldRunner implements WorldHandle {
       res = errorResponse(e);
     }
     // Answer only once what this request wrote (its entry, moves it caught up) is on disk.
-    if (this.appends !== appendsBefore) await this.world.durable();
+    if (this.appends !== appendsBefore) await this.durable();
     this.requests.record(vendor, req.receivedAt || this.wallNow(), res.status, performance.now() - started, route);
     return res;
   }
@@ -395,7 +408,34 @@ export class WorldRunner implements WorldHandle {
     // An entry that schedules or cancels nothing leaves the earliest scheduled move where it was.
     const known = this.nextDue.get(twin);
     if (known !== undefined && known.head === entry.position - 1 && !draft.writes.some((w) => w.type === DUE_TYPE)) known.head = entry.position;
+    if (draft.events?.some((e) => e.type === 'webhook.delivery')) this.awaitingDurable.push({ twin, entry });
     return entry;
+  }
+
+  /** Waits for the group commit, then hands the webhooks of what it covered to the deliverer. */
+  private async durable(): Promise<void> {
+    const covered = this.awaitingDurable.length;
+    await this.world.durable();
+    for (const { twin, entry } of this.awaitingDurable.splice(0, covered)) this.deliverer.enqueue(twin, entry);
+  }
+
+  /** An attempt's outcome, given to the twin's `webhook.result` move when it declares one. */
+  private recordDeliveryResult(twin: string, result: DeliveryResult): void {
+    const served = this.twins.get(twin);
+    if (this.closed || !served?.manifest.moves.includes('webhook.result')) return;
+    const now = this.world.nowMs();
+    const at = new Date(now).toISOString();
+    const out = this.invoke(served, { kind: 'move', move: 'webhook.result', id: `webhook-result-${result.id ?? 'anon'}`, data: result, dueAt: at }, now);
+    if (out.thrown) {
+      console.error(`twinkit: ${twin} move 'webhook.result' threw: ${out.thrown.message}`);
+      return;
+    }
+    const draft: EntryDraft = { cause: { kind: 'move', move: 'webhook.result', dueAt: at }, writes: out.writes };
+    if (out.events.length > 0) draft.events = out.events;
+    if (draft.writes.length > 0 || draft.events) {
+      this.append(twin, draft);
+      void this.durable();
+    }
   }
 
   /** Exposed for the API module. */

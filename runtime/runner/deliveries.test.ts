@@ -1,0 +1,137 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryStorage } from '../store/index.js';
+import { openTestWorld, type TestWorld } from '../../test/helpers/world.js';
+import { continueTrace, stripeSignature } from './deliveries.js';
+
+interface Received {
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A receiver answering each request with the next status of `statuses` (then 200). */
+async function receiver(statuses: number[] = []): Promise<{ url: string; got: Received[]; server: Server; next: Promise<Received> }> {
+  const got: Received[] = [];
+  let resolveNext: (r: Received) => void = () => {};
+  const state = { next: new Promise<Received>((r) => (resolveNext = r)) };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const r = { headers: req.headers, body };
+      got.push(r);
+      res.statusCode = statuses.shift() ?? 200;
+      res.end();
+      resolveNext(r);
+      state.next = new Promise<Received>((x) => (resolveNext = x));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const out = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got, server, get next() { return state.next; } };
+  return out;
+}
+
+const TRACE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+
+function emitter(url: string, extra = ''): unknown {
+  return {
+    handlers: [
+      {
+        name: 'notify',
+        match: { method: 'POST', path: '/v1/notify' },
+        js: `ctx.emit('webhook.delivery', { id: 'd1', url: ${JSON.stringify(url)}, headers: { 'x-event': 'greeting.created' }, body: JSON.stringify({ id: 'evt_1', type: 'greeting.created', object: 'event' }) ${extra} });
+             return { status: 200, body: { queued: true } };`,
+      },
+    ],
+  };
+}
+
+let world: TestWorld | undefined;
+const servers: Server[] = [];
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+  for (const s of servers.splice(0)) s.close();
+});
+
+describe('outbound webhooks', () => {
+  it('sends a delivery after the request is answered, with the trace continued in a new span', async () => {
+    const hook = await receiver();
+    servers.push(hook.server);
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.api('PUT', '/twins/hello/scenario', emitter(hook.url));
+    const arrived = hook.next;
+    const answer = await world.vendor('POST', '/hello/v1/notify', {}, { traceparent: TRACE });
+    expect(answer.json).toEqual({ queued: true });
+    const got = await arrived;
+    expect(got.headers['x-event']).toBe('greeting.created');
+    expect(JSON.parse(got.body)).toMatchObject({ id: 'evt_1' });
+    const tp = String(got.headers['traceparent']);
+    expect(tp.split('-')[1]).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(tp.split('-')[2]).not.toBe('b7ad6b7169203331');
+  });
+
+  it("signs at send time as Stripe does, so the official SDK's constructEvent accepts it", async () => {
+    const hook = await receiver();
+    servers.push(hook.server);
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.api('PUT', '/twins/hello/scenario', emitter(hook.url, ", sign: { scheme: 'stripe', secret: 'whsec_test_secret' }"));
+    const arrived = hook.next;
+    await world.vendor('POST', '/hello/v1/notify', {});
+    const got = await arrived;
+    const stripe = new Stripe('sk_test_x');
+    const event = stripe.webhooks.constructEvent(got.body, String(got.headers['stripe-signature']), 'whsec_test_secret');
+    expect(event.id).toBe('evt_1');
+    expect(() => stripe.webhooks.constructEvent(got.body, String(got.headers['stripe-signature']), 'whsec_other')).toThrow();
+  });
+
+  it('retries a failed delivery with backoff until it is taken', async () => {
+    const hook = await receiver([500, 503]);
+    servers.push(hook.server);
+    world = await openTestWorld({ vendors: ['hello'], webhooks: { baseDelayMs: 20 } });
+    await world.api('PUT', '/twins/hello/scenario', emitter(hook.url));
+    await world.vendor('POST', '/hello/v1/notify', {});
+    await world.runner.deliverer.idle();
+    expect(hook.got).toHaveLength(3);
+    expect(world.runner.deliverer.pending()).toBe(0);
+  });
+
+  it('keeps an undelivered webhook across a restart and sends it then', async () => {
+    const storage = new MemoryStorage();
+    const hook = await receiver();
+    servers.push(hook.server);
+    const down = 'http://127.0.0.1:9/hook'; // nothing listens on the discard port
+    world = await openTestWorld({ vendors: ['hello'], storage, webhooks: { baseDelayMs: 60_000 } });
+    await world.api('PUT', '/twins/hello/scenario', emitter(down));
+    await world.vendor('POST', '/hello/v1/notify', {});
+    await new Promise((r) => setTimeout(r, 200));
+    expect(world.runner.deliverer.pending()).toBe(1);
+    await world.close();
+    world = undefined;
+
+    // The outbox is in storage: a new runner on it retries (here, to a receiver that is up).
+    const outbox = [...storage.range<{ delivery: { url: string } }>({ start: ['#runner', 'test', 'outbox'], end: ['#runner', 'test', 'outbox', '\uffff'] })];
+    expect(outbox).toHaveLength(1);
+    storage.transact((w) => {
+      const item = outbox[0]!;
+      w.put(item.key, { ...item.value, delivery: { ...item.value.delivery, url: hook.url }, nextAt: 0 });
+    });
+    const arrived = hook.next;
+    world = await openTestWorld({ vendors: ['hello'], storage });
+    expect(JSON.parse((await arrived).body)).toMatchObject({ id: 'evt_1' });
+  });
+});
+
+describe('signing and tracing helpers', () => {
+  it('continues only well-formed traces', () => {
+    expect(continueTrace('garbage')).toBeNull();
+    expect(continueTrace(undefined)).toBeNull();
+    expect(continueTrace(TRACE)).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+  });
+
+  it('makes the Stripe signature over "t.body"', () => {
+    expect(stripeSignature('whsec_x', '{}', 1700000000)).toMatch(/^t=1700000000,v1=[0-9a-f]{64}$/);
+  });
+});

@@ -1,0 +1,255 @@
+/**
+ * Outbound webhooks for every twin. A twin asks for one by emitting a `webhook.delivery`
+ * event on an entry (see `WebhookDelivery`); once that entry is durable the world sends it
+ * — never inside the API request that caused it — retrying with exponential backoff, with
+ * the entry's W3C trace continued in a new span. The outbox is kept in storage, so a
+ * restart resumes what was not sent. Each attempt's outcome goes back to the twin through
+ * its `webhook.result` move, when it declares one, as an entry of its own.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Storage } from '../store/index.js';
+import type { Entry } from '../world/types.js';
+
+/** The data of a `webhook.delivery` event. Unknown fields are the twin's own and ignored here. */
+export interface WebhookDelivery {
+  /** The twin's id for it; handed back in the result. */
+  id?: string;
+  url: string;
+  method?: string;
+  headers: Record<string, string>;
+  body: string;
+  /**
+   * A signature made at send time, for schemes that sign the send instant: `stripe` adds
+   * `Stripe-Signature: t=<unix seconds>,v1=<HMAC-SHA256 hex of "t.body">` with `secret`.
+   */
+  sign?: { scheme: 'stripe'; secret: string };
+}
+
+/** What the twin's `webhook.result` move receives after each attempt. */
+export interface DeliveryResult {
+  id: string | null;
+  url: string;
+  attempt: number;
+  /** The HTTP status, or null when the request failed (refused, timed out). */
+  status: number | null;
+  ok: boolean;
+  error: string | null;
+  durationMs: number;
+  /** Whether another attempt is scheduled. */
+  willRetry: boolean;
+  nextAttemptAt: string | null;
+}
+
+interface Pending {
+  twin: string;
+  delivery: WebhookDelivery;
+  traceparent: string | null;
+  attempt: number;
+  nextAt: number;
+}
+
+export interface DelivererOptions {
+  storage: Storage;
+  world: string;
+  /** Attempts in all (default 6: the first and five retries). */
+  maxAttempts?: number;
+  /** The first retry's delay; each next one doubles, up to an hour (default 1 s). */
+  baseDelayMs?: number;
+  timeoutMs?: number;
+  /** Most deliveries in flight at once (default 8). */
+  concurrency?: number;
+  onResult?: (twin: string, result: DeliveryResult) => void;
+  fetch?: typeof fetch;
+}
+
+const EVENT = 'webhook.delivery';
+const MAX_DELAY_MS = 3_600_000;
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-[0-9a-f]{16}-([0-9a-f]{2})$/;
+
+/** The deliveries an entry asks for, checked: a malformed one is dropped with a warning. */
+export function deliveriesOf(twin: string, entry: Entry): WebhookDelivery[] {
+  const out: WebhookDelivery[] = [];
+  for (const event of entry.events ?? []) {
+    if (event.type !== EVENT) continue;
+    const d = event.data as Partial<WebhookDelivery> | null;
+    const valid =
+      d !== null &&
+      typeof d === 'object' &&
+      typeof d.url === 'string' &&
+      /^https?:\/\//.test(d.url) &&
+      typeof d.body === 'string' &&
+      typeof d.headers === 'object' &&
+      d.headers !== null &&
+      Object.values(d.headers).every((v) => typeof v === 'string') &&
+      (d.sign === undefined || (d.sign.scheme === 'stripe' && typeof d.sign.secret === 'string'));
+    if (!valid) {
+      console.warn(`twinkit: ${twin} entry ${entry.position} asked for a malformed webhook delivery; dropped`);
+      continue;
+    }
+    const delivery: WebhookDelivery = { url: d.url!, headers: d.headers!, body: d.body! };
+    if (typeof d.id === 'string') delivery.id = d.id;
+    if (typeof d.method === 'string') delivery.method = d.method.toUpperCase();
+    if (d.sign) delivery.sign = d.sign;
+    out.push(delivery);
+  }
+  return out;
+}
+
+/** The entry's trace, continued in a new span (W3C traceparent). */
+export function continueTrace(traceparent: string | null | undefined): string | null {
+  const m = traceparent ? TRACEPARENT.exec(traceparent) : null;
+  if (!m) return null;
+  return `${m[1]}-${m[2]}-${randomBytes(8).toString('hex')}-${m[3]}`;
+}
+
+export function stripeSignature(secret: string, body: string, unixSeconds: number): string {
+  const v1 = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
+  return `t=${unixSeconds},v1=${v1}`;
+}
+
+export class Deliverer {
+  private readonly storage: Storage;
+  private readonly world: string;
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  private readonly onResult: DelivererOptions['onResult'];
+  private readonly send: typeof fetch;
+  private readonly inFlight = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private seq = 0;
+  private closed = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(options: DelivererOptions) {
+    this.storage = options.storage;
+    this.world = options.world;
+    this.maxAttempts = options.maxAttempts ?? 6;
+    this.baseDelayMs = options.baseDelayMs ?? 1000;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.concurrency = options.concurrency ?? 8;
+    this.onResult = options.onResult;
+    this.send = options.fetch ?? fetch;
+    // Resume what a previous run left.
+    const last = [...this.storage.range({ start: this.prefix(), end: [...this.prefix(), '\uffff'], reverse: true, limit: 1 })][0];
+    if (last) this.seq = Number(String(last.key[last.key.length - 1]).split(':')[0]);
+    this.schedule(0);
+  }
+
+  private prefix(): string[] {
+    return ['#runner', this.world, 'outbox'];
+  }
+
+  /** Queues the deliveries a durable entry asks for. */
+  enqueue(twin: string, entry: Entry): number {
+    const deliveries = deliveriesOf(twin, entry);
+    if (deliveries.length === 0) return 0;
+    const now = Date.now();
+    this.storage.transact((w) => {
+      for (const delivery of deliveries) {
+        const pending: Pending = { twin, delivery, traceparent: entry.traceparent ?? null, attempt: 0, nextAt: now };
+        w.put([...this.prefix(), `${String(++this.seq).padStart(12, '0')}`], pending);
+      }
+    });
+    void this.storage.durable();
+    this.schedule(0);
+    return deliveries.length;
+  }
+
+  /** Deliveries not yet sent or given up on. */
+  pending(): number {
+    let n = 0;
+    for (const _ of this.storage.range({ start: this.prefix(), end: [...this.prefix(), '\uffff'] })) n++;
+    return n;
+  }
+
+  /** Resolves when nothing is queued or in flight (tests). */
+  idle(): Promise<void> {
+    if (this.pending() === 0 && this.inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pump(), Math.max(0, Math.min(delayMs, MAX_DELAY_MS)));
+    this.timer.unref();
+  }
+
+  private pump(): void {
+    this.timer = null;
+    if (this.closed) return;
+    const now = Date.now();
+    let earliest = Infinity;
+    for (const { key, value } of this.storage.range<Pending>({ start: this.prefix(), end: [...this.prefix(), '\uffff'] })) {
+      const id = String(key[key.length - 1]);
+      if (this.inFlight.has(id)) continue;
+      if (value.nextAt > now) {
+        earliest = Math.min(earliest, value.nextAt);
+        continue;
+      }
+      if (this.inFlight.size >= this.concurrency) break;
+      this.inFlight.add(id);
+      void this.attempt(id, value);
+    }
+    if (earliest !== Infinity) this.schedule(earliest - now);
+    if (this.inFlight.size === 0 && earliest === Infinity) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private async attempt(id: string, p: Pending): Promise<void> {
+    const attempt = p.attempt + 1;
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'twinkit-webhooks/1', ...p.delivery.headers };
+    const trace = continueTrace(p.traceparent);
+    if (trace) headers['traceparent'] = trace;
+    if (p.delivery.sign?.scheme === 'stripe') headers['Stripe-Signature'] = stripeSignature(p.delivery.sign.secret, p.delivery.body, Math.floor(Date.now() / 1000));
+    const started = performance.now();
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      const res = await this.send(p.delivery.url, {
+        method: p.delivery.method ?? 'POST',
+        headers,
+        body: p.delivery.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      status = res.status;
+      await res.arrayBuffer().catch(() => undefined);
+    } catch (e) {
+      error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    }
+    const ok = status !== null && status >= 200 && status < 300;
+    const willRetry = !ok && attempt < this.maxAttempts && !this.closed;
+    const nextAt = willRetry ? Date.now() + Math.min(this.baseDelayMs * 2 ** (attempt - 1), MAX_DELAY_MS) : null;
+    const key = [...this.prefix(), id];
+    if (!this.storage.alive) return;
+    this.storage.transact((w) => {
+      if (willRetry) w.put(key, { ...p, attempt, nextAt });
+      else w.remove(key);
+    });
+    this.inFlight.delete(id);
+    try {
+      this.onResult?.(p.twin, {
+        id: p.delivery.id ?? null,
+        url: p.delivery.url,
+        attempt,
+        status,
+        ok,
+        error,
+        durationMs: Math.round(performance.now() - started),
+        willRetry,
+        nextAttemptAt: nextAt === null ? null : new Date(nextAt).toISOString(),
+      });
+    } catch (e) {
+      console.error('twinkit: recording a webhook result failed', e);
+    }
+    this.schedule(0);
+  }
+}
