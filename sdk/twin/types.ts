@@ -78,7 +78,15 @@ export interface TwinContext {
   id(prefix: string, length?: number): string;
   /** A deterministic number in [0, 1). `Math.random` is the same generator. */
   random(): number;
-  /** Records an event on the entry this request makes. */
+  /**
+   * Records an event on the entry this request makes. One type is acted on by the world:
+   * `webhook.delivery` with data `{ id?, url, method?, headers, body: string, sign? }` is sent
+   * once the entry is durable, outside the request, retried with backoff and with the
+   * request's trace continued; `sign: { scheme: 'stripe', secret }` adds a `Stripe-Signature`
+   * made at send time. Each attempt's outcome comes back to the twin's `webhook.result` move
+   * (data: `{ id, url, attempt, status, ok, error, durationMs, willRetry, nextAttemptAt }`)
+   * when it declares one.
+   */
   emit(type: string, data: unknown): void;
   /**
    * Schedules a timed move. When the world clock passes `dueAt`, the twin performs
