@@ -128,7 +128,7 @@ export class WorldRunner implements WorldHandle {
       if (req.surface === 'api') {
         const res = await handleWorldApi(this, req);
         // Clock, scenario and check changes are acknowledged once on disk.
-        if (req.method !== 'GET' && req.method !== 'HEAD') await this.world.durable();
+        if (req.method !== 'GET' && req.method !== 'HEAD') await this.durable();
         return res;
       }
       return await this.handleVendor(req);
@@ -147,7 +147,7 @@ export class WorldRunner implements WorldHandle {
       const appendsBefore = this.appends;
       const host = { name: this.name, twin: (v: string) => this.twin(v), catchUp: (t: ServedTwin) => this.catchUp(t), invoke: (t: ServedTwin, i: Record<string, unknown>) => this.invoke(t, i), append: (t: string, d: EntryDraft) => void this.append(t, d) };
       const { result } = runStreamCall(host, call);
-      if (this.appends !== appendsBefore) await this.world.durable();
+      if (this.appends !== appendsBefore) await this.durable();
       return result;
     } finally {
       if (--this.inFlight === 0 && this.idle) this.idle();
@@ -244,19 +244,19 @@ export class WorldRunner implements WorldHandle {
     const scenario = this.scenarios.decide(twin, request);
     const delayMs = scenario?.delayMs ?? 0;
     if (scenario && scenario.kind === 'respond') {
-      return { route: `scenario ${scenario.handlerName}`, response: this.finish(twin, req, scenario.response, delayMs) };
+      return { route: `scenario ${scenario.handlerName}`, response: this.finish(req, scenario.response, delayMs) };
     }
     if (scenario && scenario.kind === 'fault') {
       const f = scenario.fault;
       if (f.type === 'reset') return { route: `scenario ${scenario.handlerName}`, response: { status: 502, headers: {}, body: '', fault: 'reset', delayMs } };
       const body = f.body ?? { error: { code: 'scenario_fault', message: `Fault injected by scenario handler '${scenario.handlerName}'.` } };
-      return { route: `scenario ${scenario.handlerName}`, response: this.finish(twin, req, { status: f.status, headers: f.headers, body }, delayMs) };
+      return { route: `scenario ${scenario.handlerName}`, response: this.finish(req, { status: f.status, headers: f.headers, body }, delayMs) };
     }
     if (scenario && scenario.kind === 'js') {
       const out = this.scenarios.runJs(twin, scenario.call, request);
       if (out.thrown || out.response) {
         if (!out.thrown) this.commit(twin, req, requestId, `scenario ${scenario.handlerName}`, out);
-        const response = this.finish(twin, req, out.response ?? { status: 500, body: { error: { code: 'handler_error', message: out.thrown?.message } } }, delayMs);
+        const response = this.finish(req, out.response ?? { status: 500, body: { error: { code: 'handler_error', message: out.thrown?.message } } }, delayMs);
         return { route: `scenario ${scenario.handlerName}`, response };
       }
       // The handler returned nothing: the twin's own routes take the request.
@@ -266,7 +266,7 @@ export class WorldRunner implements WorldHandle {
     if (!match) {
       this.scenarios.noteTwin(twin, request, { route: null, nearestMiss: twin.router.nearestMiss(request) });
       const err = new KitError('no_handler', `Twin '${twin.vendor}' has no route for ${req.method} ${rest}.`);
-      return { route: `${req.method} (unmatched)`, response: this.finish(twin, req, this.vendorBody(twin, err), delayMs) };
+      return { route: `${req.method} (unmatched)`, response: this.finish(req, this.vendorBody(twin, err), delayMs) };
     }
     const routeDef = twin.manifest.routes[match.index]!;
     this.scenarios.noteTwin(twin, request, { route: routeDef.name });
@@ -275,7 +275,7 @@ export class WorldRunner implements WorldHandle {
     const routeName = routeDef.name;
     if (out.thrown) console.error(`twinkit: ${twin.vendor} route '${routeName}' threw: ${out.thrown.message}`);
     else this.commit(twin, req, requestId, routeName, out);
-    return { route: routeName, response: this.finish(twin, req, out.response ?? { status: 204 }, delayMs) };
+    return { route: routeName, response: this.finish(req, out.response ?? { status: 204 }, delayMs) };
   }
 
   /** Appends the entry a handler made, when it wrote or emitted anything. */
@@ -298,7 +298,7 @@ export class WorldRunner implements WorldHandle {
     return this.append(twin.vendor, draft);
   }
 
-  private finish(twin: ServedTwin, req: WorldRequest, r: TwinResponse, delayMs: number): WorldResponse {
+  private finish(req: WorldRequest, r: TwinResponse, delayMs: number): WorldResponse {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(r.headers ?? {})) headers[k.toLowerCase()] = v;
     let body: Uint8Array | string;
@@ -311,7 +311,6 @@ export class WorldRunner implements WorldHandle {
     }
     const out: WorldResponse = { status: r.status ?? 200, headers, body: req.method === 'HEAD' ? '' : body };
     if (delayMs > 0) out.delayMs = delayMs;
-    void twin;
     return out;
   }
 
