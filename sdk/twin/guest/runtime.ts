@@ -464,7 +464,11 @@ export function installTwin(def: TwinDefinition): void {
       if (typeof world !== 'string' || typeof twin !== 'string') throw new TypeError('__kit_invoke: world and twin must be strings');
       if (!Number.isInteger(position) || position < 1) throw new TypeError('__kit_invoke: position must be a positive integer');
       if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new TypeError('__kit_invoke: nowMs must be a number');
-      const ids: IdSource = idSource(world, twin, position);
+      // Seeding the generator (a string hash, run by the interpreter) costs more than many a
+      // whole handler: it is seeded on first use, with the same seed, so a call that draws no
+      // id and no random number does not pay for it.
+      let seeded: IdSource | undefined;
+      const ids = (): IdSource => (seeded ??= idSource(world, twin, position));
       const hostCall = g.__host_call;
       const t = new CallTree(hostCall, input.kind === 'store');
 
@@ -472,7 +476,7 @@ export function installTwin(def: TwinDefinition): void {
       clock.nowMs = nowMs;
       // Made on the first call, from the Date the sandbox had then.
       g.Date = worldDate ??= clockDate(RealDate, clock);
-      g.Math.random = ids.random;
+      g.Math.random = () => ids().random();
 
       const ctx: TwinContext = {
         tree: t,
@@ -483,9 +487,9 @@ export function installTwin(def: TwinDefinition): void {
         id: (prefix: string, length?: number) => {
           if (typeof prefix !== 'string') throw new TypeError('ctx.id: prefix must be a string');
           if (length !== undefined && (!Number.isInteger(length) || length < 1 || length > 128)) throw new TypeError('ctx.id: length must be an integer 1..128');
-          return ids.id(prefix, length);
+          return ids().id(prefix, length);
         },
-        random: () => ids.random(),
+        random: () => ids().random(),
         emit: (type: string, data: unknown) => {
           checkName('ctx.emit: type', type);
           const json = data === undefined ? 'null' : JSON.stringify(data);
