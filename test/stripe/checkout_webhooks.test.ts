@@ -104,6 +104,24 @@ describe('checkout sessions', () => {
   });
 });
 
+describe('payment links', () => {
+  it('makes a link with a url; paying it completes a Checkout Session; a completed-sessions limit deactivates it', async () => {
+    const price = await stripe.prices.create({ currency: 'usd', unit_amount: 1500, product_data: { name: 'Poster' } });
+    const link = await stripe.paymentLinks.create({ line_items: [{ price: price.id, quantity: 2 }], restrictions: { completed_sessions: { limit: 1 } }, metadata: { campaign: 'spring' } });
+    expect(link).toMatchObject({ object: 'payment_link', active: true, currency: 'usd', metadata: { campaign: 'spring' } });
+    expect(link.url).toMatch(/^https:\/\/buy\.stripe\.com\/test_/);
+    const items = await stripe.paymentLinks.listLineItems(link.id);
+    expect(items.data.map((i) => [i.quantity, i.amount_total])).toEqual([[2, 3000]]);
+    const session = (await stripe.rawRequest('POST', `/v1/test_helpers/payment_links/${link.id}/complete`, { email: 'fan@example.com' })) as unknown as Stripe.Checkout.Session;
+    expect(session).toMatchObject({ status: 'complete', payment_status: 'paid', payment_link: link.id, amount_total: 3000 });
+    expect((await stripe.paymentLinks.retrieve(link.id)).active).toBe(false);
+    const again = await stripe.rawRequest('POST', `/v1/test_helpers/payment_links/${link.id}/complete`, {}).catch((e: unknown) => e as Stripe.errors.StripeError);
+    expect((again as Stripe.errors.StripeError).statusCode).toBe(400);
+    const listed = await stripe.checkout.sessions.list({ payment_link: link.id } as Stripe.Checkout.SessionListParams);
+    expect(listed.data.map((s) => s.id)).toEqual([session.id]);
+  });
+});
+
 describe('webhook endpoints', () => {
   it('answers the secret once, then lists, updates and deletes', async () => {
     const ep = await stripe.webhookEndpoints.create({ url: 'https://app.example/hooks', enabled_events: ['payment_intent.succeeded', 'customer.created'], description: 'main' });

@@ -153,6 +153,12 @@ export const coverage: CoverageRow[] = [
   { name: 'payouts.retrieve', method: 'GET', path: '/v1/payouts/:id', status: 'implemented' },
   { name: 'payouts.update', method: 'POST', path: '/v1/payouts/:id', status: 'implemented' },
   { name: 'payouts.cancel', method: 'POST', path: '/v1/payouts/:id/cancel', status: 'implemented' },
+  { name: 'payment_links.create', method: 'POST', path: '/v1/payment_links', status: 'implemented' },
+  { name: 'payment_links.list', method: 'GET', path: '/v1/payment_links', status: 'implemented' },
+  { name: 'payment_links.retrieve', method: 'GET', path: '/v1/payment_links/:id', status: 'implemented' },
+  { name: 'payment_links.update', method: 'POST', path: '/v1/payment_links/:id', status: 'implemented' },
+  { name: 'payment_links.listLineItems', method: 'GET', path: '/v1/payment_links/:id/line_items', status: 'implemented' },
+  { name: 'test_helpers.payment_links.complete', method: 'POST', path: '/v1/test_helpers/payment_links/:id/complete', status: 'twin-only' },
   // ---- planned: Stripe endpoints in these areas the twin does not serve yet ----
   { name: 'customers.retrieveCashBalance', method: 'GET', path: '/v1/customers/:customer/cash_balance', status: 'planned' },
   { name: 'customers.deleteDiscount', method: 'DELETE', path: '/v1/customers/:customer/discount', status: 'planned' },
@@ -181,6 +187,5 @@ export const coverage: CoverageRow[] = [
   { name: 'invoices.attachPayment', method: 'POST', path: '/v1/invoices/:id/attach_payment', status: 'planned' },
   { name: 'credit_notes.create', method: 'POST', path: '/v1/credit_notes', status: 'planned' },
   { name: 'credit_notes.list', method: 'GET', path: '/v1/credit_notes', status: 'planned' },
-  { name: 'payment_links.create', method: 'POST', path: '/v1/payment_links', status: 'planned' },
   { name: 'webhook delivery', method: 'POST', path: '<endpoint url>', status: 'planned', note: 'events are emitted on log entries and signed by core/hmac.ts; delivery belongs to the world runner' },
 ];

@@ -83,7 +83,8 @@ it('match Stripe\'s fixtures field for field', async () => {
   objs.account = get('/v1/account');
   post('/v1/payment_intents', 'amount=5000&currency=usd&payment_method=pm_card_bypassPending&confirm=true&allowed_payment_method_types[0]=card');
   objs.payout = post('/v1/payouts', 'amount=1000&currency=usd');
-  expect(Object.keys(objs).length).toBe(31);
+  objs.payment_link = post('/v1/payment_links', `line_items[0][price]=${price.id as string}&line_items[0][quantity]=1`);
+  expect(Object.keys(objs).length).toBe(32);
   for (const [type, obj] of Object.entries(objs)) {
     const keys = fixtures[type];
     expect(keys, type).toBeDefined();

@@ -13,7 +13,7 @@ const RESOURCE = {
   customers: 'Customer', products: 'Product', prices: 'Price', coupons: 'Coupon', payment_methods: 'PaymentMethod',
   payment_intents: 'PaymentIntent', charges: 'Charge', refunds: 'Refund', balance_transactions: 'BalanceTransaction',
   balance: 'Balance', accounts: 'Account', setup_intents: 'SetupIntent', events: 'Event', subscriptions: 'Subscription',
-  subscription_items: 'SubscriptionItem', invoices: 'Invoice', promotion_codes: 'PromotionCode', disputes: 'Dispute', tokens: 'Token', tax_rates: 'TaxRate', payouts: 'Payout', 'billing_portal.sessions': 'Session', invoice_payments: 'InvoicePayment', invoiceitems: 'InvoiceItem',
+  subscription_items: 'SubscriptionItem', invoices: 'Invoice', promotion_codes: 'PromotionCode', disputes: 'Dispute', tokens: 'Token', tax_rates: 'TaxRate', payouts: 'Payout', payment_links: 'PaymentLink', 'billing_portal.sessions': 'Session', invoice_payments: 'InvoicePayment', invoiceitems: 'InvoiceItem',
   webhook_endpoints: 'WebhookEndpoint', 'checkout.sessions': 'Session', 'test_helpers.test_clocks': 'TestClock',
 };
 const METHOD = { del: 'Delete' };

@@ -17,6 +17,7 @@ import { disputeRoutes } from './resources/disputes.js';
 import { eventRoutes } from './resources/events.js';
 import { legacyRoutes } from './resources/legacy.js';
 import { paymentMethodRoutes } from './resources/payment_methods.js';
+import { paymentLinkRoutes } from './resources/payment_links.js';
 import { paymentMoves, paymentRoutes } from './resources/payments.js';
 import { payoutMoves, payoutRoutes } from './resources/payouts.js';
 import { promotionRoutes } from './resources/promotions.js';
@@ -45,6 +46,7 @@ export const routes: Route[] = [
   ...billingRoutes,
   ...taxRoutes,
   ...checkoutRoutes,
+  ...paymentLinkRoutes,
   ...promotionRoutes,
   ...webhookRoutes,
   ...eventRoutes,
@@ -61,7 +63,7 @@ export default defineTwin({
     resources: [
       'customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
       'balance_transaction', 'setup_intent', 'event', 'subscription', 'invoice', 'invoiceitem', 'invoice_payment',
-      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token', 'tax_rate', 'customer_balance_transaction', 'payout',
+      'test_helpers.test_clock', 'discount', 'checkout.session', 'webhook_endpoint', 'promotion_code', 'dispute', 'card', 'token', 'tax_rate', 'customer_balance_transaction', 'payout', 'payment_link',
     ],
     endpointEnv: ['STRIPE_API_BASE'],
   },

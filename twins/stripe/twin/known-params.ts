@@ -139,4 +139,9 @@ export const KNOWN_PARAMS: Record<string, readonly string[]> = {
   'payouts.retrieve': ['expand'],
   'payouts.update': ['expand', 'metadata'],
   'payouts.cancel': ['expand'],
+  'payment_links.create': ['after_completion', 'allow_promotion_codes', 'application_fee_amount', 'application_fee_percent', 'automatic_tax', 'billing_address_collection', 'consent_collection', 'currency', 'custom_fields', 'custom_text', 'customer_creation', 'expand', 'inactive_message', 'invoice_creation', 'line_items', 'managed_payments', 'metadata', 'name_collection', 'on_behalf_of', 'optional_items', 'payment_intent_data', 'payment_method_collection', 'payment_method_options', 'payment_method_types', 'phone_number_collection', 'restrictions', 'shipping_address_collection', 'shipping_options', 'submit_type', 'subscription_data', 'tax_id_collection', 'transfer_data'],
+  'payment_links.list': ['active', 'ending_before', 'expand', 'limit', 'starting_after'],
+  'payment_links.retrieve': ['expand'],
+  'payment_links.update': ['active', 'after_completion', 'allow_promotion_codes', 'application_fee_amount', 'application_fee_percent', 'automatic_tax', 'billing_address_collection', 'consent_collection', 'custom_fields', 'custom_text', 'customer_creation', 'expand', 'inactive_message', 'invoice_creation', 'line_items', 'metadata', 'name_collection', 'on_behalf_of', 'optional_items', 'payment_intent_data', 'payment_method_collection', 'payment_method_options', 'payment_method_types', 'phone_number_collection', 'restrictions', 'shipping_address_collection', 'shipping_options', 'submit_type', 'subscription_data', 'tax_id_collection', 'transfer_data'],
+  'payment_links.listLineItems': ['ending_before', 'expand', 'limit', 'starting_after'],
 };

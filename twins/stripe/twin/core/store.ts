@@ -46,6 +46,7 @@ export const PREFIXES: [string, string][] = [
   ['dp_', 'dispute'],
   ['card_', 'card'],
   ['po_', 'payout'],
+  ['plink_', 'payment_link'],
   ['cbtxn_', 'customer_balance_transaction'],
   ['txr_', 'tax_rate'],
   ['tok_', 'token'],

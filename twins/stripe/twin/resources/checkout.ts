@@ -48,7 +48,7 @@ function lineItems(c: Call, mode: string): Obj[] {
   });
 }
 
-function createSession(c: Call): Obj {
+export function createSession(c: Call): Obj {
   const mode = c.p.oneOf('mode', ['payment', 'setup', 'subscription'] as const);
   if (mode === undefined) throw paramMissing('mode');
   const items = lineItems(c, mode);
@@ -140,7 +140,7 @@ function expire(c: Call): Obj {
 }
 
 /** The customer completes the hosted page with a card (twin-only test helper). */
-function complete(c: Call): Obj {
+export function complete(c: Call): Obj {
   const session = clone(mustLoad(c, 'checkout.session', c.req.params.id as string, 'checkout.session'));
   if (session.status !== 'open') throw invalid(`This Checkout Session is ${session.status as string}; only an open one can be completed.`);
   if (session.expires_at as number <= c.now) throw invalid('This Checkout Session has expired.');
@@ -206,7 +206,7 @@ registerIncludable('checkout.session', 'line_items', (c, session) => {
 export const checkoutRoutes: Route[] = [
   route('checkout.sessions.create', 'POST', '/v1/checkout/sessions', createSession),
   route('checkout.sessions.list', 'GET', '/v1/checkout/sessions', (c) =>
-    listOf(c, 'checkout.session', '/v1/checkout/sessions', [eq(c, 'customer'), eq(c, 'payment_intent'), eq(c, 'subscription'), eq(c, 'status')])),
+    listOf(c, 'checkout.session', '/v1/checkout/sessions', [eq(c, 'customer'), eq(c, 'payment_intent'), eq(c, 'payment_link'), eq(c, 'subscription'), eq(c, 'status')])),
   route('checkout.sessions.retrieve', 'GET', '/v1/checkout/sessions/:id', (c) => mustLoad(c, 'checkout.session', c.req.params.id as string, 'checkout.session')),
   route('checkout.sessions.update', 'POST', '/v1/checkout/sessions/:id', (c) => {
     const session = clone(mustLoad(c, 'checkout.session', c.req.params.id as string, 'checkout.session'));
