@@ -28,7 +28,11 @@ export interface TreeEntry {
 export type GitObject =
   | { t: 'blob'; b64: string; size: number }
   | { t: 'tree'; entries: TreeEntry[] }
-  | { t: 'commit'; tree: string; parents: string[]; author: Person; committer: Person; message: string };
+  | {
+      t: 'commit'; tree: string; parents: string[]; author: Person; committer: Person; message: string;
+      /** Generation number (1 + the parents' highest), kept beside the object, not hashed: history walks order by it. */
+      gen?: number;
+    };
 
 export type CommitObject = Extract<GitObject, { t: 'commit' }>;
 
@@ -87,6 +91,11 @@ export function objectId(o: GitObject): string {
 /** Stores an object (once) and answers its id. */
 export function putObject(ctx: TwinContext, repoId: number, o: GitObject): string {
   const sha = objectId(o);
+  if (o.t === 'commit' && o.gen === undefined) {
+    let gen = 0;
+    for (const p of o.parents) gen = Math.max(gen, getCommit(ctx.tree, repoId, p)?.gen ?? 0);
+    o = { ...o, gen: gen + 1 };
+  }
   if (ctx.tree.get('obj', objKey(repoId, sha)) === undefined) ctx.tree.put('obj', objKey(repoId, sha), o);
   return sha;
 }
@@ -234,15 +243,76 @@ export function walk(tree: ReadTree, repoId: number, start: string[], limit = 10
   return out;
 }
 
-export function ancestorSet(tree: ReadTree, repoId: number, sha: string): Set<string> {
-  return new Set(walk(tree, repoId, [sha]).map((c) => c.sha));
+export interface Painted {
+  /** The newest commit reachable from both, if any. */
+  mergeBase: string | undefined;
+  /** Commits reachable from `head` but not from `base`, oldest first. */
+  ahead: { sha: string; commit: CommitObject }[];
+  /** How many commits are reachable from `base` but not from `head`. */
+  behind: number;
 }
 
-/** The best common ancestor of two commits (the newest one reachable from both). */
-export function mergeBase(tree: ReadTree, repoId: number, a: string, b: string): string | undefined {
-  const fromA = ancestorSet(tree, repoId, a);
-  for (const c of walk(tree, repoId, [b])) if (fromA.has(c.sha)) return c.sha;
-  return undefined;
+/**
+ * Paints history from both tips at once, newest committer date first, as git's merge-base
+ * does: a commit reached from both sides is common and so are all its ancestors, and the walk
+ * stops once only common commits are left. The cost is the commits since the sides diverged,
+ * not the whole history.
+ */
+export function paint(tree: ReadTree, repoId: number, base: string, head: string): Painted {
+  const BASE = 1, HEAD = 2, BOTH = 3;
+  const flags = new Map<string, number>();
+  const commits = new Map<string, CommitObject>();
+  const queue: string[] = [];
+  const load = (sha: string): CommitObject | undefined => {
+    let c = commits.get(sha);
+    if (c === undefined) {
+      c = getCommit(tree, repoId, sha);
+      if (c !== undefined) commits.set(sha, c);
+    }
+    return c;
+  };
+  const mark = (sha: string, f: number): void => {
+    const old = flags.get(sha) ?? 0;
+    if ((old | f) === old || load(sha) === undefined) return;
+    flags.set(sha, old | f);
+    queue.push(sha);
+  };
+  // Highest generation first: every descendant in reach is painted before its ancestors, so a
+  // commit's flags are final when it is taken.
+  const later = (a: string, b: string): boolean => {
+    const x = commits.get(a) as CommitObject, y = commits.get(b) as CommitObject;
+    return (x.gen ?? 0) !== (y.gen ?? 0) ? (x.gen ?? 0) > (y.gen ?? 0) : x.committer.date > y.committer.date;
+  };
+  mark(base, BASE);
+  mark(head, HEAD);
+  let mergeBase: string | undefined;
+  while (queue.some((sha) => flags.get(sha) !== BOTH)) {
+    let best = 0;
+    for (let i = 1; i < queue.length; i++) if (later(queue[i] as string, queue[best] as string)) best = i;
+    const sha = queue.splice(best, 1)[0] as string;
+    const f = flags.get(sha) as number;
+    if (f === BOTH && mergeBase === undefined) mergeBase = sha;
+    for (const p of (commits.get(sha) as CommitObject).parents) mark(p, f);
+  }
+  const ahead: { sha: string; commit: CommitObject }[] = [];
+  let behind = 0;
+  for (const [sha, f] of flags) {
+    if (f === HEAD) ahead.push({ sha, commit: commits.get(sha) as CommitObject });
+    else if (f === BASE) behind++;
+  }
+  if (mergeBase === undefined) {
+    // The walk stopped before taking a common commit (one tip is the other's ancestor): the
+    // newest common commit still queued is the base.
+    for (const [sha, f] of flags) if (f === BOTH && (mergeBase === undefined || later(sha, mergeBase))) mergeBase = sha;
+  }
+  // Oldest first: by generation, parents always come before their children.
+  ahead.sort((a, b) => (later(a.sha, b.sha) ? 1 : later(b.sha, a.sha) ? -1 : a.sha < b.sha ? -1 : 1));
+  return { mergeBase, ahead, behind };
+}
+
+/** Whether `ancestor` is reachable from `descendant` (a fast-forward from one to the other). */
+export function isAncestor(tree: ReadTree, repoId: number, ancestor: string, descendant: string): boolean {
+  return ancestor === descendant || paint(tree, repoId, ancestor, descendant).behind === 0;
 }
 
 // ------------------------------------------------------------------ diffs

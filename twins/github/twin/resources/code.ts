@@ -6,7 +6,7 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, wrap60 } from '../lib/bytes.js';
 import {
-  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, mergeBase, putBlob, putObject, resolveCommitish, walk,
+  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, paint, putBlob, putObject, resolveCommitish, walk,
   type CommitObject, type FileChange,
 } from '../lib/git.js';
 import { GhError, WEB, bodyObject, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
@@ -233,11 +233,8 @@ export interface Comparison {
 }
 
 export function compareShas(tree: ReadTree, repo: StoredRepo, base: string, head: string): Comparison {
-  const mb = mergeBase(tree, repo.id, base, head);
-  const stop = new Set(mb === undefined ? [] : walk(tree, repo.id, [mb]).map((c) => c.sha));
-  const ahead = walk(tree, repo.id, [head], 10_000, stop).reverse();
-  const behind = walk(tree, repo.id, [base], 10_000, stop).length;
-  return { base, head, mergeBase: mb, ahead, behind };
+  const p = paint(tree, repo.id, base, head);
+  return { base, head, mergeBase: p.mergeBase, ahead: p.ahead, behind: p.behind };
 }
 
 export function compare(call: Call): { body: Obj } {

@@ -5,7 +5,7 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, utf8Encode, wrap60 } from '../lib/bytes.js';
 import {
-  SHA, buildTree, deleteRef, flatten, getCommit, getObject, getRef, listRefs, putBlob, putObject, setRef, sortEntries, walk,
+  SHA, buildTree, deleteRef, flatten, getCommit, getObject, getRef, isAncestor, listRefs, paint, putBlob, putObject, setRef, sortEntries, walk,
   type CommitObject, type FileEntry, type Person, type TreeEntry,
 } from '../lib/git.js';
 import {
@@ -117,7 +117,8 @@ export function moveRef(call: Call, repo: StoredRepo, ref: string, before: strin
   else setRef(call.ctx, repo.id, ref, after);
   touchRepo(call.ctx, repo, true);
   const zero = '0000000000000000000000000000000000000000';
-  const commits = after === null ? [] : walk(call.ctx.tree, repo.id, [after], 20, before === null ? undefined : new Set(walkShas(call.ctx.tree, repo.id, before))).reverse();
+  // The commits the push brings (GitHub lists at most 20 in the payload).
+  const commits = after === null ? [] : before === null ? walk(call.ctx.tree, repo.id, [after], 20).reverse() : paint(call.ctx.tree, repo.id, before, after).ahead.slice(-20);
   const me = call.caller === null ? undefined : loadUser(call.ctx.tree, call.caller.login);
   const pushCommit = (x: { sha: string; commit: CommitObject }): Obj => ({
     id: x.sha,
@@ -146,10 +147,6 @@ export function moveRef(call: Call, repo: StoredRepo, ref: string, before: strin
     head_commit: after === null || head === undefined ? null : pushCommit({ sha: after, commit: head }),
     pusher: { name: me?.login ?? 'ghost', email: me?.email ?? null },
   });
-}
-
-function walkShas(tree: ReadTree, repoId: number, sha: string): string[] {
-  return walk(tree, repoId, [sha]).map((c) => c.sha);
 }
 
 // ------------------------------------------------------------------ blobs
@@ -357,7 +354,7 @@ export function updateRef(call: Call): { body: Obj } {
   const current = getRef(call.ctx.tree, repo.id, ref);
   if (current === undefined) throw unprocessable('Reference does not exist');
   if (getCommit(call.ctx.tree, repo.id, sha) === undefined) throw unprocessable('Object does not exist');
-  const fastForward = walk(call.ctx.tree, repo.id, [sha]).some((c) => c.sha === current);
+  const fastForward = isAncestor(call.ctx.tree, repo.id, current, sha);
   if (!fastForward && !force) throw unprocessable('Update is not a fast forward');
   if (sha !== current) moveRef(call, repo, ref, current, sha, !fastForward);
   return { body: presentRef(repo, ref, sha) };
