@@ -8,7 +8,7 @@ import { route, type Call } from '../core/call.js';
 import { StripeError, invalid, missing } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { insert, listOf, load, mustLoad, save, unlist } from '../core/store.js';
+import { insert, listOf, load, mustLoad, newestFirst, save, unlist } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { TEST_CARDS, cardFor, luhn, tokenNumber, type Behaviour, type TestCard } from './cards.js';
 import { cardError, fingerprint, tokenExpiry } from './payment_methods.js';
@@ -112,10 +112,11 @@ function deleteSource(c: Call): Obj {
   event(c, 'customer.source.deleted', card);
   if (customer.default_source === id) {
     const after = clone(customer);
+    // The newest remaining card becomes the default, as at Stripe.
     let next: string | null = null;
-    const rest = listOf({ ...c, p: c.p }, 'card', '', [(o) => o.customer === customerId && o.id !== id]);
-    const first = (rest.data as Obj[])[0];
-    if (first !== undefined) next = first.id as string;
+    for (const rec of newestFirst(c, 'card')) {
+      if (rec.o.customer === customerId && rec.o.id !== id) { next = rec.o.id as string; break; }
+    }
     after.default_source = next;
     save(c, 'customer', after);
     updated(c, 'customer.updated', customer, after);
