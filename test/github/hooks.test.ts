@@ -121,4 +121,19 @@ describe('GitHub twin: webhooks', () => {
     const made = (await deliveries()).slice(before);
     expect(made.find((d) => d.url.endsWith('traced'))?.headers['traceparent']).toBe(tp);
   });
+
+  it('a deliverer records the receiver\'s answer (twin-only path, world token only); the deliveries API shows it', async () => {
+    const hook = await gh.as(maint).repos.createWebhook({ ...r, config: { url: 'https://example.test/answered', content_type: 'json' }, events: ['push'] });
+    const ping = (await deliveries()).filter((d) => d.hook_id === hook.data.id)[0] as Delivery;
+    const repoId = (await gh.as(maint).repos.get({ ...r })).data.id;
+    const path = '/_twin/repositories/{repository_id}/hooks/{hook_id}/deliveries/{delivery_id}';
+    const params = { repository_id: repoId, hook_id: hook.data.id, delivery_id: ping.delivery_id };
+    expect((await failure(gh.as(maint).request(`PUT ${path}`, { ...params, status_code: 200 }))).status).toBe(404);
+    expect((await failure(gh.admin.request(`PUT ${path}`, { ...params, status_code: 'ok' }))).status).toBe(422);
+    await gh.admin.request(`PUT ${path}`, { ...params, status_code: 200, duration: 0.12 });
+    const listed = await gh.as(maint).repos.listWebhookDeliveries({ ...r, hook_id: hook.data.id });
+    expect(listed.data[0]).toMatchObject({ status: 'OK', status_code: 200 });
+    const got = await gh.as(maint).repos.getWebhook({ ...r, hook_id: hook.data.id });
+    expect(got.data.last_response).toMatchObject({ code: 200, status: 'OK' });
+  });
 });

@@ -134,6 +134,8 @@ export const routes: Route[] = [
   r('repos.listWebhookDeliveries', 'GET', `${R}/hooks/:hook_id/deliveries`, hooks.listDeliveries),
   r('repos.getWebhookDelivery', 'GET', `${R}/hooks/:hook_id/deliveries/:delivery_id`, hooks.getDelivery),
   r('repos.redeliverWebhookDelivery', 'POST', `${R}/hooks/:hook_id/deliveries/:delivery_id/attempts`, hooks.redeliver),
+  // twin-only: a deliverer records what a webhook receiver answered
+  r('twin.recordDeliveryResult', 'PUT', '/_twin/repositories/:repository_id/hooks/:hook_id/deliveries/:delivery_id', hooks.recordDeliveryResult),
   // GitHub answers any other path with its 404 (after checking the credential).
   { name: 'unrecognized', match: { method: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'], path: '/*rest' }, handle: route(() => { throw notFound(); }) },
 ];

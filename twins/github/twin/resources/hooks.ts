@@ -10,7 +10,7 @@
 import type { TwinContext, TwinRequest } from '../../../../sdk/twin/index.js';
 import { hubSignature256 } from '../lib/hash.js';
 import {
-  API, bodyObject, isoNow, nextNumber, notFound, optBool, optStringArray, pad, paginate, validation, type Call, type Obj,
+  bodyObject, isoNow, nextNumber, notFound, optBool, optStringArray, pad, paginate, validation, type Call, type Obj,
 } from '../lib/http.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
@@ -289,6 +289,26 @@ export function redeliver(call: Call): { status: number; body: Obj } {
   return { status: 202, body: {} };
 }
 
-export function hookApiUrl(repo: StoredRepo): string {
-  return `${API}/repos/${repo.owner}/${repo.name}/hooks`;
+/**
+ * `PUT /_twin/repositories/{repository_id}/hooks/{hook_id}/deliveries/{delivery_id}`
+ * `{ status_code, duration?, response_headers?, response_body? }` — twin-only, site admin
+ * (world token) only: how a deliverer records what the receiver answered, so the deliveries
+ * API and the hook's `last_response` show it. `status_code` 0 means the request failed.
+ */
+export function recordDeliveryResult(call: Call): { body: Obj } {
+  if (call.caller === null || !call.caller.siteAdmin) throw notFound();
+  const ids = ['repository_id', 'hook_id', 'delivery_id'].map((k) => call.req.params[k] ?? '');
+  if (!ids.every((x) => /^\d{1,10}$/.test(x))) throw notFound();
+  const [repoId, hookId, deliveryId] = ids.map(Number) as [number, number, number];
+  const key = `${repoId}:${pad(hookId)}:${pad(deliveryId)}`;
+  const d = call.ctx.tree.get<StoredDelivery>('delivery', key);
+  if (d === undefined) throw notFound();
+  const b = bodyObject(call.req);
+  const code = b['status_code'];
+  if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > 599) throw validation([{ resource: 'HookDelivery', field: 'status_code', code: 'invalid', value: code }]);
+  const duration = typeof b['duration'] === 'number' && b['duration'] >= 0 ? b['duration'] : 0;
+  const status = code >= 200 && code < 300 ? 'OK' : code === 0 ? 'failed to connect' : `Invalid HTTP Response: ${code}`;
+  const updated: StoredDelivery = { ...d, status_code: code, status, duration };
+  call.ctx.tree.put('delivery', key, updated);
+  return { body: presentDelivery(updated, false) };
 }
