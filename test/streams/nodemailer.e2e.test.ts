@@ -12,7 +12,8 @@ import { createConnection } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import nodemailer from 'nodemailer';
 import { openLocalWorld } from '../../runtime/runner/index.js';
-import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/build.js';
+import { buildGuestRuntime } from '../../sdk/twin/build.js';
+import { HELLO, SMTP, twinBundle } from './helpers.js';
 import { startSingleWorldServer, type SingleWorldServer } from '../../host/single-world.js';
 import { parseAttachManifest } from '../../sdk/attach/manifest.js';
 import { startStreamListeners, type StreamListeners } from '../../sdk/attach/streams.js';
@@ -24,8 +25,7 @@ let listeners: StreamListeners;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kit-mail-'));
-  const builtins = await loadBuiltinTwins();
-  const twins = [builtins.get('hello')!, builtins.get('smtp')!];
+  const twins = await Promise.all([twinBundle(HELLO), twinBundle(SMTP)]);
   const world = await openLocalWorld({ dir, org: 'local', world: 'mail', twins, guestRuntime: await buildGuestRuntime() });
   server = await startSingleWorldServer({
     world,

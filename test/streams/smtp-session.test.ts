@@ -3,7 +3,7 @@
  * is a series of `streamCall`s carrying the connection's state, as the host drives it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestWorld, type TestWorld } from '../helpers/world.js';
+import { HELLO, openStreamWorld, SMTP, type StreamTestWorld as TestWorld } from './helpers.js';
 import type { StreamResult } from '../../runtime/runner/types.js';
 
 let world: TestWorld | undefined;
@@ -38,13 +38,13 @@ async function connect(w: TestWorld, connId = 'conn_1') {
 
 describe('smtp twin: a session in the sandbox', () => {
   it('greets, answers EHLO with its extensions, and takes a pipelined transaction in one call', async () => {
-    world = await openTestWorld({ vendors: ['smtp'] });
+    world = await openStreamWorld([SMTP]);
     const c = await connect(world);
     expect(c.greeting).toMatch(/^220 \S+ ESMTP/);
     const ehlo = await c.send('EHLO client.test\r\n');
     expect(ehlo.split('\r\n').filter(Boolean)).toEqual([
       '250-smtp.twinkit.test Hello client.test',
-      '250-SIZE 4194304',
+      '250-SIZE 3145728',
       '250-8BITMIME',
       '250-PIPELINING',
       '250-AUTH PLAIN LOGIN',
@@ -81,7 +81,7 @@ describe('smtp twin: a session in the sandbox', () => {
   });
 
   it('refuses out-of-order and malformed commands with real reply codes, and keeps the session usable', async () => {
-    world = await openTestWorld({ vendors: ['smtp'] });
+    world = await openStreamWorld([SMTP]);
     const c = await connect(world);
     expect(await c.send('MAIL FROM:<a@b.test>\r\n')).toBe('503 5.5.1 Error: send HELO/EHLO first\r\n');
     expect(await c.send('EHLO\r\n')).toBe('501 5.5.4 Syntax: EHLO hostname\r\n');
@@ -107,7 +107,7 @@ describe('smtp twin: a session in the sandbox', () => {
   });
 
   it('takes AUTH PLAIN and LOGIN, with the challenge on its own line, and records the user', async () => {
-    world = await openTestWorld({ vendors: ['smtp'] });
+    world = await openStreamWorld([SMTP]);
     const plain = await connect(world, 'conn_p');
     await plain.send('EHLO x.test\r\n');
     expect(await plain.send('AUTH PLAIN\r\n')).toBe('334 \r\n');
@@ -132,12 +132,12 @@ describe('smtp twin: a session in the sandbox', () => {
   });
 
   it('refuses a message over SIZE with 552 once it ends, keeps nothing of it, and takes the next one', async () => {
-    world = await openTestWorld({ vendors: ['smtp'] });
+    world = await openStreamWorld([SMTP]);
     const c = await connect(world);
     await c.send('EHLO x.test\r\nMAIL FROM:<a@b.test>\r\nRCPT TO:<c@d.test>\r\nDATA\r\n');
     const line = `${'y'.repeat(998)}\r\n`;
     const chunk = line.repeat(1100); // ~1.1 MB
-    for (let i = 0; i < 4; i++) expect(await c.send(chunk)).toBe('');
+    for (let i = 0; i < 3; i++) expect(await c.send(chunk)).toBe('');
     expect(c.state['overflow']).toBeGreaterThan(0);
     expect((c.state['pending'] as string).length).toBeLessThanOrEqual(4);
     expect(await c.send('.\r\n')).toBe('552 5.3.4 Message size exceeds fixed maximum message size\r\n');
@@ -148,7 +148,7 @@ describe('smtp twin: a session in the sandbox', () => {
   });
 
   it('serves the mailbox: list newest first with filters and a cursor, delete one, clear', async () => {
-    world = await openTestWorld({ vendors: ['smtp'] });
+    world = await openStreamWorld([SMTP]);
     const c = await connect(world);
     await c.send('EHLO x.test\r\n');
     const ids: string[] = [];
@@ -172,7 +172,7 @@ describe('smtp twin: a session in the sandbox', () => {
   });
 
   it('refuses a stream call to a twin without a stream or with a malformed connection id', async () => {
-    world = await openTestWorld({ vendors: ['smtp', 'hello'] });
+    world = await openStreamWorld([SMTP, HELLO]);
     await expect(world.runner.streamCall({ twin: 'hello', connId: 'c1', event: 'open', state: null })).rejects.toMatchObject({ code: 'unknown_stream' });
     await expect(world.runner.streamCall({ twin: 'nope', connId: 'c1', event: 'open', state: null })).rejects.toMatchObject({ code: 'unknown_stream' });
     await expect(world.runner.streamCall({ twin: 'smtp', connId: 'bad id!', event: 'open', state: null })).rejects.toThrow(TypeError);

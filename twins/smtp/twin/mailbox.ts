@@ -5,8 +5,9 @@
  * State, as records in the twin's tree:
  * - `message/<id>` → the stored message (parsed headers, text, html, attachment metadata, envelope);
  * - `message_by_seq/<seq, 12 digits>` → `{ id }`: arrival order, so a list is one ordered read;
- * - `message_raw/<id>` → `{ raw }`: the message as received (a binary string), for `…/raw`;
- * - `message_part/<id>:<n>` → `{ contentBase64 }`: attachment n's content, kept out of lists;
+ * - `message_raw/<id>` → `{ raw }`: the message as received (a binary string), for `…/raw`
+ *   and for attachments, which are parsed out of it again when asked for: a message's bytes
+ *   are kept once, and lists never carry them;
  * - `message_counter/seq` → `{ next }`.
  */
 import type { ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../sdk/twin/index.js';
@@ -16,7 +17,6 @@ import { parseMail, type MailAddress, type MailHeader } from './mime.js';
 export const MESSAGE = 'message';
 const BY_SEQ = 'message_by_seq';
 const RAW = 'message_raw';
-const PART = 'message_part';
 const COUNTER = 'message_counter';
 const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 50;
@@ -109,7 +109,6 @@ export function deliver(ctx: TwinContext, envelope: Envelope, raw: string): Mess
   ctx.tree.put(BY_SEQ, seqKey(seq), { id });
   ctx.tree.put(COUNTER, 'seq', { next: seq + 1 });
   ctx.tree.put(RAW, id, { raw });
-  parsed.attachments.forEach((a, index) => ctx.tree.put(PART, `${id}:${index}`, { contentBase64: a.contentBase64 }));
   const message = present(stored);
   ctx.emit('message.received', { id, from: envelope.from, to: envelope.to, subject: parsed.subject, size: raw.length });
   return message;
@@ -198,7 +197,8 @@ export function attachment(request: TwinRequest, ctx: TwinContext): TwinResponse
   if (!m) return error(404, 'message_not_found', `No message '${request.params['id']}'.`);
   const n = Number(request.params['n']);
   const info = Number.isInteger(n) ? m.attachments[n] : undefined;
-  const part = info ? ctx.tree.get<{ contentBase64: string }>(PART, `${m.id}:${n}`) : undefined;
+  const raw = info ? ctx.tree.get<{ raw: string }>(RAW, m.id) : undefined;
+  const part = raw ? parseMail(raw.raw).attachments[n] : undefined;
   if (!info || !part) return error(404, 'attachment_not_found', `Message '${m.id}' has no attachment ${request.params['n']} (it has ${m.attachments.length}).`);
   const headers: Record<string, string> = { 'content-type': info.contentType };
   if (info.filename !== null) headers['content-disposition'] = `${info.disposition}; filename="${info.filename.replace(/[^\x20-\x7e]|["\\]/g, '_')}"`;
@@ -209,7 +209,6 @@ function remove(ctx: TwinContext, m: StoredMessage): void {
   ctx.tree.delete(MESSAGE, m.id);
   ctx.tree.delete(BY_SEQ, seqKey(m.seq));
   ctx.tree.delete(RAW, m.id);
-  for (const a of m.attachments) ctx.tree.delete(PART, `${m.id}:${a.index}`);
 }
 
 export function deleteMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {

@@ -270,7 +270,8 @@ function textOf(bytes: string, charset: string | undefined): string {
 
 /** Parses a whole message. Never throws on malformed input: what cannot be read is left out. */
 export function parseMail(raw: string): ParsedMail {
-  const normalized = raw.replace(/\r?\n/g, '\r\n');
+  // Line ends are CRLF on the wire; a bare LF (a sloppy client) is made one, at the cost of a copy.
+  const normalized = /(^|[^\r])\n/.test(raw) ? raw.replace(/\r?\n/g, '\r\n') : raw;
   const top = splitEntity(normalized);
   const out: ParsedMail = {
     headers: top.headers.map((h) => ({ name: h.name, value: decodeWords(h.raw) })),
