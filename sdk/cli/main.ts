@@ -5,15 +5,19 @@
 import { UsageError } from './args.js';
 import { describeServing, parseServeArgs, SERVE_USAGE, serveWorld } from './serve.js';
 import type { ServeDeps } from './serve.js';
+import { ATTACH_USAGE, parseAttachArgs, runAttach } from './attach.js';
+import type { AttachDeps } from './attach.js';
 
 export const USAGE = `kit: stateful twins of the APIs your app depends on, served in worlds.
 
 Usage:
   kit world serve [dir] [flags]   serve the world kept in <dir> (default: the current directory)
+  kit world attach <world url> --token <token> -- <command>
+                                  run a command whose SDKs reach the world's twins
   kit --help                      this help
   kit --version                   the version
 
-Run \`kit world serve --help\` for the flags of serve.`;
+Run \`kit world serve --help\` or \`kit world attach --help\` for their flags.`;
 
 export interface CliIo {
   out(line: string): void;
@@ -24,6 +28,8 @@ export interface CliDeps extends ServeDeps {
   /** Resolves with the signal's name when the process is asked to stop (SIGINT, SIGTERM). */
   untilStopped(): Promise<string>;
   version: string;
+  /** For `kit world attach`: the entry's path, the stream listeners, the environment. */
+  attach?: AttachDeps;
 }
 
 /** Exit codes: 0 done, 1 failed, 2 bad usage. */
@@ -50,7 +56,21 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
     io.out(SERVE_USAGE);
     return 0;
   }
-  if (sub !== 'serve') return usage(sub === undefined ? 'kit world needs a command: serve' : `unknown command world ${sub}`, SERVE_USAGE);
+  if (sub === 'attach') {
+    let options;
+    try {
+      options = parseAttachArgs(args, deps.attach?.env ?? process.env);
+    } catch (e) {
+      if (e instanceof UsageError) return usage(e.message, ATTACH_USAGE);
+      throw e;
+    }
+    if (options === 'help') {
+      io.out(ATTACH_USAGE);
+      return 0;
+    }
+    return runAttach(options, io, deps.attach);
+  }
+  if (sub !== 'serve') return usage(sub === undefined ? 'kit world needs a command: serve or attach' : `unknown command world ${sub}`, SERVE_USAGE);
 
   let options;
   try {

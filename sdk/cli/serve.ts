@@ -8,7 +8,7 @@ import { KitError } from '../../runtime/errors.js';
 import type { LocalWorldOptions, TwinBundle, WorldHandle } from '../../runtime/runner/types.js';
 import { mintTokens, readTokenFile, tokenFilePath, writeTokenFile } from '../../host/auth/index.js';
 import type { TokenFile } from '../../host/auth/index.js';
-import { NAME_PATTERN, startSingleWorldServer } from '../../host/index.js';
+import { loadOrCreateCa, NAME_PATTERN, startSingleWorldServer } from '../../host/index.js';
 import type { SingleWorldServer } from '../../host/index.js';
 import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
@@ -26,6 +26,8 @@ export interface ServeOptions {
   world?: string;
   /** Default: every built-in twin. */
   twins?: string[];
+  /** The CONNECT proxy's port; default the server's port + 1 (a free one when that is 0). */
+  proxyPort?: number;
 }
 
 export interface ServeDeps {
@@ -49,10 +51,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'org', kind: 'string' },
   { name: 'world', kind: 'string' },
   { name: 'twins', kind: 'string' },
+  { name: 'proxy-port', kind: 'string' },
   { name: 'help', kind: 'boolean', short: 'h' },
 ];
 
-export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b]
+export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b] [--proxy-port N]
 
 Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two tokens in
 <dir>/.kit/token (minted on first start, kept across restarts).
@@ -63,6 +66,8 @@ Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two to
   --org O       the org in the world's URL (default ${DEFAULT_ORG})
   --world W     the world's name (default: the directory's name, lower-cased)
   --twins a,b   the built-in twins to serve (default: all of them)
+  --proxy-port N  the world's HTTPS proxy for apps in any language (default: port + 1;
+                0 picks a free port). Its CA lives in <dir>/.kit/ca/.
   -h, --help    this help
 
 The twins answer at http://<host>:<port>/<org>/<world>/<vendor>/... with the vendors' own
@@ -87,6 +92,14 @@ export function parseServeArgs(argv: readonly string[]): ServeOptions | 'help' {
     org: checkName('--org', value('org') ?? DEFAULT_ORG),
   };
   if (options.host === '') throw new UsageError('--host needs an address');
+  const proxyPort = value('proxy-port');
+  if (proxyPort !== undefined) {
+    try {
+      options.proxyPort = parsePort(proxyPort);
+    } catch {
+      throw new UsageError(`--proxy-port must be a number from 0 to 65535, got "${proxyPort}"`);
+    }
+  }
   const world = value('world');
   if (world !== undefined) options.world = checkName('--world', world);
   const twins = value('twins');
@@ -139,6 +152,8 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   }
   const bundles = names.map((n) => builtins.get(n) as TwinBundle);
 
+  // Before the world opens: a corrupt CA stops us with nothing to close.
+  const ca = await loadOrCreateCa(dir, { label: `kit world ${options.org}/${world}` });
   const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles });
   const tokens = existing ?? { url: '', ...mintTokens() };
   let server: SingleWorldServer;
@@ -148,9 +163,17 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       org: options.org,
       worldName: world,
       tokens,
-      twins: bundles.map((b) => ({ vendor: b.vendor, requestScopes: b.manifest.requestScopes ?? [] })),
+      twins: bundles.map((b) => ({
+        vendor: b.vendor,
+        requestScopes: b.manifest.requestScopes ?? [],
+        protocol: b.manifest.protocol,
+        hosts: b.manifest.models.hosts,
+        ...(b.manifest.models.endpointEnv !== undefined ? { endpointEnv: b.manifest.models.endpointEnv } : {}),
+      })),
       host: options.host,
       port: options.port,
+      ca,
+      ...(options.proxyPort !== undefined ? { proxyPort: options.proxyPort } : {}),
     });
   } catch (e) {
     await handle.close();
@@ -177,6 +200,7 @@ export function describeServing(s: ServingWorld): string[] {
     '',
     `  world URL    ${server.worldUrl}`,
     `  world API    ${server.worldApi}`,
+    ...(server.proxy !== null ? [`  proxy        ${server.proxy.url}  (HTTPS_PROXY, the token as password; CA in ${join(s.dir, '.kit', 'ca', 'ca.pem')})`] : []),
     `  token        ${tokens.token}`,
     `  read token   ${tokens.readToken}`,
     `  state        ${join(s.dir, '.kit', 'world')}/`,
@@ -184,6 +208,7 @@ export function describeServing(s: ServingWorld): string[] {
     '',
     'Try:',
     `  curl -H "x-kit-token: ${tokens.token}" ${server.worldApi}/clock`,
+    `  kit world attach ${server.worldUrl} --token ${tokens.token} -- node app.js`,
     ...(s.twins[0] !== undefined ? [`  curl -H "x-kit-token: ${tokens.token}" ${server.worldUrl}/${s.twins[0]}/twin`] : []),
     '',
     'Ctrl-C stops the server.',
