@@ -15,6 +15,7 @@ import { rootCertificates } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { AttachManifest } from '../attach/manifest.js';
 import { AttachError, fetchManifest } from '../attach/node.js';
+import { startStreamListeners } from '../attach/streams.js';
 import { UsageError } from './args.js';
 
 export const ATTACH_USAGE = `Usage: kit world attach <world url> --token <token> [--] <command> [args...]
@@ -99,7 +100,7 @@ export type StartStreams = (manifest: AttachManifest, token: string) => Promise<
 export interface AttachDeps {
   /** The Node attach entry's absolute path. Default: `dist/sdk/attach/register.js` beside this module. */
   attachEntry?: string;
-  /** The stream listeners. Default: `startStreamListeners` from sdk/attach/streams.ts when present. */
+  /** The stream listeners. Default: `startStreamListeners` (sdk/attach/streams.ts); null: none. */
   startStreams?: StartStreams | null;
   /** The environment the command inherits. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
@@ -107,19 +108,6 @@ export interface AttachDeps {
 
 function defaultEntry(): string {
   return fileURLToPath(new URL('../attach/register.js', import.meta.url));
-}
-
-async function defaultStreams(): Promise<StartStreams | null> {
-  // Through a variable, so this module builds before the streams side lands and loads it once it has.
-  const specifier = '../attach/streams.js';
-  try {
-    const mod = (await import(specifier)) as { startStreamListeners?: StartStreams };
-    return typeof mod.startStreamListeners === 'function' ? mod.startStreamListeners : null;
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || /Cannot find module|Failed to load url|does not exist/.test(String(e))) return null;
-    throw e;
-  }
 }
 
 /** NODE_OPTIONS takes double quotes with backslash escapes around a value with spaces. */
@@ -189,7 +177,7 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
 
     const streamIds = Object.keys(manifest.streams);
     if (streamIds.length > 0) {
-      const start = deps.startStreams === undefined ? await defaultStreams() : deps.startStreams;
+      const start = deps.startStreams === undefined ? startStreamListeners : deps.startStreams;
       if (start === null) {
         io.err(`kit: the world has stream twins (${streamIds.join(', ')}) but this kit has no stream listeners; they are not attached`);
       } else {
