@@ -1,6 +1,14 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { createHash, X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { echoWorld } from '../../host/echo-world.js';
+import type { TwinBundle } from '../../runtime/runner/types.js';
+import { parseAttachManifest } from '../attach/manifest.js';
+import { describeServing, serveWorld } from './serve.js';
 import { UsageError } from './args.js';
 import { ATTACH_USAGE, parseAttachArgs } from './attach.js';
 import { main } from './main.js';
@@ -85,5 +93,56 @@ describe('kit world attach (usage)', () => {
     });
     expect(code).toBe(1);
     expect(err).toEqual([`kit: cannot reach the world at http://127.0.0.1:${port}/local/shop/.well-known/kit-world (ECONNREFUSED)`]);
+  });
+});
+
+describe('kit world serve runs the proxy and serves the manifest', () => {
+  const bundle = (vendor: string, hosts: string[], endpointEnv: string[], protocol = 'http'): TwinBundle => ({
+    vendor,
+    source: '',
+    manifest: { vendor, version: '1', protocol, models: { hosts, resources: [], endpointEnv }, requestScopes: [], routes: [], stores: [], moves: [], scenarios: true },
+  });
+  const serveDeps = {
+    loadTwins: async () =>
+      new Map([
+        ['stripe', bundle('stripe', ['api.stripe.com'], ['STRIPE_API_BASE'])],
+        ['smtp', bundle('smtp', [], ['SMTP_HOST', 'SMTP_PORT'], 'smtp')],
+      ]),
+    openWorld: async (o: { world: string }) => echoWorld(o.world),
+  };
+
+  it('keeps one CA in <dir>/.kit/ca across restarts and names it, the proxy and the twins in the manifest', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kit-serve-attach-'));
+    try {
+      const shas: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const serving = await serveWorld({ dir, port: 0, host: '127.0.0.1', org: 'local', world: 'shop' }, serveDeps);
+        try {
+          expect(serving.server.proxy).not.toBeNull();
+          expect(describeServing(serving).join('\n')).toContain(`proxy        ${serving.server.proxy?.url}`);
+          const m = parseAttachManifest(await (await fetch(`${serving.server.worldUrl}/.well-known/kit-world`, { headers: { 'x-kit-token': serving.tokens.token } })).json());
+          const pem = await readFile(join(dir, '.kit', 'ca', 'ca.pem'), 'utf8');
+          expect(m.ca?.pem).toBe(pem);
+          expect(m.ca?.sha256).toBe(createHash('sha256').update(new X509Certificate(pem).raw).digest('hex'));
+          expect(m.proxy).toEqual({ url: serving.server.proxy?.url, hosts: ['api.stripe.com'] });
+          expect(m.hosts).toEqual({ 'api.stripe.com': 'stripe' });
+          expect(m.env['STRIPE_API_BASE']).toBe(`${serving.server.worldUrl}/stripe`);
+          expect(Object.keys(m.streams)).toEqual(['smtp']);
+          shas.push(m.ca?.sha256 ?? '');
+        } finally {
+          await serving.server.close();
+        }
+      }
+      expect(shas[1]).toBe(shas[0]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a bad --proxy-port with one line', async () => {
+    const err: string[] = [];
+    const deps = { ...serveDeps, version: '0', untilStopped: () => new Promise<string>(() => {}) } as unknown as CliDeps;
+    expect(await main(['world', 'serve', '--proxy-port', 'x'], { out: () => {}, err: (l) => err.push(l) }, deps)).toBe(2);
+    expect(err[0]).toBe('kit: --proxy-port must be a number from 0 to 65535, got "x"');
   });
 });
