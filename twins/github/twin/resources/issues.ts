@@ -126,30 +126,51 @@ export function presentMilestone(tree: ReadTree, repo: StoredRepo, m: StoredMile
 }
 
 /** Everything an issue presentation needs from the repository, read once for a whole list. */
-export interface IssueLookups { labels: Map<number, StoredLabel>; milestones: Map<number, StoredMilestone>; issues: StoredIssue[] }
+export interface IssueLookups {
+  labels: Map<number, StoredLabel>;
+  milestones: Map<number, StoredMilestone>;
+  /** Every issue of the repository (a milestone's counts need them); read only when asked. */
+  issues(): StoredIssue[];
+  /** A login's short user object, built once per answer. */
+  user(login: string): Obj;
+  association(login: string): string;
+}
 
 export function lookups(tree: ReadTree, repo: StoredRepo, issues?: StoredIssue[]): IssueLookups {
+  let all = issues;
+  const users = new Map<string, Obj>();
+  const associations = new Map<string, string>();
   return {
     labels: new Map(labelsOf(tree, repo.id).map((l) => [l.id, l])),
     milestones: new Map(milestonesOf(tree, repo.id).map((m) => [m.number, m])),
-    issues: issues ?? issuesOf(tree, repo.id),
+    issues: () => (all ??= issuesOf(tree, repo.id)),
+    user(login) {
+      let u = users.get(login);
+      if (u === undefined) users.set(login, (u = simpleUserByLogin(tree, login)));
+      return u;
+    },
+    association(login) {
+      let a = associations.get(login);
+      if (a === undefined) associations.set(login, (a = association(tree, repo, login)));
+      return a;
+    },
   };
 }
 
 export function presentIssue(tree: ReadTree, repo: StoredRepo, i: StoredIssue, lk: IssueLookups = lookups(tree, repo)): Obj {
   const u = `${repoApi(repo)}/issues/${i.number}`;
   const milestone = i.milestone === null ? undefined : lk.milestones.get(i.milestone);
-  const assignees = i.assignees.map((a) => simpleUserByLogin(tree, a));
+  const assignees = i.assignees.map((a) => lk.user(a));
   const out: Obj = {
     url: u, repository_url: repoApi(repo), labels_url: `${u}/labels{/name}`, comments_url: `${u}/comments`, events_url: `${u}/events`,
     html_url: `${WEB}/${fullName(repo)}/${i.pull ? 'pull' : 'issues'}/${i.number}`, id: i.id, node_id: nodeId(i.pull ? 'PullRequest' : 'Issue', i.id),
-    number: i.number, title: i.title, user: simpleUserByLogin(tree, i.user),
+    number: i.number, title: i.title, user: lk.user(i.user),
     labels: i.labels.map((id) => lk.labels.get(id)).filter((l): l is StoredLabel => l !== undefined).map((l) => presentLabel(repo, l)),
     state: i.state, locked: i.locked, assignee: assignees[0] ?? null, assignees,
-    milestone: milestone === undefined ? null : presentMilestone(tree, repo, milestone, lk.issues),
+    milestone: milestone === undefined ? null : presentMilestone(tree, repo, milestone, lk.issues()),
     comments: i.comments, created_at: i.created_at, updated_at: i.updated_at, closed_at: i.closed_at,
-    author_association: association(tree, repo, i.user), active_lock_reason: i.active_lock_reason, body: i.body,
-    closed_by: i.closed_by === null ? null : simpleUserByLogin(tree, i.closed_by),
+    author_association: lk.association(i.user), active_lock_reason: i.active_lock_reason, body: i.body,
+    closed_by: i.closed_by === null ? null : lk.user(i.closed_by),
     reactions: { url: `${u}/reactions`, total_count: 0, '+1': 0, '-1': 0, laugh: 0, hooray: 0, confused: 0, heart: 0, rocket: 0, eyes: 0 },
     timeline_url: `${u}/timeline`, performed_via_github_app: null, state_reason: i.state_reason,
   };
