@@ -15,7 +15,7 @@ import { echoWorld } from '../echo-world.js';
 import { startSingleWorldServer } from '../single-world.js';
 import type { SingleWorldServer } from '../single-world.js';
 import { createMemoryCa } from './ca.js';
-import { parseAuthority } from './proxy.js';
+import { parseAuthority, startConnectProxy } from './proxy.js';
 
 const tokens = { token: 'tok_proxy-write-token-0123456789abcdef', readToken: 'tok_r_proxy-read-token-0123456789abcdef' };
 let world: EchoWorld;
@@ -168,6 +168,37 @@ describe('the CONNECT proxy', () => {
     expect(await rawConnect(`CONNECT api.stripe.com:443 HTTP/1.1\r\n${auth}\r\n`, 'this is not TLS\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
     const r = await curl([...viaProxy(tokens.token), '--cacert', caFile, 'https://api.stripe.com/v1/customers']);
     expect((JSON.parse(r.stdout) as EchoBody).path).toBe('/stripe/v1/customers');
+  });
+});
+
+describe('a stalled client', () => {
+  it('is dropped when it never finishes the TLS handshake of a twinned host', async () => {
+    const { createSingleWorldCore } = await import('../single-world.js');
+    const core = createSingleWorldCore({ world: echoWorld('w'), org: 'local', tokens, twins: [{ vendor: 'stripe', requestScopes: [] }] });
+    const proxy = await startConnectProxy({
+      port: 0,
+      ca: await createMemoryCa(),
+      twins: new Map([['api.stripe.com', 'stripe']]),
+      authenticate: (t) => t === tokens.token,
+      handler: core.handler,
+      vendorPath: core.vendorPath,
+      maxBodyBytes: 1024,
+      realm: 'test',
+      handshakeTimeoutMs: 100,
+    });
+    try {
+      const socket = netConnect({ host: '127.0.0.1', port: proxy.port });
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      const closed = new Promise<'closed'>((resolve) => socket.on('close', () => resolve('closed')));
+      socket.on('error', () => undefined);
+      socket.write(`CONNECT api.stripe.com:443 HTTP/1.1\r\nProxy-Authorization: Basic ${Buffer.from(`k:${tokens.token}`).toString('base64')}\r\n\r\n`);
+      // Nothing more is sent; the proxy ends it (the test's own timeout is the bound).
+      expect(await closed).toBe('closed');
+      expect(text).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

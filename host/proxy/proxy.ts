@@ -38,6 +38,8 @@ export interface ConnectProxyOptions {
   realm: string;
   /** How long a tunnel's upstream may take to connect. Default 15 s. */
   connectTimeoutMs?: number;
+  /** How long a client may take to finish the TLS handshake of a twinned host. Default 30 s. */
+  handshakeTimeoutMs?: number;
 }
 
 export interface ConnectProxy {
@@ -129,6 +131,7 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
     s.once('close', () => sockets.delete(s));
   };
   const connectTimeout = options.connectTimeoutMs ?? 15_000;
+  const handshakeTimeout = options.handshakeTimeoutMs ?? 30_000;
 
   // The decrypted side: HTTP/1.1 over each terminated TLS socket.
   const inner: Server = createServer((req, res) => {
@@ -246,6 +249,12 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
           client.destroy();
         });
         track(tls);
+        // A client that never finishes its handshake would hold the socket forever; Node's
+        // HTTP timeouts start only once bytes of a request arrive.
+        const stall = setTimeout(() => tls.destroy(), handshakeTimeout);
+        stall.unref();
+        tls.once('secure', () => clearTimeout(stall));
+        tls.once('close', () => clearTimeout(stall));
         terminated.set(tls, meta);
         inner.emit('connection', tls);
       },
