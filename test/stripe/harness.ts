@@ -176,7 +176,15 @@ export async function startStripeTwinInGuestHarness(): Promise<StripeTwin> {
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
       const contentType = headers['content-type'];
       delete headers['content-type'];
-      const out = harness.request(req.method ?? 'GET', req.url ?? '/', text === '' ? { headers } : { headers, body: text, contentType: contentType ?? 'application/x-www-form-urlencoded' });
+      let out;
+      try {
+        out = harness.request(req.method ?? 'GET', req.url ?? '/', text === '' ? { headers } : { headers, body: text, contentType: contentType ?? 'application/x-www-form-urlencoded' });
+      } catch (e) {
+        // A body the form parser refuses: 400, as the host answers it.
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'bad_request', message: e instanceof Error ? e.message : String(e) } }));
+        return;
+      }
       res.writeHead(out.status, { 'content-type': 'application/json', ...out.headers });
       res.end(typeof out.body === 'string' ? out.body : JSON.stringify(out.body ?? null));
     });
