@@ -3,7 +3,7 @@ export type { PlainRequest, PublishedAddress, SingleWorldCore, SingleWorldOption
 export { caDir, createMemoryCa, loadOrCreateCa, startConnectProxy } from './proxy/index.js';
 export type { ConnectProxy, ConnectProxyOptions, WorldCa } from './proxy/index.js';
 export { buildAttachManifest } from './attach/index.js';
-export { createStreamRoutes, MAX_STREAM_MESSAGE_BYTES, STREAM_CLOSE, StreamConnection } from './streams/index.js';
+export { createStreamRoutes, MAX_STREAM_MESSAGE_BYTES, STREAM_CLOSE, StreamBridge } from './streams/index.js';
 export type { StreamLimits, StreamRoutes, StreamRoutesOptions, StreamSocket } from './streams/index.js';
 export type { AttachTwin } from './attach/index.js';
 export { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, RequestBudget, retryAfterSeconds } from './limits.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { KitError } from '../../runtime/errors.js';
 import type { StreamCall, StreamResult, WorldHandle } from '../../runtime/runner/types.js';
-import { STREAM_CLOSE, StreamConnection, type StreamSocket } from './bridge.js';
+import { STREAM_CLOSE, StreamBridge, type StreamSocket } from './bridge.js';
 
 const TOKEN = 'tok_bridge-write';
 const READ = 'tok_r_bridge-read';
@@ -41,7 +41,7 @@ function setup(limits: { highWaterBytes?: number; maxBufferBytes?: number } = {}
       conn.closed();
     },
   };
-  const conn = new StreamConnection(socket, 'echo', 'conn_1', { world, scopeOf: (t) => (t === TOKEN ? 'write' : t === READ ? 'read' : null), limits });
+  const conn = new StreamBridge(socket, 'echo', 'conn_1', { world, scopeOf: (t) => (t === TOKEN ? 'write' : t === READ ? 'read' : null), limits });
   const flush = () => new Promise((r) => setTimeout(r, 0));
   return {
     conn,

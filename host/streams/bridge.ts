@@ -70,7 +70,8 @@ export interface StreamBridgeOptions {
   limits?: Partial<StreamLimits>;
 }
 
-export class StreamConnection {
+/** One stream connection: a WebSocket on one side, the world's stream calls on the other. */
+export class StreamBridge {
   readonly streamId: string;
   readonly connId: string;
   private readonly socket: StreamSocket;
@@ -95,8 +96,6 @@ export class StreamConnection {
   private settle!: () => void;
   /** Resolves once the twin has heard everything it will hear of this connection. */
   readonly settled: Promise<void>;
-  /** Data calls made (for tests and the backpressure proof). */
-  dataCalls = 0;
 
   constructor(socket: StreamSocket, streamId: string, connId: string, options: StreamBridgeOptions) {
     this.socket = socket;
@@ -209,7 +208,6 @@ export class StreamConnection {
 
   private call(event: 'open' | 'data' | 'close', bytes?: Uint8Array): void {
     this.busy = true;
-    if (event === 'data') this.dataCalls++;
     if (event === 'open') this.opened = true;
     if (event === 'close') this.closeSent = true;
     const call = { twin: this.streamId, connId: this.connId, event, state: this.state, ...(bytes === undefined ? {} : { bytes }) };

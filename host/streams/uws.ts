@@ -2,12 +2,12 @@
  * The stream WebSocket on uWS: `{world_api}/streams/<id>`. The upgrade is accepted without
  * looking at credentials (a browser's WebSocket cannot send headers; the token is the first
  * message) and without `x-kit-world-code` (spec Versioning 2). Each connection is a
- * `StreamConnection` (./bridge.ts); this file only moves bytes and backpressure signals.
+ * `StreamBridge` (./bridge.ts); this file only moves bytes and backpressure signals.
  */
 import { randomBytes } from 'node:crypto';
 import type * as uWS from 'uWebSockets.js';
 import type { Scope, WorldHandle } from '../../runtime/runner/types.js';
-import { STREAM_CLOSE, StreamConnection, type StreamLimits } from './bridge.js';
+import { STREAM_CLOSE, StreamBridge, type StreamLimits } from './bridge.js';
 
 export interface StreamRoutesOptions {
   /** `/-/<org>/<world>`: the world API's path prefix. */
@@ -23,7 +23,7 @@ export interface StreamRoutes {
   /** Registers the WebSocket route on a uWS app (pass as `listenHttp({ configure })`). */
   register(app: uWS.TemplatedApp): void;
   /** Live connections. */
-  connections(): readonly StreamConnection[];
+  connections(): readonly StreamBridge[];
   /** Closes every stream (1001) and waits until their twins heard `close`. Later upgrades are refused. */
   close(): Promise<void>;
 }
@@ -31,7 +31,7 @@ export interface StreamRoutes {
 interface UserData {
   streamId: string;
   connId: string;
-  conn: StreamConnection | null;
+  conn: StreamBridge | null;
 }
 
 /** A stream message bigger than this closes the socket (uWS refuses it): the attacher sends 64 KiB at most. */
@@ -43,7 +43,7 @@ export const MAX_STREAM_MESSAGE_BYTES = 1024 * 1024;
 const MAX_BACKPRESSURE_BYTES = 64 * 1024 * 1024;
 
 export function createStreamRoutes(options: StreamRoutesOptions): StreamRoutes {
-  const live = new Set<StreamConnection>();
+  const live = new Set<StreamBridge>();
   let stopping = false;
   const idPrefix = `conn_${randomBytes(4).toString('hex')}`;
   let counter = 0;
@@ -80,7 +80,7 @@ export function createStreamRoutes(options: StreamRoutesOptions): StreamRoutes {
       open(ws) {
         const data = ws.getUserData();
         let gone = false;
-        const conn = new StreamConnection(
+        const conn = new StreamBridge(
           {
             send(bytes) {
               if (!gone) ws.send(bytes, true, false);
