@@ -24,25 +24,39 @@ export function previousAttributes(before: Obj, after: Obj): Obj {
   return prev;
 }
 
-/** The account's enabled webhook endpoints' event lists, read once per request. */
-const endpointCache = new WeakMap<Call, string[][]>();
+interface Endpoint {
+  id: string;
+  url: string;
+  events: string[];
+}
 
-/** How many enabled webhook endpoints take this event type: Stripe's `pending_webhooks`. */
-function pendingWebhooks(c: Call, type: string): number {
-  let lists = endpointCache.get(c);
-  if (lists === undefined) {
-    lists = [];
+/** The account's enabled webhook endpoints, read once per request. */
+const endpointCache = new WeakMap<Call, Endpoint[]>();
+
+function enabledEndpoints(c: Call): Endpoint[] {
+  let endpoints = endpointCache.get(c);
+  if (endpoints === undefined) {
+    endpoints = [];
     for (const rec of newestFirst(c, 'webhook_endpoint')) {
-      if (rec.o.status === 'enabled' && Array.isArray(rec.o.enabled_events)) lists.push(rec.o.enabled_events as string[]);
+      const o = rec.o;
+      if (o.status === 'enabled' && Array.isArray(o.enabled_events) && typeof o.url === 'string' && typeof o.id === 'string') {
+        endpoints.push({ id: o.id, url: o.url, events: o.enabled_events as string[] });
+      }
     }
-    endpointCache.set(c, lists);
+    endpointCache.set(c, endpoints);
   }
-  return lists.filter((events) => events.includes('*') || events.includes(type)).length;
+  return endpoints;
+}
+
+/** The enabled endpoints that take this event type (their count is Stripe's `pending_webhooks`). */
+function endpointsFor(c: Call, type: string): Endpoint[] {
+  return enabledEndpoints(c).filter((e) => e.events.includes('*') || e.events.includes(type));
 }
 
 export function event(c: Call, type: string, object: Obj, previous?: Obj): Obj {
   const data: Obj = { object: clone(object) };
   if (previous !== undefined) data.previous_attributes = clone(previous);
+  const endpoints = endpointsFor(c, type);
   const evt: Obj = {
     id: c.ctx.id('evt_', 24),
     object: 'event',
@@ -50,12 +64,24 @@ export function event(c: Call, type: string, object: Obj, previous?: Obj): Obj {
     created: c.now,
     data,
     livemode: false,
-    pending_webhooks: pendingWebhooks(c, type),
+    pending_webhooks: endpoints.length,
     request: c.automatic === true ? { id: null, idempotency_key: null } : { id: c.requestId, idempotency_key: c.idempotencyKey },
     type,
   };
   insert(c, 'event', evt);
   c.emits.push({ type, data: { ...evt, account: c.acct } });
+  // One delivery per endpoint, sent by the world once this entry is durable. Stripe signs
+  // the instant it sends (constructEvent checks it against the real clock), so the world
+  // signs at send time with the endpoint's secret.
+  const body = JSON.stringify(evt, null, 2);
+  for (const ep of endpoints) {
+    const secret = c.tree.get<string>('webhook_secret', `${c.acct}/${ep.id}`);
+    if (typeof secret !== 'string') continue;
+    c.emits.push({
+      type: 'webhook.delivery',
+      data: { id: `${evt.id as string}:${ep.id}`, url: ep.url, headers: { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' }, body, sign: { scheme: 'stripe', secret } },
+    });
+  }
   return evt;
 }
 
