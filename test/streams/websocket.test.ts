@@ -3,12 +3,14 @@
  * in front of an in-process world with a test stream twin (fixtures/echo) and the SMTP twin.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConnection, type Socket } from 'node:net';
 import WebSocket from 'ws';
 import { MemoryStorage } from '../../runtime/store/index.js';
 import { openWorldRunner, type WorldRunner } from '../../runtime/runner/index.js';
 import { startSingleWorldServer, type SingleWorldServer } from '../../host/single-world.js';
 import { FLOOD_BYTES } from './fixtures/echo/index.js';
 import { ECHO, SMTP, twinBundle } from './helpers.js';
+import { startStreamListeners } from '../../sdk/attach/streams.js';
 
 const tokens = { token: 'tok_streams-write-token-0123456789abcdef', readToken: 'tok_r_streams-read-token-0123456789abcdef' };
 let runner: WorldRunner;
@@ -149,8 +151,8 @@ describe('stream WebSocket', () => {
     (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     for (let i = 1; i <= 60; i++) {
       c.ws.send(Buffer.from('flood\n'));
-      // A call takes milliseconds; one not made within 1.5 s is being held back.
-      if (!(await until(() => runner.world.countRecords('echo', 'flood') - before >= i, 1500))) return i;
+      // A call takes milliseconds; one not made within 2.5 s is being held back.
+      if (!(await until(() => runner.world.countRecords('echo', 'flood') - before >= i, 2500))) return i;
     }
     return 0;
   }
@@ -187,6 +189,38 @@ describe('stream WebSocket', () => {
     const json = (await msg.json()) as { size: number; text: string; subject: string };
     expect([json.size, json.subject, json.text.length]).toEqual([body.length, 'big', 78 * 30_000 - 30_000]);
     expect((await c.closed).code).toBe(1000);
+  });
+});
+
+describe('the attacher (sdk/attach/streams.ts)', () => {
+  it("pipes an app's TCP connection, and an app that stops reading holds the twin back through it", async () => {
+    const url = `${server.worldApi.replace(/^http/, 'ws')}/streams/echo`;
+    const listeners = await startStreamListeners({ streams: { echo: { url, protocol: 'echo', env: { ECHO_HOST: '{host}', ECHO_PORT: '{port}', ECHO_URL: 'echo://{host}:{port}' } } } }, tokens.token);
+    try {
+      const port = listeners.ports['echo']!;
+      expect(listeners.env).toEqual({ ECHO_HOST: '127.0.0.1', ECHO_PORT: String(port), ECHO_URL: `echo://127.0.0.1:${port}` });
+      const app: Socket = createConnection({ host: '127.0.0.1', port });
+      const chunks: Buffer[] = [];
+      app.on('data', (b: Buffer) => chunks.push(b));
+      const size = () => chunks.reduce((n, b) => n + b.byteLength, 0);
+      expect(await until(() => Buffer.concat(chunks).toString() === 'hello\n')).toBe(true);
+      const before = runner.world.countRecords('echo', 'flood');
+      app.pause();
+      let sent = 0;
+      for (let i = 1; i <= 60; i++) {
+        app.write('flood\n');
+        sent = i;
+        if (!(await until(() => runner.world.countRecords('echo', 'flood') - before >= i, 2500))) break;
+      }
+      expect(runner.world.countRecords('echo', 'flood') - before).toBe(sent - 1);
+      app.resume();
+      expect(await until(() => size() >= 6 + sent * FLOOD_BYTES, 20_000)).toBe(true);
+      expect(size()).toBe(6 + sent * FLOOD_BYTES);
+      app.end();
+      await new Promise<void>((resolve) => app.on('close', () => resolve()));
+    } finally {
+      await listeners.close();
+    }
   });
 });
 
