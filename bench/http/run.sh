@@ -57,6 +57,9 @@ stop_server() {
   if [[ -n "$WORLD_DIR" ]]; then rm -rf "$WORLD_DIR"; WORLD_DIR=; fi
 }
 trap stop_server EXIT
+# An interrupted run (make bench stopped, ^C) still stops its server and removes its world.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER for a world)
   # A fresh file per start: the background redirect may truncate after the first poll,
