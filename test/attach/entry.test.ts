@@ -32,6 +32,7 @@ interface Report {
   undiciRequest: { status: number; id: string };
   undiciFetch: { status: number; id: string };
   endpointEnv: { base: string; status: number };
+  worldApi: { status: number };
   outsideFetch: { outside: boolean; url: string };
   outsideHttpGet: { outside: boolean; url: string };
   outsideUndici: { outside: boolean; url: string };
@@ -55,6 +56,7 @@ describe('node --import <the attach entry>', () => {
       undiciRequest: { status: 200, id },
       undiciFetch: { status: 200, id },
       endpointEnv: { base: `${served.server.worldUrl}/stripe`, status: 200 },
+      worldApi: { status: 200 },
       twinsKeyInEnv: true,
     });
 
