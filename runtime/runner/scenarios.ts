@@ -98,44 +98,52 @@ export class ScenarioSlot {
 
   private install(vendor: string, stored: StoredScenario, parsed?: Scenario): Slot {
     const scenario = parsed ?? parseScenario(stored.source, stored.format === 'json' ? 'application/json' : 'application/yaml');
-    const js = scenario.handlers.filter((h) => h.action.kind === 'js');
-    const jsKeys: string[] = [];
-    if (js.length > 0) {
-      if (!this.guestRuntime) throw new KitError('invalid_scenario', 'This world cannot run JavaScript scenario handlers (no guest runtime was given).');
-      const script = this.script(vendor, scenario, jsKeys);
-      const loaded = this.runner.worldSandbox.load(this.context(vendor), script, { hostCall: true });
-      if ('error' in loaded) throw new KitError('invalid_scenario', `A js handler does not load: ${loaded.error.message}`);
-    } else {
+    const { script, jsKeys } = this.script(vendor, scenario);
+    if (script === null) {
       this.runner.worldSandbox.unload(this.context(vendor));
+    } else {
+      const loaded = this.runner.worldSandbox.load(this.context(vendor), script, { hostCall: true });
+      if ('error' in loaded) {
+        // Loading replaced the context: put back the js of the scenario still in force.
+        this.reloadOne(vendor);
+        throw new KitError('invalid_scenario', `A js handler does not load: ${loaded.error.message}`);
+      }
     }
     const slot: Slot = { stored, scenario, state: new ScenarioState(scenario), jsKeys };
     this.slots.set(vendor, slot);
     return slot;
   }
 
-  /** The guest runtime and one twin definition whose routes are the js handlers. */
-  private script(vendor: string, scenario: Scenario, jsKeys: string[]): string {
+  /**
+   * The guest runtime and one twin definition whose routes are the js handlers (null when
+   * there are none). The twin API checks a route's answer, but a js handler may answer
+   * nothing (pass on to the twin), so its result travels inside a body, checked by jsOutcome.
+   */
+  private script(vendor: string, scenario: Scenario): { script: string | null; jsKeys: string[] } {
     const routes: string[] = [];
+    const jsKeys: string[] = [];
     for (const h of scenario.handlers) {
       if (h.action.kind !== 'js') continue;
-      const key = `scenario:${h.index}:${h.name}`;
-      jsKeys.push(key);
-      if (h.action.kind !== 'js') continue;
-      // The twin API validates a route's answer, but a js handler may answer nothing
-      // (pass on to the twin): so its result travels inside a body, checked by jsOutcome.
-      const fn = jsCall(h, h.action.source, {}).functionSource;
-      routes.push(`{ name: ${JSON.stringify(key)}, match: { path: '/' }, handle: function (request, ctx) { var r = (${fn})(request, ctx); return { status: 200, body: { result: r === undefined ? null : r } }; } }`);
+      const call = jsCall(h, h.action.source, {});
+      jsKeys.push(call.cacheKey);
+      routes.push(`{ name: ${JSON.stringify(call.cacheKey)}, match: { path: '/' }, handle: function (request, ctx) { var r = (${call.functionSource})(request, ctx); return { status: 200, body: { result: r === undefined ? null : r } }; } }`);
     }
-    return `${this.guestRuntime}\n;__kit_install_twin({ vendor: ${JSON.stringify(vendor)}, version: 'scenario', protocol: 'http', models: { hosts: [], resources: [] }, routes: [${routes.join(',\n')}] });`;
+    if (routes.length === 0) return { script: null, jsKeys };
+    if (!this.guestRuntime) throw new KitError('invalid_scenario', 'This world cannot run JavaScript scenario handlers (no guest runtime was given).');
+    const script = `${this.guestRuntime}\n;__kit_install_twin({ vendor: ${JSON.stringify(vendor)}, version: 'scenario', protocol: 'http', models: { hosts: [], resources: [] }, routes: [${routes.join(',\n')}] });`;
+    return { script, jsKeys };
+  }
+
+  private reloadOne(vendor: string): void {
+    const slot = this.slots.get(vendor);
+    const { script } = slot ? this.script(vendor, slot.scenario) : { script: null };
+    if (script === null) this.runner.worldSandbox.unload(this.context(vendor));
+    else this.runner.worldSandbox.load(this.context(vendor), script, { hostCall: true });
   }
 
   /** After a sandbox restart: load every js context again. */
   reload(): void {
-    for (const [vendor, slot] of this.slots) {
-      if (slot.jsKeys.length === 0) continue;
-      const keys: string[] = [];
-      this.runner.worldSandbox.load(this.context(vendor), this.script(vendor, slot.scenario, keys), { hostCall: true });
-    }
+    for (const vendor of this.slots.keys()) this.reloadOne(vendor);
   }
 
   private scenarioRequest(request: TwinRequest): ScenarioRequest {

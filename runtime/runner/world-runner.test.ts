@@ -198,6 +198,16 @@ handlers:
     expect(world.runner.world.getRecord('hello', 'shout', g.id)).toEqual({ at: '2026-01-01T00:00:00.000Z' });
   });
 
+  it('keeps the js of the scenario in force when a replacement does not load', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const good = { handlers: [{ name: 'hi', match: { path: '/v1/hi' }, js: "return { status: 200, body: { hi: true } };" }] };
+    expect((await world.api('PUT', '/twins/hello/scenario', good)).status).toBe(200);
+    const broken = { handlers: [{ name: 'bad', match: { path: '/v1/bad' }, js: 'return {' }] };
+    const refused = await world.api('PUT', '/twins/hello/scenario', broken);
+    expect([refused.status, refused.json.error.code]).toEqual([400, 'invalid_scenario']);
+    expect((await world.vendor('GET', '/hello/v1/hi')).json).toEqual({ hi: true });
+  });
+
   it('ends a runaway js handler with a 500 and keeps serving', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const doc = { handlers: [{ name: 'spin', match: { path: '/v1/spin' }, js: 'for (;;) {}' }] };
