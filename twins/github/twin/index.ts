@@ -15,6 +15,7 @@ import * as issues from './resources/issues.js';
 import * as pulls from './resources/pulls.js';
 import * as repos from './resources/repos.js';
 import * as search from './resources/search.js';
+import * as smart from './resources/smarthttp.js';
 
 type M = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -134,6 +135,10 @@ export const routes: Route[] = [
   r('repos.listWebhookDeliveries', 'GET', `${R}/hooks/:hook_id/deliveries`, hooks.listDeliveries),
   r('repos.getWebhookDelivery', 'GET', `${R}/hooks/:hook_id/deliveries/:delivery_id`, hooks.getDelivery),
   r('repos.redeliverWebhookDelivery', 'POST', `${R}/hooks/:hook_id/deliveries/:delivery_id/attempts`, hooks.redeliver),
+  // git's smart HTTP (git clone / git push against {world_url}/github/{owner}/{repo}.git)
+  { name: 'git.smartInfoRefs', match: { method: 'GET', path: '/:owner/:repo/info/refs' }, handle: smart.infoRefs },
+  { name: 'git.smartUploadPack', match: { method: 'POST', path: '/:owner/:repo/git-upload-pack' }, handle: smart.uploadPack },
+  { name: 'git.smartReceivePack', match: { method: 'POST', path: '/:owner/:repo/git-receive-pack' }, handle: smart.receivePack },
   // twin-only: a deliverer records what a webhook receiver answered
   r('twin.recordDeliveryResult', 'PUT', '/_twin/repositories/:repository_id/hooks/:hook_id/deliveries/:delivery_id', hooks.recordDeliveryResult),
   // GitHub answers any other path with its 404 (after checking the credential).

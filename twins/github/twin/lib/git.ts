@@ -32,6 +32,8 @@ export type GitObject =
       t: 'commit'; tree: string; parents: string[]; author: Person; committer: Person; message: string;
       /** Generation number (1 + the parents' highest), kept beside the object, not hashed: history walks order by it. */
       gen?: number;
+      /** Time zones of author and committer as git writes them (`+0200`), when not `+0000` (pushed commits). */
+      tz?: [string, string];
     };
 
 export type CommitObject = Extract<GitObject, { t: 'commit' }>;
@@ -50,8 +52,8 @@ export function getCommit(tree: ReadTree, repoId: number, sha: string): CommitOb
   return o?.t === 'commit' ? o : undefined;
 }
 
-function gitSeconds(date: string): string {
-  return `${Math.floor(Date.parse(date) / 1000)} +0000`;
+function gitSeconds(date: string, tz = '+0000'): string {
+  return `${Math.floor(Date.parse(date) / 1000)} ${tz}`;
 }
 
 function treeSortKey(e: TreeEntry): string {
@@ -78,10 +80,69 @@ export function rawContent(o: GitObject): Uint8Array {
   }
   let text = `tree ${o.tree}\n`;
   for (const p of o.parents) text += `parent ${p}\n`;
-  text += `author ${o.author.name} <${o.author.email}> ${gitSeconds(o.author.date)}\n`;
-  text += `committer ${o.committer.name} <${o.committer.email}> ${gitSeconds(o.committer.date)}\n\n`;
+  text += `author ${o.author.name} <${o.author.email}> ${gitSeconds(o.author.date, o.tz?.[0])}\n`;
+  text += `committer ${o.committer.name} <${o.committer.email}> ${gitSeconds(o.committer.date, o.tz?.[1])}\n\n`;
   text += o.message;
   return utf8Encode(text);
+}
+
+/**
+ * A raw git object (as a pack carries it) in the twin's stored form, or undefined when the
+ * stored form could not give the same id back (annotated tags, signed commits, extra headers):
+ * such a push is refused rather than stored under a different id.
+ */
+export function fromRaw(type: string, content: Uint8Array, sha: string): GitObject | undefined {
+  let o: GitObject | undefined;
+  if (type === 'blob') o = { t: 'blob', b64: base64Encode(content), size: content.length };
+  else if (type === 'tree') {
+    const entries: TreeEntry[] = [];
+    let pos = 0;
+    while (pos < content.length) {
+      const space = content.indexOf(0x20, pos);
+      const nul = content.indexOf(0, space + 1);
+      if (space < 0 || nul < 0 || nul + 21 > content.length) return undefined;
+      const rawMode = utf8Decode(content.subarray(pos, space));
+      const mode = rawMode === '40000' ? '040000' : rawMode;
+      const kind = mode === '040000' ? 'tree' : mode === '160000' ? 'commit' : ['100644', '100755', '120000'].includes(mode) ? 'blob' : undefined;
+      if (kind === undefined) return undefined;
+      let sha1hex = '';
+      for (let i = nul + 1; i < nul + 21; i++) sha1hex += ((content[i] as number) < 16 ? '0' : '') + (content[i] as number).toString(16);
+      entries.push({ mode, type: kind, sha: sha1hex, name: utf8Decode(content.subarray(space + 1, nul)) });
+      pos = nul + 21;
+    }
+    o = { t: 'tree', entries };
+  } else if (type === 'commit') {
+    const text = utf8Decode(content);
+    const split = text.indexOf('\n\n');
+    if (split < 0) return undefined;
+    const headers = text.slice(0, split).split('\n');
+    const message = text.slice(split + 2);
+    let tree: string | undefined;
+    const parents: string[] = [];
+    let author: Person | undefined, committer: Person | undefined;
+    const tz: [string, string] = ['+0000', '+0000'];
+    for (const h of headers) {
+      const sp = h.indexOf(' ');
+      const key = h.slice(0, sp), value = h.slice(sp + 1);
+      if (key === 'tree') tree = value;
+      else if (key === 'parent') parents.push(value);
+      else if (key === 'author' || key === 'committer') {
+        const m = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/.exec(value);
+        if (m === null) return undefined;
+        const p: Person = { name: m[1] as string, email: m[2] as string, date: new Date(Number(m[3]) * 1000).toISOString().replace('.000Z', 'Z') };
+        if (key === 'author') { author = p; tz[0] = m[4] as string; } else { committer = p; tz[1] = m[4] as string; }
+      } else return undefined;
+    }
+    if (tree === undefined || author === undefined || committer === undefined) return undefined;
+    o = { t: 'commit', tree, parents, author, committer, message };
+    if (tz[0] !== '+0000' || tz[1] !== '+0000') o.tz = tz;
+  }
+  return o !== undefined && objectId(o) === sha ? o : undefined;
+}
+
+/** The raw form of a stored object, for a pack. */
+export function toRaw(o: GitObject): { type: 'blob' | 'tree' | 'commit'; content: Uint8Array } {
+  return { type: o.t, content: rawContent(o) };
 }
 
 export function objectId(o: GitObject): string {

@@ -38,11 +38,32 @@ function fixed(): { lit: Huffman; dist: Huffman } {
 
 /** Inflates the zlib stream starting at `start`; answers the bytes and the offset after the stream (its Adler-32 included). */
 export function inflate(src: Uint8Array, start = 0, maxOut = 64 * 1024 * 1024): { data: Uint8Array; end: number } {
-  let pos = start;
-  if (pos + 2 > src.length) throw new InflateError('truncated zlib header');
-  const cmf = src[pos] as number, flg = src[pos + 1] as number;
+  if (start + 2 > src.length) throw new InflateError('truncated zlib header');
+  const cmf = src[start] as number, flg = src[start + 1] as number;
   if ((cmf & 15) !== 8 || ((cmf << 8) | flg) % 31 !== 0 || (flg & 0x20) !== 0) throw new InflateError('not a zlib stream');
-  pos += 2;
+  const { data, end } = inflateRaw(src, start + 2, maxOut);
+  if (end + 4 > src.length) throw new InflateError('truncated zlib trailer');
+  const a = adler32(data);
+  const t = src.subarray(end, end + 4);
+  if ((((t[0] as number) << 24) | ((t[1] as number) << 16) | ((t[2] as number) << 8) | (t[3] as number)) >>> 0 !== a) throw new InflateError('zlib checksum mismatch');
+  return { data, end: end + 4 };
+}
+
+/** A gzip body (as git sends large requests with `Content-Encoding: gzip`); the CRC is not checked. */
+export function gunzip(src: Uint8Array, maxOut = 64 * 1024 * 1024): Uint8Array {
+  if (src.length < 18 || src[0] !== 0x1f || src[1] !== 0x8b || src[2] !== 8) throw new InflateError('not a gzip stream');
+  const flags = src[3] as number;
+  let pos = 10;
+  if (flags & 4) pos += 2 + ((src[pos] as number) | ((src[pos + 1] as number) << 8));
+  if (flags & 8) while (pos < src.length && src[pos++] !== 0);
+  if (flags & 16) while (pos < src.length && src[pos++] !== 0);
+  if (flags & 2) pos += 2;
+  return inflateRaw(src, pos, maxOut).data;
+}
+
+/** Raw deflate data from `start`; `end` is the first whole byte after the last block. */
+export function inflateRaw(src: Uint8Array, start: number, maxOut = 64 * 1024 * 1024): { data: Uint8Array; end: number } {
+  let pos = start;
   let bitBuf = 0, bitCnt = 0;
   let out = new Uint8Array(1024);
   let outLen = 0;
@@ -143,14 +164,8 @@ export function inflate(src: Uint8Array, start = 0, maxOut = 64 * 1024 * 1024): 
       }
     }
   } while (final === 0);
-  // Whole bytes only from here: the Adler-32 trailer.
-  pos += 4;
-  if (pos > src.length) throw new InflateError('truncated zlib trailer');
-  const data = out.slice(0, outLen);
-  const a = adler32(data);
-  const t = src.subarray(pos - 4, pos);
-  if ((((t[0] as number) << 24) | ((t[1] as number) << 16) | ((t[2] as number) << 8) | (t[3] as number)) >>> 0 !== a) throw new InflateError('zlib checksum mismatch');
-  return { data, end: pos };
+  // Bits left in the buffer are padding of the last byte read.
+  return { data: out.slice(0, outLen), end: pos };
 }
 
 export function adler32(data: Uint8Array): number {

@@ -1,0 +1,202 @@
+/**
+ * Git's smart HTTP protocol (version 0/1, stateless RPC), so `git clone` and `git push`
+ * against `{world_url}/github/{owner}/{repo}.git` work:
+ *
+ * - `GET /{owner}/{repo}.git/info/refs?service=git-upload-pack|git-receive-pack` advertises refs;
+ * - `POST …/git-upload-pack` answers wants (after `NAK`, or an `ACK` for a common have) with a
+ *   pack of everything reachable from them and not from the common haves;
+ * - `POST …/git-receive-pack` reads the pushed pack, stores its objects under their own ids,
+ *   moves the refs (each move sends the `push` webhook) and reports per ref.
+ *
+ * No side-band, no shallow clones, no protocol v2 (a v2 client falls back to v0). Credentials
+ * are the same as the API's: git sends the token as the Basic password.
+ */
+import type { Handler, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/index.js';
+import { base64Decode, base64Encode, concat, utf8Encode } from '../lib/bytes.js';
+import {
+  SHA, fromRaw, getObject, getRef, listRefs, putObject, toRaw, type GitObject,
+} from '../lib/git.js';
+import { GhError, type Call } from '../lib/http.js';
+import { FLUSH, PackError, pkt, readPack, readPktLines, writePack, type RawType } from '../lib/pack.js';
+import { authenticate } from '../lib/users.js';
+import { InflateError, gunzip } from '../lib/zlib.js';
+import { moveRef, validRefName } from './gitdata.js';
+import { canRead, canWrite, repoByName, type StoredRepo } from './repos.js';
+
+const ZERO = '0000000000000000000000000000000000000000';
+const AGENT = 'agent=twinkit-github/1';
+
+function text(status: number, message: string, extra: Record<string, string> = {}): TwinResponse {
+  return { status, headers: { 'content-type': 'text/plain; charset=utf-8', ...extra }, body: message + '\n' };
+}
+
+function binary(type: string, bytes: Uint8Array): TwinResponse {
+  return { status: 200, headers: { 'content-type': type, 'cache-control': 'no-cache' }, bodyBase64: base64Encode(bytes) };
+}
+
+/** The repository a git URL names, with the caller's rights; errors as git prints them. */
+function gitRepo(req: TwinRequest, ctx: TwinContext, write: boolean): { repo: StoredRepo; call: Call } | TwinResponse {
+  let caller;
+  try {
+    caller = authenticate(req, ctx);
+  } catch (e) {
+    if (e instanceof GhError) return text(401, 'Invalid username or token.', { 'www-authenticate': 'Basic realm="GitHub"' });
+    throw e;
+  }
+  const name = (req.params['repo'] ?? '').replace(/\.git$/, '');
+  const repo = repoByName(ctx.tree, req.params['owner'] ?? '', name);
+  if (repo === undefined || !canRead(ctx.tree, caller, repo)) {
+    return caller === null ? text(401, 'Authentication required.', { 'www-authenticate': 'Basic realm="GitHub"' }) : text(404, 'Repository not found.');
+  }
+  if (write) {
+    if (caller === null) return text(401, 'Authentication required.', { 'www-authenticate': 'Basic realm="GitHub"' });
+    if (req.readOnly) return text(403, 'Write access to repository not granted: this credential is read-only.');
+    if (!canWrite(ctx.tree, caller, repo) || repo.archived) return text(403, `Permission to ${repo.owner}/${repo.name}.git denied to ${caller.login}.`);
+  }
+  return { repo, call: { req, ctx, caller, headers: {} } };
+}
+
+function capabilities(service: string, repo: StoredRepo, hasHead: boolean): string {
+  if (service === 'git-upload-pack') return `${hasHead ? `symref=HEAD:refs/heads/${repo.default_branch} ` : ''}no-progress ${AGENT}`;
+  return `report-status delete-refs no-thin ${AGENT}`;
+}
+
+export const infoRefs: Handler = (req, ctx) => {
+  const service = typeof req.query['service'] === 'string' ? req.query['service'] : '';
+  if (service !== 'git-upload-pack' && service !== 'git-receive-pack') return text(403, 'Dumb HTTP is not served; use a git client that speaks smart HTTP.');
+  const found = gitRepo(req, ctx, service === 'git-receive-pack');
+  if (!('repo' in found)) return found;
+  const { repo } = found;
+  const refs = listRefs(ctx.tree, repo.id);
+  const head = getRef(ctx.tree, repo.id, `refs/heads/${repo.default_branch}`);
+  const lines: Uint8Array[] = [pkt(`# service=${service}\n`), FLUSH];
+  const all = [...(head === undefined || service === 'git-receive-pack' ? [] : [{ ref: 'HEAD', sha: head }]), ...refs];
+  const caps = capabilities(service, repo, head !== undefined);
+  if (all.length === 0) lines.push(pkt(`${ZERO} capabilities^{}\0${caps}\n`));
+  all.forEach((r, i) => lines.push(pkt(i === 0 ? `${r.sha} ${r.ref}\0${caps}\n` : `${r.sha} ${r.ref}\n`)));
+  lines.push(FLUSH);
+  return binary(`application/x-${service}-advertisement`, concat(lines));
+};
+
+function requestBytes(req: TwinRequest): Uint8Array {
+  const raw = req.bodyBase64 !== undefined ? base64Decode(req.bodyBase64) : req.bodyText !== undefined ? utf8Encode(req.bodyText) : new Uint8Array(0);
+  if (raw === undefined) throw new PackError('unreadable request body');
+  return (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip' ? gunzip(raw, 256 * 1024 * 1024) : raw;
+}
+
+/** Every object reachable from `tips` (commits, their trees and blobs), skipping what `skip` holds. */
+function reachable(ctx: TwinContext, repoId: number, tips: string[], skip: Set<string>): Map<string, GitObject> {
+  const out = new Map<string, GitObject>();
+  const stack = tips.slice();
+  while (stack.length > 0) {
+    const sha = stack.pop() as string;
+    if (out.has(sha) || skip.has(sha)) continue;
+    const o = getObject(ctx.tree, repoId, sha);
+    if (o === undefined) continue;
+    out.set(sha, o);
+    if (o.t === 'commit') stack.push(o.tree, ...o.parents);
+    else if (o.t === 'tree') for (const e of o.entries) if (e.type !== 'commit') stack.push(e.sha);
+  }
+  return out;
+}
+
+export const uploadPack: Handler = (req, ctx) => {
+  const found = gitRepo(req, ctx, false);
+  if (!('repo' in found)) return found;
+  const { repo } = found;
+  let lines: (string | null)[];
+  try {
+    lines = readPktLines(requestBytes(req), 0, false).lines;
+  } catch (e) {
+    if (e instanceof PackError || e instanceof InflateError) return text(400, `bad request: ${e.message}`);
+    throw e;
+  }
+  const wants: string[] = [], haves: string[] = [];
+  let done = false;
+  for (const line of lines) {
+    if (line === null) continue;
+    const l = line.replace(/\n$/, '');
+    if (l.startsWith('want ')) wants.push(l.slice(5, 45));
+    else if (l.startsWith('have ')) haves.push(l.slice(5, 45));
+    else if (l === 'done') done = true;
+    else if (l.startsWith('shallow ') || l.startsWith('deepen')) return text(400, 'shallow clones are not supported by this twin');
+  }
+  for (const w of wants) if (!SHA.test(w) || getObject(ctx.tree, repo.id, w)?.t !== 'commit') return text(400, `not our ref ${w}`);
+  const common = haves.filter((h) => SHA.test(h) && getObject(ctx.tree, repo.id, h)?.t === 'commit');
+  const ack = common.length > 0 ? pkt(`ACK ${common[0]}\n`) : pkt('NAK\n');
+  if (!done && wants.length > 0 && haves.length > 0 && common.length === 0) {
+    // A negotiation round without a common commit: the client sends more haves, or done.
+    return binary('application/x-git-upload-pack-result', ack);
+  }
+  if (wants.length === 0) return binary('application/x-git-upload-pack-result', new Uint8Array(0));
+  const skip = new Set(reachable(ctx, repo.id, common, new Set()).keys());
+  const objects = [...reachable(ctx, repo.id, wants, skip).values()].map(toRaw);
+  return binary('application/x-git-upload-pack-result', concat([ack, writePack(objects)]));
+};
+
+export const receivePack: Handler = (req, ctx) => {
+  const found = gitRepo(req, ctx, true);
+  if (!('repo' in found)) return found;
+  const { repo, call } = found;
+  let commands: { old: string; new: string; ref: string }[] = [];
+  const statuses: string[] = [];
+  let unpack = 'ok';
+  try {
+    const bytes = requestBytes(req);
+    const head = readPktLines(bytes, 0, true);
+    for (const line of head.lines) {
+      if (line === null) continue;
+      const l = line.split('\0')[0]?.replace(/\n$/, '') ?? '';
+      const m = /^([0-9a-f]{40}) ([0-9a-f]{40}) (.+)$/.exec(l);
+      if (m === null) throw new PackError(`bad command: ${l.slice(0, 80)}`);
+      commands.push({ old: m[1] as string, new: m[2] as string, ref: m[3] as string });
+    }
+    const packBytes = bytes.subarray(head.end);
+    if (commands.some((c) => c.new !== ZERO) || packBytes.length > 0) {
+      const lookup = (sha: string): { type: RawType; content: Uint8Array } | undefined => {
+        const o = getObject(ctx.tree, repo.id, sha);
+        return o === undefined ? undefined : toRaw(o);
+      };
+      const raws = readPack(packBytes, lookup);
+      const stored: { sha: string; o: GitObject }[] = [];
+      for (const raw of raws) {
+        const o = fromRaw(raw.type, raw.content, raw.sha);
+        if (o === undefined) throw new PackError(`object ${raw.sha} (${raw.type}) is not supported by this twin (annotated tags, signed commits)`);
+        stored.push({ sha: raw.sha, o });
+      }
+      // Parents before children, so each commit's generation number can be computed when stored.
+      const commits = stored.filter((s) => s.o.t === 'commit');
+      for (const s of stored) if (s.o.t !== 'commit') putObject(ctx, repo.id, s.o);
+      const placed = new Set<string>();
+      while (placed.size < commits.length) {
+        let moved = false;
+        for (const s of commits) {
+          if (placed.has(s.sha)) continue;
+          const parents = s.o.t === 'commit' ? s.o.parents : [];
+          if (parents.every((p) => placed.has(p) || !commits.some((c) => c.sha === p))) {
+            putObject(ctx, repo.id, s.o);
+            placed.add(s.sha);
+            moved = true;
+          }
+        }
+        if (!moved) throw new PackError('commit parents form a cycle');
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof PackError || e instanceof InflateError)) throw e;
+    unpack = e.message.replace(/\n/g, ' ');
+    commands = commands.length > 0 ? commands : [];
+  }
+  for (const c of commands) {
+    if (unpack !== 'ok') { statuses.push(`ng ${c.ref} unpacker error`); continue; }
+    if (!c.ref.startsWith('refs/') || !validRefName(c.ref)) { statuses.push(`ng ${c.ref} funny refname`); continue; }
+    const current = getRef(ctx.tree, repo.id, c.ref);
+    if ((current ?? ZERO) !== c.old) { statuses.push(`ng ${c.ref} stale info`); continue; }
+    if (c.new !== ZERO && getObject(ctx.tree, repo.id, c.new)?.t !== 'commit') { statuses.push(`ng ${c.ref} missing necessary objects`); continue; }
+    if (c.new === ZERO && c.ref === `refs/heads/${repo.default_branch}`) { statuses.push(`ng ${c.ref} refusing to delete the current branch`); continue; }
+    moveRef(call, repo, c.ref, current ?? null, c.new === ZERO ? null : c.new, false);
+    statuses.push(`ok ${c.ref}`);
+  }
+  const out = [pkt(unpack === 'ok' ? 'unpack ok\n' : `unpack ${unpack}\n`), ...statuses.map((s) => pkt(s + '\n')), FLUSH];
+  return binary('application/x-git-receive-pack-result', concat(out));
+};
