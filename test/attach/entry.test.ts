@@ -101,6 +101,21 @@ describe('node --import <the attach entry>', () => {
     expect(r.stderr).toContain('KIT_WORLD is not set');
   });
 
+  it('reaches the twin from CommonJS too (require of https and of the Stripe SDK)', async () => {
+    const app = [
+      "const Stripe = require('stripe');",
+      "const https = require('https');",
+      "new Stripe('sk_test_cjs', { maxNetworkRetries: 0 }).customers.create({ email: 'cjs@example.com' }).then((c) => {",
+      "  https.get('https://api.stripe.com/v1/customers/' + c.id, { headers: { authorization: 'Bearer sk_test_cjs' } }, (res) => {",
+      "    let body = ''; res.on('data', (d) => (body += d)); res.on('end', () => console.log(res.statusCode, JSON.parse(body).email));",
+      '  });',
+      '});',
+    ].join('\n');
+    const r = await run(process.execPath, ['--import', built.entry, '-e', app], cleanEnv({ KIT_WORLD: served.server.worldUrl, KIT_WORLD_TOKEN: TOKENS.token }));
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('200 cjs@example.com\n');
+  });
+
   it('gives the read token reads through the twin and refuses its writes', async () => {
     const app = [
       "import Stripe from 'stripe';",
