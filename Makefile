@@ -19,6 +19,7 @@ build: install
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit
 	npx tsc -p tsconfig.sandbox.json
+	npx tsc -p tsconfig.tests.json
 
 # Serves a demo world from .kit-demo/ (state and tokens survive restarts; delete the folder to start over).
 run: build
@@ -26,6 +27,7 @@ run: build
 	node dist/sdk/cli/kit.js world serve .kit-demo --world demo --port $${PORT:-4440}
 
 test: build
+	npx tsc -p tsconfig.tests.json
 	npx vitest run
 
 bench: build

@@ -11,7 +11,7 @@ import type { Storage } from '../store/index.js';
 import { WorldStore } from '../world/index.js';
 import { SupervisedWorker } from '../worker/index.js';
 import { KIT_VERSION } from '../version.js';
-import { errorResponse, WorldRunner } from './world-runner.js';
+import { errorResponse, WorldRunner, type RunnerOptions } from './world-runner.js';
 import type { LocalWorldOptions, StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 
 export interface WorldRunnerOptions {
@@ -25,6 +25,8 @@ export interface WorldRunnerOptions {
   limits?: Partial<SandboxLimits>;
   /** The engine's wall clock (tests freeze it). */
   now?: () => number;
+  /** Outbound webhook settings (tests shorten the retry delays). */
+  webhooks?: RunnerOptions['webhooks'];
 }
 
 /** The code version a world runs: the runtime's version and a hash of its twins' code. */
@@ -51,6 +53,7 @@ export async function openWorldRunner(options: WorldRunnerOptions): Promise<Worl
   if (options.guestRuntime !== undefined) runnerOptions.guestRuntime = options.guestRuntime;
   if (options.scenarioDir !== undefined) runnerOptions.scenarioDir = options.scenarioDir;
   if (options.now) runnerOptions.wallNow = options.now;
+  if (options.webhooks) runnerOptions.webhooks = options.webhooks;
   return new WorldRunner(runnerOptions);
 }
 
