@@ -126,4 +126,31 @@ describe('GitHub twin: git smart HTTP', () => {
     await git(work, 'commit', '-q', '-m', 'x');
     expect(await gitFails(work, 'push', 'origin', 'HEAD:main')).toMatch(/403|read-only|denied/);
   });
+
+  it('hostile requests: garbage packs and commands get git-shaped refusals and change nothing', async () => {
+    const post = async (path: string, body: Uint8Array | string, type: string): Promise<{ status: number; text: string }> => {
+      const res = await fetch(`${gh.baseUrl}/admin/app.git/${path}`, { method: 'POST', headers: { authorization: `token ${TOKENS.token}`, 'content-type': type }, body });
+      return { status: res.status, text: Buffer.from(await res.arrayBuffer()).toString('latin1') };
+    };
+    const before = (await gh.admin.repos.getBranch({ owner: 'admin', repo: 'app', branch: 'main' })).data.commit.sha;
+    const zero = '0'.repeat(40);
+    const cmd = `${before} ${'1'.repeat(40)} refs/heads/main\0report-status\n`;
+    const line = (t: string): string => (t.length + 4).toString(16).padStart(4, '0') + t;
+    const garbage = await post('git-receive-pack', line(cmd) + '0000' + 'PACK\0\0\0\2garbage-garbage-garbage-garbage', 'application/x-git-receive-pack-request');
+    expect(garbage.status).toBe(200);
+    expect(garbage.text).toMatch(/unpack (?!ok)/);
+    expect(garbage.text).toContain('ng refs/heads/main');
+    const badCmd = await post('git-receive-pack', line('not a command\n') + '0000', 'application/x-git-receive-pack-request');
+    expect(badCmd.text).toMatch(/unpack bad command/);
+    const missing = await post('git-receive-pack', line(`${zero} ${'2'.repeat(40)} refs/heads/x\0report-status\n`) + '0000', 'application/x-git-receive-pack-request');
+    expect(missing.text).toMatch(/unpack (?!ok)|ng refs\/heads\/x/);
+    expect((await post('git-upload-pack', 'zzzz', 'application/x-git-upload-pack-request')).status).toBe(400);
+    expect((await post('git-upload-pack', line(`want ${'3'.repeat(40)}\n`) + '0000' + line('done\n'), 'application/x-git-upload-pack-request')).status).toBe(400);
+    const dumb = await fetch(`${gh.baseUrl}/admin/app.git/info/refs`, { headers: { authorization: `token ${TOKENS.token}` } });
+    expect(dumb.status).toBe(403);
+    const nowhere = await fetch(`${gh.baseUrl}/admin/nope.git/info/refs?service=git-upload-pack`, { headers: { authorization: `token ${TOKENS.token}` } });
+    expect(nowhere.status).toBe(404);
+    expect((await gh.admin.repos.getBranch({ owner: 'admin', repo: 'app', branch: 'main' })).data.commit.sha).toBe(before);
+    expect((await gh.admin.repos.listBranches({ owner: 'admin', repo: 'app' })).data.map((b) => b.name)).toEqual(['main']);
+  });
 });
