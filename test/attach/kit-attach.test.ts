@@ -3,13 +3,14 @@
  * the environment it gives a command, curl reaching a twin from that environment alone,
  * exit codes and signals.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAttach, cleanEnv, run, serveWorld, TOKENS } from './harness.js';
 import type { Built, ServedWorld } from './harness.js';
 
+const hasPython = spawnSync('python3', ['-c', 'import ssl, urllib.request'], { stdio: 'ignore' }).status === 0;
 let served: ServedWorld;
 let built: Built;
 
@@ -87,6 +88,18 @@ describe('kit world attach', () => {
     expect(created).toMatchObject({ object: 'customer', email: 'curl@example.com' });
     const back = await fetch(`${served.server.worldUrl}/stripe/v1/customers/${created.id}`, { headers: { 'x-kit-token': TOKENS.token, authorization: 'Bearer sk_test_curl_env' } });
     expect(back.status).toBe(200);
+  });
+
+  // Python is not part of the toolchain; where it is installed, it proves "any language" once more.
+  it.skipIf(!hasPython)('lets Python (urllib, standard library only) reach the twin at the vendor address from that environment', async () => {
+    const script = [
+      'import base64, json, urllib.request',
+      "req = urllib.request.Request('https://api.stripe.com/v1/customers', data=b'email=py@example.com', headers={'Authorization': 'Basic ' + base64.b64encode(b'sk_test_py:').decode()})",
+      'print(json.load(urllib.request.urlopen(req, timeout=20))["email"])',
+    ].join('\n');
+    const r = await attach(['python3', '-c', script]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('py@example.com\n');
   });
 
   it("exits with the command's code, 127 for a command that does not exist", async () => {
