@@ -206,7 +206,8 @@ describe('parseAuthority', () => {
   it('reads host:port and bracketed IPv6, and nothing else', () => {
     expect(parseAuthority('API.Stripe.com:443')).toEqual({ host: 'api.stripe.com', port: 443 });
     expect(parseAuthority('[::1]:8443')).toEqual({ host: '::1', port: 8443 });
-    for (const bad of ['api.stripe.com', 'api.stripe.com:0', 'api.stripe.com:65536', '[nope]:443', 'a b:443', ':443', 'x:443/']) {
+    expect(parseAuthority('api.stripe.com.:443')).toEqual({ host: 'api.stripe.com', port: 443 });
+    for (const bad of ['api.stripe.com', 'api.stripe.com:0', 'api.stripe.com:65536', '.:443', '[nope]:443', 'a b:443', ':443', 'x:443/']) {
       expect(parseAuthority(bad)).toBeNull();
     }
   });

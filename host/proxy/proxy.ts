@@ -83,8 +83,10 @@ export function parseAuthority(authority: string): { host: string; port: number 
   if (m === null) return null;
   const port = Number(m[3]);
   if (port < 1 || port > 65535) return null;
-  const host = (m[1] ?? m[2] ?? '').toLowerCase();
+  // A fully qualified name (`api.stripe.com.`) is the same host: it must not slip past the twins.
+  const host = (m[1] ?? m[2] ?? '').toLowerCase().replace(/\.$/, '');
   if (m[1] !== undefined && isIP(host) !== 6) return null;
+  if (host === '') return null;
   return { host, port };
 }
 
