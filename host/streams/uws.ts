@@ -41,6 +41,7 @@ export const MAX_STREAM_MESSAGE_BYTES = 1024 * 1024;
  * water mark, so this is only a ceiling for one answer that is larger than that.
  */
 const MAX_BACKPRESSURE_BYTES = 64 * 1024 * 1024;
+const SEND_CHUNK_BYTES = 64 * 1024;
 
 export function createStreamRoutes(options: StreamRoutesOptions): StreamRoutes {
   const live = new Set<StreamBridge>();
@@ -83,13 +84,20 @@ export function createStreamRoutes(options: StreamRoutesOptions): StreamRoutes {
         const conn = new StreamBridge(
           {
             send(bytes) {
-              if (!gone) ws.send(bytes, true, false);
+              if (gone) return;
+              // Corked: sends come after an await (the world's answer), outside any uWS callback.
+              // In messages of 64 KiB: one multi-MiB message that the socket takes only in part
+              // was seen to stall in uWS's buffer until the next event on the socket (a test in
+              // test/streams/websocket.test.ts caught it); smaller messages drain as the client reads.
+              ws.cork(() => {
+                for (let at = 0; at < bytes.byteLength; at += SEND_CHUNK_BYTES) ws.send(bytes.subarray(at, at + SEND_CHUNK_BYTES), true, false);
+              });
             },
             bufferedAmount: () => (gone ? 0 : ws.getBufferedAmount()),
             end(code, reason) {
               if (gone) return;
               gone = true;
-              ws.end(code, reason);
+              ws.cork(() => ws.end(code, reason));
             },
           },
           data.streamId,

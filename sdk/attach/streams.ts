@@ -66,12 +66,25 @@ function pipe(socket: Socket, streamId: string, url: string, token: string, sock
     }
     if (ws.bufferedAmount > HIGH_WATER_BYTES) socket.pause();
   });
+  // Paused by us because the app does not read fast enough; resumed once what it has is flushed.
+  let held = false;
+  const release = (): void => {
+    if (held && socket.writableLength === 0) {
+      held = false;
+      ws.resume();
+    }
+  };
   ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
     if (!isBinary) return; // only binary messages carry the connection's bytes
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    if (!socket.write(bytes)) ws.pause();
+    // The write callback, not 'drain': a write flushed at once can return false with no
+    // 'drain' to follow (seen with multi-MiB chunks), which would leave the WebSocket paused.
+    if (!socket.write(bytes, release)) {
+      held = true;
+      ws.pause();
+    }
   });
-  socket.on('drain', () => ws.resume());
+  socket.on('drain', release);
 
   socket.on('end', () => {
     // The app closed its side: the stream ends (the twin hears close).
