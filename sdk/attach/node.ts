@@ -253,7 +253,9 @@ function hookHttp(router: AttachRouter): void {
         rewritten.hostname = t.hostname;
         rewritten.port = t.port;
         rewritten.path = twinPath(t, path);
-        rewritten.headers = editHeaders(options.headers as HeaderInput, ['host'], tokenHeader(router, options.headers as HeaderInput)) as RequestOptions['headers'];
+        // Named outright: Node adds no Host of its own to a raw header array.
+        const host = `${t.hostname.includes(':') ? `[${t.hostname}]` : t.hostname}:${t.port}`;
+        rewritten.headers = editHeaders(options.headers as HeaderInput, ['host'], { ...tokenHeader(router, options.headers as HeaderInput), host }) as RequestOptions['headers'];
         // The app's agent speaks the vendor's scheme; `agent: false` (no pooling) is kept.
         if (options.agent === false) rewritten.agent = false;
         const send = t.protocol === 'https:' ? original.httpsRequest : original.httpRequest;

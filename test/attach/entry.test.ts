@@ -116,6 +116,21 @@ describe('node --import <the attach entry>', () => {
     expect(r.stdout).toBe('200 cjs@example.com\n');
   });
 
+  it('rewrites the request forms Node takes: raw header arrays, URL plus options, agent: false, headers set later', async () => {
+    const app = [
+      "const http = require('http'); const https = require('https');",
+      'const done = (label) => (res) => { let b = ""; res.on("data", (d) => (b += d)); res.on("end", () => console.log(label, res.statusCode, JSON.parse(b).object)); };',
+      "const a = http.request({ hostname: 'api.hello.test', path: '/v1/greetings', headers: ['Accept', 'application/json', 'Host', 'api.hello.test'], agent: false }, done('array'));",
+      'a.end();',
+      "const b = https.request(new URL('https://api.hello.test/v1/greetings?limit=1'), { method: 'POST' }, done('url+options'));",
+      "b.setHeader('content-type', 'application/json');",
+      "b.end(JSON.stringify({ name: 'Ada' }));",
+    ].join('\n');
+    const r = await run(process.execPath, ['--import', built.entry, '-e', app], cleanEnv({ KIT_WORLD: served.server.worldUrl, KIT_WORLD_TOKEN: TOKENS.token }));
+    expect(r.stderr).toBe('');
+    expect(r.stdout.split('\n').filter((l) => l !== '').sort()).toEqual(['array 200 list', 'url+options 200 greeting']);
+  });
+
   it('gives the read token reads through the twin and refuses its writes', async () => {
     const app = [
       "import Stripe from 'stripe';",
