@@ -193,7 +193,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       'www-authenticate': surface === 'vendor' ? `Bearer realm="${realm}", Basic realm="${realm}"` : `Bearer realm="${realm}"`,
     });
 
-  const manifestAnswer = (method: string, scope: Scope): HttpAnswer => {
+  const manifestAnswer = (method: string, presented: string): HttpAnswer => {
     if (method !== 'GET' && method !== 'HEAD') {
       return errorAnswer('method_not_allowed', 'the attach manifest answers GET', { allow: 'GET, HEAD' });
     }
@@ -203,8 +203,9 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       name,
       worldUrl: `${base}${vendorPrefix}`,
       worldApi: `${base}${apiPrefix}`,
-      // The read token's manifest hands out the read token: it never learns the world's token.
-      token: scope === 'read' ? options.tokens.readToken : options.tokens.token,
+      // The credential presented, never another: the read token's holder (or, later, a named
+      // key's) never learns the world's token from its manifest.
+      token: presented,
       twins: options.twins,
       ca: published.ca,
       proxyUrl: published.proxyUrl,
@@ -255,7 +256,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     if (scope === null) return unauthenticated(surface, `the token in ${credential.source} does not open this world`);
 
     const method = h.method;
-    if (surface === 'vendor' && sub === MANIFEST_SUB) return manifestAnswer(method, scope);
+    if (surface === 'vendor' && sub === MANIFEST_SUB) return manifestAnswer(method, credential.value);
     let readOnly = false;
     if (surface === 'api') {
       if (scope === 'read' && !readTokenOpens(method, sub)) {
