@@ -139,4 +139,25 @@ describe('GitHub twin: git data and contents', () => {
     expect(same.data.status).toBe('identical');
     expect((await failure(gh.admin.repos.compareCommitsWithBasehead({ ...r, basehead: 'main...nope' }))).status).toBe(404);
   });
+
+  it('commit statuses: posted per context, listed newest first, combined by the newest per context', async () => {
+    const r = { owner: 'admin', repo: 'objects' };
+    const sha = (await gh.admin.repos.getBranch({ ...r, branch: 'main' })).data.commit.sha;
+    const empty = await gh.admin.repos.getCombinedStatusForRef({ ...r, ref: 'main' });
+    expect(empty.data).toMatchObject({ state: 'pending', total_count: 0, sha });
+    await gh.admin.repos.createCommitStatus({ ...r, sha, state: 'pending', context: 'ci/build' });
+    await gh.admin.repos.createCommitStatus({ ...r, sha, state: 'success', context: 'ci/lint', target_url: 'https://ci.example.test/1' });
+    expect((await gh.admin.repos.getCombinedStatusForRef({ ...r, ref: sha })).data.state).toBe('pending');
+    await gh.admin.repos.createCommitStatus({ ...r, sha, state: 'success', context: 'ci/build', description: 'ok' });
+    const combined = await gh.admin.repos.getCombinedStatusForRef({ ...r, ref: 'main' });
+    expect(combined.data).toMatchObject({ state: 'success', total_count: 2 });
+    const list = await gh.admin.repos.listCommitStatusesForRef({ ...r, ref: 'main' });
+    expect(list.data.map((s) => `${s.context}:${s.state}`)).toEqual(['ci/build:success', 'ci/lint:success', 'ci/build:pending']);
+    await gh.admin.repos.createCommitStatus({ ...r, sha, state: 'failure', context: 'ci/test' });
+    expect((await gh.admin.repos.getCombinedStatusForRef({ ...r, ref: 'main' })).data.state).toBe('failure');
+    expect((await failure(gh.admin.repos.createCommitStatus({ ...r, sha, state: 'great' as 'success' }))).status).toBe(422);
+    expect((await failure(gh.admin.repos.createCommitStatus({ ...r, sha: 'c'.repeat(40), state: 'success' }))).status).toBe(422);
+    // getCommit still answers for a ref, beside the status paths under /commits/.
+    expect((await gh.admin.repos.getCommit({ ...r, ref: 'main' })).data.sha).toBe(sha);
+  });
 });

@@ -16,6 +16,7 @@ import * as pulls from './resources/pulls.js';
 import * as repos from './resources/repos.js';
 import * as search from './resources/search.js';
 import * as smart from './resources/smarthttp.js';
+import * as statuses from './resources/statuses.js';
 
 type M = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -75,6 +76,9 @@ export const routes: Route[] = [
   r('repos.deleteFile', 'DELETE', `${R}/contents/*path`, code.deleteContent),
   r('repos.listCommits', 'GET', `${R}/commits`, code.listCommits),
   r('repos.getCommit', 'GET', `${R}/commits/*ref`, code.getCommitRoute),
+  r('repos.createCommitStatus', 'POST', `${R}/statuses/:sha`, statuses.createStatus),
+  r('repos.listCommitStatusesForRef', 'GET', `${R}/commits/:ref/statuses`, statuses.listStatuses),
+  r('repos.getCombinedStatusForRef', 'GET', `${R}/commits/:ref/status`, statuses.combinedStatus),
   r('repos.compareCommitsWithBasehead', 'GET', `${R}/compare/*basehead`, code.compare),
   // issues
   r('issues.listForRepo', 'GET', `${R}/issues`, issues.listIssues),
@@ -151,7 +155,7 @@ export default defineTwin({
   protocol: 'http',
   models: {
     hosts: ['api.github.com'],
-    resources: ['user', 'token', 'repo', 'obj', 'ref', 'issue', 'pull', 'review', 'comment', 'label', 'milestone', 'hook', 'delivery'],
+    resources: ['user', 'token', 'repo', 'obj', 'ref', 'issue', 'pull', 'review', 'comment', 'label', 'milestone', 'hook', 'delivery', 'status'],
     endpointEnv: ['GITHUB_API_URL'],
   },
   requestScopes: ['read'],
