@@ -56,7 +56,7 @@ const EMPTY = new Uint8Array(0);
 
 /** A close reason fits a control frame: 123 bytes of UTF-8. */
 export function closeReason(text: string): string {
-  let out = text;
+  let out = text.length > 123 ? text.slice(0, 123) : text;
   while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
   return out;
 }
@@ -191,8 +191,21 @@ export class StreamBridge {
     return this.pendingBytes >= max;
   }
 
+  /**
+   * What waits, as one array with a buffer of its own: it is cloned to the world's worker,
+   * and a view into Node's shared Buffer pool would carry other bytes along.
+   */
   private take(): Uint8Array {
-    const bytes = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
+    let bytes: Uint8Array;
+    if (this.pending.length === 1) bytes = this.pending[0]!;
+    else {
+      bytes = new Uint8Array(this.pendingBytes);
+      let at = 0;
+      for (const part of this.pending) {
+        bytes.set(part, at);
+        at += part.byteLength;
+      }
+    }
     this.pending = [];
     this.pendingBytes = 0;
     return bytes;
@@ -276,5 +289,6 @@ export class StreamBridge {
 
 function keepLast(bytes: Uint8Array, n: number): Uint8Array {
   if (n <= 0) return EMPTY;
-  return bytes.byteLength <= n ? new Uint8Array(bytes) : bytes.slice(bytes.byteLength - n);
+  // A copy (Buffer#slice would be a view, keeping the whole buffer alive).
+  return Uint8Array.prototype.slice.call(bytes, Math.max(0, bytes.byteLength - n));
 }
