@@ -144,6 +144,17 @@ describe('the CONNECT proxy', () => {
     expect(JSON.parse(body as string)).toMatchObject({ error: { code: 'read_only' } });
   });
 
+  it("refuses a body over the server's limit with 413, the world never called", async () => {
+    const big = join(dir, 'big.bin');
+    await writeFile(big, Buffer.alloc(4 * 1024 * 1024 + 1, 0x61));
+    const before = world.received.length;
+    const r = await curl([...viaProxy(tokens.token), '--cacert', caFile, '--data-binary', `@${big}`, '-w', '\n%{http_code}', 'https://api.stripe.com/v1/files']);
+    const [body, status] = r.stdout.split('\n');
+    expect(status).toBe('413');
+    expect(JSON.parse(body as string)).toMatchObject({ error: { code: 'body_too_large' } });
+    expect(world.received.length).toBe(before);
+  });
+
   it('tunnels a host no twin models untouched: its own certificate, no token, nothing through the world', async () => {
     const before = world.received.length;
     const r = await curl([...viaProxy(tokens.token), '-v', '--cacert', outsideCaFile, '-H', 'authorization: Bearer real_key', `https://localhost:${outsidePort}/ping`]);
