@@ -79,6 +79,17 @@ describe('clock and ids', () => {
     expect(ra[2]).not.toBe(ra[0]);
   });
 
+  it("keeps each call's context functions on that call, taken off the context or around a nested call", () => {
+    const r = harness().request('GET', '/detached');
+    const body = r.body as { first: number; id: string; nowMs: number; nestedNow: number };
+    const expected = idSource('w1', 'probe', 1);
+    expect(body.first).toBe(expected.random());
+    expect(body.id).toBe(expected.id('d_'));
+    expect(body.nowMs).toBe(NOW);
+    expect(body.nestedNow).toBe(1);
+    expect(r.events).toEqual([{ type: 'detached', data: { first: body.first } }]);
+  });
+
   it('restores Date and Math.random after the call', () => {
     const context = vm.createContext({ __host_call: () => 'null' });
     vm.runInContext(source, context);
