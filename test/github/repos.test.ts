@@ -128,4 +128,31 @@ describe('GitHub twin: repositories', () => {
     expect(wrongType.status).toBe(422);
     expect((await failure(gh.as(dev).repos.get({ owner: 'dev', repo: 'typed' }))).status).toBe(404);
   });
+
+  it('collaborators: push access opens a private repository for writing, not for its settings; removal closes it', async () => {
+    await gh.as(dev).repos.createForAuthenticatedUser({ name: 'team', private: true, auto_init: true });
+    const collab = await gh.user('collab');
+    const r = { owner: 'dev', repo: 'team' };
+    expect((await failure(gh.as(collab).repos.get(r))).status).toBe(404);
+    const added = await gh.as(dev).repos.addCollaborator({ ...r, username: 'collab', permission: 'push' });
+    expect(added.status).toBe(201);
+    expect((await gh.as(dev).repos.addCollaborator({ ...r, username: 'collab', permission: 'push' })).status).toBe(204);
+    const seen = await gh.as(collab).repos.get(r);
+    expect(seen.data.permissions).toEqual({ admin: false, maintain: false, push: true, triage: true, pull: true });
+    await gh.as(collab).repos.createOrUpdateFileContents({ ...r, path: 'c.txt', message: 'by collab', content: Buffer.from('c\n').toString('base64') });
+    const issue = await gh.as(collab).issues.create({ ...r, title: 'triaged', labels: ['mine'], assignees: ['collab'] });
+    expect(issue.data.assignees?.map((u) => u.login)).toEqual(['collab']);
+    expect((await failure(gh.as(collab).repos.update({ ...r, description: 'nope' }))).status).toBe(403);
+    expect((await failure(gh.as(collab).repos.listWebhooks(r))).status).toBe(403);
+    expect((await gh.as(dev).repos.getCollaboratorPermissionLevel({ ...r, username: 'collab' })).data.permission).toBe('write');
+    expect((await gh.as(dev).repos.listCollaborators(r)).data.map((u) => u.login).sort()).toEqual(['collab', 'dev']);
+    expect((await gh.as(collab).repos.listForAuthenticatedUser()).data.map((x) => x.full_name)).toContain('dev/team');
+    await gh.as(dev).repos.removeCollaborator({ ...r, username: 'collab' });
+    expect((await failure(gh.as(collab).repos.get(r))).status).toBe(404);
+    expect((await failure(gh.as(dev).repos.checkCollaborator({ ...r, username: 'collab' }))).status).toBe(404);
+    const reader = await gh.user('reader');
+    await gh.as(dev).repos.addCollaborator({ ...r, username: 'reader', permission: 'pull' });
+    expect((await gh.as(reader).repos.get(r)).data.permissions?.push).toBe(false);
+    expect((await failure(gh.as(reader).repos.createOrUpdateFileContents({ ...r, path: 'r.txt', message: 'r', content: 'cg==' }))).status).toBe(403);
+  });
 });

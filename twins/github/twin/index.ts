@@ -50,6 +50,11 @@ export const routes: Route[] = [
   r('repos.get', 'GET', R, repos.getRepo),
   r('repos.update', 'PATCH', R, repos.updateRepo),
   r('repos.delete', 'DELETE', R, repos.deleteRepo),
+  r('repos.listCollaborators', 'GET', `${R}/collaborators`, repos.listCollaborators),
+  r('repos.checkCollaborator', 'GET', `${R}/collaborators/:username`, repos.checkCollaborator),
+  r('repos.addCollaborator', 'PUT', `${R}/collaborators/:username`, repos.addCollaborator),
+  r('repos.removeCollaborator', 'DELETE', `${R}/collaborators/:username`, repos.removeCollaborator),
+  r('repos.getCollaboratorPermissionLevel', 'GET', `${R}/collaborators/:username/permission`, repos.getCollaboratorPermission),
   r('repos.getAllTopics', 'GET', `${R}/topics`, repos.getTopics),
   r('repos.replaceAllTopics', 'PUT', `${R}/topics`, repos.replaceTopics),
   // branches and git data

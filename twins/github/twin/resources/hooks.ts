@@ -155,7 +155,7 @@ function readEvents(list: string[]): string[] {
 
 export function createHook(call: Call): { status: number; body: Obj } {
   const { ctx } = call;
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const b = bodyObject(call.req);
   if (b['name'] !== undefined && b['name'] !== 'web') throw validation([{ resource: 'Hook', code: 'custom', field: 'name', message: 'name is not a valid hook name' }]);
   const config = readConfig(b);
@@ -205,19 +205,19 @@ function lastResponse(d: StoredDelivery | undefined): Obj {
 }
 
 export function listHooks(call: Call): { body: Obj[] } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   return { body: paginate(call, hooksOf(call, repo.id)).map((h) => presentHook(repo, h)) };
 }
 
 export function getHook(call: Call): { body: Obj } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
   const ds = deliveriesOf(call, repo, h.id);
   return { body: presentHook(repo, h, lastResponse(ds[ds.length - 1])) };
 }
 
 export function updateHook(call: Call): { body: Obj } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
   const b = bodyObject(call.req);
   const config = readConfig(b, h.config);
@@ -232,14 +232,14 @@ export function updateHook(call: Call): { body: Obj } {
 }
 
 export function deleteHook(call: Call): { status: number } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
   call.ctx.tree.delete('hook', hookKey(repo.id, h.id));
   return { status: 204 };
 }
 
 export function pingHook(call: Call): { status: number } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
   record(call.ctx, call.req, repo, h, 'ping', {
     zen: 'Design for failure.', hook_id: h.id, hook: presentHook(repo, h),
@@ -262,7 +262,7 @@ function presentDelivery(d: StoredDelivery, detail: boolean): Obj {
 }
 
 export function listDeliveries(call: Call): { body: Obj[] } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
   return { body: paginate(call, deliveriesOf(call, repo, h.id).reverse()).map((d) => presentDelivery(d, false)) };
 }
@@ -276,13 +276,13 @@ function loadDelivery(call: Call, repo: StoredRepo, h: StoredHook): StoredDelive
 }
 
 export function getDelivery(call: Call): { body: Obj } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
   return { body: presentDelivery(loadDelivery(call, repo, h), true) };
 }
 
 export function redeliver(call: Call): { status: number; body: Obj } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
   const d = loadDelivery(call, repo, h);
   record(call.ctx, call.req, repo, h, d.event, d.request.payload, true);

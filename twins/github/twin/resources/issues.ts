@@ -14,7 +14,7 @@ import {
   GhError, WEB, bodyObject, forbidden, invalidField, isoNow, nextNumber, nodeId, notFound, optString, optStringArray, pad, paginate,
   reqString, sortBy, str, validation, type Call, type Obj,
 } from '../lib/http.js';
-import { actsFor, loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
+import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';
 import { canWrite, fullName, loadRepo, repoApi, saveRepo, type StoredRepo } from './repos.js';
 import { listRange } from '../lib/records.js';
@@ -188,7 +188,7 @@ export function presentIssue(tree: ReadTree, repo: StoredRepo, i: StoredIssue, l
 export function assignable(tree: ReadTree, repo: StoredRepo, login: string): boolean {
   const u = loadUser(tree, login);
   if (u === undefined || u.type !== 'User') return false;
-  return actsFor(tree, { kind: 'token', login: u.login, siteAdmin: u.site_admin, scopes: [] }, repo.owner);
+  return canWrite(tree, { kind: 'token', login: u.login, siteAdmin: u.site_admin, scopes: [] }, repo);
 }
 
 export function readAssignees(call: Call, repo: StoredRepo, b: Obj, resource: string): string[] | undefined {
@@ -732,7 +732,8 @@ export function listAssignees(call: Call): { body: Obj[] } {
   const { ctx } = call;
   const repo = loadRepo(call);
   const owner = loadUser(ctx.tree, repo.owner);
-  const logins = owner?.type === 'Organization' ? owner.members ?? [] : [repo.owner.toLowerCase()];
+  const logins = [...(owner?.type === 'Organization' ? owner.members ?? [] : [repo.owner.toLowerCase()])];
+  for (const [l, p] of Object.entries(repo.collaborators ?? {})) if (p !== 'pull' && p !== 'triage' && !logins.includes(l)) logins.push(l);
   const users = logins.map((l) => loadUser(ctx.tree, l)).filter((u) => u !== undefined).map((u) => simpleUser(u));
   return { body: paginate(call, users) };
 }

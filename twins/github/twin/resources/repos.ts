@@ -12,7 +12,7 @@ import {
   API, GhError, WEB, bodyObject, forbidden, invalidField, isoNow, nextNumber, nodeId, notFound, optBool, optString, optStringArray,
   paginate, reqString, sortBy, str, validation, type Call, type Obj,
 } from '../lib/http.js';
-import { actsFor, loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
+import { actsFor, loadUser, simpleUser, simpleUserByLogin, type Caller, type StoredUser } from '../lib/users.js';
 
 export interface StoredRepo {
   id: number;
@@ -37,7 +37,12 @@ export interface StoredRepo {
   topics: string[];
   /** Open issues and pull requests, kept as GitHub shows it. */
   open_issues_count: number;
+  /** Outside collaborators: login (lower case) → permission. */
+  collaborators?: Record<string, Permission>;
 }
+
+export type Permission = 'pull' | 'triage' | 'push' | 'maintain' | 'admin';
+const RANK: Record<Permission, number> = { pull: 1, triage: 2, push: 3, maintain: 4, admin: 5 };
 
 const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -46,21 +51,33 @@ export function repoByName(tree: ReadTree, owner: string, name: string): StoredR
   return link === undefined ? undefined : tree.get<StoredRepo>('repo', String(link.id));
 }
 
+/** The caller's permission on a repository (owners, org members and the site admin are admins), or null. */
+export function permissionOf(tree: ReadTree, caller: Caller | null, repo: StoredRepo): Permission | null {
+  if (caller === null) return null;
+  if (actsFor(tree, caller, repo.owner)) return 'admin';
+  return repo.collaborators?.[caller.login.toLowerCase()] ?? null;
+}
+
 export function canRead(tree: ReadTree, caller: Caller | null, repo: StoredRepo): boolean {
-  if (!repo.private) return true;
-  return caller !== null && actsFor(tree, caller, repo.owner);
+  return !repo.private || permissionOf(tree, caller, repo) !== null;
 }
 
 export function canWrite(tree: ReadTree, caller: Caller | null, repo: StoredRepo): boolean {
-  return caller !== null && actsFor(tree, caller, repo.owner);
+  const p = permissionOf(tree, caller, repo);
+  return p !== null && RANK[p] >= RANK.push;
+}
+
+export function isAdmin(tree: ReadTree, caller: Caller | null, repo: StoredRepo): boolean {
+  return permissionOf(tree, caller, repo) === 'admin';
 }
 
 /** The repository named by `:owner/:repo`, visible to the caller, or 404. With `write`, 403 when it may only read. */
-export function loadRepo(call: Call, access: 'read' | 'write' = 'read'): StoredRepo {
+export function loadRepo(call: Call, access: 'read' | 'write' | 'admin' = 'read'): StoredRepo {
   const repo = repoByName(call.ctx.tree, call.req.params['owner'] ?? '', call.req.params['repo'] ?? '');
   if (repo === undefined || !canRead(call.ctx.tree, call.caller, repo)) throw notFound();
+  if (access === 'admin' && !isAdmin(call.ctx.tree, call.caller, repo)) throw forbidden('Must have admin rights to Repository.');
   if (access === 'write') {
-    if (!canWrite(call.ctx.tree, call.caller, repo)) throw forbidden('Must have admin rights to Repository.');
+    if (!canWrite(call.ctx.tree, call.caller, repo)) throw forbidden('Must have push access to Repository.');
     if (repo.archived) throw forbidden('Repository was archived so is read-only.');
   }
   return repo;
@@ -168,8 +185,8 @@ export function presentRepo(tree: ReadTree, repo: StoredRepo, caller: Caller | n
     watchers: 0,
   };
   if (caller !== null) {
-    const admin = canWrite(tree, caller, repo);
-    out['permissions'] = { admin, maintain: admin, push: admin, triage: admin, pull: true };
+    const rank = RANK[permissionOf(tree, caller, repo) ?? 'pull'];
+    out['permissions'] = { admin: rank >= 5, maintain: rank >= 4, push: rank >= 3, triage: rank >= 2, pull: true };
   }
   if (full) {
     out['allow_merge_commit'] = repo.allow_merge_commit;
@@ -264,7 +281,7 @@ export function getRepo(call: Call): { body: Obj } {
 
 export function updateRepo(call: Call): { body: Obj } {
   const { ctx } = call;
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   const b = bodyObject(call.req);
   const name = optString(b, 'name', 'Repository');
   if (name !== undefined && name !== repo.name) {
@@ -305,7 +322,7 @@ export function updateRepo(call: Call): { body: Obj } {
 }
 
 export function deleteRepo(call: Call): { status: number } {
-  const repo = loadRepo(call, 'write');
+  const repo = loadRepo(call, 'admin');
   // Child records (issues, objects, refs) are keyed by the id, which is never reused, so they
   // simply become unreachable.
   call.ctx.tree.delete('repo_name', `${repo.owner.toLowerCase()}/${repo.name.toLowerCase()}`);
@@ -377,7 +394,9 @@ export function listForAuthenticatedUser(call: Call): { body: Obj[] } {
   const me = call.caller as Caller;
   const mine = reposOf(call.ctx.tree, me.login);
   // Repositories of the organizations the caller belongs to count too (affiliation=organization_member).
-  const orgs = allRepos(call.ctx.tree).filter((r) => r.owner.toLowerCase() !== me.login.toLowerCase() && loadUser(call.ctx.tree, r.owner)?.type === 'Organization' && actsFor(call.ctx.tree, { ...me, siteAdmin: false }, r.owner));
+  const orgs = allRepos(call.ctx.tree).filter((r) => r.owner.toLowerCase() !== me.login.toLowerCase() && (
+    (loadUser(call.ctx.tree, r.owner)?.type === 'Organization' && actsFor(call.ctx.tree, { ...me, siteAdmin: false }, r.owner)) ||
+    r.collaborators?.[me.login.toLowerCase()] !== undefined));
   return listSorted(call, [...mine, ...orgs]);
 }
 
@@ -391,4 +410,71 @@ export function listForOrg(call: Call): { body: Obj[] } {
   const org = loadUser(call.ctx.tree, call.req.params['org'] ?? '');
   if (org === undefined || org.type !== 'Organization') throw notFound();
   return listSorted(call, reposOf(call.ctx.tree, org.login));
+}
+
+// ------------------------------------------------------------------ collaborators
+
+function collaboratorUser(call: Call): StoredUser {
+  const u = loadUser(call.ctx.tree, call.req.params['username'] ?? '');
+  if (u === undefined || u.type !== 'User') throw notFound();
+  return u;
+}
+
+/** `PUT …/collaborators/{username}` `{ permission }`: added at once (no invitation to accept), 201 the first time, 204 after. */
+export function addCollaborator(call: Call): { status: number; body?: Obj } {
+  const repo = loadRepo(call, 'admin');
+  const u = collaboratorUser(call);
+  const raw = optString(bodyObject(call.req), 'permission', 'Collaborator') ?? 'push';
+  const permission = (raw === 'read' ? 'pull' : raw === 'write' ? 'push' : raw) as Permission;
+  if (RANK[permission] === undefined) throw invalidField('Collaborator', 'permission', raw);
+  if (u.login.toLowerCase() === repo.owner.toLowerCase()) throw validation([{ resource: 'Repository', code: 'custom', message: 'Repository owner cannot be a collaborator' }]);
+  const had = repo.collaborators?.[u.login.toLowerCase()] !== undefined;
+  repo.collaborators = { ...(repo.collaborators ?? {}), [u.login.toLowerCase()]: permission };
+  touchRepo(call.ctx, repo);
+  if (had) return { status: 204 };
+  return {
+    status: 201,
+    body: { id: nextNumber(call.ctx, 'invitation'), repository: presentRepo(call.ctx.tree, repo, null, false), invitee: simpleUser(u), inviter: simpleUserByLogin(call.ctx.tree, (call.caller as Caller).login), permissions: raw === 'pull' ? 'read' : raw === 'push' ? 'write' : raw, created_at: isoNow(call.ctx), expired: false, url: `${repoApi(repo)}/invitations`, html_url: `${WEB}/${fullName(repo)}/invitations` },
+  };
+}
+
+export function removeCollaborator(call: Call): { status: number } {
+  const repo = loadRepo(call, 'admin');
+  const u = collaboratorUser(call);
+  const next = { ...(repo.collaborators ?? {}) };
+  delete next[u.login.toLowerCase()];
+  repo.collaborators = next;
+  touchRepo(call.ctx, repo);
+  return { status: 204 };
+}
+
+export function checkCollaborator(call: Call): { status: number } {
+  const repo = loadRepo(call);
+  const u = collaboratorUser(call);
+  const p = permissionOf(call.ctx.tree, { kind: 'token', login: u.login, siteAdmin: false, scopes: [] }, repo);
+  if (p === null) throw notFound();
+  return { status: 204 };
+}
+
+export function getCollaboratorPermission(call: Call): { body: Obj } {
+  const repo = loadRepo(call);
+  const u = collaboratorUser(call);
+  const p = permissionOf(call.ctx.tree, { kind: 'token', login: u.login, siteAdmin: u.site_admin, scopes: [] }, repo);
+  const legacy = p === null ? (repo.private ? 'none' : 'read') : p === 'admin' ? 'admin' : RANK[p] >= RANK.push ? 'write' : 'read';
+  return { body: { permission: legacy, role_name: p === null ? (repo.private ? 'none' : 'read') : p === 'pull' ? 'read' : p === 'push' ? 'write' : p, user: simpleUser(u) } };
+}
+
+export function listCollaborators(call: Call): { body: Obj[] } {
+  const repo = loadRepo(call, 'write');
+  const owner = loadUser(call.ctx.tree, repo.owner);
+  const logins = owner?.type === 'Organization' ? [...(owner.members ?? [])] : [repo.owner.toLowerCase()];
+  for (const l of Object.keys(repo.collaborators ?? {})) if (!logins.includes(l)) logins.push(l);
+  const out: Obj[] = [];
+  for (const l of logins) {
+    const u = loadUser(call.ctx.tree, l);
+    if (u === undefined) continue;
+    const rank = RANK[permissionOf(call.ctx.tree, { kind: 'token', login: u.login, siteAdmin: false, scopes: [] }, repo) ?? 'pull'];
+    out.push({ ...simpleUser(u), permissions: { admin: rank >= 5, maintain: rank >= 4, push: rank >= 3, triage: rank >= 2, pull: true }, role_name: ['', 'read', 'triage', 'write', 'maintain', 'admin'][rank] });
+  }
+  return { body: paginate(call, out) };
 }
