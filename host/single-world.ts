@@ -262,6 +262,10 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       if (scope === 'read' && !readTokenOpens(method, sub)) {
         return errorAnswer('forbidden', `the read token does not open ${method} ${sub}; use the world token`);
       }
+      if (sub.startsWith('/streams/')) {
+        // Only a WebSocket upgrade reaches the stream (host/streams/); this is a plain request.
+        return errorAnswer('upgrade_required', `${sub} is a WebSocket: open it with an Upgrade, then send the world token as the first message`);
+      }
       if (sub === '/branches' || sub.startsWith('/branches/')) {
         return errorAnswer('not_found', 'the single-world server makes no branches; serve the world on a host for branches');
       }

@@ -29,6 +29,7 @@ export type KitErrorCode =
   | 'position_beyond_head'
   | 'no_scenario'
   | 'method_not_allowed'
+  | 'upgrade_required'
   // state conflicts
   | 'clock_backward'
   | 'clock_unset'
@@ -64,7 +65,7 @@ const STATUS: Record<KitErrorCode, number> = {
   invalid_cursor: 400, invalid_limit: 400, invalid_scenario: 400, invalid_check: 400,
   invalid_twin: 400,
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
-  unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405,
+  unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405, upgrade_required: 426,
   clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409,
   body_too_large: 413, checkpoint_too_large: 413, request_budget_exhausted: 429,
   unauthenticated: 401, forbidden: 403, read_only: 403,

@@ -49,6 +49,10 @@ function open(id: string) {
 }
 
 describe('a stream world restarted by its watchdog', () => {
+  it('says 4404 for a stream the world lacks, through the worker', async () => {
+    expect(await open('nope').closed).toEqual({ code: 4404, reason: "unknown stream 'nope'" });
+  });
+
   it('closes the connection that hung it (1011 handler_timeout) and keeps the others going', async () => {
     const mail = open('smtp');
     await mail.waitFor('220 ');

@@ -113,6 +113,12 @@ describe('stream WebSocket', () => {
     expect(wrong.received().byteLength + read.received().byteLength + unknown.received().byteLength).toBe(0);
   });
 
+  it('answers a plain request to a stream 426 upgrade_required', async () => {
+    const r = await fetch(`${server.worldApi}/streams/echo`, { headers: { 'x-kit-token': tokens.token } });
+    expect(r.status).toBe(426);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('upgrade_required');
+  });
+
   it('closes the socket when the twin closes, and tells the twin when the client closes', async () => {
     const byTwin = connect('echo');
     await byTwin.waitFor('hello\n');
