@@ -87,6 +87,9 @@ describe('GitHub twin: git data and contents', () => {
     const matching = await gh.admin.git.listMatchingRefs({ ...o, ref: 'heads/' });
     expect(matching.data.map((r) => r.ref)).toEqual(['refs/heads/feature', 'refs/heads/main']);
     expect((await gh.admin.git.deleteRef({ ...o, ref: 'heads/feature' })).status).toBe(204);
+    await gh.admin.git.createRef({ ...o, ref: 'refs/tags/v1.0.0', sha: main });
+    const tags = await gh.admin.repos.listTags({ ...o });
+    expect(tags.data.map((t) => `${t.name} ${t.commit.sha}`)).toEqual([`v1.0.0 ${main}`]);
     expect((await failure(gh.admin.git.getRef({ ...o, ref: 'heads/feature' }))).status).toBe(404);
   });
 

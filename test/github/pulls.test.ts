@@ -68,6 +68,20 @@ describe('GitHub twin: pull requests', () => {
     expect((unknown.response?.data as { errors: { field: string }[] }).errors[0]).toMatchObject({ field: 'head', code: 'invalid' });
   });
 
+  it('requested reviewers: added and listed, not the author, and a submitted review takes the reviewer off', async () => {
+    const asked = await gh.as(maint).pulls.requestReviewers({ ...r, pull_number: 2, reviewers: ['reviewer'] });
+    expect(asked.status).toBe(201);
+    expect(asked.data.requested_reviewers?.map((u) => u.login)).toEqual(['reviewer']);
+    expect((await gh.as(maint).pulls.listRequestedReviewers({ ...r, pull_number: 2 })).data.users.map((u) => u.login)).toEqual(['reviewer']);
+    expect((await failure(gh.as(maint).pulls.requestReviewers({ ...r, pull_number: 2, reviewers: ['maint'] }))).status).toBe(422);
+    expect((await failure(gh.as(maint).pulls.requestReviewers({ ...r, pull_number: 2, reviewers: ['nobody-here'] }))).status).toBe(422);
+    await gh.as(reviewer).pulls.createReview({ ...r, pull_number: 2, event: 'COMMENT', body: 'looking' });
+    expect((await gh.as(maint).pulls.get({ ...r, pull_number: 2 })).data.requested_reviewers).toEqual([]);
+    await gh.as(maint).pulls.requestReviewers({ ...r, pull_number: 2, reviewers: ['reviewer'] });
+    const removed = await gh.as(maint).pulls.removeRequestedReviewers({ ...r, pull_number: 2, reviewers: ['reviewer'] });
+    expect(removed.data.requested_reviewers).toEqual([]);
+  });
+
   it('reviews: approve, request changes needs a body, no approving your own, pending then submitted', async () => {
     const own = await failure(gh.as(maint).pulls.createReview({ ...r, pull_number: 2, event: 'APPROVE' }));
     expect(own.status).toBe(422);
@@ -78,10 +92,10 @@ describe('GitHub twin: pull requests', () => {
     const pending = await gh.as(reviewer).pulls.createReview({ ...r, pull_number: 2, body: 'drafting' });
     expect(pending.data.state).toBe('PENDING');
     // A pending review is its author's alone.
-    expect((await gh.as(maint).pulls.listReviews({ ...r, pull_number: 2 })).data.map((x) => x.state)).toEqual(['CHANGES_REQUESTED']);
+    expect((await gh.as(maint).pulls.listReviews({ ...r, pull_number: 2 })).data.map((x) => x.state)).toEqual(['COMMENTED', 'CHANGES_REQUESTED']);
     const submitted = await gh.as(reviewer).pulls.submitReview({ ...r, pull_number: 2, review_id: pending.data.id, event: 'APPROVE' });
     expect(submitted.data.state).toBe('APPROVED');
-    expect((await gh.as(maint).pulls.listReviews({ ...r, pull_number: 2 })).data.map((x) => x.state)).toEqual(['CHANGES_REQUESTED', 'APPROVED']);
+    expect((await gh.as(maint).pulls.listReviews({ ...r, pull_number: 2 })).data.map((x) => x.state)).toEqual(['COMMENTED', 'CHANGES_REQUESTED', 'APPROVED']);
   });
 
   it('merges with a merge commit (no message given): two parents, the issue closed, merging twice is 405', async () => {

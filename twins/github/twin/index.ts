@@ -60,6 +60,7 @@ export const routes: Route[] = [
   // branches and git data
   r('repos.listBranches', 'GET', `${R}/branches`, git.listBranches),
   r('repos.getBranch', 'GET', `${R}/branches/*branch`, git.getBranch),
+  r('repos.listTags', 'GET', `${R}/tags`, git.listTags),
   r('git.createBlob', 'POST', `${R}/git/blobs`, git.createBlob),
   r('git.getBlob', 'GET', `${R}/git/blobs/:file_sha`, git.getBlob),
   r('git.createTree', 'POST', `${R}/git/trees`, git.createTree),
@@ -126,6 +127,9 @@ export const routes: Route[] = [
   r('pulls.listFiles', 'GET', `${R}/pulls/:pull_number/files`, pulls.listPullFiles),
   r('pulls.checkIfMerged', 'GET', `${R}/pulls/:pull_number/merge`, pulls.checkMerged),
   r('pulls.merge', 'PUT', `${R}/pulls/:pull_number/merge`, pulls.mergePull),
+  r('pulls.listRequestedReviewers', 'GET', `${R}/pulls/:pull_number/requested_reviewers`, pulls.listRequestedReviewers),
+  r('pulls.requestReviewers', 'POST', `${R}/pulls/:pull_number/requested_reviewers`, pulls.changeRequestedReviewers),
+  r('pulls.removeRequestedReviewers', 'DELETE', `${R}/pulls/:pull_number/requested_reviewers`, pulls.changeRequestedReviewers),
   r('pulls.listReviews', 'GET', `${R}/pulls/:pull_number/reviews`, pulls.listReviews),
   r('pulls.createReview', 'POST', `${R}/pulls/:pull_number/reviews`, pulls.createReview),
   r('pulls.getReview', 'GET', `${R}/pulls/:pull_number/reviews/:review_id`, pulls.getReview),

@@ -390,6 +390,22 @@ export function listBranches(call: Call): { body: Obj[] } {
   return { body: paginate(call, refs).map((r) => presentBranch(call, repo, r.ref.slice('refs/heads/'.length), r.sha, false)) };
 }
 
+/** Tags are refs under `refs/tags/` (lightweight tags; annotated tag objects are not modelled). */
+export function listTags(call: Call): { body: Obj[] } {
+  const repo = loadRepo(call);
+  const u = repoApi(repo);
+  const tags = listRefs(call.ctx.tree, repo.id, 'refs/tags/').reverse();
+  return {
+    body: paginate(call, tags).map((t) => {
+      const name = t.ref.slice('refs/tags/'.length);
+      return {
+        name, commit: { sha: t.sha, url: `${u}/commits/${t.sha}` }, zipball_url: `${u}/zipball/refs/tags/${name}`,
+        tarball_url: `${u}/tarball/refs/tags/${name}`, node_id: nodeId('Ref', name.length),
+      };
+    }),
+  };
+}
+
 export function getBranch(call: Call): { body: Obj } {
   const repo = loadRepo(call);
   const name = call.req.params['branch'] ?? '';

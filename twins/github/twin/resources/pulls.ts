@@ -22,7 +22,7 @@ import {
   applyIssueUpdate, association, createIssueRecord, issueEvent, issuesOf, loadIssue, presentIssue, pullPresenter, saveIssue, sortIssues,
   type StoredIssue,
 } from './issues.js';
-import { fullName, loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
+import { canRead, fullName, loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
 import { listRange } from '../lib/records.js';
 
 export interface StoredPull {
@@ -37,6 +37,8 @@ export interface StoredPull {
   merged_at: string | null;
   merged_by: string | null;
   merge_commit_sha: string | null;
+  /** Logins (lower case) asked to review; a submitted review takes its author off. */
+  requested_reviewers?: string[];
 }
 
 export interface StoredReview { id: number; number: number; user: string; body: string; state: string; submitted_at: string | null; commit_id: string }
@@ -89,7 +91,8 @@ export function presentPull(call: Call, repo: StoredRepo, issue: StoredIssue, pu
     issue_url: `${repoApi(repo)}/issues/${issue.number}`, number: issue.number, state: issue.state, locked: issue.locked, title: issue.title,
     user: asIssue['user'], body: issue.body, labels: asIssue['labels'], milestone: asIssue['milestone'], active_lock_reason: issue.active_lock_reason,
     created_at: issue.created_at, updated_at: issue.updated_at, closed_at: issue.closed_at, merged_at: pull.merged_at,
-    merge_commit_sha: pull.merge_commit_sha, assignee: asIssue['assignee'], assignees: asIssue['assignees'], requested_reviewers: [], requested_teams: [],
+    merge_commit_sha: pull.merge_commit_sha, assignee: asIssue['assignee'], assignees: asIssue['assignees'],
+    requested_reviewers: (pull.requested_reviewers ?? []).map((l) => simpleUserByLogin(tree, l)), requested_teams: [],
     head: branchEnd(call, repo, pull.head_ref, t.head), base: branchEnd(call, repo, pull.base_ref, t.base),
     _links: {
       self: { href: u }, html: { href: html }, issue: { href: `${repoApi(repo)}/issues/${issue.number}` }, comments: { href: `${repoApi(repo)}/issues/${issue.number}/comments` },
@@ -349,6 +352,7 @@ export function createReview(call: Call): { body: Obj } {
   if (resolveCommitish(ctx.tree, repo.id, commit) === undefined) throw validation([{ resource: 'PullRequestReview', field: 'commit_id', code: 'invalid' }]);
   const r: StoredReview = { id: nextNumber(ctx, 'review'), number: issue.number, user: (call.caller as Caller).login.toLowerCase(), body, state, submitted_at: state === 'PENDING' ? null : isoNow(ctx), commit_id: commit };
   ctx.tree.put('review', reviewPrefix(repo.id, issue.number) + pad(r.id), r);
+  if (state !== 'PENDING') unrequest(call, repo, pull, r.user);
   const out = presentReview(call, repo, r);
   if (state !== 'PENDING') deliver(call, repo, 'pull_request_review', { action: 'submitted', review: out, pull_request: presentPull(call, repo, issue, pull, false) });
   return { body: out };
@@ -394,6 +398,7 @@ export function submitReview(call: Call): { body: Obj } {
   const state = checkReviewEvent(call, issue, reqString(b, 'event', 'PullRequestReview'), body);
   const next: StoredReview = { ...r, body, state, submitted_at: isoNow(ctx) };
   ctx.tree.put('review', reviewPrefix(repo.id, issue.number) + pad(r.id), next);
+  unrequest(call, repo, pull, next.user);
   const out = presentReview(call, repo, next);
   deliver(call, repo, 'pull_request_review', { action: 'submitted', review: out, pull_request: presentPull(call, repo, issue, pull, false) });
   return { body: out };
@@ -418,4 +423,46 @@ export function deletePendingReview(call: Call): { body: Obj } {
   if (r.state !== 'PENDING') throw validation([{ resource: 'PullRequestReview', code: 'custom', message: 'Can not delete a non-pending review' }], 'Unprocessable Entity');
   call.ctx.tree.delete('review', reviewPrefix(repo.id, issue.number) + pad(r.id));
   return { body: presentReview(call, repo, r) };
+}
+
+// ------------------------------------------------------------------ requested reviewers
+
+function unrequest(call: Call, repo: StoredRepo, pull: StoredPull, login: string): void {
+  const current = call.ctx.tree.get<StoredPull>('pull', pullKey(repo.id, pull.number)) ?? pull;
+  if (!(current.requested_reviewers ?? []).includes(login)) return;
+  call.ctx.tree.put('pull', pullKey(repo.id, pull.number), { ...current, requested_reviewers: (current.requested_reviewers ?? []).filter((l) => l !== login) });
+}
+
+export function listRequestedReviewers(call: Call): { body: Obj } {
+  const repo = loadRepo(call);
+  const { pull } = loadPull(call, repo);
+  return { body: { users: (pull.requested_reviewers ?? []).map((l) => simpleUserByLogin(call.ctx.tree, l)), teams: [] } };
+}
+
+/** POST adds reviewers (each must be able to read the repository, and not be the author); DELETE removes them. */
+export function changeRequestedReviewers(call: Call): { status: number; body: Obj } {
+  const { ctx } = call;
+  const repo = loadRepo(call, 'write');
+  const { issue, pull } = loadPull(call, repo);
+  const b = bodyObject(call.req);
+  const raw = b['reviewers'] ?? [];
+  if (!Array.isArray(raw) || raw.some((x) => typeof x !== 'string')) throw invalidField('PullRequest', 'reviewers', raw);
+  const logins: string[] = [];
+  for (const name of raw as string[]) {
+    const u = loadUser(ctx.tree, name);
+    if (u === undefined || u.type !== 'User' || (repo.private && !canRead(ctx.tree, { kind: 'token', login: u.login, siteAdmin: u.site_admin, scopes: [] }, repo))) {
+      throw validation([{ resource: 'PullRequest', code: 'custom', message: 'Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the ' + `${repo.owner}/${repo.name} repository.` }], 'Reviews may only be requested from collaborators.');
+    }
+    if (call.req.method === 'POST' && u.login.toLowerCase() === issue.user) throw validation([{ resource: 'PullRequest', code: 'custom', message: 'Review cannot be requested from pull request author.' }], 'Review cannot be requested from pull request author.');
+    logins.push(u.login.toLowerCase());
+  }
+  const current = pull.requested_reviewers ?? [];
+  const next = call.req.method === 'POST' ? [...current, ...logins.filter((l) => !current.includes(l))] : current.filter((l) => !logins.includes(l));
+  const updated: StoredPull = { ...pull, requested_reviewers: next };
+  ctx.tree.put('pull', pullKey(repo.id, issue.number), updated);
+  const body = presentPull(call, repo, issue, updated, false);
+  const added = next.filter((l) => !current.includes(l)), removed = current.filter((l) => !next.includes(l));
+  for (const l of added) deliver(call, repo, 'pull_request', { action: 'review_requested', number: issue.number, pull_request: body, requested_reviewer: simpleUserByLogin(ctx.tree, l) });
+  for (const l of removed) deliver(call, repo, 'pull_request', { action: 'review_request_removed', number: issue.number, pull_request: body, requested_reviewer: simpleUserByLogin(ctx.tree, l) });
+  return { status: call.req.method === 'POST' ? 201 : 200, body };
 }
