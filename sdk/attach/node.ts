@@ -238,7 +238,8 @@ function hookHttp(router: AttachRouter): void {
       const protocol = options.protocol ?? defaultProtocol;
       const { hostname, port } = hostAndPort(options, protocol === 'https:' ? 443 : 80);
       const path = options.path ?? '/';
-      const decision = router.decide(hostname, port, path);
+      // A Unix socket (Docker's, say) is never a vendor's host.
+      const decision: Decision = options.socketPath !== undefined ? { kind: 'pass' } : router.decide(hostname, port, path);
       let req: ClientRequest;
       if (decision.kind === 'pass') {
         req = (own as (...a: unknown[]) => ClientRequest).apply(this, args);
