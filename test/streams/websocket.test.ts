@@ -178,6 +178,22 @@ describe('stream WebSocket', () => {
     await c.closed;
   });
 
+  it('finds the end of DATA split across messages, for a client that sends the message without waiting for 354', async () => {
+    const c = connect('smtp');
+    await c.waitFor('220 ');
+    c.ws.send(Buffer.from('EHLO eager.test\r\nMAIL FROM:<a@eager.test>\r\nRCPT TO:<b@eager.test>\r\nDATA\r\nSubject: eager\r\n\r\nbody\r\n'));
+    await c.waitFor('354 ');
+    // The terminator's CRLF came with the last message; only '.\r\n' follows.
+    c.ws.send(Buffer.from('.\r'));
+    c.ws.send(Buffer.from('\n'));
+    const all = (await c.waitFor('queued as')).toString();
+    const id = /queued as (msg_\w+)/.exec(all)![1]!;
+    const msg = await fetch(`${server.worldUrl}/smtp/messages/${id}`, { headers: { 'x-kit-token': tokens.token } });
+    expect(await msg.json()).toMatchObject({ subject: 'eager', text: 'body\n' });
+    c.ws.close();
+    await c.closed;
+  });
+
   it('takes a large SMTP DATA in 64 KiB messages as one call, and the message is whole', async () => {
     const c = connect('smtp');
     await c.waitFor('220 ');

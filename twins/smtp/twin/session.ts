@@ -358,7 +358,9 @@ function run(ctx: TwinContext, st: SmtpState, bytes: string): StreamAnswer<SmtpS
 function hint(st: SmtpState): StreamAnswer['until'] {
   if (st.phase === 'data') {
     if (st.overflow > 0) return { delimiter: TERMINATOR, tail: st.pending, max: 1024 * 1024 };
-    return { delimiter: TERMINATOR, tail: `\r\n${st.pending}`.slice(-4), max: MAX_MESSAGE_BYTES + 8 - st.pending.length };
+    // The DATA line's CRLF comes before the first byte of the message (no copy of a long pending).
+    const tail = st.pending.length >= 4 ? st.pending.slice(-4) : `\r\n${st.pending}`.slice(-4);
+    return { delimiter: TERMINATOR, tail, max: MAX_MESSAGE_BYTES + 8 - st.pending.length };
   }
   return { delimiter: '\n', max: Math.max(1, MAX_LINE_BYTES + 2 - st.pending.length) };
 }
