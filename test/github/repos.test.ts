@@ -155,4 +155,27 @@ describe('GitHub twin: repositories', () => {
     expect((await gh.as(reader).repos.get(r)).data.permissions?.push).toBe(false);
     expect((await failure(gh.as(reader).repos.createOrUpdateFileContents({ ...r, path: 'r.txt', message: 'r', content: 'cg==' }))).status).toBe(403);
   });
+
+  it('releases: creating one makes its tag; drafts are hidden from readers; latest skips drafts and prereleases', async () => {
+    const r = { owner: 'dev', repo: 'app' };
+    const main = (await gh.as(dev).repos.getBranch({ ...r, branch: 'main' })).data.commit.sha;
+    const v1 = await gh.as(dev).repos.createRelease({ ...r, tag_name: 'v1.0.0', name: 'One', body: 'first' });
+    expect(v1.status).toBe(201);
+    expect((await gh.as(dev).git.getRef({ ...r, ref: 'tags/v1.0.0' })).data.object.sha).toBe(main);
+    await gh.as(dev).repos.createRelease({ ...r, tag_name: 'v2.0.0-rc1', prerelease: true });
+    const draft = await gh.as(dev).repos.createRelease({ ...r, tag_name: 'v2.0.0', draft: true });
+    expect((await failure(gh.as(dev).git.getRef({ ...r, ref: 'tags/v2.0.0' }))).status).toBe(404);
+    const other = await gh.user('release-reader');
+    expect((await gh.as(other).repos.listReleases(r)).data.map((x) => x.tag_name)).toEqual(['v2.0.0-rc1', 'v1.0.0']);
+    expect((await gh.as(dev).repos.listReleases(r)).data.map((x) => x.tag_name)).toEqual(['v2.0.0', 'v2.0.0-rc1', 'v1.0.0']);
+    expect((await gh.as(other).repos.getLatestRelease(r)).data.tag_name).toBe('v1.0.0');
+    expect((await gh.as(other).repos.getReleaseByTag({ ...r, tag: 'v1.0.0' })).data.name).toBe('One');
+    expect((await failure(gh.as(dev).repos.createRelease({ ...r, tag_name: 'v1.0.0' }))).status).toBe(422);
+    const published = await gh.as(dev).repos.updateRelease({ ...r, release_id: draft.data.id, draft: false, name: 'Two' });
+    expect(published.data).toMatchObject({ draft: false, name: 'Two' });
+    expect(published.data.published_at).not.toBeNull();
+    expect((await gh.as(dev).git.getRef({ ...r, ref: 'tags/v2.0.0' })).data.object.sha).toBe(main);
+    await gh.as(dev).repos.deleteRelease({ ...r, release_id: v1.data.id });
+    expect((await failure(gh.as(dev).repos.getRelease({ ...r, release_id: v1.data.id }))).status).toBe(404);
+  });
 });

@@ -14,6 +14,7 @@ import * as hooks from './resources/hooks.js';
 import * as issues from './resources/issues.js';
 import * as pulls from './resources/pulls.js';
 import * as repos from './resources/repos.js';
+import * as releases from './resources/releases.js';
 import * as search from './resources/search.js';
 import * as smart from './resources/smarthttp.js';
 import * as statuses from './resources/statuses.js';
@@ -136,6 +137,14 @@ export const routes: Route[] = [
   r('pulls.updateReview', 'PUT', `${R}/pulls/:pull_number/reviews/:review_id`, pulls.updateReview),
   r('pulls.deletePendingReview', 'DELETE', `${R}/pulls/:pull_number/reviews/:review_id`, pulls.deletePendingReview),
   r('pulls.submitReview', 'POST', `${R}/pulls/:pull_number/reviews/:review_id/events`, pulls.submitReview),
+  // releases
+  r('repos.listReleases', 'GET', `${R}/releases`, releases.listReleases),
+  r('repos.createRelease', 'POST', `${R}/releases`, releases.createRelease),
+  r('repos.getLatestRelease', 'GET', `${R}/releases/latest`, releases.getLatestRelease),
+  r('repos.getReleaseByTag', 'GET', `${R}/releases/tags/:tag`, releases.getReleaseByTag),
+  r('repos.getRelease', 'GET', `${R}/releases/:release_id`, releases.getRelease),
+  r('repos.updateRelease', 'PATCH', `${R}/releases/:release_id`, releases.updateRelease),
+  r('repos.deleteRelease', 'DELETE', `${R}/releases/:release_id`, releases.deleteRelease),
   // search
   r('search.issuesAndPullRequests', 'GET', '/search/issues', search.searchIssues),
   // webhooks
@@ -164,7 +173,7 @@ export default defineTwin({
   protocol: 'http',
   models: {
     hosts: ['api.github.com'],
-    resources: ['user', 'token', 'repo', 'obj', 'ref', 'issue', 'pull', 'review', 'comment', 'label', 'milestone', 'hook', 'delivery', 'status'],
+    resources: ['user', 'token', 'repo', 'obj', 'ref', 'issue', 'pull', 'review', 'comment', 'label', 'milestone', 'hook', 'delivery', 'status', 'release'],
     endpointEnv: ['GITHUB_API_URL'],
   },
   requestScopes: ['read'],
