@@ -98,6 +98,25 @@ describe('GitHub twin: pull requests', () => {
     expect((await gh.as(maint).pulls.listReviews({ ...r, pull_number: 2 })).data.map((x) => x.state)).toEqual(['COMMENTED', 'CHANGES_REQUESTED', 'APPROVED']);
   });
 
+  it('review comments on a line of the diff: create, reply, list, edit, delete; a bad path or line is 422', async () => {
+    const c = await gh.as(reviewer).pulls.createReviewComment({ ...r, pull_number: 2, body: 'Why 1?', path: 'src/a.ts', line: 1, side: 'RIGHT', commit_id: (await gh.as(maint).pulls.get({ ...r, pull_number: 2 })).data.head.sha });
+    expect(c.status).toBe(201);
+    expect(c.data).toMatchObject({ path: 'src/a.ts', line: 1, side: 'RIGHT', user: { login: 'reviewer' } });
+    const reply = await gh.as(maint).pulls.createReplyForReviewComment({ ...r, pull_number: 2, comment_id: c.data.id, body: 'Because.' });
+    expect(reply.data.in_reply_to_id).toBe(c.data.id);
+    expect((await failure(gh.as(reviewer).pulls.createReviewComment({ ...r, pull_number: 2, body: 'x', path: 'nope.ts', line: 1, commit_id: c.data.commit_id }))).status).toBe(422);
+    expect((await failure(gh.as(reviewer).pulls.createReviewComment({ ...r, pull_number: 2, body: 'x', path: 'src/a.ts', line: 99, commit_id: c.data.commit_id }))).status).toBe(422);
+    const edited = await gh.as(reviewer).pulls.updateReviewComment({ ...r, comment_id: c.data.id, body: 'Why one?' });
+    expect(edited.data.body).toBe('Why one?');
+    const review = await gh.as(reviewer).pulls.createReview({ ...r, pull_number: 2, event: 'COMMENT', body: 'Two notes', comments: [{ path: 'src/b.ts', line: 1, body: 'ok' }] });
+    const list = await gh.as(maint).pulls.listReviewComments({ ...r, pull_number: 2 });
+    expect(list.data.map((x) => x.body)).toEqual(['Why one?', 'Because.', 'ok']);
+    expect(list.data[2]?.pull_request_review_id).toBe(review.data.id);
+    await gh.as(reviewer).pulls.deleteReviewComment({ ...r, comment_id: c.data.id });
+    expect((await failure(gh.as(maint).pulls.getReviewComment({ ...r, comment_id: c.data.id }))).status).toBe(404);
+    expect((await gh.as(maint).pulls.listReviewCommentsForRepo({ ...r })).data).toHaveLength(2);
+  });
+
   it('merges with a merge commit (no message given): two parents, the issue closed, merging twice is 405', async () => {
     const before = await gh.as(maint).pulls.get({ ...r, pull_number: 2 });
     const stale = await failure(gh.as(maint).pulls.merge({ ...r, pull_number: 2, sha: 'b'.repeat(40) }));

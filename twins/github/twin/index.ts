@@ -15,6 +15,7 @@ import * as issues from './resources/issues.js';
 import * as pulls from './resources/pulls.js';
 import * as repos from './resources/repos.js';
 import * as releases from './resources/releases.js';
+import * as rc from './resources/review_comments.js';
 import * as search from './resources/search.js';
 import * as smart from './resources/smarthttp.js';
 import * as statuses from './resources/statuses.js';
@@ -131,6 +132,13 @@ export const routes: Route[] = [
   r('pulls.listRequestedReviewers', 'GET', `${R}/pulls/:pull_number/requested_reviewers`, pulls.listRequestedReviewers),
   r('pulls.requestReviewers', 'POST', `${R}/pulls/:pull_number/requested_reviewers`, pulls.changeRequestedReviewers),
   r('pulls.removeRequestedReviewers', 'DELETE', `${R}/pulls/:pull_number/requested_reviewers`, pulls.changeRequestedReviewers),
+  r('pulls.listReviewCommentsForRepo', 'GET', `${R}/pulls/comments`, rc.listReviewCommentsForRepo),
+  r('pulls.getReviewComment', 'GET', `${R}/pulls/comments/:comment_id`, rc.getReviewComment),
+  r('pulls.updateReviewComment', 'PATCH', `${R}/pulls/comments/:comment_id`, rc.updateReviewComment),
+  r('pulls.deleteReviewComment', 'DELETE', `${R}/pulls/comments/:comment_id`, rc.deleteReviewComment),
+  r('pulls.listReviewComments', 'GET', `${R}/pulls/:pull_number/comments`, rc.listReviewComments),
+  r('pulls.createReviewComment', 'POST', `${R}/pulls/:pull_number/comments`, rc.createReviewComment),
+  r('pulls.createReplyForReviewComment', 'POST', `${R}/pulls/:pull_number/comments/:comment_id/replies`, rc.createReply),
   r('pulls.listReviews', 'GET', `${R}/pulls/:pull_number/reviews`, pulls.listReviews),
   r('pulls.createReview', 'POST', `${R}/pulls/:pull_number/reviews`, pulls.createReview),
   r('pulls.getReview', 'GET', `${R}/pulls/:pull_number/reviews/:review_id`, pulls.getReview),
@@ -173,7 +181,7 @@ export default defineTwin({
   protocol: 'http',
   models: {
     hosts: ['api.github.com'],
-    resources: ['user', 'token', 'repo', 'obj', 'ref', 'issue', 'pull', 'review', 'comment', 'label', 'milestone', 'hook', 'delivery', 'status', 'release'],
+    resources: ['user', 'token', 'repo', 'obj', 'ref', 'issue', 'pull', 'review', 'comment', 'label', 'milestone', 'hook', 'delivery', 'status', 'release', 'review_comment'],
     endpointEnv: ['GITHUB_API_URL'],
   },
   requestScopes: ['read'],

@@ -18,6 +18,7 @@ import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/use
 import { compareShas, presentFiles } from './code.js';
 import { moveRef, personFrom, presentCommit } from './gitdata.js';
 import { deliver } from './hooks.js';
+import { newReviewComment, saveReviewComment } from './review_comments.js';
 import {
   applyIssueUpdate, association, createIssueRecord, issueEvent, issuesOf, loadIssue, presentIssue, pullPresenter, saveIssue, sortIssues,
   type StoredIssue,
@@ -350,7 +351,13 @@ export function createReview(call: Call): { body: Obj } {
   const state = event === undefined || event === 'PENDING' ? 'PENDING' : checkReviewEvent(call, issue, event, body);
   const commit = optString(b, 'commit_id', 'PullRequestReview') ?? tips(ctx.tree, repo, issue, pull).head;
   if (resolveCommitish(ctx.tree, repo.id, commit) === undefined) throw validation([{ resource: 'PullRequestReview', field: 'commit_id', code: 'invalid' }]);
+  const rawComments = b['comments'] ?? [];
+  if (!Array.isArray(rawComments) || rawComments.some((x) => typeof x !== 'object' || x === null)) throw invalidField('PullRequestReview', 'comments', rawComments);
+  const head = tips(ctx.tree, repo, issue, pull).head;
+  // Checked before anything is written; stored with the review's id below.
+  const drafts = (rawComments as Obj[]).map((c) => newReviewComment(call, repo, issue.number, head, c, null));
   const r: StoredReview = { id: nextNumber(ctx, 'review'), number: issue.number, user: (call.caller as Caller).login.toLowerCase(), body, state, submitted_at: state === 'PENDING' ? null : isoNow(ctx), commit_id: commit };
+  for (const d of drafts) saveReviewComment(call, repo, { ...d, review_id: r.id });
   ctx.tree.put('review', reviewPrefix(repo.id, issue.number) + pad(r.id), r);
   if (state !== 'PENDING') unrequest(call, repo, pull, r.user);
   const out = presentReview(call, repo, r);
