@@ -151,4 +151,18 @@ describe('GitHub twin: issues', () => {
     expect(missing.status).toBe(422);
     expect((await failure(gh.as(maint).search.issuesAndPullRequests({ q: '' }))).status).toBe(422);
   });
+
+  it('issues across repositories: assigned to me (default), created by me, mentioning me, with the repository attached', async () => {
+    await gh.as(visitor).repos.createForAuthenticatedUser({ name: 'own' });
+    await gh.as(visitor).issues.create({ owner: 'visitor', repo: 'own', title: 'Mine, assigned', assignees: ['visitor'] });
+    const assigned = await gh.as(visitor).issues.listForAuthenticatedUser();
+    expect(assigned.data.map((i) => `${i.repository?.full_name}#${i.title}`)).toEqual(['visitor/own#Mine, assigned']);
+    const created = await gh.as(visitor).issues.list({ filter: 'created', state: 'all' });
+    expect(created.data.map((i) => i.title).sort()).toEqual(['Crash on start', 'Mine, assigned', 'Please label me']);
+    // Member repositories only for /user/issues: maint/tracker is someone else's.
+    expect((await gh.as(visitor).issues.listForAuthenticatedUser({ filter: 'created', state: 'all' })).data.map((i) => i.title)).toEqual(['Mine, assigned']);
+    const mentioned = await gh.as(maint).issues.list({ filter: 'mentioned' });
+    expect(mentioned.data.map((i) => i.title)).toEqual(['Crash on start']);
+    expect((await failure(gh.anonymous.issues.list())).status).toBe(401);
+  });
 });

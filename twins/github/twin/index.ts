@@ -89,6 +89,9 @@ export const routes: Route[] = [
   r('repos.getCombinedStatusForRef', 'GET', `${R}/commits/:ref/status`, statuses.combinedStatus),
   r('repos.compareCommitsWithBasehead', 'GET', `${R}/compare/*basehead`, code.compare),
   // issues
+  r('issues.list', 'GET', '/issues', issues.listEverywhere, 'required'),
+  r('issues.listForAuthenticatedUser', 'GET', '/user/issues', issues.listForUser, 'required'),
+  r('issues.listForOrg', 'GET', '/orgs/:org/issues', issues.listForOrg, 'required'),
   r('issues.listForRepo', 'GET', `${R}/issues`, issues.listIssues),
   r('issues.create', 'POST', `${R}/issues`, issues.createIssue),
   r('issues.listCommentsForRepo', 'GET', `${R}/issues/comments`, issues.listRepoComments),

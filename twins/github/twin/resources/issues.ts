@@ -16,7 +16,7 @@ import {
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';
-import { canWrite, fullName, loadRepo, repoApi, saveRepo, type StoredRepo } from './repos.js';
+import { allRepos, canRead, canWrite, fullName, loadRepo, permissionOf, presentRepo, repoApi, saveRepo, type StoredRepo } from './repos.js';
 import { listRange } from '../lib/records.js';
 
 export interface StoredIssue {
@@ -757,4 +757,67 @@ export function changeAssignees(call: Call): { status: number; body: Obj } {
   } else next = issue.assignees.filter((a) => !lower.includes(a));
   applyIssueUpdate(call, repo, issue, { assignees: next.slice(0, 10) });
   return { status: call.req.method === 'POST' ? 201 : 200, body: presentIssue(ctx.tree, repo, issue) };
+}
+
+// ------------------------------------------------------------------ issues across repositories
+
+/**
+ * `GET /issues`, `GET /user/issues`, `GET /orgs/{org}/issues`: issues (and pull requests) in
+ * repositories the caller can read, by `filter` — `assigned` (default), `created`, `mentioned`,
+ * `subscribed` (taken as involved: author, assignee or mentioned), `repos`/`all` — then
+ * `state`, `labels`, `sort`, `direction`, `since` as for a repository's list.
+ */
+export function listAcross(call: Call, repos: StoredRepo[]): { body: Obj[] } {
+  const { ctx } = call;
+  const me = (call.caller as Caller).login.toLowerCase();
+  const q = call.req.query;
+  const filter = str(q, 'filter') ?? 'assigned';
+  if (!['assigned', 'created', 'mentioned', 'subscribed', 'repos', 'all'].includes(filter)) throw invalidField('Issue', 'filter', filter);
+  const state = str(q, 'state') ?? 'open';
+  if (!['open', 'closed', 'all'].includes(state)) throw invalidField('Issue', 'state', state);
+  const labels = (str(q, 'labels') ?? '').split(',').map((x) => x.trim().toLowerCase()).filter((x) => x !== '');
+  const since = str(q, 'since');
+  const mention = new RegExp(`(^|[^A-Za-z0-9-])@${me.replace(/[^a-z0-9-]/g, '')}(?![A-Za-z0-9-])`, 'i');
+  const hits: { repo: StoredRepo; issue: StoredIssue; lk: IssueLookups }[] = [];
+  for (const repo of repos) {
+    const issues = issuesOf(ctx.tree, repo.id);
+    if (issues.length === 0) continue;
+    const lk = lookups(ctx.tree, repo, issues);
+    for (const i of issues) {
+      if (state !== 'all' && i.state !== state) continue;
+      if (since !== undefined && i.updated_at < since) continue;
+      const mentioned = mention.test(`${i.title}\n${i.body ?? ''}`);
+      const ok = filter === 'assigned' ? i.assignees.includes(me) : filter === 'created' ? i.user === me : filter === 'mentioned' ? mentioned
+        : filter === 'subscribed' ? i.user === me || i.assignees.includes(me) || mentioned : true;
+      if (!ok) continue;
+      if (labels.length > 0) {
+        const names = i.labels.map((id) => lk.labels.get(id)?.name.toLowerCase());
+        if (!labels.every((l) => names.includes(l))) continue;
+      }
+      hits.push({ repo, issue: i, lk });
+    }
+  }
+  const sort = str(q, 'sort') ?? 'created';
+  const direction = (str(q, 'direction') ?? 'desc') === 'asc' ? 'asc' : 'desc';
+  const byIssue = new Map(hits.map((h) => [h.issue, h]));
+  const sorted = sortIssues(hits.map((h) => h.issue), sort, direction).map((i) => byIssue.get(i) as (typeof hits)[number]);
+  return { body: paginate(call, sorted).map((h) => ({ ...presentIssue(ctx.tree, h.repo, h.issue, h.lk), repository: presentRepo(ctx.tree, h.repo, call.caller, false) })) };
+}
+
+export function listForUser(call: Call): { body: Obj[] } {
+  const me = call.caller as Caller;
+  const repos = allRepos(call.ctx.tree).filter((r) => permissionOf(call.ctx.tree, { ...me, siteAdmin: false }, r) !== null);
+  return listAcross(call, repos);
+}
+
+export function listEverywhere(call: Call): { body: Obj[] } {
+  // GET /issues: also public repositories the caller does not belong to (what it can read).
+  const repos = allRepos(call.ctx.tree).filter((r) => canRead(call.ctx.tree, call.caller, r));
+  return listAcross(call, repos);
+}
+
+export function listForOrg(call: Call): { body: Obj[] } {
+  const org = loadUser(call.ctx.tree, call.req.params['org'] ?? '');
+  if (org === undefined || org.type !== 'Organization') throw notFound();
+  return listAcross(call, allRepos(call.ctx.tree).filter((r) => r.owner.toLowerCase() === org.login.toLowerCase() && canRead(call.ctx.tree, call.caller, r)));
 }
