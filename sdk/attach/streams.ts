@@ -77,8 +77,7 @@ function pipe(socket: Socket, streamId: string, url: string, token: string, sock
   ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
     if (!isBinary) return; // only binary messages carry the connection's bytes
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    // The write callback, not 'drain': a write flushed at once can return false with no
-    // 'drain' to follow (seen with multi-MiB chunks), which would leave the WebSocket paused.
+    // Released from the write callback as well as 'drain', whichever sees the buffer empty.
     if (!socket.write(bytes, release)) {
       held = true;
       ws.pause();
