@@ -28,6 +28,9 @@ export function githubBundle(): Promise<BuiltTwin> {
 
 export interface LogEntryEvent { type: string; data: unknown }
 
+/** A webhook request the world's deliverer sent (to the harness's stand-in for the network). */
+export interface Received { url: string; headers: Record<string, string>; body: string }
+
 export interface GithubTwin {
   /** Octokit with the world token as its GitHub token: the site admin. */
   admin: Octokit;
@@ -44,17 +47,34 @@ export interface GithubTwin {
   /** Events recorded on the twin's log entries, oldest first. */
   events(): Promise<LogEntryEvent[]>;
   raw(method: string, path: string, init?: { headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, string>; text: string }>;
+  /** Webhook requests the world's deliverer sent, in the order sent. */
+  received: Received[];
+  /** The status the stand-in receiver answers for a URL (default 200). */
+  respond: (url: string) => number;
+  /** Resolves once `ok()` holds, checking as deliveries arrive (fails after 20 s). */
+  until(ok: () => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startGithubTwin(): Promise<GithubTwin> {
   const bundle = await githubBundle();
+  const received: Received[] = [];
+  const control = { respond: (_url: string): number => 200 };
+  // The network is loopback only: the world's deliverer sends webhooks to this stand-in.
+  const fakeFetch = (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const url = String(input instanceof Request ? input.url : input);
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((v, k) => { headers[k] = v; });
+    received.push({ url, headers, body: typeof init?.body === 'string' ? init.body : new TextDecoder().decode(init?.body as Uint8Array) });
+    return new Response('', { status: control.respond(url) });
+  }) as typeof fetch;
   const runner = await openWorldRunner({
     storage: new MemoryStorage(),
     world: 'github-conformance',
     twins: [bundle],
     guestRuntime: await buildGuestRuntime(),
     now: () => START,
+    webhooks: { fetch: fakeFetch, baseDelayMs: 20, maxAttempts: 3 },
   });
   const server = await startSingleWorldServer({
     world: runner, org: 'local', tokens: TOKENS, twins: [{ vendor: 'github', requestScopes: ['read'] }], budget: false,
@@ -118,6 +138,16 @@ export async function startGithubTwin(): Promise<GithubTwin> {
       const headers: Record<string, string> = {};
       res.headers.forEach((v, k) => { headers[k] = v; });
       return { status: res.status, headers, text: await res.text() };
+    },
+    received,
+    get respond() { return control.respond; },
+    set respond(fn) { control.respond = fn; },
+    async until(ok) {
+      const deadline = Date.now() + 20_000;
+      while (!ok()) {
+        if (Date.now() > deadline) throw new Error('gave up waiting for webhook deliveries');
+        await new Promise((r) => setTimeout(r, 10));
+      }
     },
     close: () => server.close(),
   };

@@ -45,7 +45,8 @@ describe('GitHub twin: repositories', () => {
     const missing = await failure(gh.as(dev).repos.get({ owner: 'dev', repo: 'nope' }));
     expect(missing.status).toBe(404);
     expect(missing.response?.data).toMatchObject({ message: 'Not Found', documentation_url: expect.any(String) });
-    const noName = await failure(gh.as(dev).request('POST /user/repos', {}));
+    // Deliberately not what the types allow: the twin must refuse it in GitHub's shape.
+    const noName = await failure(gh.as(dev).request('POST /user/repos', {} as never));
     expect(noName.status).toBe(422);
     expect((noName.response?.data as { errors: unknown[] }).errors[0]).toMatchObject({ resource: 'Repository', field: 'name', code: 'missing_field' });
   });
@@ -124,7 +125,7 @@ describe('GitHub twin: repositories', () => {
     expect(bad.status).toBe(422);
     const far = await gh.as(dev).repos.listForAuthenticatedUser({ page: 99999999 });
     expect(far.data).toEqual([]);
-    const wrongType = await failure(gh.as(dev).request('POST /user/repos', { name: 'typed', private: 'yes' }));
+    const wrongType = await failure(gh.as(dev).request('POST /user/repos', { name: 'typed', private: 'yes' } as never));
     expect(wrongType.status).toBe(422);
     expect((await failure(gh.as(dev).repos.get({ owner: 'dev', repo: 'typed' }))).status).toBe(404);
   });

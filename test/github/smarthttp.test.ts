@@ -128,7 +128,7 @@ describe('GitHub twin: git smart HTTP', () => {
   });
 
   it('hostile requests: garbage packs and commands get git-shaped refusals and change nothing', async () => {
-    const post = async (path: string, body: Uint8Array | string, type: string): Promise<{ status: number; text: string }> => {
+    const post = async (path: string, body: string, type: string): Promise<{ status: number; text: string }> => {
       const res = await fetch(`${gh.baseUrl}/admin/app.git/${path}`, { method: 'POST', headers: { authorization: `token ${TOKENS.token}`, 'content-type': type }, body });
       return { status: res.status, text: Buffer.from(await res.arrayBuffer()).toString('latin1') };
     };
@@ -136,7 +136,7 @@ describe('GitHub twin: git smart HTTP', () => {
     const zero = '0'.repeat(40);
     const cmd = `${before} ${'1'.repeat(40)} refs/heads/main\0report-status\n`;
     const line = (t: string): string => (t.length + 4).toString(16).padStart(4, '0') + t;
-    const garbage = await post('git-receive-pack', line(cmd) + '0000' + 'PACK\0\0\0\2garbage-garbage-garbage-garbage', 'application/x-git-receive-pack-request');
+    const garbage = await post('git-receive-pack', line(cmd) + '0000' + 'PACK\x00\x00\x00\x02garbage-garbage-garbage-garbage', 'application/x-git-receive-pack-request');
     expect(garbage.status).toBe(200);
     expect(garbage.text).toMatch(/unpack (?!ok)/);
     expect(garbage.text).toContain('ng refs/heads/main');

@@ -189,5 +189,6 @@ export default defineTwin({
   },
   requestScopes: ['read'],
   routes,
+  moves: { 'webhook.result': hooks.webhookResult },
   errorBody: failureBody,
 });

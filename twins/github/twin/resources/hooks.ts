@@ -7,7 +7,7 @@
  * - `hook/<repo id>:<hook id, 10 digits>` → StoredHook;
  * - `delivery/<repo id>:<hook id>:<delivery id, 10 digits>` → StoredDelivery.
  */
-import type { TwinContext, TwinRequest } from '../../../../sdk/twin/index.js';
+import type { Move, TwinContext, TwinRequest } from '../../../../sdk/twin/index.js';
 import { hubSignature256 } from '../lib/hash.js';
 import {
   bodyObject, isoNow, nextNumber, notFound, optBool, optStringArray, pad, paginate, validation, type Call, type Obj,
@@ -116,7 +116,12 @@ function record(ctx: TwinContext, req: TwinRequest | undefined, repo: StoredRepo
     url: hook.config.url, request: { headers, payload, body }, status: 'pending', status_code: 0, duration: 0,
   };
   ctx.tree.put('delivery', `${repo.id}:${pad(hook.id)}:${pad(id)}`, stored);
-  ctx.emit('webhook.delivery', { delivery_id: id, guid: delivery, hook_id: hook.id, repository_id: repo.id, event, action, url: hook.config.url, method: 'POST', headers, body, insecure_ssl: hook.config.insecure_ssl === '1' });
+  // The world's deliverer sends it once the entry is durable and hands each attempt's outcome
+  // back through the `webhook.result` move, with this `id`.
+  ctx.emit('webhook.delivery', {
+    id: `${repo.id}:${pad(hook.id)}:${pad(id)}`, delivery_id: id, guid: delivery, hook_id: hook.id, repository_id: repo.id, event, action,
+    url: hook.config.url, method: 'POST', headers, body, insecure_ssl: hook.config.insecure_ssl === '1',
+  });
   return stored;
 }
 
@@ -201,7 +206,7 @@ function deliveriesOf(call: Call, repo: StoredRepo, hookId: number): StoredDeliv
 
 function lastResponse(d: StoredDelivery | undefined): Obj {
   if (d === undefined) return { code: null, status: 'unused', message: null };
-  return { code: d.status_code === 0 ? null : d.status_code, status: d.status, message: d.status === 'pending' ? 'Pending delivery' : null };
+  return { code: d.status_code === 0 ? null : d.status_code, status: d.status === 'OK' ? 'active' : d.status, message: d.status === 'pending' ? 'Pending delivery' : d.status === 'OK' ? 'OK' : d.status };
 }
 
 export function listHooks(call: Call): { body: Obj[] } {
@@ -289,6 +294,24 @@ export function redeliver(call: Call): { status: number; body: Obj } {
   return { status: 202, body: {} };
 }
 
+/** What the world's deliverer hands the `webhook.result` move after each attempt. */
+interface AttemptResult { id: string | null; status: number | null; ok: boolean; error: string | null; durationMs: number; willRetry: boolean }
+
+function statusText(code: number): string {
+  return code >= 200 && code < 300 ? 'OK' : code === 0 ? 'failed to connect' : `Invalid HTTP Response: ${code}`;
+}
+
+/** The `webhook.result` move: records an attempt's outcome on the delivery (what the deliveries API and `last_response` show). */
+export const webhookResult: Move = (ctx, data) => {
+  const r = data as Partial<AttemptResult> | null;
+  if (r === null || typeof r !== 'object' || typeof r.id !== 'string' || !/^\d+:\d{10}:\d{10}$/.test(r.id)) return;
+  const d = ctx.tree.get<StoredDelivery>('delivery', r.id);
+  if (d === undefined) return;
+  const code = typeof r.status === 'number' ? r.status : 0;
+  const status = code === 0 && typeof r.error === 'string' ? `failed to connect: ${r.error.slice(0, 200)}` : statusText(code);
+  ctx.tree.put('delivery', r.id, { ...d, status_code: code, status, duration: typeof r.durationMs === 'number' ? r.durationMs / 1000 : 0 });
+};
+
 /**
  * `PUT /_twin/repositories/{repository_id}/hooks/{hook_id}/deliveries/{delivery_id}`
  * `{ status_code, duration?, response_headers?, response_body? }` — twin-only, site admin
@@ -307,7 +330,7 @@ export function recordDeliveryResult(call: Call): { body: Obj } {
   const code = b['status_code'];
   if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > 599) throw validation([{ resource: 'HookDelivery', field: 'status_code', code: 'invalid', value: code }]);
   const duration = typeof b['duration'] === 'number' && b['duration'] >= 0 ? b['duration'] : 0;
-  const status = code >= 200 && code < 300 ? 'OK' : code === 0 ? 'failed to connect' : `Invalid HTTP Response: ${code}`;
+  const status = statusText(code);
   const updated: StoredDelivery = { ...d, status_code: code, status, duration };
   call.ctx.tree.put('delivery', key, updated);
   return { body: presentDelivery(updated, false) };
