@@ -57,6 +57,11 @@ describe('WorldSandbox calls', () => {
       expect(ok(sb.call('s', 'echo', marked))).toBe(marked);
       expect(ok(sb.call('s', 'viaHost', marked, (_op, arg) => arg))).toBe(`${marked}!`);
     }
+    // Each kind alone (the check for each is separate): a lone high or low surrogate, a NUL.
+    for (const alone of ['x\uD800', '\uDC00y', 'x\u0000']) {
+      expect(ok(sb.call('s', 'echo', alone))).toBe(alone);
+      expect(ok(sb.call('s', 'viaHost', alone, (_op, arg) => arg))).toBe(`${alone}!`);
+    }
     expect(ok(sb.call('s', 'codes', tricky))).toBe([...Array(tricky.length).keys()].map((i) => tricky.charCodeAt(i)).join(','));
     expect(ok(sb.call('s', 'make', ''))).toBe(tricky);
     const seen: [string, string][] = [];
