@@ -44,8 +44,7 @@ function stripeRequest(method: string, path: string, form?: string): WorldReques
   return req;
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'kit-bench-runner-'));
+async function main(dir: string): Promise<void> {
   const storage = openLmdbStorage(dir);
   // The two twins measured, built from their sources (not every built-in twin: one that is
   // mid-work elsewhere must not stop this benchmark). dist/bench/runner → the repository root.
@@ -130,7 +129,12 @@ async function main(): Promise<void> {
   }
   await runner.close();
   await storage.close();
-  rmSync(dir, { recursive: true, force: true });
 }
 
-await main();
+// The world's directory goes whether the run ends well or not.
+const benchDir = mkdtempSync(join(tmpdir(), 'kit-bench-runner-'));
+try {
+  await main(benchDir);
+} finally {
+  rmSync(benchDir, { recursive: true, force: true });
+}
