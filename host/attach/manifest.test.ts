@@ -53,7 +53,8 @@ describe('GET {world_url}/.well-known/kit-world', () => {
   });
 
   it('hands the read token a manifest whose KIT_TWINS_KEY is the read token, never the world token', async () => {
-    for (const headers of [{ 'x-kit-token': tokens.readToken }, { authorization: `Bearer ${tokens.readToken}` }]) {
+    const presented: Record<string, string>[] = [{ 'x-kit-token': tokens.readToken }, { authorization: `Bearer ${tokens.readToken}` }];
+    for (const headers of presented) {
       const r = await core().dispatch({ method: 'GET', url: '/acme/shop/.well-known/kit-world', headers });
       expect(r.status).toBe(200);
       const text = r.body as string;

@@ -82,7 +82,7 @@ describe('defineTwin', () => {
     expect(refused((d) => { d.routes[0]!.match.body = { 'card..number': true }; })).toMatch(/joined by/);
     expect(refused((d) => { d.routes[0]!.match.body = { 'a.constructor': true }; })).toMatch(/constructor/);
     expect(refused((d) => { d.routes[0]!.match.query = { '': true }; })).toMatch(/empty name/);
-    expect(refused((d) => { (d.routes[0]!.match as Record<string, unknown>)['paths'] = '/x'; })).toMatch(/not a matcher field/);
+    expect(refused((d) => { (d.routes[0]!.match as unknown as Record<string, unknown>)['paths'] = '/x'; })).toMatch(/not a matcher field/);
   });
 
   it('refuses stores and moves that are not named functions', () => {
