@@ -187,5 +187,4 @@ export const coverage: CoverageRow[] = [
   { name: 'invoices.attachPayment', method: 'POST', path: '/v1/invoices/:id/attach_payment', status: 'planned' },
   { name: 'credit_notes.create', method: 'POST', path: '/v1/credit_notes', status: 'planned' },
   { name: 'credit_notes.list', method: 'GET', path: '/v1/credit_notes', status: 'planned' },
-  { name: 'webhook delivery', method: 'POST', path: '<endpoint url>', status: 'planned', note: 'events are emitted on log entries and signed by core/hmac.ts; delivery belongs to the world runner' },
 ];
