@@ -10,9 +10,8 @@
  * injector adds it.
  */
 import { Octokit } from '@octokit/rest';
-import { startSingleWorldServer } from '../../host/single-world.js';
+import { serveWorld } from '../helpers/served-world.js';
 import { openWorldRunner } from '../../runtime/runner/index.js';
-import type { WorldRequest } from '../../runtime/runner/types.js';
 import { MemoryStorage } from '../../runtime/store/index.js';
 import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
 
@@ -76,23 +75,7 @@ export async function startGithubTwin(): Promise<GithubTwin> {
     now: () => START,
     webhooks: { fetch: fakeFetch, baseDelayMs: 20, maxAttempts: 3 },
   });
-  const server = await startSingleWorldServer({
-    world: runner, org: 'local', tokens: TOKENS, twins: [{ vendor: 'github', requestScopes: ['read'] }], budget: false,
-  });
-  let counter = 0;
-  const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
-    const q = path.indexOf('?');
-    const request: WorldRequest = {
-      surface: 'api', method, path: q < 0 ? path : path.slice(0, q), query: q < 0 ? '' : path.slice(q + 1), headers: { 'content-type': 'application/json' }, scope: 'write',
-      requestId: `req_harness${++counter}`, receivedAt: START,
-    };
-    if (body !== undefined) request.body = new TextEncoder().encode(JSON.stringify(body));
-    const res = await runner.handle(request);
-    const text = typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body);
-    return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };
-  };
-  const set = await api('PUT', '/clock', { at: new Date(START).toISOString() });
-  if (set.status !== 200) throw new Error(`setting the world clock failed: ${JSON.stringify(set.json)}`);
+  const { server, api } = await serveWorld(runner, { vendor: 'github', requestScopes: ['read'], tokens: TOKENS, start: START });
   const baseUrl = `${server.worldUrl}/github`;
   const make = (auth: string | undefined, extra: Record<string, string> = {}): Octokit => {
     const octokit = new Octokit({ baseUrl, ...(auth === undefined ? {} : { auth }), log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });

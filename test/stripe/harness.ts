@@ -15,12 +15,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { startSingleWorldServer } from '../../host/single-world.js';
+import { serveWorld } from '../helpers/served-world.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLocalWorld, openWorldRunner } from '../../runtime/runner/index.js';
-import type { WorldRequest } from '../../runtime/runner/types.js';
 import { MemoryStorage } from '../../runtime/store/index.js';
 import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
 import { createGuestHarness } from '../../sdk/twin/testing.js';
@@ -104,23 +103,7 @@ export async function startStripeTwin(): Promise<StripeTwin> {
       guestRuntime: await buildGuestRuntime(),
       now: () => START,
     });
-  const server = await startSingleWorldServer({
-    world: runner, org: 'local', tokens: TOKENS, twins: [{ vendor: 'stripe', requestScopes: [] }], budget: false,
-  });
-  let counter = 0;
-  const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
-    const q = path.indexOf('?');
-    const request: WorldRequest = {
-      surface: 'api', method, path: q < 0 ? path : path.slice(0, q), query: q < 0 ? '' : path.slice(q + 1), headers: { 'content-type': 'application/json' }, scope: 'write',
-      requestId: `req_harness${++counter}`, receivedAt: START,
-    };
-    if (body !== undefined) request.body = new TextEncoder().encode(JSON.stringify(body));
-    const res = await runner.handle(request);
-    const text = typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body);
-    return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };
-  };
-  const set = await api('PUT', '/clock', { at: new Date(START).toISOString() });
-  if (set.status !== 200) throw new Error(`setting the world clock failed: ${JSON.stringify(set.json)}`);
+  const { server, api } = await serveWorld(runner, { vendor: 'stripe', requestScopes: [], tokens: TOKENS, start: START });
   let now = START;
   const url = new URL(server.worldUrl);
   const prefix = `${url.pathname}/stripe`;
