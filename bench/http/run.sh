@@ -32,11 +32,11 @@ TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE
 OUT=bench/http/.out
 mkdir -p "$OUT"
 
-ROWS=${ROWS:-uws host-get hello-get hello-post stripe-get stripe-post}
+ROWS=${ROWS:-uws host-get hello-get hello-post stripe-get stripe-post stripe-list}
 # The baseline must come first in every round: ratios are taken against the round's first row.
 [[ "$ROWS" == uws\ * || "$ROWS" == uws ]] || ROWS="uws ${ROWS/ALL/ALL}"
 [[ "$ROWS" == "uws ALL" ]] && ROWS=ALL
-[[ "$ROWS" == ALL ]] && ROWS="uws uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post"
+[[ "$ROWS" == ALL ]] && ROWS="uws uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list"
 
 if ! command -v wrk >/dev/null; then
   echo "wrk is missing: installing the Debian package" >&2
@@ -135,6 +135,7 @@ row() { # one row by its short name
     hello-get) run_row "world: hello GET greeting by id" world "/local/bench/hello/v1/greetings/@GREETING" "$auth" ;;
     hello-post) run_row "world: hello POST greeting (durable)" world /local/bench/hello/v1/greetings "$auth" bench/http/post-hello.lua 200 '{"name":"Grace"}' ;;
     stripe-get) run_row "world: Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
+    stripe-list) run_row "world: Stripe GET customers list (limit 10)" world "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
     stripe-post) run_row "world: Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
     *) echo "unknown row $1" >&2; exit 1 ;;
   esac

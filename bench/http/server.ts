@@ -78,9 +78,12 @@ async function start(): Promise<() => Promise<void>> {
     const twins = [...builtins.values()];
     const world = await openLocalWorld({ dir, org: 'local', world: 'bench', twins, guestRuntime: await buildGuestRuntime() });
     const greeting = await seed(world, '/hello/v1/greetings', 'application/json', JSON.stringify({ name: 'Ada' }));
-    const customer = builtins.has('stripe')
-      ? await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', 'email=ada%40example.com&name=Ada')
-      : '-';
+    let customer = '-';
+    if (builtins.has('stripe')) {
+      // Twenty customers, so that a list of ten is a full page with more behind it.
+      customer = await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', 'email=ada%40example.com&name=Ada');
+      for (let i = 1; i < 20; i++) await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', `email=seed${i}%40example.com&name=Seed+${i}`);
+    }
     const server = await startSingleWorldServer({
       world,
       org: 'local',
