@@ -7,6 +7,8 @@
  * number of pairs are capped, and a malformed percent escape stays literal instead of throwing.
  */
 
+import { decodeLenient, parseQueryString } from '../../runtime/router/query.js';
+
 export type FormErrorCode = 'form_too_many_params' | 'form_too_deep' | 'form_conflict';
 
 /** A form body the parser refuses. The host answers it as a 400 (`bad_request`) naming `param`. */
@@ -33,19 +35,7 @@ const DEFAULT_MAX_DEPTH = 16;
 
 /** Percent-decoding with `+` as space that never throws: a malformed escape stays as written. */
 export function decodeFormComponent(s: string): string {
-  const text = s.includes('+') ? s.replace(/\+/g, ' ') : s;
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run;
-      }
-    });
-  }
+  return decodeLenient(s.includes('+') ? s.replace(/\+/g, ' ') : s);
 }
 
 /** Sets an own, enumerable property, so `__proto__` is a key like any other. */
@@ -76,18 +66,17 @@ function pairs(text: string, maxParams: number): [string, string][] {
 }
 
 /**
- * Parses a query string (without `?`). A repeated name gives an array; bracket names stay as
- * written (`expand[]`, `created[gte]`).
+ * Parses a query string (without `?`) exactly as the world runner does (`parseQueryString`):
+ * a repeated name gives an array; bracket names stay as written (`expand[]`, `created[gte]`).
+ * Refuses more than `maxParams` parameters.
  */
 export function parseQuery(text: string, limits: FormLimits = {}): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of pairs(text.startsWith('?') ? text.slice(1) : text, limits.maxParams ?? DEFAULT_MAX_PARAMS)) {
-    const prev = Object.prototype.hasOwnProperty.call(out, name) ? out[name] : undefined;
-    if (prev === undefined) define(out, name, value);
-    else if (Array.isArray(prev)) prev.push(value);
-    else define(out, name, [prev, value]);
+  const maxParams = limits.maxParams ?? DEFAULT_MAX_PARAMS;
+  let count = 0;
+  for (const piece of (text.startsWith('?') ? text.slice(1) : text).split('&')) {
+    if (piece !== '' && ++count > maxParams) throw new FormError('form_too_many_params', `the query has more than ${maxParams} parameters`);
   }
-  return out;
+  return parseQueryString(text);
 }
 
 /** `a[b][]` → `['a', 'b', '']`; null when the brackets are not well formed (then the name is literal). */
