@@ -57,6 +57,7 @@ const receiver = new Receiver();
 let secret = '';
 
 beforeAll(async () => {
+  if (process.env['STRIPE_TWIN_HARNESS'] === 'guest') return;
   await receiver.start();
   twin = await startStripeTwin();
   const endpoint = await twin.stripe.webhookEndpoints.create({ url: receiver.url, enabled_events: ['customer.created', 'customer.updated'] });
@@ -64,10 +65,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await twin?.close();
-  receiver.stop();
+  if (receiver.url !== '') receiver.stop();
 });
 
-describe('webhook delivery', () => {
+// Delivery is the world's (runtime/runner/deliveries.ts): the guest-harness mode has no world to send.
+describe.skipIf(process.env['STRIPE_TWIN_HARNESS'] === 'guest')('webhook delivery', () => {
   it('delivers the event, signed so that constructEvent accepts it', async () => {
     const arrived = receiver.next('customer.created');
     const customer = await twin.stripe.customers.create({ email: 'hooked@example.com' });
