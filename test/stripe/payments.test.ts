@@ -56,6 +56,20 @@ describe('payment methods', () => {
     expect(e.statusCode).toBe(402);
   });
 
+  it('checks a raw card the same way for payment methods and for tokens: number, month, expiry', async () => {
+    const year = new Date(twin.nowMs()).getUTCFullYear();
+    const cases: [{ number: string; exp_month: number; exp_year: number }, string, string][] = [
+      [{ number: '4242424242424241', exp_month: 12, exp_year: year + 2 }, 'incorrect_number', 'card[number]'],
+      [{ number: '4242424242424242', exp_month: 13, exp_year: year + 2 }, 'invalid_expiry_month', 'card[exp_month]'],
+      [{ number: '4242424242424242', exp_month: 1, exp_year: year - 1 }, 'invalid_expiry_year', 'card[exp_year]'],
+    ];
+    for (const [card, code, param] of cases) {
+      const viaMethod = await cardError(stripe.paymentMethods.create({ type: 'card', card }));
+      const viaToken = await cardError(stripe.tokens.create({ card: { ...card, exp_month: String(card.exp_month), exp_year: String(card.exp_year) } }));
+      for (const e of [viaMethod, viaToken]) expect([e.code, e.param, e.statusCode]).toEqual([code, param, 402]);
+    }
+  });
+
   it('detaches, and refuses to detach twice', async () => {
     const cus = await stripe.customers.create({});
     const pm = await stripe.paymentMethods.attach('pm_card_visa', { customer: cus.id });

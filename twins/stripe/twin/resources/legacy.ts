@@ -10,8 +10,8 @@ import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import { insert, listOf, load, mustLoad, newestFirst, save, unlist } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
-import { TEST_CARDS, cardFor, luhn, tokenNumber, type Behaviour, type TestCard } from './cards.js';
-import { cardError, fingerprint, tokenExpiry } from './payment_methods.js';
+import { TEST_CARDS, cardFor, tokenNumber, type Behaviour, type TestCard } from './cards.js';
+import { fingerprint, rawCard, tokenExpiry } from './payment_methods.js';
 import { balanceTxn, capturedHooks, makeCharge, stripeFee } from './payments.js';
 import { currency, minimumCharge, shipping } from './shared.js';
 
@@ -40,14 +40,7 @@ function behaviourOfCard(c: Call, card: Obj): Behaviour {
 function createToken(c: Call): Obj {
   const card = c.p.obj('card');
   if (card === undefined || card === null) throw invalid('You must supply either a card, customer, PII data, bank account, or account legal entity to create a token.', 'card');
-  const number = card.reqStr('number').replace(/[\s-]/g, '');
-  if (!luhn(number)) throw cardError('Your card number is incorrect.', 'incorrect_number', 'card[number]');
-  const month = card.reqInt('exp_month');
-  const year4 = card.reqInt('exp_year');
-  const year = year4 < 100 ? 2000 + year4 : year4;
-  if (month < 1 || month > 12) throw cardError("Your card's expiration month is invalid.", 'invalid_expiry_month', 'card[exp_month]');
-  const now = new Date(c.nowMs);
-  if (year * 12 + month - 1 < now.getUTCFullYear() * 12 + now.getUTCMonth()) throw cardError("Your card's expiration year is invalid.", 'invalid_expiry_year', 'card[exp_year]');
+  const { number, month, year } = rawCard(c, card);
   // A token's card also names its networks; a saved card does not.
   const token: Obj = {
     id: c.ctx.id('tok_', 24), object: 'token', card: { ...cardObject(c, cardFor(number), { month, year }, card.has('cvc'), card.nullableStr('name') ?? null), networks: { preferred: null } },

@@ -43,6 +43,19 @@ export function cardError(message: string, code: string, param?: string): Stripe
   return new StripeError(402, 'card_error', message, fields);
 }
 
+/** A card given by number (`card[number]`, `card[exp_month]`, `card[exp_year]`), checked as Stripe checks it. */
+export function rawCard(c: Call, card: Params): { number: string; month: number; year: number } {
+  const number = card.reqStr('number').replace(/[\s-]/g, '');
+  if (!luhn(number)) throw cardError('Your card number is incorrect.', 'incorrect_number', 'card[number]');
+  const month = card.reqInt('exp_month');
+  const year4 = card.reqInt('exp_year');
+  const year = year4 < 100 ? 2000 + year4 : year4;
+  if (month < 1 || month > 12) throw cardError("Your card's expiration month is invalid.", 'invalid_expiry_month', 'card[exp_month]');
+  const now = new Date(c.nowMs);
+  if (year * 12 + month - 1 < now.getUTCFullYear() * 12 + now.getUTCMonth()) throw cardError("Your card's expiration year is invalid.", 'invalid_expiry_year', 'card[exp_year]');
+  return { number, month, year };
+}
+
 function newCardPm(c: Call, card: TestCard, exp: { month: number; year: number }, cvc: boolean, p?: Params): Obj {
   const billing = billingDetails(p?.obj('billing_details'));
   const pm: Obj = {
@@ -127,15 +140,7 @@ function createPm(c: Call): Obj {
     if (number === undefined || !token.startsWith('tok_')) throw missing('token', token, 'card[token]');
     pm = newCardPm(c, cardFor(number), tokenExpiry(c), true, c.p);
   } else {
-    const number = card.reqStr('number').replace(/[\s-]/g, '');
-    if (!luhn(number)) throw cardError('Your card number is incorrect.', 'incorrect_number', 'card[number]');
-    const month = card.reqInt('exp_month');
-    const year4 = card.reqInt('exp_year');
-    const year = year4 < 100 ? 2000 + year4 : year4;
-    if (month < 1 || month > 12) throw cardError("Your card's expiration month is invalid.", 'invalid_expiry_month', 'card[exp_month]');
-    const now = new Date(c.nowMs);
-    const nowYm = now.getUTCFullYear() * 12 + now.getUTCMonth();
-    if (year * 12 + month - 1 < nowYm) throw cardError("Your card's expiration year is invalid.", 'invalid_expiry_year', 'card[exp_year]');
+    const { number, month, year } = rawCard(c, card);
     const cvc = card.str('cvc');
     if (cvc !== undefined && !/^\d{3,4}$/.test(cvc)) throw cardError("Your card's security code is invalid.", 'invalid_cvc', 'card[cvc]');
     pm = newCardPm(c, cardFor(number), { month, year }, cvc !== undefined, c.p);
