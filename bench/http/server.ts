@@ -24,19 +24,24 @@ import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
 const [mode, portArg, token, dir] = process.argv.slice(2);
 const port = Number(portArg ?? '0');
 
+/** Listens with a baseline uWS app, prints `ready <port>`, and answers how to stop it. */
+async function serveBaseline(app: uWS.TemplatedApp): Promise<() => Promise<void>> {
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
+    app.listen('127.0.0.1', port, (s) => (s === false ? reject(new Error(`cannot listen on ${port}`)) : resolve(s)));
+  });
+  console.log(`ready ${uWS.us_socket_local_port(socket)}`);
+  return async () => {
+    uWS.us_listen_socket_close(socket);
+    app.close();
+  };
+}
+
 async function start(): Promise<() => Promise<void>> {
   if (mode === 'uws') {
     const app = uWS.App().any('/*', (res) => {
       res.end('Hello World!');
     });
-    const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-      app.listen('127.0.0.1', port, (s) => (s === false ? reject(new Error(`cannot listen on ${port}`)) : resolve(s)));
-    });
-    console.log(`ready ${uWS.us_socket_local_port(socket)}`);
-    return async () => {
-      uWS.us_listen_socket_close(socket);
-      app.close();
-    };
+    return serveBaseline(app);
   }
   if (mode === 'uws-async') {
     const app = uWS.App().any('/*', (res) => {
@@ -48,14 +53,7 @@ async function start(): Promise<() => Promise<void>> {
         if (!aborted) res.cork(() => res.end(body));
       });
     });
-    const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
-      app.listen('127.0.0.1', port, (s) => (s === false ? reject(new Error(`cannot listen on ${port}`)) : resolve(s)));
-    });
-    console.log(`ready ${uWS.us_socket_local_port(socket)}`);
-    return async () => {
-      uWS.us_listen_socket_close(socket);
-      app.close();
-    };
+    return serveBaseline(app);
   }
   if (mode === 'host') {
     if (token === undefined) throw new Error('host mode needs a token argument');
