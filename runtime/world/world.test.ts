@@ -1,40 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openLmdbStorage } from '../store/lmdb.js';
-import { MemoryStorage } from '../store/memory.js';
+import { describe, expect, it } from 'vitest';
+import { codeOf, storageBackends } from '../../test/helpers/storages.js';
 import type { Storage } from '../store/types.js';
 import type { EntryDraft, RecordWrite } from './types.js';
 import { WorldStore } from './world.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-const backends: [string, () => Storage][] = [
-  ['memory', () => new MemoryStorage()],
-  [
-    'lmdb',
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), 'kit-world-'));
-      const s = openLmdbStorage(dir);
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      return s;
-    },
-  ],
-];
-
-function codeOf(f: () => unknown): string | undefined {
-  try {
-    f();
-  } catch (e) {
-    return (e as { code?: string }).code ?? `plain ${(e as Error).name}`;
-  }
-  return 'no error';
-}
+const { backends, cleanups } = storageBackends('kit-world-');
 
 const req = (route = 'POST /v1/customers'): EntryDraft['cause'] => ({
   kind: 'request', method: 'POST', route, path: '/v1/customers', status: 200, requestId: 'req_1',
