@@ -6,7 +6,7 @@
 import { KitError } from '../errors.js';
 import type { TimelineQuery } from '../world/types.js';
 import { parseQueryString } from '../router/index.js';
-import { readJsonBody, readTextBody } from './request.js';
+import { decodeSegment, readJsonBody, readTextBody } from './request.js';
 import { jsonResponse, type WorldRunner } from './world-runner.js';
 import type { WorldRequest, WorldResponse } from './types.js';
 
@@ -40,14 +40,6 @@ function objectBody(req: WorldRequest): Record<string, unknown> {
     throw new KitError('bad_request', 'Send a JSON object.');
   }
   return body as Record<string, unknown>;
-}
-
-function decodeSegment(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    throw new KitError('bad_request', `The path segment '${s}' is not valid percent-encoding.`);
-  }
 }
 
 const noContent = (): WorldResponse => ({ status: 204, headers: {}, body: '' });

@@ -5,6 +5,7 @@
 import type { TwinRequest } from '../../sdk/twin/types.js';
 import { FormError, parseForm } from '../../sdk/twin/form.js';
 import { KitError } from '../errors.js';
+import { decodeStrict } from '../router/query.js';
 import { parseQueryString } from '../router/index.js';
 import type { WorldRequest } from './types.js';
 
@@ -102,4 +103,11 @@ export function readTextBody(req: WorldRequest): string {
   } catch {
     throw new KitError('bad_request', 'The request body is not UTF-8 text.');
   }
+}
+
+/** A percent-encoded path segment, decoded; a malformed escape is the caller's 400, never a 500. */
+export function decodeSegment(s: string): string {
+  const decoded = decodeStrict(s);
+  if (decoded === null) throw new KitError('bad_request', `The path segment '${s}' is not valid percent-encoding.`);
+  return decoded;
 }

@@ -85,6 +85,14 @@ describe('the vendor wire through the whole engine', () => {
     expect(timeline.json.entries[0].entry.traceparent).toBe(TRACE);
   });
 
+  it('answers a malformed escape in the twin or store name with a 400, not a 500', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    for (const path of ['/%E0%A4%A/v1/x', '/hello/twin/store/%E0%A4%A']) {
+      const res = await world.vendor('GET', path);
+      expect([path, res.status, res.json.error.code]).toEqual([path, 400, 'bad_request']);
+    }
+  });
+
   it('answers 404 for a twin the world does not have and for a path no route takes', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     expect((await world.vendor('GET', '/nope/v1/x')).json.error.code).toBe('unknown_twin');

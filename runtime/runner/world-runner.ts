@@ -12,7 +12,7 @@ import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
 import type { TwinRequest, TwinResponse } from '../../sdk/twin/types.js';
 import { handleWorldApi } from './api.js';
-import { toTwinRequest } from './request.js';
+import { decodeSegment, toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
 import { ScenarioSlot } from './scenarios.js';
 import { invokeGuest, serveTwin, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
@@ -167,7 +167,7 @@ export class WorldRunner implements WorldHandle {
   private async handleVendor(req: WorldRequest): Promise<WorldResponse> {
     const started = performance.now();
     const slash = req.path.indexOf('/', 1);
-    const vendor = decodeURIComponent(slash === -1 ? req.path.slice(1) : req.path.slice(1, slash));
+    const vendor = decodeSegment(slash === -1 ? req.path.slice(1) : req.path.slice(1, slash));
     const rest = slash === -1 ? '/' : req.path.slice(slash);
     const twin = this.twin(vendor);
     let route = `${req.method} ${rest}`;
@@ -202,7 +202,7 @@ export class WorldRunner implements WorldHandle {
     if (rest === '/twin' || rest === '/twin/') return jsonResponse(200, this.manifestOf(twin));
     if (rest === '/twin/scenario') return jsonResponse(200, this.scenarios.report(twin));
     if (rest.startsWith('/twin/store/')) {
-      const name = decodeURIComponent(rest.slice('/twin/store/'.length));
+      const name = decodeSegment(rest.slice('/twin/store/'.length));
       if (!twin.manifest.stores.includes(name)) throw new KitError('unknown_store', `Twin '${twin.vendor}' has no store '${name}'.`);
       this.catchUp(twin);
       const request = toTwinRequest(req, rest, true, req.requestId);
