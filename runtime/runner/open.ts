@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { openLmdbStorage } from '../store/index.js';
 import { fileURLToPath } from 'node:url';
 import { loadSandboxModule, WorldSandbox, type SandboxLimits } from '../sandbox/index.js';
 import type { Storage } from '../store/index.js';
@@ -19,6 +20,8 @@ export interface WorldRunnerOptions {
   /** The world's name in the storage; made with the twins when it does not exist yet. */
   world: string;
   twins: TwinBundle[];
+  /** Run trusted (built-in) twins in V8; false runs every twin in QuickJS (default true). */
+  trustTwins?: boolean;
   guestRuntime?: string;
   branches?: boolean;
   scenarioDir?: string;
@@ -51,6 +54,7 @@ export async function openWorldRunner(options: WorldRunnerOptions): Promise<Worl
     branches: options.branches ?? false,
   };
   if (options.guestRuntime !== undefined) runnerOptions.guestRuntime = options.guestRuntime;
+  if (options.trustTwins !== undefined) runnerOptions.trustTwins = options.trustTwins;
   if (options.scenarioDir !== undefined) runnerOptions.scenarioDir = options.scenarioDir;
   if (options.now) runnerOptions.wallNow = options.now;
   if (options.webhooks) runnerOptions.webhooks = options.webhooks;
@@ -77,12 +81,34 @@ export function stateDir(dir: string): string {
   return join(dir, '.kit', 'world');
 }
 
+/** The runner of a world served from a directory, in this thread: its LMDB state and its scenario folder. */
+export function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner> {
+  const storage = openLmdbStorage(stateDir(options.dir));
+  const opened: WorldRunnerOptions = { storage, world: options.world, twins: options.twins, scenarioDir: join(options.dir, '.kit', 'scenarios') };
+  if (options.guestRuntime !== undefined) opened.guestRuntime = options.guestRuntime;
+  return openWorldRunner(opened);
+}
+
 /**
- * A world served from a directory in a worker thread of its own, under a watchdog that
- * ends a runaway worker; the world comes back on its next request.
+ * A world served from a directory: by default in a worker thread of its own, under a
+ * watchdog that ends a runaway worker (the world comes back on its next request); with
+ * `thread: 'inline'`, in this thread.
  */
 export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldHandle> {
   mkdirSync(stateDir(options.dir), { recursive: true });
+  if (options.thread === 'inline') {
+    const runner = await openLocalRunner(options);
+    return {
+      name: options.world,
+      code: runner.code,
+      handle: (request) => runner.handle(request),
+      streamCall: (call: StreamCall) => runner.streamCall(call),
+      async close() {
+        await runner.close();
+        await runner.storage.close();
+      },
+    };
+  }
   const worker = new SupervisedWorker<WorkerCall, WorkerReply>({
     script: workerScript(),
     workerData: options,

@@ -3,7 +3,7 @@
  * routes compiled for the host-side router, and the one host function its guest code
  * reads the tree through.
  */
-import type { HostCall, WorldSandbox } from '../sandbox/index.js';
+import type { GuestEngine, HostCall } from '../sandbox/index.js';
 import { compileRouter, type CompiledRouter } from '../router/index.js';
 import { KitError } from '../errors.js';
 import type { World } from '../world/index.js';
@@ -69,7 +69,7 @@ export function treeHostCall(world: World, twin: string): HostCall {
 }
 
 /** Calls `__kit_invoke` in a context; a sandbox failure (timeout, memory) becomes a KitError. */
-export function invokeGuest(sandbox: WorldSandbox, context: string, input: unknown, hostCall: HostCall): GuestOutput {
+export function invokeGuest(sandbox: GuestEngine, context: string, input: unknown, hostCall: HostCall): GuestOutput {
   const result = sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall);
   if ('error' in result) {
     const { code, message } = result.error;

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { KitError, isKitError } from '../errors.js';
-import type { WorldSandbox } from '../sandbox/index.js';
+import { TrustedContexts, type GuestEngine, type WorldSandbox } from '../sandbox/index.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
@@ -27,6 +27,11 @@ export interface RunnerOptions {
   /** Makes the world's sandbox; called again if a sandbox dies (a memory bomb past its cap). */
   sandbox: () => WorldSandbox;
   twins: TwinBundle[];
+  /**
+   * Whether twins marked `trusted` (the built-in ones) run in V8 (`TrustedContexts`) instead of
+   * the QuickJS sandbox. Default true; false runs every twin in QuickJS.
+   */
+  trustTwins?: boolean;
   /** The twin SDK's guest runtime as a standalone script, for scenario `js` handlers. */
   guestRuntime?: string;
   /** The code version answered in `x-kit-world-code`. */
@@ -74,6 +79,10 @@ export class WorldRunner implements WorldHandle {
   /** Entries that ask for webhooks, queued for sending once they are durable. */
   private awaitingDurable: { twin: string; entry: Entry }[] = [];
   private sandbox: WorldSandbox;
+  /** The V8 contexts of the trusted twins (none when every twin runs in QuickJS). */
+  private readonly trusted = new TrustedContexts();
+  /** Twins loaded into `trusted`. */
+  private readonly trustedTwins = new Set<string>();
   private readonly makeSandbox: () => WorldSandbox;
   private readonly wallNow: () => number;
   /** Per twin: the earliest scheduled move's instant (Infinity: none), as of a head position. */
@@ -96,7 +105,9 @@ export class WorldRunner implements WorldHandle {
     for (const bundle of options.twins) {
       if (!this.world.twins().includes(bundle.vendor)) this.world.addTwin(bundle.vendor);
       const served = serveTwin(bundle);
-      const loaded = this.sandbox.load(bundle.vendor, bundle.source, { hostCall: true });
+      const trusted = bundle.trusted === true && options.trustTwins !== false;
+      if (trusted) this.trustedTwins.add(bundle.vendor);
+      const loaded = (trusted ? this.trusted : this.sandbox).load(bundle.vendor, bundle.source, { hostCall: true });
       if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
       this.twins.set(bundle.vendor, served);
     }
@@ -160,6 +171,7 @@ export class WorldRunner implements WorldHandle {
     await this.durable();
     this.deliverer.close();
     this.sandbox.dispose();
+    this.trusted.dispose();
   }
 
   // ------------------------------------------------------------ vendor wire
@@ -326,8 +338,9 @@ export class WorldRunner implements WorldHandle {
    * survives an interrupted call, so it is asked for its `errorBody`.
    */
   private vendorBody(twin: ServedTwin, e: KitError): TwinResponse {
-    if (this.sandbox.alive) {
-      const r = this.sandbox.call(twin.vendor, '__kit_error_body', JSON.stringify({ status: e.status, code: e.code, message: e.message }));
+    const engine = this.engineOf(twin.vendor);
+    if (engine.alive) {
+      const r = engine.call(twin.vendor, '__kit_error_body', JSON.stringify({ status: e.status, code: e.code, message: e.message }));
       if ('ok' in r) {
         try {
           return { status: e.status, body: JSON.parse(r.ok) };
@@ -345,18 +358,23 @@ export class WorldRunner implements WorldHandle {
   invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.nowMs()): GuestOutput {
     this.reviveSandbox();
     return invokeGuest(
-      this.sandbox,
+      this.engineOf(twin.vendor),
       twin.vendor,
       { ...input, world: this.name, twin: twin.vendor, position: this.world.head(twin.vendor) + 1, nowMs },
       treeHostCall(this.world, twin.vendor),
     );
   }
 
+  /** The engine a twin's bundle runs in. */
+  private engineOf(vendor: string): GuestEngine {
+    return this.trustedTwins.has(vendor) ? this.trusted : this.sandbox;
+  }
+
   /** A sandbox that died (a memory bomb past the cap) is made again with every twin loaded. */
   private reviveSandbox(): void {
     if (this.sandbox.alive) return;
     this.sandbox = this.makeSandbox();
-    for (const t of this.twins.values()) this.sandbox.load(t.vendor, t.bundle.source, { hostCall: true });
+    for (const t of this.twins.values()) if (!this.trustedTwins.has(t.vendor)) this.sandbox.load(t.vendor, t.bundle.source, { hostCall: true });
     this.scenarios.reload();
     this.checks.reload();
   }

@@ -38,6 +38,15 @@ export type CallResult = { ok: string } | { error: { code: SandboxErrorCode; mes
 /** The one host function offered to guests. Its return must be a string; a throw becomes a guest exception. */
 export type HostCall = (op: string, argJson: string) => string;
 
+/** What the runner needs of an engine that runs guest scripts: `WorldSandbox` (QuickJS) or `TrustedContexts` (V8). */
+export interface GuestEngine {
+  readonly alive: boolean;
+  load(name: string, source: string, options?: { hostCall?: boolean }): CallResult;
+  call(name: string, fn: string, input: string, hostCall?: HostCall): CallResult;
+  unload(name: string): void;
+  dispose(): void;
+}
+
 export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_CALL_STEPS = 8_000;
 const MAX_STACK_BYTES = 512 * 1024;
@@ -103,7 +112,7 @@ export function sandboxStats(): { live: number; disposeFailures: number } {
   return { live, disposeFailures };
 }
 
-export class WorldSandbox {
+export class WorldSandbox implements GuestEngine {
   readonly limits: Readonly<SandboxLimits>;
   #world: WasmWorld | undefined;
   #runtime: QuickJSRuntime | undefined;

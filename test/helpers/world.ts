@@ -27,7 +27,6 @@ export interface TestResponse {
   raw: WorldResponse;
 }
 
-let counter = 0;
 
 function encode(body: unknown, headers: Record<string, string>): Uint8Array | undefined {
   if (body === undefined) return undefined;
@@ -68,6 +67,8 @@ export async function openTestWorld(
     world: options.world ?? 'test',
     twins,
   });
+  // Numbered per world, so that two worlds given the same requests see the same request ids.
+  let counter = 0;
   const send = async (surface: 'api' | 'vendor', method: string, pathAndQuery: string, body: unknown, headers: Record<string, string> = {}, scope: 'read' | 'write' = 'write') => {
     const h = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
     const encoded = encode(body, h);

@@ -1,0 +1,169 @@
+/**
+ * The engine for code the host trusts: the built-in twins, which ship with twinkit and are
+ * reviewed like the rest of it. Each loaded script gets a `node:vm` context of its own in this
+ * thread's V8, with the same prelude and the same one-string-in, one-string-out contract as
+ * `WorldSandbox`, so the runner cannot tell the two apart.
+ *
+ * Why: a Stripe create spent ~400 µs interpreting in QuickJS and a retrieve ~60 µs (profiles in
+ * bench/README.md "Where the time goes"); V8 runs the same bundle in a few µs. A vm context is
+ * NOT a security boundary (same heap, same process): no step budget, no memory cap. Code a host
+ * does not trust — a twin uploaded by a user, scenario `js` handlers, checks — stays in
+ * `WorldSandbox`. A runaway built-in twin is a bug of ours; in a world served from a worker
+ * thread the watchdog still ends it.
+ *
+ * Determinism is the guest runtime's, as in QuickJS: it installs the world's clock as `Date`
+ * and a seeded `Math.random` on every call; the prelude seeds `Math.random` before that.
+ */
+import vm from 'node:vm';
+import { PRELUDE_SOURCE } from './prelude.js';
+import type { CallResult, GuestEngine, HostCall } from './sandbox.js';
+
+interface Prelude {
+  invoke(fn: string, input: string): unknown;
+  describe(e: unknown): string;
+  installHost(raw: (op: string, arg: string, encoded?: number) => string): void;
+}
+
+interface TrustedContext {
+  prelude: Prelude;
+}
+
+const MAX_MESSAGE_CHARS = 4096;
+
+export class TrustedContexts implements GuestEngine {
+  readonly #contexts = new Map<string, TrustedContext>();
+  #hostCall: HostCall | undefined;
+  #running = false;
+  #disposed = false;
+
+  get alive(): boolean {
+    return !this.#disposed;
+  }
+
+  load(name: string, source: string, options?: { hostCall?: boolean }): CallResult {
+    if (typeof name !== 'string' || typeof source !== 'string') throw new TypeError('load(name, source): both must be strings');
+    if (this.#disposed) return disposed();
+    this.#assertNotRunning('load');
+    this.unload(name);
+    const context = vm.createContext({}, { name: `trusted ${name}` });
+    let prelude: Prelude;
+    try {
+      prelude = vm.runInContext(PRELUDE_SOURCE, context, { filename: '<prelude>' }) as Prelude;
+      if (options?.hostCall === true) prelude.installHost((op, arg, encoded) => this.#rawHostCall(op, arg, encoded));
+      new vm.Script(source, { filename: name }).runInContext(context);
+    } catch (e) {
+      return { error: { code: 'load_error', message: cut(describeHost(e)) } };
+    }
+    this.#contexts.set(name, { prelude });
+    return { ok: '' };
+  }
+
+  call(name: string, fn: string, input: string, hostCall?: HostCall): CallResult {
+    if (typeof name !== 'string' || typeof fn !== 'string' || typeof input !== 'string') {
+      throw new TypeError('call(name, fn, input): all three must be strings');
+    }
+    if (this.#disposed) return disposed();
+    this.#assertNotRunning('call');
+    const loaded = this.#contexts.get(name);
+    if (loaded === undefined) return { error: { code: 'load_error', message: `nothing is loaded under the name '${cut(name)}'` } };
+    this.#running = true;
+    this.#hostCall = hostCall;
+    try {
+      const out = loaded.prelude.invoke(fn, input);
+      if (typeof out !== 'string') return { error: { code: 'guest_error', message: 'the function returned a promise: trusted calls are synchronous' } };
+      return { ok: readString(out) };
+    } catch (e) {
+      return { error: { code: classify(e), message: cut(describeGuest(loaded.prelude, e)) } };
+    } finally {
+      this.#hostCall = undefined;
+      this.#running = false;
+    }
+  }
+
+  unload(name: string): void {
+    this.#assertNotRunning('unload');
+    this.#contexts.delete(name);
+  }
+
+  dispose(): void {
+    this.#contexts.clear();
+    this.#disposed = true;
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  #assertNotRunning(what: string): void {
+    if (this.#running) throw new TypeError(`TrustedContexts.${what}() called from inside a host call`);
+  }
+
+  /** The host side of `__host_call`, as `WorldSandbox` answers it (see prelude.ts). */
+  #rawHostCall(op: string, arg: string, encoded?: number): string {
+    const host = this.#hostCall;
+    if (host === undefined) throw hostError('no host function is offered during this call');
+    if (encoded === 1) {
+      op = String(JSON.parse(op));
+      arg = String(JSON.parse(arg));
+    }
+    let out: unknown;
+    try {
+      out = host(op, arg);
+    } catch (e) {
+      const error = hostError(cut(e instanceof Error ? e.message : String(e)));
+      const code = (e as { code?: unknown } | null)?.code;
+      if (typeof code === 'string') (error as Error & { code?: string }).code = code;
+      throw error;
+    }
+    if (typeof out !== 'string') throw hostError(`host answered ${cut(op)} with a ${typeof out}, not a string`);
+    // Strings cross whole here; the guest's __host_call still decodes a leading U+0001.
+    return out.charCodeAt(0) === 1 ? `\u0001${JSON.stringify(out)}` : out;
+  }
+}
+
+function hostError(message: string): Error {
+  const error = new Error(message);
+  error.name = 'HostError';
+  return error;
+}
+
+function classify(e: unknown): 'guest_error' | 'stack_overflow' {
+  // The context's own RangeError: not an instance of this realm's Error.
+  const { name, message } = (e ?? {}) as { name?: unknown; message?: unknown };
+  return name === 'RangeError' && typeof message === 'string' && /call stack/i.test(message) ? 'stack_overflow' : 'guest_error';
+}
+
+/** Names a thrown value with the context's own `describe`, as the QuickJS sandbox does. */
+function describeGuest(prelude: Prelude, e: unknown): string {
+  try {
+    const pair: unknown = JSON.parse(prelude.describe(e));
+    if (Array.isArray(pair) && typeof pair[0] === 'string' && typeof pair[1] === 'string') return pair[0] === '' ? pair[1] : `${pair[0]}: ${pair[1]}`;
+  } catch {
+    // fall through
+  }
+  return 'a thrown value that cannot be described';
+}
+
+function describeHost(e: unknown): string {
+  if (e !== null && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string') {
+    const name = (e as { name?: unknown }).name;
+    return `${typeof name === 'string' ? `${name}: ` : ''}${(e as { message: string }).message}`;
+  }
+  return String(e);
+}
+
+/** A string out of the guest: as it is, or U+0001 + JSON for one the prelude encoded. */
+function readString(text: string): string {
+  if (text.charCodeAt(0) !== 1) return text;
+  const decoded: unknown = JSON.parse(text.slice(1));
+  if (typeof decoded !== 'string') throw new TypeError('not an encoded string');
+  return decoded;
+}
+
+function disposed(): CallResult {
+  return { error: { code: 'disposed', message: 'this engine has been disposed' } };
+}
+
+function cut(text: string): string {
+  return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text;
+}

@@ -1,0 +1,102 @@
+/**
+ * The built-in twins run in V8 (runtime/sandbox/trusted.ts) for speed, and must still run in
+ * QuickJS (a host that trusts no twin code, the edge variant). Both engines get the same
+ * requests against fresh worlds and must answer the same bytes and write the same log.
+ */
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openWorldRunner } from '../../runtime/runner/index.js';
+import { MemoryStorage } from '../../runtime/store/index.js';
+import { buildTwin } from '../../sdk/twin/build.js';
+import { openTestWorld, type TestWorld } from '../helpers/world.js';
+
+const opened: TestWorld[] = [];
+afterEach(async () => {
+  for (const w of opened.splice(0)) await w.close();
+});
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const STRIPE = { authorization: 'Bearer sk_test_parity', ...FORM };
+const ADMIN = { 'x-kit-auth': 'authorization' };
+
+type Step = [method: string, path: string, body?: unknown, headers?: Record<string, string>];
+
+/** A session touching ids, the clock, lists, events, errors and each twin's error shape. */
+function session(ids: Map<string, string>): Step[] {
+  const id = (name: string): string => ids.get(name) ?? 'missing';
+  return [
+    ['POST', '/hello/v1/greetings', { name: 'Ada', metadata: { team: 'navy' } }],
+    ['POST', '/hello/v1/greetings', 'name=Grace', FORM],
+    ['GET', '/hello/v1/greetings?limit=1'],
+    ['GET', `/hello/v1/greetings/${id('greeting')}`],
+    ['PATCH', `/hello/v1/greetings/${id('greeting')}`, { message: 'Hi' }],
+    ['GET', '/hello/v1/greetings/grt_nope'],
+    ['POST', '/hello/v1/greetings', { name: 42 }],
+    ['POST', '/stripe/v1/customers', 'email=ada%40example.com&name=Ada&metadata[tier]=gold', STRIPE],
+    ['POST', '/stripe/v1/customers', 'email=grace%40example.com', STRIPE],
+    ['GET', `/stripe/v1/customers/${id('customer')}`, undefined, STRIPE],
+    ['POST', `/stripe/v1/customers/${id('customer')}`, 'name=Ada+Lovelace', STRIPE],
+    ['GET', '/stripe/v1/customers?limit=1', undefined, STRIPE],
+    ['GET', '/stripe/v1/events?limit=3', undefined, STRIPE],
+    ['POST', '/stripe/v1/payment_intents', 'amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true&automatic_payment_methods[enabled]=true&automatic_payment_methods[allow_redirects]=never', STRIPE],
+    ['GET', '/stripe/v1/customers/cus_nope', undefined, STRIPE],
+    ['GET', '/stripe/v1/customers', undefined, { authorization: 'Bearer pk_test_wrong' }],
+    ['DELETE', `/stripe/v1/customers/${id('customer')}`, undefined, STRIPE],
+    ['POST', '/github/admin/users', { login: 'octocat', email: 'octo@example.com' }, ADMIN],
+    ['GET', '/github/users/octocat'],
+    ['GET', '/github/users/nobody'],
+  ];
+}
+
+async function run(trustTwins: boolean): Promise<{ answers: string[]; logs: string[] }> {
+  const world = await openTestWorld({ vendors: ['hello', 'stripe', 'github'], trustTwins });
+  opened.push(world);
+  const ids = new Map<string, string>();
+  const answers: string[] = [];
+  // The ids a step needs come from earlier answers, so the session is built as it goes.
+  for (let i = 0; i < session(ids).length; i++) {
+    const [method, path, body, headers] = session(ids)[i] as Step;
+    const r = await world.vendor(method, path, body, headers);
+    answers.push(`${method} ${path} → ${r.status} ${JSON.stringify(r.headers)} ${r.text}`);
+    const made = (r.json as { id?: unknown; object?: unknown } | undefined) ?? {};
+    if (typeof made.id === 'string' && made.object === 'greeting') ids.set('greeting', ids.get('greeting') ?? made.id);
+    if (typeof made.id === 'string' && made.object === 'customer') ids.set('customer', ids.get('customer') ?? made.id);
+  }
+  const logs: string[] = [];
+  for (const twin of ['hello', 'stripe', 'github']) logs.push((await world.api('GET', `/log/${twin}?limit=1000`)).text);
+  return { answers, logs };
+}
+
+describe('built-in twins in V8 and in QuickJS', () => {
+  it('answer the same bytes and write the same log', async () => {
+    const v8 = await run(true);
+    const quickjs = await run(false);
+    // The session did reach every twin and made things (not a run of 404s).
+    expect(v8.answers.filter((a) => / → 200 /.test(a)).length).toBeGreaterThanOrEqual(12);
+    expect(v8.answers.some((a) => / → 40[0-4] /.test(a))).toBe(true);
+    expect(v8.answers.find((a) => a.startsWith('POST /stripe/v1/payment_intents'))).toContain('"status":"succeeded"');
+    expect(quickjs.answers).toEqual(v8.answers);
+    expect(quickjs.logs).toEqual(v8.logs);
+  });
+});
+
+describe('which engine runs a twin', () => {
+  const which = async (trusted: boolean | undefined, trustTwins?: boolean): Promise<unknown> => {
+    const built = await buildTwin(fileURLToPath(new URL('./fixtures/engine/index.ts', import.meta.url)));
+    const bundle = trusted === undefined ? built : { ...built, trusted };
+    const runner = await openWorldRunner({ storage: new MemoryStorage(), world: 'w', twins: [bundle], ...(trustTwins === undefined ? {} : { trustTwins }) });
+    try {
+      const r = await runner.handle({ surface: 'vendor', method: 'GET', path: '/engine/which', query: '', headers: {}, scope: 'write', requestId: 'r', receivedAt: 0 });
+      return JSON.parse(String(r.body));
+    } finally {
+      await runner.close();
+    }
+  };
+
+  it('a trusted bundle runs in V8; any other bundle, or any bundle when the runner trusts none, in QuickJS', async () => {
+    expect(await which(true)).toEqual({ engine: 'v8' });
+    expect(await which(undefined)).toEqual({ engine: 'quickjs' });
+    expect(await which(false)).toEqual({ engine: 'quickjs' });
+    expect(await which(true, false)).toEqual({ engine: 'quickjs' });
+  });
+});
