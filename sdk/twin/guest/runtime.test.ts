@@ -90,14 +90,21 @@ describe('clock and ids', () => {
     expect(r.events).toEqual([{ type: 'detached', data: { first: body.first } }]);
   });
 
-  it('restores Date and Math.random after the call', () => {
+  it('leaves the world clock and generator out of reach between calls', () => {
     const context = vm.createContext({ __host_call: () => 'null' });
     vm.runInContext(source, context);
-    const before = vm.runInContext('[Date, Math.random]', context) as unknown[];
-    vm.runInContext(`__kit_invoke(JSON.stringify({ kind: 'route', index: 0, request: { method: 'GET', path: '/clock', params: {}, query: {}, headers: {}, requestId: 'r', readOnly: false }, world: 'w', twin: 'probe', position: 1, nowMs: 5 }))`, context);
-    const after = vm.runInContext('[Date, Math.random]', context) as unknown[];
-    expect(after[0]).toBe(before[0]);
-    expect(after[1]).toBe(before[1]);
+    const call = (nowMs: number): void => {
+      vm.runInContext(`__kit_invoke(JSON.stringify({ kind: 'route', index: 0, request: { method: 'GET', path: '/clock', params: {}, query: {}, headers: {}, requestId: 'r', readOnly: false }, world: 'w', twin: 'probe', position: 1, nowMs: ${nowMs} }))`, context);
+    };
+    call(5);
+    // Outside a call the clock reads 0 (as QuickJS's pinned Date does), not the last call's instant.
+    expect(vm.runInContext('[Date.now(), new Date().getTime()]', context)).toEqual([0, 0]);
+    // Math.random outside a call does not draw from the call's seeded sequence.
+    const outside = vm.runInContext('Math.random()', context) as number;
+    expect(outside).not.toBe(idSource('w', 'probe', 1).random());
+    // A later call still gets its own clock and sequence.
+    call(7);
+    expect(vm.runInContext('Date.now()', context)).toBe(0);
   });
 });
 
