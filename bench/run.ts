@@ -9,9 +9,15 @@
  * Runs from the compiled tree (`make build` first; `make bench` does it). Each child is
  * stopped if this process is interrupted, and each benchmark stops the servers and worker
  * threads it starts itself (bench/http/run.sh kills its server on exit).
+ *
+ * Each benchmark also writes its figures as JSON (to the file named by BENCH_JSON, under
+ * bench/results/parts/); at the end they are merged with the commit and the machine into
+ * bench/results/latest.json, and bench/results/render.mjs rewrites the "Latest" section of
+ * bench/README.md from it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { cpus, loadavg } from 'node:os';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, totalmem, type as osType } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,6 +31,8 @@ interface Suite {
 /** dist/bench/run.js → the repository root. */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DIST = join(ROOT, 'dist', 'bench');
+const RESULTS = join(ROOT, 'bench', 'results');
+const PARTS = join(RESULTS, 'parts');
 
 const SUITES: Suite[] = [
   { name: 'engine', what: 'world engine on LMDB (builds a 1M-entry log first: a minute or two)', command: process.execPath, args: [join(DIST, 'engine', 'run.js')] },
@@ -57,7 +65,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 function run(suite: Suite): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(suite.command, suite.args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], detached: true });
+    const env = { ...process.env, BENCH_JSON: partFile(suite) };
+    const child = spawn(suite.command, suite.args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], detached: true, env });
     running = child;
     child.on('error', (e) => {
       console.error(`bench: ${suite.name} could not start: ${e.message}`);
@@ -70,6 +79,61 @@ function run(suite: Suite): Promise<number> {
   });
 }
 
+const partFile = (suite: Suite): string => join(PARTS, `${suite.name}.json`);
+
+function git(...args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+function cpuModel(): string {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'));
+    if (line !== undefined) return line.slice(line.indexOf(':') + 1).trim();
+  } catch {
+    // not Linux
+  }
+  return cpus()[0]?.model ?? '?';
+}
+
+/** bench/results/latest.json from what each benchmark wrote, then the README section from it. */
+function writeLatest(suites: Suite[], failed: string[], loadBefore: number[]): void {
+  const figures: Record<string, unknown> = {};
+  for (const suite of suites) {
+    const file = partFile(suite);
+    if (existsSync(file)) figures[suite.name] = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  }
+  const sha = git('rev-parse', 'HEAD');
+  const latest = {
+    commit: { sha, short: sha.slice(0, 7), dirty: git('status', '--porcelain', '--untracked-files=no') !== '' },
+    date: new Date().toISOString(),
+    machine: {
+      nproc: availableParallelism(),
+      cpuModel: cpuModel(),
+      memoryBytes: totalmem(),
+      node: process.version,
+      kernel: `${osType()} ${release()}`,
+      loadBefore,
+      loadAfter: loadavg(),
+    },
+    suites: figures,
+    failed,
+  };
+  const file = join(RESULTS, 'latest.json');
+  writeFileSync(file, `${JSON.stringify(latest, null, 2)}\n`);
+  console.error(`bench: wrote ${file}`);
+  try {
+    execFileSync(process.execPath, [join(RESULTS, 'render.mjs'), file, join(ROOT, 'bench', 'README.md')], { cwd: ROOT, stdio: 'inherit' });
+    console.error('bench: rewrote the "Latest" section of bench/README.md');
+  } catch {
+    console.error('bench: could not rewrite bench/README.md (see above)');
+    failed.push('render');
+  }
+}
+
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !SUITES.some((s) => s.name === w));
@@ -78,7 +142,11 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const suites = wanted.length === 0 ? SUITES : wanted.map((w) => SUITES.find((s) => s.name === w) as Suite);
-  console.error(`bench: ${suites.length} benchmark(s); node ${process.version}, ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const loadBefore = loadavg();
+  console.error(`bench: ${suites.length} benchmark(s); node ${process.version}, ${cpus().length} CPUs, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+  mkdirSync(PARTS, { recursive: true });
+  // A benchmark that fails leaves no figures, rather than the last run's.
+  for (const suite of suites) rmSync(partFile(suite), { force: true });
   const failed: string[] = [];
   for (const [i, suite] of suites.entries()) {
     const started = Date.now();
@@ -89,6 +157,7 @@ async function main(): Promise<void> {
     if (code !== 0) failed.push(suite.name);
     console.error(`bench: ${suite.name} ${code === 0 ? 'done' : `failed (exit ${code})`} in ${seconds} s; load average ${loadavg()[0]?.toFixed(2)}`);
   }
+  writeLatest(suites, failed, loadBefore);
   if (failed.length > 0) {
     console.error(`\nbench: failed: ${failed.join(', ')}`);
     process.exit(1);

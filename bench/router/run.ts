@@ -15,6 +15,7 @@ import { Bench } from 'tinybench';
 import type { Matcher } from '../../sdk/twin/types.js';
 import { compileRouter, type RouteRequest } from '../../runtime/router/index.js';
 import { parseScenario, ScenarioState, type ScenarioRequest } from '../../runtime/scenario/index.js';
+import { writeBenchJson } from '../results/json.js';
 
 // The worked examples of docs/scenarios.md in one document.
 const SCENARIO = `
@@ -118,6 +119,16 @@ export async function run(): Promise<string> {
   const naiveUs = per('naive regex scan', reqs.length);
   const missUs = per('trie nearestMiss (misses only)', miss.length);
   const decideUs = per('scenario decide (6 handlers)', sreqs.length);
+  writeBenchJson({
+    node: process.version,
+    routes: rs.length,
+    rows: [
+      { task: 'trie router match', usPerRequest: trieUs, ratioToNaive: trieUs / naiveUs },
+      { task: 'naive regex scan (baseline)', usPerRequest: naiveUs, ratioToNaive: 1 },
+      { task: 'trie nearestMiss (misses only)', usPerRequest: missUs, ratioToNaive: missUs / naiveUs },
+      { task: 'scenario decide, 6 handlers, request passed on', usPerRequest: decideUs, ratioToNaive: decideUs / naiveUs },
+    ],
+  });
   const lines = [
     `routes: ${rs.length}, requests per iteration: ${reqs.length} (${miss.length} match nothing), sink ${sink > 0 ? 'ok' : 'empty'}`,
     '',

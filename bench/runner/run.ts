@@ -16,6 +16,7 @@ import { openLmdbStorage } from '../../runtime/store/index.js';
 import { openWorldRunner } from '../../runtime/runner/index.js';
 import type { WorldRequest } from '../../runtime/runner/types.js';
 import { buildTwin } from '../../sdk/twin/build.js';
+import { writeBenchJson } from '../results/json.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -120,13 +121,16 @@ async function main(dir: string): Promise<void> {
   const base = latency('node:vm call (baseline)').mean * 1000;
   console.log(`\nnode ${process.version}; time per request (for the in-flight rows: an iteration's time / ${CONCURRENT})\n`);
   console.log(`| task | µs per request (mean) | µs (median) | × node:vm call (mean) | CPU µs per request (all threads) |\n|---|---:|---:|---:|---:|`);
+  const json: { task: string; usMean: number; usMedian: number; ratioToVm: number; cpuUs: number }[] = [];
   for (const t of bench.tasks) {
     const per = t.name.includes('in flight') ? CONCURRENT : 1;
     const l = latency(t.name);
     const us = (l.mean / per) * 1000;
     const cpuUs = (cpu.get(t.name) ?? NaN) / per;
     console.log(`| ${t.name} | ${us.toFixed(2)} | ${((l.p50 / per) * 1000).toFixed(2)} | ${(us / base).toFixed(1)}× | ${cpuUs.toFixed(1)} |`);
+    json.push({ task: t.name, usMean: us, usMedian: (l.p50 / per) * 1000, ratioToVm: us / base, cpuUs });
   }
+  writeBenchJson({ node: process.version, rows: json });
   await runner.close();
   await storage.close();
 }

@@ -17,6 +17,7 @@ import vm from 'node:vm';
 import { loadSandboxModule, WorldSandbox, DEFAULT_CALL_STEPS } from '../../runtime/sandbox/index.js';
 import type { SandboxModule, HostCall } from '../../runtime/sandbox/index.js';
 import { SupervisedWorker } from '../../runtime/worker/index.js';
+import { writeBenchJson } from '../results/json.js';
 
 /** About 50 KB of script shaped like a bundle: many small functions and one entry point. */
 function script50k(): string {
@@ -227,6 +228,8 @@ async function run(): Promise<string> {
     ...budgetRows.map((r) => ({ ...r, task: `step budget: ${r.task}` })),
   ];
   const table = ['| task | value | ratio |', '|---|---|---|', ...rows.map((r) => `| ${r.task} | ${r.value} | ${r.ratio} |`)].join('\n');
+  // The rows as printed (value and ratio carry their units).
+  writeBenchJson({ node: process.version, rows });
   world.dispose();
   return `${table}\n\n(sink ${sink > 0 ? 'ok' : 'empty'}; gc ${typeof (globalThis as { gc?: unknown }).gc === 'function' ? 'exposed' : 'not exposed: RSS figures are rougher'}; Node ${process.version})`;
 }

@@ -1,0 +1,134 @@
+// bench/results/latest.json → the markdown section of bench/README.md between the markers below.
+// `make bench` runs it after writing latest.json; it can be run alone:
+//
+//   node bench/results/render.mjs bench/results/latest.json bench/README.md   # rewrites the section
+//   node bench/results/render.mjs bench/results/latest.json                    # prints it
+//
+// Plain functions, no clock or file access in render() and splice(): render.test.mjs checks them.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const START = '<!-- bench:latest:start -->';
+export const END = '<!-- bench:latest:end -->';
+
+// twinkit's Stripe rows and emulate's, request by request.
+const PEER_PAIRS = [
+  ['retrieve a customer', 'stripe-get', 'emulate-get'],
+  ['create a customer', 'stripe-post', 'emulate-post'],
+  ['list ten customers', 'stripe-list', 'emulate-list'],
+];
+
+const fixed = (x, digits) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '–');
+const ratio = (x) => (typeof x === 'number' && Number.isFinite(x) ? (x >= 0.095 ? x.toFixed(2) : x.toFixed(3)) : '–');
+const cell = (s) => String(s).replaceAll('|', '\\|');
+
+function machineLine(latest) {
+  const m = latest.machine ?? {};
+  const c = latest.commit ?? {};
+  const gib = typeof m.memoryBytes === 'number' ? `${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB` : '? GiB';
+  const load = (l) => (Array.isArray(l) ? l.map((x) => fixed(x, 2)).join(' ') : '?');
+  return [
+    `Commit \`${c.short ?? '?'}\`${c.dirty ? ' (with uncommitted changes)' : ''}, ${latest.date ?? '?'}.`,
+    `Machine: ${m.nproc ?? '?'} CPUs (${m.cpuModel ?? '?'}), ${gib}, Node ${m.node ?? '?'}, ${m.kernel ?? ''};`,
+    `load average ${load(m.loadBefore)} before, ${load(m.loadAfter)} after.`,
+  ].join(' ');
+}
+
+function httpSection(http) {
+  const s = http.settings ?? {};
+  const out = [
+    `**HTTP** (\`bench/http/run.sh\`: wrk, ${s.connections ?? '?'} connections, ${s.threads ?? '?'} thread, ${s.duration ?? '?'} per row, ${s.rounds ?? '?'} round(s); server on CPU ${s.serverCpu ?? '?'}, wrk on CPU ${s.clientCpu ?? '?'}; medians over the rounds, each ratio taken against the baseline of its own round${http.loadAverage ? `; load average ${fixed(http.loadAverage.min, 2)}–${fixed(http.loadAverage.max, 2)} during the rows` : ''}):`,
+    '',
+    '| row | server | requests/s | × uWS hello | × node:http hello | server CPU µs/request | CPU × uWS hello | p50 ms | p99 ms |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of http.rows ?? []) {
+    const errors = r.non2xx > 0 ? ` (${r.non2xx} non-2xx)` : '';
+    out.push(
+      `| \`${r.id}\` | ${cell(r.name)}${errors} | ${fixed(r.rps, 0)} | ${ratio(r.ratioToUws)} | ${ratio(r.ratioToNodeHttp)} | ${fixed(r.cpuUsPerRequest, 1)} | ${fixed(r.cpuRatioToUws, 1)} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} |`,
+    );
+  }
+  const byId = new Map((http.rows ?? []).map((r) => [r.id, r]));
+  const pairs = PEER_PAIRS.filter(([, t, e]) => byId.has(t) && byId.has(e));
+  if (pairs.length > 0) {
+    out.push(
+      '',
+      'twinkit\'s Stripe twin against emulate 0.12.2 (same requests, same run; twinkit\'s create is durable, emulate keeps state in memory):',
+      '',
+      '| request | twinkit requests/s | emulate requests/s | twinkit / emulate (requests/s) | twinkit / emulate (CPU per request) | twinkit p99 ms | emulate p99 ms |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const [what, t, e] of pairs) {
+      const a = byId.get(t);
+      const b = byId.get(e);
+      out.push(
+        `| ${what} | ${fixed(a.rps, 0)} | ${fixed(b.rps, 0)} | ${ratio(a.rps / b.rps)} | ${ratio(a.cpuUsPerRequest / b.cpuUsPerRequest)} | ${fixed(a.p99Ms, 2)} | ${fixed(b.p99Ms, 2)} |`,
+      );
+    }
+  }
+  return out;
+}
+
+// The other benches, as compact tables of what they print.
+const SUITES = {
+  engine: {
+    title: '**Engine** (`bench/engine/run.ts`; lowest median per operation over the rounds, ratio to each group\'s first task)',
+    head: ['group', 'task', 'µs per op', 'ratio'],
+    row: (r) => [r.group, r.task, fixed(r.meanUs, 2), fixed(r.perOp, 2)],
+  },
+  sandbox: {
+    title: '**Sandbox** (`bench/sandbox/run.ts`)',
+    head: ['task', 'value', 'ratio'],
+    row: (r) => [r.task, r.value, r.ratio],
+  },
+  router: {
+    title: '**Router** (`bench/router/run.ts`)',
+    head: ['task', 'µs per request', '× naive regex scan'],
+    row: (r) => [r.task, fixed(r.usPerRequest, 3), fixed(r.ratioToNaive, 3)],
+  },
+  runner: {
+    title: '**Whole engine in-process** (`bench/runner/run.ts`)',
+    head: ['task', 'µs per request (median)', '× node:vm call (mean)', 'CPU µs per request'],
+    row: (r) => [r.task, fixed(r.usMedian, 2), fixed(r.ratioToVm, 1), fixed(r.cpuUs, 1)],
+  },
+};
+
+/** The section's markdown (without the markers). */
+export function render(latest) {
+  const out = [
+    '## Latest `make bench`',
+    '',
+    '<!-- Generated by bench/results/render.mjs from bench/results/latest.json; `make bench` rewrites it. -->',
+    '',
+    machineLine(latest),
+  ];
+  if (Array.isArray(latest.failed) && latest.failed.length > 0) out.push('', `Failed: ${latest.failed.join(', ')}.`);
+  const suites = latest.suites ?? {};
+  if (suites.http) out.push('', ...httpSection(suites.http));
+  for (const [name, spec] of Object.entries(SUITES)) {
+    const rows = suites[name]?.rows;
+    if (!Array.isArray(rows) || rows.length === 0) continue;
+    out.push('', `${spec.title}:`, '', `| ${spec.head.join(' | ')} |`, `|${spec.head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
+    for (const r of rows) out.push(`| ${spec.row(r).map(cell).join(' | ')} |`);
+  }
+  return out.join('\n');
+}
+
+/** The README with the text between the markers replaced by `section`. */
+export function splice(readme, section) {
+  const a = readme.indexOf(START);
+  const b = readme.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`the README has no ${START} … ${END} section`);
+  return `${readme.slice(0, a + START.length)}\n${section}\n${readme.slice(b)}`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [json, readme] = process.argv.slice(2);
+  if (json === undefined) {
+    console.error('usage: render.mjs <latest.json> [README.md]');
+    process.exit(2);
+  }
+  const section = render(JSON.parse(readFileSync(json, 'utf8')));
+  if (readme === undefined) console.log(section);
+  else writeFileSync(readme, splice(readFileSync(readme, 'utf8'), section));
+}

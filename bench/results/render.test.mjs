@@ -1,0 +1,72 @@
+// node --test bench/results/render.test.mjs (not part of `make test`, whose vitest run covers
+// runtime/, host/, sdk/, twins/ and test/ only).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { END, render, START, splice } from './render.mjs';
+
+const row = (id, rps, cpu, extra = {}) => ({
+  id,
+  name: `${id} row`,
+  rounds: 1,
+  rps,
+  bestRps: rps,
+  ratioToUws: rps / 100000,
+  ratioToUwsRange: [rps / 100000, rps / 100000],
+  ratioToNodeHttp: rps / 50000,
+  cpuUsPerRequest: cpu,
+  cpuRatioToUws: cpu / 5,
+  p50Ms: 1,
+  p99Ms: 2,
+  non2xx: 0,
+  ...extra,
+});
+
+const latest = {
+  commit: { sha: 'a'.repeat(40), short: 'aaaaaaa', dirty: true },
+  date: '2026-01-01T00:00:00.000Z',
+  machine: { nproc: 2, cpuModel: 'Test CPU', memoryBytes: 8 * 2 ** 30, node: 'v20.20.2', kernel: 'Linux 6', loadBefore: [1, 2, 3], loadAfter: [4, 5, 6] },
+  suites: {
+    http: {
+      settings: { connections: 50, threads: 1, duration: '5s', rounds: 3, serverCpu: 0, clientCpu: 1 },
+      loadAverage: { min: 1, max: 2, median: 1.5 },
+      rows: [row('uws', 100000, 5), row('node-http', 50000, 10), row('stripe-get', 5000, 150), row('emulate-get', 20000, 40, { non2xx: 3 }), row('stripe-post', 1000, 800)],
+    },
+    router: { rows: [{ task: 'trie | match', usPerRequest: 0.5, ratioToNaive: 0.25 }] },
+  },
+  failed: ['engine'],
+};
+
+test('render: commit, machine, every HTTP row with its two ratios and latencies', () => {
+  const md = render(latest);
+  assert.match(md, /Commit `aaaaaaa` \(with uncommitted changes\)/);
+  assert.match(md, /2 CPUs \(Test CPU\), 8\.0 GiB, Node v20\.20\.2/);
+  assert.match(md, /load average 1\.00 2\.00 3\.00 before, 4\.00 5\.00 6\.00 after/);
+  assert.match(md, /Failed: engine\./);
+  assert.match(md, /\| `uws` \| uws row \| 100000 \| 1\.00 \| 2\.00 \| 5\.0 \| 1\.0 \| 1\.00 \| 2\.00 \|/);
+  assert.match(md, /\| `stripe-get` \| stripe-get row \| 5000 \| 0\.050 \| 0\.10 \| 150\.0 \| 30\.0 \|/);
+  assert.match(md, /emulate-get row \(3 non-2xx\)/);
+});
+
+test('render: the peer table pairs only the requests both sides ran', () => {
+  const md = render(latest);
+  assert.match(md, /\| retrieve a customer \| 5000 \| 20000 \| 0\.25 \| 3\.75 \| 2\.00 \| 2\.00 \|/);
+  assert.doesNotMatch(md, /create a customer \|/); // no emulate-post row
+  assert.doesNotMatch(md, /list ten customers \|/);
+});
+
+test('render: other suites as tables, with | escaped', () => {
+  assert.match(render(latest), /\| trie \\\| match \| 0\.500 \| 0\.250 \|/);
+});
+
+test('render: missing figures show as dashes, not NaN', () => {
+  const md = render({ suites: { http: { rows: [row('uws', 100000, 5, { ratioToNodeHttp: null })] } } });
+  assert.match(md, /\| `uws` \| uws row \| 100000 \| 1\.00 \| – \|/);
+  assert.doesNotMatch(md, /NaN/);
+});
+
+test('splice: replaces only what lies between the markers, and refuses a README without them', () => {
+  const readme = `# bench\n\n${START}\nold\n${END}\n\nrest\n`;
+  assert.equal(splice(readme, 'new'), `# bench\n\n${START}\nnew\n${END}\n\nrest\n`);
+  assert.equal(splice(splice(readme, 'new'), 'new'), splice(readme, 'new'));
+  assert.throws(() => splice('# bench\n', 'x'), /no <!-- bench:latest:start -->/);
+});
