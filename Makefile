@@ -30,6 +30,8 @@ test: build
 	npx tsc -p tsconfig.tests.json
 	npx vitest run
 
+# Not part of `make test`: minutes long; bench/http installs its peers into bench/peers on first use.
+# Writes bench/results/latest.json and the "Latest" section of bench/README.md.
 bench: build
 	node dist/bench/run.js
 
