@@ -8,13 +8,12 @@ import { compileRouter, type CompiledRouter } from '../router/index.js';
 import { KitError } from '../errors.js';
 import type { World } from '../world/index.js';
 import type { EmittedEvent, RecordWrite } from '../world/types.js';
-import type { TwinResponse } from '../../sdk/twin/types.js';
-import { readGuestOutput } from '../../sdk/twin/protocol.js';
+import { readGuestOutput, type GuestResponse } from '../../sdk/twin/protocol.js';
 import type { TwinBundle, TwinManifestJson } from './types.js';
 
 /** What `__kit_invoke` answers. */
 export interface GuestOutput {
-  response?: TwinResponse;
+  response?: GuestResponse;
   writes: RecordWrite[];
   events: EmittedEvent[];
   thrown?: { message: string; stack?: string };
@@ -68,8 +67,11 @@ export function treeHostCall(world: World, twin: string): HostCall {
   };
 }
 
-/** Calls `__kit_invoke` in a context; a sandbox failure (timeout, memory) becomes a KitError. */
-export function invokeGuest(sandbox: GuestEngine, context: string, input: unknown, hostCall: HostCall): GuestOutput {
+/**
+ * Calls `__kit_invoke` in a context; a sandbox failure (timeout, memory) becomes a KitError.
+ * `rawBody`: a JSON response body stays text (`response.bodyJson`), for answers sent on as they are.
+ */
+export function invokeGuest(sandbox: GuestEngine, context: string, input: unknown, hostCall: HostCall, options?: { rawBody?: boolean }): GuestOutput {
   const result = sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall);
   if ('error' in result) {
     const { code, message } = result.error;
@@ -79,7 +81,7 @@ export function invokeGuest(sandbox: GuestEngine, context: string, input: unknow
     throw new KitError('handler_error', message);
   }
   // Guest code can redefine `__kit_invoke`: check the answer before believing its writes.
-  const out = readGuestOutput(result.ok);
+  const out = readGuestOutput(result.ok, options);
   if ('error' in out) throw new KitError('handler_error', `The twin answered a malformed result: ${out.error}`);
   return out.ok as GuestOutput;
 }

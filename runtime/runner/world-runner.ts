@@ -11,6 +11,7 @@ import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
 import type { TwinRequest, TwinResponse } from '../../sdk/twin/types.js';
+import type { GuestResponse } from '../../sdk/twin/protocol.js';
 import { handleWorldApi } from './api.js';
 import { decodeSegment, toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
@@ -283,7 +284,7 @@ export class WorldRunner implements WorldHandle {
     const routeDef = twin.manifest.routes[match.index]!;
     this.scenarios.noteTwin(twin, request, { route: routeDef.name });
     request.params = match.params;
-    const out = this.invoke(twin, { kind: 'route', index: match.index, request });
+    const out = this.invoke(twin, { kind: 'route', index: match.index, request }, undefined, { rawBody: true });
     const routeName = routeDef.name;
     if (out.thrown) console.error(`twinkit: ${twin.vendor} route '${routeName}' threw: ${out.thrown.message}`);
     else this.commit(twin, req, requestId, routeName, out);
@@ -310,11 +311,15 @@ export class WorldRunner implements WorldHandle {
     return this.append(twin.vendor, draft);
   }
 
-  private finish(req: WorldRequest, r: TwinResponse, delayMs: number): WorldResponse {
+  private finish(req: WorldRequest, r: GuestResponse, delayMs: number): WorldResponse {
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(r.headers ?? {})) headers[k.toLowerCase()] = v;
+    if (r.headers !== undefined) for (const k in r.headers) headers[k.toLowerCase()] = r.headers[k] as string;
     let body: Uint8Array | string;
     if (r.bodyBase64 !== undefined) body = Buffer.from(r.bodyBase64, 'base64');
+    else if (r.bodyJson !== undefined) {
+      body = r.bodyJson;
+      if (!headers['content-type']) headers['content-type'] = 'application/json';
+    }
     else if (typeof r.body === 'string') body = r.body;
     else if (r.body === undefined) body = '';
     else {
@@ -355,13 +360,14 @@ export class WorldRunner implements WorldHandle {
   // ------------------------------------------------------------ sandbox
 
   /** Runs `__kit_invoke` for the twin at its next position, with the world clock. */
-  invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.nowMs()): GuestOutput {
+  invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.nowMs(), options?: { rawBody?: boolean }): GuestOutput {
     this.reviveSandbox();
     return invokeGuest(
       this.engineOf(twin.vendor),
       twin.vendor,
       { ...input, world: this.name, twin: twin.vendor, position: this.world.head(twin.vendor) + 1, nowMs },
       treeHostCall(this.world, twin.vendor),
+      options,
     );
   }
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseGuestOutput } from './protocol.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KitError } from '../../runtime/errors.js';
 import vm from 'node:vm';
@@ -74,7 +75,7 @@ describe('buildGuestRuntime', () => {
     vm.runInContext(`${runtime}\n;__kit_install_twin({ vendor: 'hello', version: 'scenario', protocol: 'http', models: { hosts: [], resources: [] }, routes: [{ name: 's:0', match: { path: '/' }, handle: (req, ctx) => ({ status: 202, body: { id: ctx.id('x_'), now: Date.now() } }) }] });`, context);
     const manifest = JSON.parse(vm.runInContext('__kit_manifest()', context) as string) as { vendor: string; routes: unknown[] };
     expect(manifest.vendor).toBe('hello');
-    const out = JSON.parse(vm.runInContext(`__kit_invoke(JSON.stringify({ kind: 'route', index: 0, request: {}, world: 'w', twin: 'hello', position: 1, nowMs: 7 }))`, context) as string) as { response: { status: number; body: { now: number } } };
+    const out = parseGuestOutput(vm.runInContext(`__kit_invoke(JSON.stringify({ kind: 'route', index: 0, request: {}, world: 'w', twin: 'hello', position: 1, nowMs: 7 }))`, context)) as { response: { status: number; body: { now: number } } };
     expect(out.response.status).toBe(202);
     expect(out.response.body.now).toBe(7);
     expect(await buildGuestRuntime()).toBe(runtime);

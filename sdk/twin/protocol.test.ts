@@ -14,6 +14,14 @@ describe('readGuestOutput', () => {
     });
   });
 
+  it('takes a JSON body that follows the answer: parsed, or kept as text for a host that sends it on', () => {
+    const text = '{"response":{"status":200,"bodyFollows":true},"writes":[{"type":"t","id":"a","value":1}],"events":[]}\n{"id":"x","list":[1,2]}';
+    expect(readGuestOutput(text)).toEqual({ ok: { response: { status: 200, body: { id: 'x', list: [1, 2] } }, writes: [{ type: 't', id: 'a', value: 1 }], events: [] } });
+    expect(readGuestOutput(text, { rawBody: true })).toEqual({
+      ok: { response: { status: 200, bodyJson: '{"id":"x","list":[1,2]}' }, writes: [{ type: 't', id: 'a', value: 1 }], events: [] },
+    });
+  });
+
   it('refuses any other shape, naming what is wrong', () => {
     const cases: [unknown, RegExp][] = [
       [42, /no string/],
@@ -28,6 +36,10 @@ describe('readGuestOutput', () => {
       ['{"writes":[],"events":[{"data":1}]}', /events\[0\]/],
       ['{"writes":[]}', /events is not an array/],
       ['{"writes":[],"events":[],"thrown":{"message":1}}', /thrown/],
+      ['{"writes":[],"events":[],"response":{"bodyFollows":true}}', /no body follows/],
+      ['{"writes":[],"events":[],"response":{"bodyFollows":true}}\n{nope', /body that follows the answer is not JSON/],
+      ['{"writes":[],"events":[],"response":{"status":200}}\n{"a":1}', /text after its JSON/],
+      ['{"writes":[],"events":[]}\n{"a":1}', /text after its JSON/],
     ];
     for (const [text, error] of cases) {
       const r = readGuestOutput(text);

@@ -18,9 +18,12 @@ export interface GuestEvent {
   data: unknown;
 }
 
+/** A response as it crossed: with `readGuestOutput(text, { rawBody: true })`, a JSON body stays text in `bodyJson`. */
+export type GuestResponse = TwinResponse & { bodyJson?: string };
+
 /** `__kit_invoke`'s answer, checked. */
 export interface GuestOutput {
-  response?: TwinResponse;
+  response?: GuestResponse;
   writes: GuestRecordWrite[];
   events: GuestEvent[];
   thrown?: { message: string; stack?: string };
@@ -36,12 +39,21 @@ function nonEmpty(v: unknown): v is string {
   return typeof v === 'string' && v !== '';
 }
 
-/** Parses and checks `__kit_invoke`'s answer; an error names what is wrong, never throws. */
-export function readGuestOutput(text: unknown): GuestOutputResult {
+/**
+ * Parses and checks `__kit_invoke`'s answer; an error names what is wrong, never throws.
+ *
+ * The answer is JSON; when `response.bodyFollows` is set, a newline and the response body's own
+ * JSON text come after it (JSON text holds no raw newline). With `rawBody` that body is kept as
+ * text in `response.bodyJson`, for a host that only sends it on; otherwise it is parsed into
+ * `response.body`.
+ */
+export function readGuestOutput(text: unknown, options?: { rawBody?: boolean }): GuestOutputResult {
   if (typeof text !== 'string') return { error: '__kit_invoke answered no string' };
+  const newline = text.indexOf('\n');
+  const bodyText = newline === -1 ? undefined : text.slice(newline + 1);
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = JSON.parse(newline === -1 ? text : text.slice(0, newline));
   } catch {
     return { error: '__kit_invoke answered text that is not JSON' };
   }
@@ -51,7 +63,7 @@ export function readGuestOutput(text: unknown): GuestOutputResult {
   if (v['response'] !== undefined) {
     const r = v['response'];
     if (!isRecord(r)) return { error: 'response is not an object' };
-    const response: TwinResponse = {};
+    const response: GuestResponse = {};
     if (r['status'] !== undefined) {
       const status = r['status'];
       if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return { error: 'response.status is not an integer 100..599' };
@@ -67,7 +79,21 @@ export function readGuestOutput(text: unknown): GuestOutputResult {
       response.bodyBase64 = r['bodyBase64'];
     }
     if (r['body'] !== undefined) response.body = r['body'];
+    if (r['bodyFollows'] === true) {
+      if (bodyText === undefined) return { error: 'response.bodyFollows, but no body follows the answer' };
+      if (options?.rawBody === true) response.bodyJson = bodyText;
+      else {
+        try {
+          response.body = JSON.parse(bodyText);
+        } catch {
+          return { error: 'the response body that follows the answer is not JSON' };
+        }
+      }
+    }
     out.response = response;
+  }
+  if (bodyText !== undefined && out.response?.body === undefined && out.response?.bodyJson === undefined) {
+    return { error: '__kit_invoke answered text after its JSON' };
   }
 
   const writes = v['writes'];
@@ -94,4 +120,11 @@ export function readGuestOutput(text: unknown): GuestOutputResult {
     out.thrown = t['stack'] === undefined ? { message: t['message'] } : { message: t['message'], stack: t['stack'] as string };
   }
   return { ok: out };
+}
+
+/** `readGuestOutput` for tests and tools: the checked answer, or an Error naming what is wrong. */
+export function parseGuestOutput(text: unknown): GuestOutput {
+  const read = readGuestOutput(text);
+  if ('error' in read) throw new Error(read.error);
+  return read.ok;
 }

@@ -3,6 +3,7 @@
  * twin's clock, generator, tree merge and failure paths behave the same there.
  */
 import { fileURLToPath } from 'node:url';
+import { parseGuestOutput } from '../protocol.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idSource } from '../../../runtime/world/ids.js';
 import { loadSandboxModule, WorldSandbox } from '../../../runtime/sandbox/index.js';
@@ -40,7 +41,7 @@ interface Out {
 
 function invoke(context: string, route: number, request: Record<string, unknown>, position = 1): Out {
   const input = { kind: 'route', index: route, request: { params: {}, query: {}, headers: {}, requestId: 'r', readOnly: false, ...request }, world: 'w1', twin: context, position, nowMs: NOW };
-  return JSON.parse(ok(sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall))) as Out;
+  return parseGuestOutput(ok(sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall))) as Out;
 }
 
 function apply(out: Out): void {

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
+import { parseGuestOutput } from '../protocol.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { idSource } from '../../../runtime/world/ids.js';
 import { buildTwin } from '../build.js';
@@ -303,7 +304,7 @@ describe('a throwing handler', () => {
   it('answers a malformed invoke input as a thrown error, not a crash', () => {
     const h = harness();
     for (const input of ['not json', '{}', '{"kind":"route","index":99,"world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"store","name":"nope","world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"what","world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"store","name":"toString","world":"w","twin":"t","position":1,"nowMs":0}', '{"kind":"move","move":"constructor","id":"x","dueAt":0,"world":"w","twin":"t","position":1,"nowMs":0}']) {
-      const out = JSON.parse(h.call('__kit_invoke', input)) as { response: { status: number }; thrown?: { message: string } };
+      const out = parseGuestOutput(h.call('__kit_invoke', input)) as { response: { status: number }; thrown?: { message: string } };
       expect(out.response.status, input).toBe(500);
       expect(out.thrown, input).toBeDefined();
     }

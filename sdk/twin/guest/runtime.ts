@@ -321,11 +321,16 @@ function own<F>(table: Record<string, F>, name: unknown): F | undefined {
 }
 
 /** Checks a handler's answer and serialises it (a failure here counts as the handler's). */
-function responseJson(value: unknown, where: string): string {
+/**
+ * A handler's response, checked, as `[meta, body]`: the response without its body as JSON, and a
+ * body that is JSON data (not a string) as JSON text of its own, which crosses after the answer
+ * (see `readGuestOutput`) so that the host can send it without parsing and writing it again.
+ */
+function responseParts(value: unknown, where: string): [meta: string, body: string | undefined] {
   if (!isRecord(value)) throw new TypeError(`${where} returned ${value === null ? 'null' : typeof value}, not a response object`);
   if (typeof (value as { then?: unknown }).then === 'function') throw new TypeError(`${where} returned a Promise: handlers are synchronous`);
   const r = value as TwinResponse;
-  const out: TwinResponse = { status: r.status ?? 200 };
+  const out: TwinResponse & { bodyFollows?: true } = { status: r.status ?? 200 };
   if (!Number.isInteger(out.status) || out.status! < 100 || out.status! > 599) throw new TypeError(`${where} returned status ${String(r.status)}, not an integer 100..599`);
   if (r.headers !== undefined) {
     if (!isRecord(r.headers)) throw new TypeError(`${where} returned headers that are not an object`);
@@ -336,15 +341,20 @@ function responseJson(value: unknown, where: string): string {
     }
     out.headers = headers;
   }
+  let body: string | undefined;
   if (r.bodyBase64 !== undefined) {
     if (typeof r.bodyBase64 !== 'string') throw new TypeError(`${where} returned bodyBase64 that is not a string`);
     out.bodyBase64 = r.bodyBase64;
-  } else if (r.body !== undefined) {
+  } else if (typeof r.body === 'string') {
     out.body = r.body;
+  } else if (r.body !== undefined) {
+    body = JSON.stringify(r.body);
+    if (body === undefined) throw new TypeError(`${where} returned a response that is not JSON data`);
+    out.bodyFollows = true;
   }
   const json = JSON.stringify(out);
   if (json === undefined) throw new TypeError(`${where} returned a response that is not JSON data`);
-  return json;
+  return [json, body];
 }
 
 /** Bytes cross as binary strings: a character above U+00FF is no byte. */
@@ -554,10 +564,11 @@ export function installTwin(def: TwinDefinition): void {
       };
 
       let response: string;
+      let body: string | undefined;
       if (input.kind === 'route') {
         const route = Number.isInteger(input.index) ? def.routes[input.index] : undefined;
         if (!route) throw new TypeError(`__kit_invoke: no route at index ${String(input.index)}`);
-        response = responseJson(route.handle(input.request, ctx), `route '${route.name}'`);
+        [response, body] = responseParts(route.handle(input.request, ctx), `route '${route.name}'`);
       } else if (input.kind === 'move') {
         const move = own(moves, input.move);
         if (!move) throw new TypeError(`__kit_invoke: the twin has no move '${String(input.move)}'`);
@@ -580,14 +591,16 @@ export function installTwin(def: TwinDefinition): void {
       } else if (input.kind === 'store') {
         const store = own(stores, input.name);
         if (!store) throw new TypeError(`__kit_invoke: the twin has no store '${String(input.name)}'`);
-        const body = store(t, isRecord(input.query) ? (input.query as Record<string, string | string[]>) : {});
-        response = responseJson({ status: 200, body: body === undefined ? null : body }, `store '${input.name}'`);
+        const answer = store(t, isRecord(input.query) ? (input.query as Record<string, string | string[]>) : {});
+        [response, body] = responseParts({ status: 200, body: answer === undefined ? null : answer }, `store '${input.name}'`);
       } else if (input.kind === 'stream') {
         response = streamAnswerJson(def, input, ctx);
       } else {
         throw new TypeError(`__kit_invoke: unknown kind ${JSON.stringify((input as { kind?: unknown }).kind)}`);
       }
-      return `{"response":${response},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
+      const answer = `{"response":${response},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
+      // JSON text has no raw newline: the first one ends the answer and starts the body.
+      return body === undefined ? answer : `${answer}\n${body}`;
     } catch (e) {
       const thrown = describeThrown(e);
       let body: unknown = { error: { code: 'handler_error', message: thrown.message } };
