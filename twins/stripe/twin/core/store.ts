@@ -4,7 +4,7 @@
  * Tree layout (documented in the README):
  *   (<object type>, `<acct>/<id>`) → { s: seq, o: the Stripe object, u?: true when unlisted }
  *   (`ix.<object type>.<acct>`, seq as 12 digits) → the same object — creation order, for lists
- *   ('seq', 'n') → the last seq handed out
+ *   ('account', `<acct>`) → { n: the last seq handed out, hooks: webhook endpoints } (AccountState)
  * Ids are random like Stripe's, so creation order needs its own index. The index holds a copy
  * of each object so a list page is one read instead of one per object (reads cross the
  * sandbox boundary and dominate a list's cost); every write goes through this file.
@@ -59,9 +59,32 @@ export function typeOfId(id: string): string | undefined {
 
 const pad = (n: number): string => String(n).padStart(12, '0');
 
+/**
+ * What the twin keeps per account in one record, read by every request that creates
+ * something: the last creation sequence handed out, and how many webhook endpoints the
+ * account has (so an event looks for endpoints only when there are some).
+ */
+export interface AccountState {
+  /** The last seq handed out. */
+  n: number;
+  /** Webhook endpoints the account has (enabled or not). */
+  hooks: number;
+}
+
+export function accountState(c: Call): AccountState {
+  return c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0 };
+}
+
+/** Changes the account's webhook endpoint count (endpoint created: +1, deleted: -1). */
+export function countHooks(c: Call, delta: number): void {
+  const st = accountState(c);
+  c.tree.put('account', c.acct, { n: st.n, hooks: Math.max(0, st.hooks + delta) });
+}
+
 function nextSeq(c: Call): number {
-  const n = (c.tree.get<number>('seq', 'n') ?? 0) + 1;
-  c.tree.put('seq', 'n', n);
+  const st = accountState(c);
+  const n = st.n + 1;
+  c.tree.put('account', c.acct, { n, hooks: st.hooks });
   return n;
 }
 

@@ -7,7 +7,7 @@ import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { invalid, paramMissing } from '../core/errors.js';
 import { applyMetadata } from '../core/metadata.js';
-import { insert, listOf, mustLoad, save, unlist } from '../core/store.js';
+import { countHooks, insert, listOf, mustLoad, save, unlist } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 
 const MAX_ENDPOINTS = 16;
@@ -50,6 +50,7 @@ function createEndpoint(c: Call): Obj {
   };
   insert(c, 'webhook_endpoint', endpoint);
   c.tree.put('webhook_secret', `${c.acct}/${id}`, secret);
+  countHooks(c, 1);
   return { ...endpoint, secret };
 }
 
@@ -76,6 +77,7 @@ function deleteEndpoint(c: Call): Obj {
   mustLoad(c, 'webhook_endpoint', id, 'webhook endpoint');
   unlist(c, 'webhook_endpoint', id);
   c.tree.delete('webhook_secret', `${c.acct}/${id}`);
+  countHooks(c, -1);
   return { id, object: 'webhook_endpoint', deleted: true };
 }
 
