@@ -16,9 +16,9 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function open(dir: string, callTimeoutMs = 1500): Promise<WorldHandle> {
+async function open(dir: string, callTimeoutMs = 1500, thread?: 'inline'): Promise<WorldHandle> {
   const hello = (await loadBuiltinTwins()).get('hello')!;
-  const world = await openLocalWorld({ dir, org: 'local', world: 'w', twins: [hello], guestRuntime: await buildGuestRuntime(), callTimeoutMs });
+  const world = await openLocalWorld({ dir, org: 'local', world: 'w', twins: [hello], guestRuntime: await buildGuestRuntime(), callTimeoutMs, ...(thread ? { thread } : {}) });
   handles.push(world);
   return world;
 }
@@ -71,5 +71,25 @@ describe('a local world in its worker', () => {
     const map = JSON.parse(text((await world.handle(req('api', 'GET', '/map'))).body));
     expect(map.twins[0].position).toBe(20);
     expect(JSON.parse(text((await world.handle(req('api', 'GET', '/clock'))).body))).toEqual({ at: '2026-04-01T00:00:00.000Z', frozen: true });
+  });
+
+  it('serves the same directory in the calling thread (--inline), and a worker reopens what it wrote', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-local-'));
+    dirs.push(dir);
+    let world = await open(dir, 1500, 'inline');
+    const created = await world.handle(req('vendor', 'POST', '/hello/v1/greetings', { name: 'Ada' }));
+    expect(created.status).toBe(200);
+    const id = (JSON.parse(text(created.body)) as { id: string }).id;
+    // A scenario script that loops is still stopped by its step budget in this thread.
+    const scenario = { handlers: [{ name: 'spin', match: { path: '/v1/spin' }, js: 'for (;;) {}' }] };
+    expect((await world.handle(req('api', 'PUT', '/twins/hello/scenario', scenario))).status).toBe(200);
+    const spun = await world.handle(req('vendor', 'GET', '/hello/v1/spin'));
+    expect(JSON.parse(text(spun.body)).error.code).toBe('handler_timeout');
+    await world.close();
+    handles.splice(handles.indexOf(world), 1);
+
+    world = await open(dir);
+    const again = await world.handle(req('vendor', 'GET', `/hello/v1/greetings/${id}`));
+    expect(JSON.parse(text(again.body)).name).toBe('Ada');
   });
 });

@@ -180,6 +180,24 @@ describe('kit world serve', () => {
     expect(bad.opened).toHaveLength(0);
   });
 
+  it('opens the world in a worker thread by default, and in its own thread with --inline', async () => {
+    const h = harness();
+    const done = main(['world', 'serve', dir, '--port', '0'], io(h), h.deps);
+    await h.serving();
+    expect(h.opened[0]?.thread).toBeUndefined();
+    h.stop();
+    await done;
+    const inline = harness();
+    const again = main(['world', 'serve', dir, '--port', '0', '--inline'], io(inline), inline.deps);
+    await inline.serving();
+    expect(inline.opened[0]?.thread).toBe('inline');
+    inline.stop();
+    await again;
+    const bad = harness();
+    expect(await main(['world', 'serve', dir, '--port', '0', '--inline=yes'], io(bad), bad.deps)).toBe(2);
+    expect(bad.opened).toHaveLength(0);
+  });
+
   it('refuses a corrupt token file without replacing it or opening the world, exit 1', async () => {
     await mkdir(join(dir, '.kit'));
     await writeFile(join(dir, '.kit', 'token'), '{"url": "x", "token": ');

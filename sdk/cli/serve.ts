@@ -28,6 +28,8 @@ export interface ServeOptions {
   twins?: string[];
   /** The CONNECT proxy's port; default the server's port + 1 (a free one when that is 0). */
   proxyPort?: number;
+  /** Serve the world in the server's thread (`--inline`) rather than a worker thread of its own. */
+  inline?: boolean;
 }
 
 export interface ServeDeps {
@@ -52,10 +54,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'world', kind: 'string' },
   { name: 'twins', kind: 'string' },
   { name: 'proxy-port', kind: 'string' },
+  { name: 'inline', kind: 'boolean' },
   { name: 'help', kind: 'boolean', short: 'h' },
 ];
 
-export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b] [--proxy-port N]
+export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b] [--proxy-port N] [--inline]
 
 Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two tokens in
 <dir>/.kit/token (minted on first start, kept across restarts).
@@ -68,6 +71,9 @@ Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two to
   --twins a,b   the built-in twins to serve (default: all of them)
   --proxy-port N  the world's HTTPS proxy for apps in any language (default: port + 1;
                 0 picks a free port). Its CA lives in <dir>/.kit/ca/.
+  --inline      run the world in the server's own thread: faster under load (no hop to a
+                worker thread), but nothing ends a handler stuck in native work (a scenario
+                script's step budget still stops its loops); for load tests on code you trust
   -h, --help    this help
 
 The twins answer at http://<host>:<port>/<org>/<world>/<vendor>/... with the vendors' own
@@ -102,6 +108,7 @@ export function parseServeArgs(argv: readonly string[]): ServeOptions | 'help' {
   }
   const world = value('world');
   if (world !== undefined) options.world = checkName('--world', world);
+  if (flags['inline'] === true) options.inline = true;
   const twins = value('twins');
   if (twins !== undefined) {
     options.twins = parseList(twins);
@@ -154,7 +161,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
 
   // Before the world opens: a corrupt CA stops us with nothing to close.
   const ca = await loadOrCreateCa(dir, { label: `kit world ${options.org}/${world}` });
-  const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles });
+  const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles, ...(options.inline === true ? { thread: 'inline' as const } : {}) });
   const tokens = existing ?? { url: '', ...mintTokens() };
   let server: SingleWorldServer;
   try {
