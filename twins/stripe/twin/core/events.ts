@@ -3,7 +3,7 @@
  * `events.retrieve` work) and emits it on the log entry (webhook delivery reads those).
  */
 import { API_VERSION, type Call } from './call.js';
-import { accountState, insert, newestFirst } from './store.js';
+import { accountState, insert, newestFirst, orderedId } from './store.js';
 import { clone, isObj, type Obj } from './util.js';
 
 /** The top-level fields of `before` that differ in `after`, with their old values. */
@@ -59,7 +59,7 @@ export function event(c: Call, type: string, object: Obj, previous?: Obj): Obj {
   if (previous !== undefined) data.previous_attributes = clone(previous);
   const endpoints = endpointsFor(c, type);
   const evt: Obj = {
-    id: c.ctx.id('evt_', 24),
+    id: orderedId(c, 'evt_', 24),
     object: 'event',
     api_version: API_VERSION,
     created: c.now,

@@ -4,6 +4,7 @@
  * Tree layout (documented in the README):
  *   (<object type>, `<acct>/<id>`) → { s: seq, o: the Stripe object, u?: true when unlisted }
  *   (`ix.<object type>.<acct>`, seq as 12 digits) → the same object — creation order, for lists
+ *     (not for customers and events: their ids begin with the seq, so their records are in order)
  *   ('account', `<acct>`) → { n: the last seq handed out, hooks: webhook endpoints } (AccountState)
  * Ids are random like Stripe's, so creation order needs its own index. The index holds a copy
  * of each object so a list page is one read instead of one per object (reads cross the
@@ -88,6 +89,49 @@ function nextSeq(c: Call): number {
   return n;
 }
 
+/**
+ * Types whose records are listed straight from the tree, with no index: their ids begin with
+ * the creation sequence (`orderedId`), so an account's records in id order are in creation
+ * order. Only for types whose ids the twin always makes itself, with one prefix.
+ */
+const KEYED: Record<string, string> = { customer: 'cus_', event: 'evt_' };
+
+const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** Sequence digits at the front of an ordered id: 62^6 ≈ 5.7e10 objects per account. */
+const SEQ_CHARS = 6;
+
+/** `s` as SEQ_CHARS base-62 digits; ASCII order of the digits is numeric order. */
+function seqCode(s: number): string {
+  let out = '';
+  for (let i = 0; i < SEQ_CHARS; i++) {
+    out = (B62[s % 62] as string) + out;
+    s = Math.floor(s / 62);
+  }
+  if (s > 0) throw new Error('the account has run out of sequence numbers');
+  return out;
+}
+
+/** The seq an ordered id begins with, or undefined for an id that is not one. */
+function seqOfId(id: string, prefix: string): number | undefined {
+  if (!id.startsWith(prefix) || id.length < prefix.length + SEQ_CHARS) return undefined;
+  let s = 0;
+  for (let i = prefix.length; i < prefix.length + SEQ_CHARS; i++) {
+    const d = B62.indexOf(id[i] as string);
+    if (d < 0) return undefined;
+    s = s * 62 + d;
+  }
+  return s;
+}
+
+/**
+ * A new id for an object of a keyed type: the prefix, the account's next sequence number as
+ * six base-62 digits, then random characters from the world's generator (`length` in all, as
+ * `ctx.id` counts). `insert` reads the sequence back from the id.
+ */
+export function orderedId(c: Call, prefix: string, length: number): string {
+  return c.ctx.id(prefix + seqCode(nextSeq(c)), length - SEQ_CHARS);
+}
+
 export function loadRec(c: Call, type: string, id: string): Rec | undefined {
   return c.tree.get<Rec>(type, `${c.acct}/${id}`);
 }
@@ -103,11 +147,16 @@ export function mustLoad(c: Call, type: string, id: string, noun: string, param 
   return o;
 }
 
-/** Stores a new object and indexes it for lists. */
+/** Stores a new object and indexes it for lists (a keyed type needs no index). */
 export function insert(c: Call, type: string, obj: Obj): Obj {
   const id = obj.id as string;
-  const s = nextSeq(c);
+  const prefix = KEYED[type];
   const copy = clone(obj);
+  if (prefix !== undefined) {
+    c.tree.put(type, `${c.acct}/${id}`, { s: seqOfId(id, prefix) ?? nextSeq(c), o: copy });
+    return obj;
+  }
+  const s = nextSeq(c);
   c.tree.put(type, `${c.acct}/${id}`, { s, o: copy });
   c.tree.put(`ix.${type}.${c.acct}`, pad(s), copy);
   return obj;
@@ -123,7 +172,7 @@ export function save(c: Call, type: string, obj: Obj): Obj {
     c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy, u: true });
   } else {
     c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy });
-    c.tree.put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
+    if (KEYED[type] === undefined) c.tree.put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
   }
   return obj;
 }
@@ -132,15 +181,33 @@ export function save(c: Call, type: string, obj: Obj): Obj {
 export function unlist(c: Call, type: string, id: string, stub?: Obj): void {
   const rec = loadRec(c, type, id);
   if (rec === undefined) return;
-  c.tree.delete(`ix.${type}.${c.acct}`, pad(rec.s));
+  if (KEYED[type] === undefined) c.tree.delete(`ix.${type}.${c.acct}`, pad(rec.s));
   if (stub !== undefined) c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: clone(stub), u: true });
   else c.tree.delete(type, `${c.acct}/${id}`);
 }
 
 export type Filter = (o: Obj) => boolean;
 
+/** A keyed type's listed records from one page (unlisted ones, such as deleted customers' stubs, skipped). */
+function* listed(items: { value: Rec }[]): Generator<Rec> {
+  for (const item of items) if (item.value.u !== true) yield item.value;
+}
+
 /** Iterates an account's objects newest first, starting below `beforeSeq`, reading `pageSize` at a time. */
 export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize = 100): Generator<Rec> {
+  const prefix = KEYED[type];
+  if (prefix !== undefined) {
+    // The account's records are the ids between `<acct>/` and `<acct>0` ('0' follows '/').
+    const after = `${c.acct}/`;
+    let before = beforeSeq === undefined ? `${c.acct}0` : `${c.acct}/${prefix}${seqCode(beforeSeq)}`;
+    for (;;) {
+      const page = c.tree.list<Rec>(type, { reverse: true, after, before, limit: pageSize });
+      yield* listed(page.items);
+      if (!page.hasMore || page.items.length === 0) return;
+      before = page.items[page.items.length - 1]?.id as string;
+      pageSize = 100;
+    }
+  }
   const ix = `ix.${type}.${c.acct}`;
   let before = beforeSeq === undefined ? undefined : pad(beforeSeq);
   for (;;) {
@@ -154,6 +221,19 @@ export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize
 }
 
 function* oldestFirst(c: Call, type: string, afterSeq: number, pageSize: number): Generator<Rec> {
+  const prefix = KEYED[type];
+  if (prefix !== undefined) {
+    // Every id of seq afterSeq + 1 and later sorts above this bound; those of afterSeq below it.
+    let after = `${c.acct}/${prefix}${seqCode(afterSeq + 1)}`;
+    const before = `${c.acct}0`;
+    for (;;) {
+      const page = c.tree.list<Rec>(type, { after, before, limit: pageSize });
+      yield* listed(page.items);
+      if (!page.hasMore || page.items.length === 0) return;
+      after = page.items[page.items.length - 1]?.id as string;
+      pageSize = 100;
+    }
+  }
   const ix = `ix.${type}.${c.acct}`;
   let after = pad(afterSeq);
   for (;;) {

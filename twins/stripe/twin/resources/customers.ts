@@ -3,7 +3,7 @@ import { route, type Call } from '../core/call.js';
 import { invalid, missing } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { eq, insert, listOf, load, mustLoad, save, unlist } from '../core/store.js';
+import { eq, insert, listOf, load, mustLoad, orderedId, save, unlist } from '../core/store.js';
 import { search } from '../core/search.js';
 import { clone, type Obj } from '../core/util.js';
 import { cancelCustomerSubscriptions } from './billing.js';
@@ -50,7 +50,7 @@ function testClock(c: Call): string | null {
 }
 
 export function createCustomer(c: Call): Obj {
-  const id = c.ctx.id('cus_', 14);
+  const id = orderedId(c, 'cus_', 14);
   const locales = c.p.strings('preferred_locales') ?? [];
   const prefix = c.p.str('invoice_prefix') ?? hex8(c);
   if (!/^[A-Z0-9]{3,12}$/.test(prefix)) {
