@@ -3,7 +3,7 @@
  * `events.retrieve` work) and emits it on the log entry (webhook delivery reads those).
  */
 import { API_VERSION, type Call } from './call.js';
-import { accountState, insert, newestFirst, orderedId } from './store.js';
+import { accountState, insertFresh, newestFirst, orderedId } from './store.js';
 import { clone, isObj, type Obj } from './util.js';
 
 /** The top-level fields of `before` that differ in `after`, with their old values. */
@@ -54,7 +54,11 @@ function endpointsFor(c: Call, type: string): Endpoint[] {
   return enabledEndpoints(c).filter((e) => e.events.includes('*') || e.events.includes(type));
 }
 
-export function event(c: Call, type: string, object: Obj, previous?: Obj): Obj {
+/**
+ * Records an event about `object` as it is now (the event keeps its own copy). The event is
+ * stored as it is made: the answer must not be changed.
+ */
+export function event(c: Call, type: string, object: Obj, previous?: Obj): Readonly<Obj> {
   const data: Obj = { object: clone(object) };
   if (previous !== undefined) data.previous_attributes = clone(previous);
   const endpoints = endpointsFor(c, type);
@@ -69,7 +73,7 @@ export function event(c: Call, type: string, object: Obj, previous?: Obj): Obj {
     request: c.automatic === true ? { id: null, idempotency_key: null } : { id: c.requestId, idempotency_key: c.idempotencyKey },
     type,
   };
-  insert(c, 'event', evt);
+  insertFresh(c, 'event', evt);
   c.emits.push({ type, data: { ...evt, account: c.acct } });
   // One delivery per endpoint, sent by the world once this entry is durable. Stripe signs
   // the instant it sends (constructEvent checks it against the real clock), so the world

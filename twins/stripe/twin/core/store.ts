@@ -149,17 +149,28 @@ export function mustLoad(c: Call, type: string, id: string, noun: string, param 
 
 /** Stores a new object and indexes it for lists (a keyed type needs no index). */
 export function insert(c: Call, type: string, obj: Obj): Obj {
+  store(c, type, obj, clone(obj));
+  return obj;
+}
+
+/**
+ * Stores a new object the caller made for the store alone and never changes again (an event):
+ * kept as it is, without the copy `insert` makes.
+ */
+export function insertFresh(c: Call, type: string, obj: Obj): void {
+  store(c, type, obj, obj);
+}
+
+function store(c: Call, type: string, obj: Obj, copy: Obj): void {
   const id = obj.id as string;
   const prefix = KEYED[type];
-  const copy = clone(obj);
   if (prefix !== undefined) {
     c.tree.put(type, `${c.acct}/${id}`, { s: seqOfId(id, prefix) ?? nextSeq(c), o: copy });
-    return obj;
+    return;
   }
   const s = nextSeq(c);
   c.tree.put(type, `${c.acct}/${id}`, { s, o: copy });
   c.tree.put(`ix.${type}.${c.acct}`, pad(s), copy);
-  return obj;
 }
 
 /** Replaces a stored object, keeping its place in lists. */

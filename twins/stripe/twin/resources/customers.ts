@@ -90,7 +90,7 @@ export function createCustomer(c: Call): Obj {
     attachTo(c, pm, id);
   }
   const settings = invoiceSettings(c, id, customer.invoice_settings as Obj);
-  if (JSON.stringify(settings) !== JSON.stringify(customer.invoice_settings)) {
+  if (settings !== customer.invoice_settings && JSON.stringify(settings) !== JSON.stringify(customer.invoice_settings)) {
     customer.invoice_settings = settings;
     save(c, 'customer', customer);
   }
