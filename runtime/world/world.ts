@@ -91,6 +91,12 @@ interface State {
   heads: Map<string, number>;
   /** occurredAt (ms) of each twin's newest entry. */
   newest: Map<string, number>;
+  /**
+   * Live record counts at each twin's head, by type, filled as they are read. Only this
+   * world's own appends move its head, so appendBatch keeps them right; a branch's or a
+   * parent's appends touch neither the other's head nor its counts.
+   */
+  counts: Map<string, Map<string, number>>;
 }
 
 /** The head index's value: the newest own version's position and value (null: deleted). */
@@ -153,7 +159,7 @@ class Engine {
     if (cached !== undefined) return cached;
     const meta = this.storage.get<WorldMeta>([id, '#meta']);
     if (meta === undefined) throw new KitError('internal', `world ${id} has no metadata`);
-    const state: State = { meta, removed: false, heads: new Map(), newest: new Map() };
+    const state: State = { meta, removed: false, heads: new Map(), newest: new Map(), counts: new Map() };
     this.byId.set(id, state);
     this.byName.set(meta.name, state);
     return state;
@@ -457,6 +463,8 @@ export class World {
     if (entries.length > 0) {
       this.s.heads.set(twin, head + entries.length);
       this.s.newest.set(twin, newest);
+      const memo = this.headCounts(twin);
+      for (const [type, n] of counts) memo.set(type, n);
     }
     return entries;
   }
@@ -921,7 +929,21 @@ export class World {
     return undefined;
   }
 
+  private headCounts(twin: string): Map<string, number> {
+    let memo = this.s.counts.get(twin);
+    if (memo === undefined) this.s.counts.set(twin, (memo = new Map()));
+    return memo;
+  }
+
   private countAt(twin: string, type: string, at: number): number {
+    if (at !== this.head(twin)) return this.storedCountAt(twin, type, at);
+    const memo = this.headCounts(twin);
+    let n = memo.get(type);
+    if (n === undefined) memo.set(type, (n = this.storedCountAt(twin, type, at)));
+    return n;
+  }
+
+  private storedCountAt(twin: string, type: string, at: number): number {
     for (const l of this.layers(twin, at)) {
       const kv = first<number>(this.e.storage, { start: [l.id, twin, 'count', type, l.lo + 1], end: [l.id, twin, 'count', type, l.hi + 1], reverse: true });
       if (kv !== undefined) return kv.value;

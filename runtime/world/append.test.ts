@@ -1,0 +1,204 @@
+/**
+ * What appendBatch keeps in memory and what it writes agree with what a fresh store reads
+ * back from storage: counts at head, existence, values at head and at every earlier
+ * position, in worlds and their branches, across batches, deletions, refused batches and
+ * a restart.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { storageBackends } from '../../test/helpers/storages.js';
+import { openLmdbStorage } from '../store/lmdb.js';
+import type { Storage } from '../store/types.js';
+import type { EntryDraft, RecordWrite } from './types.js';
+import { type World, WorldStore } from './world.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+const { backends, cleanups } = storageBackends('kit-append-');
+const TYPES = ['customer', 'price', 'ix.customer.acct_1'];
+const cause: EntryDraft['cause'] = { kind: 'request', method: 'POST', route: 'POST /v1/x', path: '/v1/x', status: 200, requestId: 'r' };
+
+/** A seeded generator (mulberry32): the same run every time. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The records of one twin as a replay of its writes sees them, position by position. */
+class Model {
+  live = new Map<string, unknown>();
+  /** States after each position; index 0 is the empty tree. */
+  states: Map<string, unknown>[] = [new Map()];
+
+  constructor(from?: Model, cut?: number) {
+    if (from !== undefined) {
+      this.states = from.states.slice(0, (cut ?? from.states.length - 1) + 1);
+      this.live = new Map(this.states[this.states.length - 1]);
+    }
+  }
+
+  apply(writes: RecordWrite[]): void {
+    for (const w of writes) {
+      const k = `${w.type}\u0000${w.id}`;
+      if (w.value === null) this.live.delete(k);
+      else this.live.set(k, w.value);
+    }
+    this.states.push(new Map(this.live));
+  }
+
+  count(type: string, at = this.states.length - 1): number {
+    let n = 0;
+    for (const k of (this.states[at] as Map<string, unknown>).keys()) if (k.startsWith(`${type}\u0000`)) n++;
+    return n;
+  }
+
+  value(type: string, id: string, at = this.states.length - 1): unknown {
+    return (this.states[at] as Map<string, unknown>).get(`${type}\u0000${id}`);
+  }
+}
+
+function writesFor(rnd: () => number, n: number): RecordWrite[] {
+  return Array.from({ length: n }, () => {
+    const type = TYPES[Math.floor(rnd() * TYPES.length)] as string;
+    const id = `id_${Math.floor(rnd() * 6)}`;
+    return { type, id, value: rnd() < 0.3 ? null : { n: Math.floor(rnd() * 1000), tags: ['a', { b: rnd() < 0.5 }] } };
+  });
+}
+
+/** Random appends and batches (some refused whole) on `w`, mirrored in `m`. */
+function drive(w: World, m: Model, rnd: () => number, steps: number, clock: { now: number }): void {
+  for (let i = 0; i < steps; i++) {
+    clock.now += 1000;
+    const r = rnd();
+    if (r < 0.5) {
+      const writes = writesFor(rnd, 1 + Math.floor(rnd() * 4));
+      w.append('stripe', { cause, writes });
+      m.apply(writes);
+    } else if (r < 0.85) {
+      const drafts = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => ({ cause, writes: writesFor(rnd, 1 + Math.floor(rnd() * 3)) }));
+      w.appendBatch('stripe', drafts);
+      for (const d of drafts) m.apply(d.writes);
+    } else {
+      // A batch refused at its last draft leaves nothing behind, in storage or in memory.
+      const drafts: EntryDraft[] = [{ cause, writes: writesFor(rnd, 2) }, { cause, writes: [{ type: 'customer', id: '', value: 1 }] }];
+      expect(() => w.appendBatch('stripe', drafts)).toThrow();
+    }
+    for (const type of TYPES) expect(w.countRecords('stripe', type)).toBe(m.count(type));
+  }
+}
+
+/** Everything the model knows, read through `w` (a fresh store reads only storage). */
+function check(w: World, m: Model): void {
+  const head = m.states.length - 1;
+  expect(w.head('stripe')).toBe(head);
+  expect(w.counts('stripe')).toEqual(TYPES.map((type) => ({ type, count: m.count(type) })).filter((c) => c.count > 0).sort((a, b) => (a.type < b.type ? -1 : 1)));
+  for (let at = 0; at <= head; at++) {
+    for (const type of TYPES) {
+      expect(w.countRecords('stripe', type, at)).toBe(m.count(type, at));
+      for (let i = 0; i < 6; i++) expect(w.getRecord('stripe', type, `id_${i}`, at)).toEqual(m.value(type, `id_${i}`, at));
+    }
+  }
+  for (const type of TYPES) {
+    const listed = w.listRecords('stripe', type, { limit: 1000 }).records;
+    expect(listed.map((r) => r.value)).toEqual(listed.map((r) => m.value(type, r.id)));
+    expect(listed.length).toBe(m.count(type));
+  }
+  for (let p = 1; p <= head; p++) {
+    const entry = w.entry('stripe', p);
+    expect(entry?.position).toBe(p);
+  }
+}
+
+describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeStorage) => {
+  function setup(): { storage: Storage; store: WorldStore; clock: { now: number } } {
+    const storage = makeStorage();
+    cleanups.push(async () => {
+      if (storage.alive) await storage.close();
+    });
+    const clock = { now: T0 };
+    return { storage, clock, store: new WorldStore(storage, { now: () => clock.now }) };
+  }
+
+  it('counts and records agree with a replay, in a world, a branch as of now and a branch at a past instant', () => {
+    const { storage, store, clock } = setup();
+    const rnd = random(7);
+    const root = store.createWorld('acme', { twins: ['stripe'] });
+    const rm = new Model();
+    drive(root, rm, rnd, 60, clock);
+    // Counts read at head before the branches are made, so memory holds them.
+    for (const type of TYPES) root.countRecords('stripe', type);
+
+    const now = root.branch({ label: 'now' }).world;
+    const nm = new Model(rm);
+    const cut = 25;
+    const pastAt = root.entry('stripe', cut)?.occurredAt as string;
+    const past = root.branch({ at: pastAt, label: 'past' }).world;
+    const pm = new Model(rm, root.historyCut(pastAt).views.stripe?.position);
+    drive(root, rm, rnd, 30, clock);
+    drive(now, nm, rnd, 30, clock);
+    drive(past, pm, rnd, 30, clock);
+    const sub = now.branch({ label: 'sub' }).world;
+    const sm = new Model(nm);
+    drive(sub, sm, rnd, 20, clock);
+    drive(now, nm, rnd, 10, clock);
+
+    for (const [w, m] of [[root, rm], [now, nm], [past, pm], [sub, sm]] as const) check(w, m);
+    // A fresh store knows only what storage holds.
+    const fresh = new WorldStore(storage, { now: () => clock.now });
+    for (const [w, m] of [[root, rm], [now, nm], [past, pm], [sub, sm]] as const) check(fresh.openWorld(w.name), m);
+  });
+
+  it('a batch that writes, deletes and re-creates one record counts it once', () => {
+    const { store } = setup();
+    const w = store.createWorld('acme', { twins: ['stripe'] });
+    w.append('stripe', { cause, writes: [{ type: 'customer', id: 'a', value: 1 }] });
+    expect(w.countRecords('stripe', 'customer')).toBe(1);
+    w.appendBatch('stripe', [
+      { cause, writes: [{ type: 'customer', id: 'a', value: null }, { type: 'customer', id: 'b', value: 2 }, { type: 'customer', id: 'b', value: null }] },
+      { cause, writes: [{ type: 'customer', id: 'a', value: 3 }, { type: 'customer', id: 'a', value: null }, { type: 'customer', id: 'a', value: 4 }] },
+      { cause, writes: [] },
+    ]);
+    expect(w.countRecords('stripe', 'customer')).toBe(1);
+    expect(w.countRecords('stripe', 'customer', 2)).toBe(0);
+    expect(w.countRecords('stripe', 'customer', 3)).toBe(1);
+    expect(w.getRecord('stripe', 'customer', 'a')).toBe(4);
+    expect(w.getRecord('stripe', 'customer', 'a', 2)).toBeUndefined();
+    expect(w.entry('stripe', 3)?.writes.map((x) => x.value)).toEqual([3, null, 4]);
+  });
+});
+
+describe('appendBatch bookkeeping after a restart', () => {
+  it('a reopened LMDB storage reads what the first process wrote, and appends on from there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-append-restart-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const clock = { now: T0 };
+    const rnd = random(11);
+    const first = openLmdbStorage(dir);
+    const store = new WorldStore(first, { now: () => clock.now });
+    const root = store.createWorld('acme', { twins: ['stripe'] });
+    const rm = new Model();
+    drive(root, rm, rnd, 40, clock);
+    const br = root.branch({ label: 'b' }).world;
+    const bm = new Model(rm);
+    drive(br, bm, rnd, 20, clock);
+    await first.close();
+
+    const second = openLmdbStorage(dir);
+    cleanups.push(() => second.close());
+    const again = new WorldStore(second, { now: () => clock.now });
+    const root2 = again.openWorld('acme');
+    const br2 = again.openWorld(br.name);
+    check(root2, rm);
+    check(br2, bm);
+    drive(root2, rm, rnd, 20, clock);
+    drive(br2, bm, rnd, 20, clock);
+    check(root2, rm);
+    check(br2, bm);
+  });
+});
