@@ -74,11 +74,13 @@ const SUITES = {
   engine: {
     title: '**Engine** (`bench/engine/run.ts`; lowest median per operation over the rounds, ratio to each group\'s first task)',
     head: ['group', 'task', 'µs per op', 'ratio'],
+    text: 2,
     row: (r) => [r.group, r.task, fixed(r.meanUs, 2), fixed(r.perOp, 2)],
   },
   sandbox: {
     title: '**Sandbox** (`bench/sandbox/run.ts`)',
     head: ['task', 'value', 'ratio'],
+    text: 3,
     row: (r) => [r.task, r.value, r.ratio],
   },
   router: {
@@ -108,7 +110,9 @@ export function render(latest) {
   for (const [name, spec] of Object.entries(SUITES)) {
     const rows = suites[name]?.rows;
     if (!Array.isArray(rows) || rows.length === 0) continue;
-    out.push('', `${spec.title}:`, '', `| ${spec.head.join(' | ')} |`, `|${spec.head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
+    // The first `text` columns (default 1) are left-aligned words, the rest right-aligned figures.
+    const align = spec.head.map((_, i) => (i < (spec.text ?? 1) ? '---' : '---:'));
+    out.push('', `${spec.title}:`, '', `| ${spec.head.join(' | ')} |`, `|${align.join('|')}|`);
     for (const r of rows) out.push(`| ${spec.row(r).map(cell).join(' | ')} |`);
   }
   return out.join('\n');
