@@ -28,6 +28,7 @@ run: build
 
 test: build
 	npx tsc -p tsconfig.tests.json
+	node --test bench/results/render.test.mjs
 	npx vitest run
 
 # Not part of `make test`: minutes long; bench/http installs its peers into bench/peers on first use.

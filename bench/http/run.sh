@@ -38,11 +38,11 @@ TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE
 OUT=bench/http/.out
 mkdir -p "$OUT"
 
-ROWS=${ROWS:-uws node-http host-get hello-get hello-post stripe-get stripe-post stripe-list emulate-get emulate-post emulate-list mockoon-get prism-get}
+ROWS=${ROWS:-uws node-http host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
 # The baseline must come first in every round: ratios are taken against the round's first row.
 [[ "$ROWS" == uws\ * || "$ROWS" == uws ]] || ROWS="uws ${ROWS/ALL/ALL}"
 [[ "$ROWS" == "uws ALL" ]] && ROWS=ALL
-[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list emulate-get emulate-post emulate-list mockoon-get prism-get"
+[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
 
 if ! command -v wrk >/dev/null; then
   echo "wrk is missing: installing the Debian package" >&2
@@ -73,14 +73,17 @@ trap 'exit 130' INT
 start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER for a world)
   case $1 in emulate | mockoon | prism) start_peer "$1"; return ;; esac
   local -a cmd=("$SERVER_JS" "$1" 0 ${2:-})
+  # world-inline: the world in the server's thread, as `kit world serve --inline` serves it.
+  local thread=worker
+  [[ "$1" == world-inline ]] && { thread=inline; cmd=("$SERVER_JS" world 0 ${2:-}); }
   [[ "$1" == node-http ]] && cmd=(dist/bench/http/node-hello.js 0)
   # A fresh file per start: the background redirect may truncate after the first poll,
   # which would then read the previous server's port.
   local log="$OUT/server.$RANDOM$RANDOM.log"
   rm -f "$OUT"/server.*.log
   local -a extra=()
-  if [[ "$1" == world ]]; then WORLD_DIR=$(mktemp -d /tmp/kit-bench-world.XXXXXX); extra=("$WORLD_DIR"); fi
-  taskset -c "$SERVER_CPU" node "${cmd[@]}" "${extra[@]}" >"$log" 2>&1 &
+  if [[ "$1" == world || "$1" == world-inline ]]; then WORLD_DIR=$(mktemp -d /tmp/kit-bench-world.XXXXXX); extra=("$WORLD_DIR"); fi
+  WORLD_THREAD=$thread taskset -c "$SERVER_CPU" node "${cmd[@]}" "${extra[@]}" >"$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 600); do
     if grep -qs '^ready ' "$log"; then
@@ -230,11 +233,13 @@ row() { # one row by its short name
     host-post) run_row "host only: POST 1 KB body, x-kit-token" host /local/bench/hello/v1/things "$auth" bench/http/post.lua ;;
     host-api) run_row "host only: GET world API, x-kit-token" host /-/local/bench/clock "$auth" ;;
     host-401) run_row "host only: 401, no credential" host /local/bench/hello/v1/things/1 "" "" 401 ;;
-    hello-get) run_row "world: hello GET greeting by id" world "/local/bench/hello/v1/greetings/@GREETING" "$auth" ;;
-    hello-post) run_row "world: hello POST greeting (durable)" world /local/bench/hello/v1/greetings "$auth" bench/http/post-hello.lua 200 '{"name":"Grace"}' ;;
-    stripe-get) run_row "world: Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
-    stripe-list) run_row "world: Stripe GET customers list (limit 10)" world "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
-    stripe-post) run_row "world: Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    hello-get) run_row "world --inline: hello GET greeting by id" world-inline "/local/bench/hello/v1/greetings/@GREETING" "$auth" ;;
+    hello-post) run_row "world --inline: hello POST greeting (durable)" world-inline /local/bench/hello/v1/greetings "$auth" bench/http/post-hello.lua 200 '{"name":"Grace"}' ;;
+    stripe-get) run_row "world --inline: Stripe GET customer by id" world-inline "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
+    stripe-list) run_row "world --inline: Stripe GET customers list (limit 10)" world-inline "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
+    stripe-post) run_row "world --inline: Stripe POST customer (durable)" world-inline /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    stripe-get-worker) run_row "world (worker thread, the default): Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
+    stripe-post-worker) run_row "world (worker thread, the default): Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
     node-http) run_row "node:http hello world (second baseline)" node-http / "" ;;
     # emulate's scripts change the Bearer token every 1,000 requests (its per-token limiter; see emulate-get.lua).
     emulate-get) run_row "emulate: Stripe GET customer by id" emulate "/v1/customers/@CUSTOMER" "" bench/http/emulate-get.lua 200 "" "" GET ;;

@@ -66,7 +66,24 @@ function httpSection(http) {
       );
     }
   }
+  out.push(...targetsTable(byId));
   return out;
+}
+
+// Issue 8's targets, each against the figures of this run.
+function targetsTable(byId) {
+  const get = byId.get('stripe-get');
+  const post = byId.get('stripe-post');
+  const eget = byId.get('emulate-get');
+  const epost = byId.get('emulate-post');
+  const checks = [];
+  const add = (what, measured, met) => checks.push(`| ${what} | ${measured} | ${met === undefined ? '–' : met ? 'met' : '**not met**'} |`);
+  if (get) add('Stripe retrieve ≥ 0.25× the uWS hello world', `${ratio(get.ratioToUws)}×`, typeof get.ratioToUws === 'number' ? get.ratioToUws >= 0.25 : undefined);
+  if (post) add('Stripe create (durable) ≥ 0.15× the uWS hello world', `${ratio(post.ratioToUws)}×`, typeof post.ratioToUws === 'number' ? post.ratioToUws >= 0.15 : undefined);
+  if (get && eget) add('retrieve ≥ 2× emulate, with a lower p99', `${ratio(get.rps / eget.rps)}×; p99 ${fixed(get.p99Ms, 2)} vs ${fixed(eget.p99Ms, 2)} ms`, get.rps / eget.rps >= 2 && get.p99Ms < eget.p99Ms);
+  if (post && epost) add('create ≥ 3× emulate, with a lower p99', `${ratio(post.rps / epost.rps)}×; p99 ${fixed(post.p99Ms, 2)} vs ${fixed(epost.p99Ms, 2)} ms`, post.rps / epost.rps >= 3 && post.p99Ms < epost.p99Ms);
+  if (checks.length === 0) return [];
+  return ['', "Issue 8's targets in this run (`stripe-get`/`stripe-post` are served as `kit world serve --inline` serves them):", '', '| target | measured | |', '|---|---|---|', ...checks];
 }
 
 // The other benches, as compact tables of what they print.

@@ -54,6 +54,16 @@ test('render: the peer table pairs only the requests both sides ran', () => {
   assert.doesNotMatch(md, /list ten customers \|/);
 });
 
+test('render: issue 8 targets, met or not, from the same run', () => {
+  const md = render(latest);
+  assert.match(md, /\| Stripe retrieve ≥ 0\.25× the uWS hello world \| 0\.050× \| \*\*not met\*\* \|/);
+  assert.match(md, /\| Stripe create \(durable\) ≥ 0\.15× the uWS hello world \| 0\.010× \| \*\*not met\*\* \|/);
+  assert.match(md, /\| retrieve ≥ 2× emulate, with a lower p99 \| 0\.25×; p99 2\.00 vs 2\.00 ms \| \*\*not met\*\* \|/);
+  const fast = render({ suites: { http: { rows: [row('uws', 100000, 5), row('stripe-get', 40000, 20, { p99Ms: 1 }), row('emulate-get', 15000, 40)] } } });
+  assert.match(fast, /\| Stripe retrieve ≥ 0\.25× the uWS hello world \| 0\.40× \| met \|/);
+  assert.match(fast, /\| retrieve ≥ 2× emulate, with a lower p99 \| 2\.67×; p99 1\.00 vs 2\.00 ms \| met \|/);
+});
+
 test('render: other suites as tables, with | escaped', () => {
   assert.match(render(latest), /\| trie \\\| match \| 0\.500 \| 0\.250 \|/);
 });
