@@ -8,6 +8,9 @@ import type { TwinRequest } from '../../../../sdk/twin/types.js';
 import { StripeError, unauthorized } from './errors.js';
 import { hash62 } from './util.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { Map, Math, String } = globalThis;
+
 export const DEFAULT_ACCOUNT = 'acct_' + hash62('twinkit:default-account', 16);
 
 const KEY = /^(sk|rk)_test_[A-Za-z0-9_]{1,247}$/;

@@ -12,6 +12,9 @@ import { TxTree } from './tx.js';
 import { KNOWN_PARAMS } from '../known-params.js';
 import { canonical, clone, hash62, isObj, seconds, type Obj } from './util.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { JSON, Math, Number, Object, String } = globalThis;
+
 /** The API version the twin speaks: the one the installed `stripe` package pins. */
 export const API_VERSION = '2026-10-28.endive';
 

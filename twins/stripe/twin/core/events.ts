@@ -6,6 +6,9 @@ import { API_VERSION, type Call } from './call.js';
 import { accountState, insertFresh, newestFirst, orderedId } from './store.js';
 import { clone, isObj, type Obj } from './util.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { Array, JSON, Object, Set } = globalThis;
+
 /** The top-level fields of `before` that differ in `after`, with their old values. */
 export function previousAttributes(before: Obj, after: Obj): Obj {
   const prev: Obj = {};

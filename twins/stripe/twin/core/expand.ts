@@ -7,6 +7,9 @@ import { invalid } from './errors.js';
 import { load, typeOfId } from './store.js';
 import { isObj, type Obj } from './util.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { Array, JSON, Map, Set, String } = globalThis;
+
 const MAX_LEVELS = 4;
 
 /** Field names Stripe makes expandable on some object; a null there stays null. */

@@ -5,6 +5,9 @@
 import { invalid } from './errors.js';
 import { isObj, type Obj } from './util.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { Object, String } = globalThis;
+
 export function applyMetadata(current: Obj | undefined, sent: unknown, param = 'metadata'): Record<string, string> {
   const out: Record<string, string> = {};
   if (current !== undefined) for (const [k, v] of Object.entries(current)) out[k] = String(v);

@@ -6,6 +6,9 @@
 import { invalid, paramMissing } from './errors.js';
 import { isObj, type Obj } from './util.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { Array, JSON, Number, Object, Set, String, decodeURIComponent } = globalThis;
+
 const MAX_DEPTH = 12;
 const MAX_INDEX = 10_000;
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);

@@ -14,6 +14,9 @@ import type { Call } from './call.js';
 import { invalid, missing } from './errors.js';
 import { clone, isObj, type Obj } from './util.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { Math, Number, String } = globalThis;
+
 export interface Rec {
   s: number;
   o: Obj;

@@ -5,6 +5,9 @@
  */
 import type { ListOptions, ListPage, Tree } from '../../../../sdk/twin/types.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { Map } = globalThis;
+
 const SEP = '\u0000';
 
 interface Pending {

@@ -1,5 +1,10 @@
 /** Small helpers shared by every Stripe resource. Runs inside QuickJS: no Node APIs. */
 
+// The builtins a file uses, as module bindings (every hot file of the twin has this line): in
+// the trusted engine (a node:vm context) each use of a global name is looked up through the
+// context's interceptor, ~0.15 µs; a module binding is a plain variable.
+const { Array, JSON, Math, Object } = globalThis;
+
 export type Obj = Record<string, unknown>;
 
 export function isObj(v: unknown): v is Obj {

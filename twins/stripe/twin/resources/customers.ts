@@ -12,6 +12,9 @@ import { attachTo, resolvePaymentMethod } from './payment_methods.js';
 import { address, nullable, shipping } from './shared.js';
 import type { Route } from '../../../../sdk/twin/types.js';
 
+// Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
+const { JSON, Math } = globalThis;
+
 function invoiceSettings(c: Call, customerId: string, current: Obj | undefined): Obj {
   const cur = current ?? { custom_fields: null, default_payment_method: null, footer: null, rendering_options: null };
   const p = c.p.obj('invoice_settings');
