@@ -58,11 +58,12 @@ function endpointsFor(c: Call, type: string): Endpoint[] {
 }
 
 /**
- * Records an event about `object` as it is now (the event keeps its own copy). The event is
- * stored as it is made: the answer must not be changed.
+ * Records an event about `object` as it is now (the event keeps its own copy; with `fresh` the
+ * caller promises `object` does not change again in this request, and the event shares it).
+ * The event is stored as it is made: the answer must not be changed.
  */
-export function event(c: Call, type: string, object: Obj, previous?: Obj): Readonly<Obj> {
-  const data: Obj = { object: clone(object) };
+export function event(c: Call, type: string, object: Obj, previous?: Obj, options?: { fresh: true }): Readonly<Obj> {
+  const data: Obj = { object: options?.fresh === true ? object : clone(object) };
   if (previous !== undefined) data.previous_attributes = clone(previous);
   const endpoints = endpointsFor(c, type);
   const evt: Obj = {

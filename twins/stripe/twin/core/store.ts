@@ -12,6 +12,7 @@
  */
 import type { Call } from './call.js';
 import { invalid, missing } from './errors.js';
+import { TxTree } from './tx.js';
 import { clone, isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
@@ -157,8 +158,9 @@ export function insert(c: Call, type: string, obj: Obj): Obj {
 }
 
 /**
- * Stores a new object the caller made for the store alone and never changes again (an event):
- * kept as it is, without the copy `insert` makes.
+ * Stores a new object its maker does not change again in this request (an event, a plain new
+ * customer): kept as it is, without the copy `insert` makes (a read in the same request gets
+ * a copy: TxTree.putShared).
  */
 export function insertFresh(c: Call, type: string, obj: Obj): void {
   store(c, type, obj, obj);
@@ -167,13 +169,14 @@ export function insertFresh(c: Call, type: string, obj: Obj): void {
 function store(c: Call, type: string, obj: Obj, copy: Obj): void {
   const id = obj.id as string;
   const prefix = KEYED[type];
+  const put = copy === obj && c.tree instanceof TxTree ? c.tree.putShared.bind(c.tree) : c.tree.put.bind(c.tree);
   if (prefix !== undefined) {
-    c.tree.put(type, `${c.acct}/${id}`, { s: seqOfId(id, prefix) ?? nextSeq(c), o: copy });
+    put(type, `${c.acct}/${id}`, { s: seqOfId(id, prefix) ?? nextSeq(c), o: copy });
     return;
   }
   const s = nextSeq(c);
-  c.tree.put(type, `${c.acct}/${id}`, { s, o: copy });
-  c.tree.put(`ix.${type}.${c.acct}`, pad(s), copy);
+  put(type, `${c.acct}/${id}`, { s, o: copy });
+  put(`ix.${type}.${c.acct}`, pad(s), copy);
 }
 
 /** Replaces a stored object, keeping its place in lists. */

@@ -62,4 +62,20 @@ describe('TxTree', () => {
     // Ascending with a limit: z sorts after everything and must not jump the queue.
     expect(tx.list('t', { limit: 3 }).items.map((i) => i.id)).toEqual(['a', 'b', 'c']);
   });
+
+  it('hands out copies of a shared write, so changing what was read changes neither the maker\'s object nor the record', () => {
+    const base = memoryTree();
+    const tx = new TxTree(base);
+    const made = { id: 'x', n: 1, inner: { k: 'v' } };
+    tx.putShared('t', 'x', made);
+    const read = tx.get<typeof made>('t', 'x')!;
+    read.n = 2;
+    read.inner.k = 'changed';
+    const listed = tx.list<typeof made>('t').items[0]!.value;
+    listed.inner.k = 'changed too';
+    expect(made).toEqual({ id: 'x', n: 1, inner: { k: 'v' } });
+    expect(tx.get('t', 'x')).toEqual({ id: 'x', n: 1, inner: { k: 'v' } });
+    tx.commit();
+    expect(base.get('t', 'x')).toEqual({ id: 'x', n: 1, inner: { k: 'v' } });
+  });
 });

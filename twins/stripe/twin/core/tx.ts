@@ -4,6 +4,7 @@
  * only when the request succeeds — or fails in a way Stripe records, such as a decline.
  */
 import type { ListOptions, ListPage, Tree } from '../../../../sdk/twin/types.js';
+import { clone } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
 const { Map } = globalThis;
@@ -14,6 +15,8 @@ interface Pending {
   type: string;
   id: string;
   value: unknown; // undefined = deleted
+  /** Put with `putShared`: the value is also held elsewhere, so reads get a copy. */
+  shared?: true;
 }
 
 export class TxTree implements Tree {
@@ -23,12 +26,21 @@ export class TxTree implements Tree {
 
   get<V = unknown>(type: string, id: string): V | undefined {
     const w = this.writes.get(type + SEP + id);
-    if (w !== undefined) return w.value as V | undefined;
+    if (w !== undefined) return (w.shared === true ? clone(w.value) : w.value) as V | undefined;
     return this.base.get<V>(type, id);
   }
 
   put(type: string, id: string, value: unknown): void {
     this.writes.set(type + SEP + id, { type, id, value });
+  }
+
+  /**
+   * Puts a value its maker keeps and answers too (a new customer, its event): stored without a
+   * copy, and a read in the same request gets a copy, so changing what was read cannot change
+   * the answer or another record sharing the object.
+   */
+  putShared(type: string, id: string, value: unknown): void {
+    this.writes.set(type + SEP + id, { type, id, value, shared: true });
   }
 
   delete(type: string, id: string): void {
@@ -58,7 +70,7 @@ export class TxTree implements Tree {
       (options.before === undefined || id < options.before);
     for (const w of mine) {
       if (w.value === undefined) byId.delete(w.id);
-      else if (inRange(w.id)) byId.set(w.id, w.value as V);
+      else if (inRange(w.id)) byId.set(w.id, (w.shared === true ? clone(w.value) : w.value) as V);
     }
     let ids = [...byId.keys()].sort();
     if (options.reverse) ids.reverse();

@@ -3,7 +3,7 @@ import { route, type Call } from '../core/call.js';
 import { invalid, missing } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { eq, insert, listOf, load, mustLoad, orderedId, save, unlist } from '../core/store.js';
+import { eq, insert, insertFresh, listOf, load, mustLoad, orderedId, save, unlist } from '../core/store.js';
 import { search } from '../core/search.js';
 import { clone, type Obj } from '../core/util.js';
 import { cancelCustomerSubscriptions } from './billing.js';
@@ -85,6 +85,13 @@ export function createCustomer(c: Call): Obj {
   };
   const pmId = c.p.str('payment_method');
   const initialBalance = c.p.int('balance') ?? 0;
+  if ((pmId === undefined || pmId === '') && initialBalance === 0 && !c.p.has('invoice_settings')) {
+    // Nothing changes the customer after it is stored: the record, the event and the answer
+    // share the one object, each written out as it is (no copies).
+    insertFresh(c, 'customer', customer);
+    event(c, 'customer.created', customer, undefined, { fresh: true });
+    return customer;
+  }
   insert(c, 'customer', customer);
   event(c, 'customer.created', customer);
   if (initialBalance !== 0) balanceChange(c, customer, initialBalance, 'initial');
