@@ -1,6 +1,6 @@
 /**
  * Scratch: profile Stripe customers in-process. `get N` retrieves one customer N times, `post N`
- * creates N (32 in flight), `list N` lists 10 of 25 customers N times (GET /v1/customers?limit=10).
+ * creates N (32 in flight; `post-idem N` with an Idempotency-Key each, as the SDK sends), `list N` lists 10 of 25 customers N times (GET /v1/customers?limit=10).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +33,16 @@ if (mode === 'list') {
   if (page.data.length !== 10 || !page.has_more) throw new Error(`list answered ${page.data.length} customers, has_more ${page.has_more}`);
 }
 else if (mode === 'get') { for (let i = 0; i < N; i++) await runner.handle(sreq('GET', `/stripe/v1/customers/${id}`)); }
-else { for (let i = 0; i < N; i += 32) await Promise.all(Array.from({ length: 32 }, () => runner.handle(sreq('POST', '/stripe/v1/customers', 'email=a%40b.com&name=Grace')))); }
+else {
+  // `post-idem`: each create with its own Idempotency-Key, as the official SDK sends on every POST.
+  let key = 0;
+  const post = (): WorldRequest => {
+    const r = sreq('POST', '/stripe/v1/customers', 'email=a%40b.com&name=Grace');
+    if (mode === 'post-idem') r.headers['idempotency-key'] = `bench-${key++}`;
+    return r;
+  };
+  for (let i = 0; i < N; i += 32) await Promise.all(Array.from({ length: 32 }, () => runner.handle(post())));
+}
 const u = process.cpuUsage(u0); const t = Number(process.hrtime.bigint() - t0) / 1e3;
 console.log(mode, 'wall µs/req', (t / N).toFixed(1), 'cpu µs/req', ((u.user + u.system) / N).toFixed(1));
 process.exit(0);
