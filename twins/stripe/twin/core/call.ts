@@ -83,18 +83,36 @@ export function parametersOf(req: TwinRequest): Obj {
 }
 
 /**
- * Stripe forgets idempotency keys after 24 hours; so does the twin, a couple at a time on
- * each keyed request, so the saved answers do not grow without end (the SDK keys every POST).
+ * Saves a keyed request's answer. Stripe forgets idempotency keys after 24 hours; so does the
+ * twin (`prior.created` is checked on use), and it drops expired answers a couple at a time
+ * so they do not grow without end (the SDK keys every POST). ('idem.oldest', 'n') holds the
+ * time of the oldest saved answer: a request looks for expired ones only when that says there
+ * are some, instead of listing the oldest two on every keyed request.
  */
-function pruneIdempotency(ctx: TwinContext, now: number): void {
-  const page = ctx.tree.list<string>('idem.by_time', { limit: 2 });
+function saveAnswer(ctx: TwinContext, id: string, rec: IdemRecord): void {
+  const now = rec.created;
+  ctx.tree.put('idem', id, rec);
+  ctx.tree.put('idem.by_time', `${String(now).padStart(12, '0')}/${id}`, id);
+  const oldest = ctx.tree.get<number>('idem.oldest', 'n');
+  if (oldest !== undefined && now - oldest < IDEM_TTL_S) return;
+  ctx.tree.put('idem.oldest', 'n', pruneIdempotency(ctx, now));
+}
+
+/** Drops up to two expired answers, oldest first; answers the time of the oldest one kept. */
+function pruneIdempotency(ctx: TwinContext, now: number): number {
+  // Three: two to drop and the next, whose time is then the oldest (this request's own
+  // answer, just saved, is always among them when fewer are older).
+  const page = ctx.tree.list<string>('idem.by_time', { limit: 3 });
+  let dropped = 0;
   for (const item of page.items) {
     const created = Number(item.id.slice(0, 12));
-    if (now - created < IDEM_TTL_S) return;
+    if (dropped === 2 || now - created < IDEM_TTL_S) return created;
     ctx.tree.delete('idem.by_time', item.id);
     const rec = ctx.tree.get<IdemRecord>('idem', item.value);
     if (rec !== undefined && rec.created === created) ctx.tree.delete('idem', item.value);
+    dropped++;
   }
+  return now;
 }
 
 function json(status: number, body: unknown, headers: Record<string, string>): TwinResponse {
@@ -113,10 +131,7 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): Twin
   let idem: { id: string; fp: string } | undefined;
   const finish = (status: number, body: unknown): TwinResponse => {
     if (idem !== undefined && c !== undefined) {
-      const rec: IdemRecord = { fp: idem.fp, status, body, requestId, created: c.now };
-      ctx.tree.put('idem', idem.id, rec);
-      ctx.tree.put('idem.by_time', `${String(c.now).padStart(12, '0')}/${idem.id}`, idem.id);
-      pruneIdempotency(ctx, c.now);
+      saveAnswer(ctx, idem.id, { fp: idem.fp, status, body, requestId, created: c.now });
     }
     return json(status, body, headers);
   };
