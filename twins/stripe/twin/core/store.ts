@@ -6,9 +6,11 @@
  *   (`ix.<object type>.<acct>`, seq as 12 digits) → the same object — creation order, for lists
  *     (not for customers and events: their ids begin with the seq, so their records are in order)
  *   ('account', `<acct>`) → { n: the last seq handed out, hooks: webhook endpoints } (AccountState)
- * Ids are random like Stripe's, so creation order needs its own index. The index holds a copy
- * of each object so a list page is one read instead of one per object (reads cross the
- * sandbox boundary and dominate a list's cost); every write goes through this file.
+ * Most ids are random like Stripe's (or the app's own, for products), so creation order needs
+ * its own index. The index holds a copy of each object so a list page is one read instead of
+ * one per object (reads cross the sandbox boundary and dominate a list's cost). Customers and
+ * events, the objects made most often, skip the index and its copy: their ids are ordered
+ * (`orderedId`). Every write goes through this file.
  */
 import type { Call } from './call.js';
 import { invalid, missing } from './errors.js';
