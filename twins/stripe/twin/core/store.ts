@@ -207,11 +207,6 @@ export function unlist(c: Call, type: string, id: string, stub?: Obj): void {
 
 export type Filter = (o: Obj) => boolean;
 
-/** A keyed type's listed records from one page (unlisted ones, such as deleted customers' stubs, skipped). */
-function* listed(items: { value: Rec }[]): Generator<Rec> {
-  for (const item of items) if (item.value.u !== true) yield item.value;
-}
-
 /** Iterates an account's objects newest first, starting below `beforeSeq`, reading `pageSize` at a time. */
 export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize = 100): Generator<Rec> {
   const prefix = KEYED[type];
@@ -221,7 +216,8 @@ export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize
     let before = beforeSeq === undefined ? `${c.acct}0` : `${c.acct}/${prefix}${seqCode(beforeSeq)}`;
     for (;;) {
       const page = c.tree.list<Rec>(type, { reverse: true, after, before, limit: pageSize });
-      yield* listed(page.items);
+      // Unlisted records (deleted customers' stubs) are skipped.
+      for (const item of page.items) if (item.value.u !== true) yield item.value;
       if (!page.hasMore || page.items.length === 0) return;
       before = page.items[page.items.length - 1]?.id as string;
       pageSize = 100;
@@ -247,7 +243,8 @@ function* oldestFirst(c: Call, type: string, afterSeq: number, pageSize: number)
     const before = `${c.acct}0`;
     for (;;) {
       const page = c.tree.list<Rec>(type, { after, before, limit: pageSize });
-      yield* listed(page.items);
+      // Unlisted records (deleted customers' stubs) are skipped.
+      for (const item of page.items) if (item.value.u !== true) yield item.value;
       if (!page.hasMore || page.items.length === 0) return;
       after = page.items[page.items.length - 1]?.id as string;
       pageSize = 100;
