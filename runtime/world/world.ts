@@ -452,8 +452,10 @@ export class World {
       for (const entry of entries) {
         tx.put([id, twin, 'log', entry.position], entry);
         for (const w of entry.writes) {
-          tx.put([id, twin, 'rec', w.type, w.id, entry.position], w.value);
-          tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
+          // The version and the head hold the same value: encoded once.
+          const value = typeof w.value === 'object' && w.value !== null ? tx.encode(w.value) : w.value;
+          tx.put([id, twin, 'rec', w.type, w.id, entry.position], value);
+          tx.put([id, twin, 'head', w.type, w.id], [entry.position, value]);
         }
         const trace = traceIdOf(entry.traceparent);
         if (trace !== undefined) tx.put([id, '#trace', trace, twin, entry.position], null);
