@@ -112,6 +112,7 @@ async function main(): Promise<void> {
       }
       await Promise.all(waits);
     }, GROUP],
+    [`appendBatch of ${GROUP} entries, commit only (what one transaction per event-loop turn could reach)`, () => w.appendBatch('stripe', Array.from({ length: GROUP }, createDraft)), GROUP],
     ['create draft only (the benchmark\'s own cost, not subtracted)', () => createDraft(), 1],
   ];
   // Mean and median per entry, the lowest of each over the rounds. The mean is the figure
