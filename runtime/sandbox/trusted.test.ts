@@ -81,6 +81,21 @@ describe('TrustedContexts (V8 contexts for trusted code)', () => {
     expect(engine.call('a', 'f', '')).toMatchObject({ error: { code: 'disposed' } });
   });
 
+  it("binds the context's own builtins for speed, but not Date, which a guest runtime replaces after load", () => {
+    using engine = new TrustedContexts();
+    ok(
+      engine.load(
+        'a',
+        `globalThis.same = () => String(JSON === globalThis.JSON && Math === globalThis.Math && [] instanceof Array && Object.getPrototypeOf({}) === globalThis.Object.prototype);
+         globalThis.replaceDate = () => { globalThis.Date = { now: () => 42 }; return ''; };
+         globalThis.now = () => String(Date.now());`,
+      ),
+    );
+    expect(ok(engine.call('a', 'same', ''))).toBe('true');
+    ok(engine.call('a', 'replaceDate', ''));
+    expect(ok(engine.call('a', 'now', ''))).toBe('42');
+  });
+
   it('replaces a context loaded again under the same name', () => {
     using engine = new TrustedContexts();
     ok(engine.load('a', 'globalThis.v = () => "one";'));

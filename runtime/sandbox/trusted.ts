@@ -30,6 +30,26 @@ interface TrustedContext {
 
 const MAX_MESSAGE_CHARS = 4096;
 
+/**
+ * Globals a loaded script sees as parameters of a wrapping function rather than through the
+ * context's global object: every global lookup in a vm context goes through Node's property
+ * interceptor (~0.15 µs each, measured in the Stripe twin's key hash), a parameter is a
+ * register. The same objects either way. Not `Date`, which the guest runtime replaces with the
+ * world clock after load, and nothing a script is expected to assign.
+ */
+const BOUND_GLOBALS = [
+  'globalThis', 'JSON', 'Math', 'Object', 'Array', 'String', 'Number', 'Boolean', 'Symbol', 'BigInt',
+  'Map', 'Set', 'WeakMap', 'WeakSet', 'Reflect', 'Proxy', 'Promise', 'RegExp',
+  'Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError',
+  'ArrayBuffer', 'DataView', 'Uint8Array', 'Uint16Array', 'Uint32Array', 'Int8Array', 'Int16Array', 'Int32Array', 'Float32Array', 'Float64Array',
+  'parseInt', 'parseFloat', 'isFinite', 'isNaN', 'encodeURIComponent', 'decodeURIComponent', 'encodeURI', 'decodeURI',
+].join(', ');
+
+/** The script as the body of a function that takes `BOUND_GLOBALS` (the newline ends a trailing line comment). */
+function withBoundGlobals(source: string): string {
+  return `(function (${BOUND_GLOBALS}) {\n${source}\n}).call(globalThis, ${BOUND_GLOBALS});`;
+}
+
 export class TrustedContexts implements GuestEngine {
   readonly #contexts = new Map<string, TrustedContext>();
   #hostCall: HostCall | undefined;
@@ -40,6 +60,11 @@ export class TrustedContexts implements GuestEngine {
     return !this.#disposed;
   }
 
+  /**
+   * Runs `source` in a fresh context named `name` (replacing one of that name). The script runs
+   * as a function body (see `withBoundGlobals`): it defines its globals on `globalThis`, as
+   * bundles do; a top-level `var` or function declaration stays local to it.
+   */
   load(name: string, source: string, options?: { hostCall?: boolean }): CallResult {
     if (typeof name !== 'string' || typeof source !== 'string') throw new TypeError('load(name, source): both must be strings');
     if (this.#disposed) return disposed();
@@ -50,7 +75,7 @@ export class TrustedContexts implements GuestEngine {
     try {
       prelude = vm.runInContext(PRELUDE_SOURCE, context, { filename: '<prelude>' }) as Prelude;
       if (options?.hostCall === true) prelude.installHost((op, arg, encoded) => this.#rawHostCall(op, arg, encoded));
-      new vm.Script(source, { filename: name }).runInContext(context);
+      new vm.Script(withBoundGlobals(source), { filename: name }).runInContext(context);
     } catch (e) {
       return { error: { code: 'load_error', message: cut(describeHost(e)) } };
     }
