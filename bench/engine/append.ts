@@ -10,7 +10,8 @@
  *     --packages=external --outfile=bench/engine/.append.mjs && node bench/engine/.append.mjs
  * Options (env): KIT_BENCH_TIME (ms per task and round, default 1000), KIT_BENCH_ROUNDS
  * (default 3; the lowest mean and median are kept), KIT_BENCH_PROFILE=<seconds>: only append (commit
- * only) for that long, for `node --cpu-prof`.
+ * only) for that long, for `node --cpu-prof`; KIT_BENCH_READS=1: instead of appends, reads of
+ * what was appended (log and timeline pages, one entry, a history cut).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -118,6 +119,14 @@ async function main(): Promise<void> {
   // Mean and median per entry, the lowest of each over the rounds. The mean is the figure
   // for throughput: it carries garbage collection and LMDB's occasional page work, which
   // the median leaves out.
+  // Reads of what was appended: a log page, a timeline page, one entry, a history cut.
+  const reads: [string, () => unknown, number][] = [
+    ['log page of 100 entries', () => w.log('stripe', { after: w.head('stripe') - 100, limit: 100 }), 100],
+    ['timeline page of 50 entries', () => w.timeline({ limit: 50 }), 50],
+    ['one entry', () => w.entry('stripe', w.head('stripe') - 7), 1],
+    ['history cut', () => w.historyCut(new Date(T0).toISOString()), 1],
+  ];
+  if (process.env.KIT_BENCH_READS === '1') tasks.splice(0, tasks.length, ...reads);
   const best = tasks.map(() => ({ mean: Infinity, p50: Infinity }));
   for (let round = 0; round < ROUNDS; round++) {
     const bench = new Bench({ time: TIME, iterations: 10, warmupTime: 100, warmupIterations: 10 });
@@ -135,7 +144,7 @@ async function main(): Promise<void> {
   console.log(`${process.env.KIT_BENCH_LABEL ?? 'this checkout'}: entry of 5 writes, ${bytes} B of JSON; ${w.head('stripe')} entries at the end`);
   tasks.forEach(([name], i) => {
     const b = best[i] as { mean: number; p50: number };
-    console.log(`  ${name}: mean ${b.mean.toFixed(2)} µs, median ${b.p50.toFixed(2)} µs per entry`);
+    console.log(`  ${name}: mean ${b.mean.toFixed(2)} µs, median ${b.p50.toFixed(2)} µs per op (an entry, for tasks of several)`);
   });
   await storage.close();
   rmSync(dir, { recursive: true, force: true });
