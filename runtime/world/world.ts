@@ -409,7 +409,8 @@ export class World {
     const now = this.nowMs();
     // Everything is computed from committed state before the transaction (this store is the
     // only writer), with the batch's own earlier writes layered on top.
-    const exists = new Map<string, boolean>();
+    // Whether each record written so far in the batch exists after that write, by type, then id.
+    const exists = new Map<string, Map<string, boolean>>();
     const counts = new Map<string, number>();
     const entries: Entry[] = [];
     const countWrites: [string, number, number][] = [];
@@ -433,10 +434,11 @@ export class World {
       entries.push(entry);
       const delta = new Map<string, number>();
       for (const w of d.writes) {
-        const k = JSON.stringify([w.type, w.id]);
-        const before = exists.get(k) ?? this.recordAt(twin, w.type, w.id, head, head) !== undefined;
+        let ofType = exists.get(w.type);
+        if (ofType === undefined) exists.set(w.type, (ofType = new Map()));
+        const before = ofType.get(w.id) ?? this.recordAt(twin, w.type, w.id, head, head) !== undefined;
         const after = w.value !== null;
-        exists.set(k, after);
+        ofType.set(w.id, after);
         if (before !== after) delta.set(w.type, (delta.get(w.type) ?? 0) + (after ? 1 : -1));
       }
       for (const [type, n] of delta) {
