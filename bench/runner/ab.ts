@@ -1,0 +1,62 @@
+/**
+ * A/B of one request kind through a built tree's whole engine, in-process on LMDB, for
+ * comparing two trees (this one and a git worktree of another commit) run one after the
+ * other: the built-in Stripe twin, 25 customers made first, then 12 batches of GET customer
+ * (2 000), list of ten (2 000) or POST customer (640, 32 in flight); prints the fastest and the
+ * median batch in µs per request. The fastest batch is the least disturbed by other work on a
+ * shared machine.
+ *
+ *   node dist/bench/runner/ab.js <tree root> get|list|post
+ *   # e.g. git worktree add /tmp/base HEAD~1 && (cd /tmp/base && ln -s $PWD/node_modules && npx tsc -p tsconfig.json)
+ *   #      for i in 1 2; do node dist/bench/runner/ab.js /tmp/base get; node dist/bench/runner/ab.js . get; done
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { WorldRequest } from '../../runtime/runner/types.js';
+
+const root = resolve(process.argv[2] ?? '.');
+const mode = process.argv[3] ?? 'get';
+if (!['get', 'list', 'post'].includes(mode)) throw new Error('mode: get, list or post');
+
+const { openLmdbStorage } = (await import(join(root, 'dist/runtime/store/index.js'))) as typeof import('../../runtime/store/index.js');
+const { openWorldRunner } = (await import(join(root, 'dist/runtime/runner/index.js'))) as typeof import('../../runtime/runner/index.js');
+const { loadBuiltinTwins } = (await import(join(root, 'dist/sdk/twin/build.js'))) as typeof import('../../sdk/twin/build.js');
+
+const encoder = new TextEncoder();
+function stripe(method: string, path: string, form?: string, query = ''): WorldRequest {
+  const r: WorldRequest = { surface: 'vendor', method, path, query, headers: { host: 'x', 'user-agent': 'bench', accept: '*/*', authorization: 'Bearer sk_test_bench' }, scope: 'write', requestId: 'req_ab', receivedAt: 0 };
+  if (form !== undefined) {
+    r.headers['content-type'] = 'application/x-www-form-urlencoded';
+    r.body = encoder.encode(form);
+  }
+  return r;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'kit-ab-'));
+const twin = (await loadBuiltinTwins()).get('stripe');
+if (!twin) throw new Error('no built-in Stripe twin');
+const runner = await openWorldRunner({ storage: openLmdbStorage(dir), world: 'ab', twins: [twin] });
+let id = '';
+for (let i = 0; i < 25; i++) {
+  const made = await runner.handle(stripe('POST', '/stripe/v1/customers', `email=a${i}%40example.com&name=Ada`));
+  if (made.status !== 200) throw new Error(`create answered ${made.status}`);
+  id ||= (JSON.parse(String(made.body)) as { id: string }).id;
+}
+
+async function batch(): Promise<number> {
+  const n = mode === 'post' ? 640 : 2000;
+  const start = process.hrtime.bigint();
+  if (mode === 'get') for (let i = 0; i < n; i++) await runner.handle(stripe('GET', `/stripe/v1/customers/${id}`));
+  else if (mode === 'list') for (let i = 0; i < n; i++) await runner.handle(stripe('GET', '/stripe/v1/customers', undefined, 'limit=10'));
+  else for (let i = 0; i < n; i += 32) await Promise.all(Array.from({ length: 32 }, () => runner.handle(stripe('POST', '/stripe/v1/customers', 'email=grace%40example.com&name=Grace'))));
+  return Number(process.hrtime.bigint() - start) / 1e3 / n;
+}
+
+const times: number[] = [];
+for (let i = 0; i < 12; i++) times.push(await batch());
+times.sort((a, b) => a - b);
+console.log(`${root} ${mode}: fastest ${times[0]!.toFixed(1)} µs, median ${times[6]!.toFixed(1)} µs per request`);
+await runner.close();
+await runner.storage.close();
+rmSync(dir, { recursive: true, force: true });
