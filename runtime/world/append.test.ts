@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { storageBackends } from '../../test/helpers/storages.js';
 import { openLmdbStorage } from '../store/lmdb.js';
 import type { Storage } from '../store/types.js';
+import { canonicalJson } from './canonical.js';
 import type { EntryDraft, RecordWrite } from './types.js';
 import { type World, WorldStore } from './world.js';
 
@@ -104,10 +105,20 @@ function check(w: World, m: Model): void {
       for (let i = 0; i < 6; i++) expect(w.getRecord('stripe', type, `id_${i}`, at)).toEqual(m.value(type, `id_${i}`, at));
     }
   }
-  for (const type of TYPES) {
-    const listed = w.listRecords('stripe', type, { limit: 1000 }).records;
-    expect(listed.map((r) => r.value)).toEqual(listed.map((r) => m.value(type, r.id)));
-    expect(listed.length).toBe(m.count(type));
+  for (let at = 0; at <= head; at++) {
+    const records: Record<string, Record<string, unknown>> = {};
+    for (const type of TYPES) {
+      const want = [...(m.states[at] as Map<string, unknown>)]
+        .filter(([k]) => k.startsWith(`${type}\u0000`))
+        .map(([k, value]) => ({ id: k.slice(type.length + 1), value }))
+        .sort((a, b) => (a.id < b.id ? -1 : 1));
+      expect(w.listRecords('stripe', type, { limit: 1000, at }).records).toEqual(want);
+      expect(w.listRecords('stripe', type, { limit: 1000, at, reverse: true }).records).toEqual([...want].reverse());
+      const page = w.listRecords('stripe', type, { limit: 2, at, after: 'id_1' });
+      expect(page.records).toEqual(want.filter((r) => r.id > 'id_1').slice(0, 2));
+      if (want.length > 0) records[type] = Object.fromEntries(want.map((r) => [r.id, r.value]));
+    }
+    expect(Buffer.from(w.checkpoint('stripe', at)).toString()).toBe(canonicalJson({ position: at, records, twin: 'stripe' }));
   }
   for (let p = 1; p <= head; p++) {
     const entry = w.entry('stripe', p);
