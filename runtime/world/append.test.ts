@@ -165,6 +165,33 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     for (const [w, m] of [[root, rm], [now, nm], [past, pm], [sub, sm]] as const) check(fresh.openWorld(w.name), m);
   });
 
+  it('reads worlds written before newest versions lived only in their head keys, and appends on', () => {
+    const { storage, store, clock } = setup();
+    const rnd = random(23);
+    const root = store.createWorld('acme', { twins: ['stripe'] });
+    const rm = new Model();
+    drive(root, rm, rnd, 40, clock);
+    const br = root.branch({ label: 'b' }).world;
+    const bm = new Model(rm);
+    drive(br, bm, rnd, 20, clock);
+    drive(root, rm, rnd, 10, clock);
+    // Earlier versions also wrote each record's newest version under its version key.
+    const heads = [...storage.range<[number, unknown]>({ start: ['w'], end: ['w\uffff'] })].filter((kv) => kv.key[2] === 'head');
+    expect(heads.length).toBeGreaterThan(0);
+    storage.transact((tx) => {
+      for (const { key, value } of heads) tx.put([key[0], key[1], 'rec', key[3], key[4], value[0]], value[1]);
+    });
+    const again = new WorldStore(storage, { now: () => clock.now });
+    const root2 = again.openWorld('acme');
+    const br2 = again.openWorld(br.name);
+    check(root2, rm);
+    check(br2, bm);
+    drive(root2, rm, rnd, 20, clock);
+    drive(br2, bm, rnd, 20, clock);
+    check(root2, rm);
+    check(br2, bm);
+  });
+
   it('a batch that writes, deletes and re-creates one record counts it once', () => {
     const { store } = setup();
     const w = store.createWorld('acme', { twins: ['stripe'] });

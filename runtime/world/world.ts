@@ -13,11 +13,17 @@
  *   [id, '#branch', name]             → BranchRecord   this world's branches
  *   [id, '#trace', traceId, twin, pos] → null          entries by W3C trace id (timeline filter)
  *   [id, twin, 'log', position]       → Entry
- *   [id, twin, 'rec', type, rid, pos] → value | null   (null: deleted at pos)
+ *   [id, twin, 'rec', type, rid, pos] → value | null   a version this world has superseded (null:
+ *                                                      deleted at pos); written when superseded
  *   [id, twin, 'head', type, rid]     → [pos, value]   newest own version and its value (null:
  *                                                      deleted): reads at head and checkpoints
  *                                                      at head are one lookup, whatever the log's length
  *   [id, twin, 'count', type, pos]    → n              count of live records of the type as of pos
+ * A record's newest own version is in its head key alone, so a new record costs one key; its
+ * version key is written when a later write supersedes it. The version as of pos is the
+ * head's when the head's position is ≤ pos, else the last version key ≤ pos; a world without
+ * a head key for the record never wrote it. Worlds written before this also kept the newest
+ * version under 'rec'; the same reads serve both.
  * Counts are versioned (one key per position that changed them), unlike the single
  * `[w, t, 'count', type]` first sketched in runtime/README.md: a count as of any position,
  * and a branch's count as of its cut, are then one ordered-key lookup.
@@ -409,8 +415,12 @@ export class World {
     const now = this.nowMs();
     // Everything is computed from committed state before the transaction (this store is the
     // only writer), with the batch's own earlier writes layered on top.
-    // Whether each record written so far in the batch exists after that write, by type, then id.
-    const exists = new Map<string, Map<string, boolean>>();
+    const id = this.s.meta.id;
+    const storage = this.e.storage;
+    // Each record written so far in the batch: its newest own version (null: none), by type, then id.
+    const latest = new Map<string, Map<string, HeadVersion | null>>();
+    // Versions the batch supersedes: their version keys are written now (see the key layout).
+    const superseded: [type: string, rid: string, position: number, value: unknown][] = [];
     const counts = new Map<string, number>();
     const entries: Entry[] = [];
     const countWrites: [string, number, number][] = [];
@@ -434,11 +444,15 @@ export class World {
       entries.push(entry);
       const delta = new Map<string, number>();
       for (const w of d.writes) {
-        let ofType = exists.get(w.type);
-        if (ofType === undefined) exists.set(w.type, (ofType = new Map()));
-        const before = ofType.get(w.id) ?? this.recordAt(twin, w.type, w.id, head, head) !== undefined;
+        let ofType = latest.get(w.type);
+        if (ofType === undefined) latest.set(w.type, (ofType = new Map()));
+        let own = ofType.get(w.id);
+        if (own === undefined) own = storage.get<HeadVersion>([id, twin, 'head', w.type, w.id]) ?? null;
+        // Without an own version, a branch's record is its base's as of the cut.
+        const before = own !== null ? own[1] !== null : this.s.meta.base !== null && this.recordAt(twin, w.type, w.id, head, head) !== undefined;
+        if (own !== null && own[0] < position) superseded.push([w.type, w.id, own[0], own[1]]);
+        ofType.set(w.id, [position, w.value]);
         const after = w.value !== null;
-        ofType.set(w.id, after);
         if (before !== after) delta.set(w.type, (delta.get(w.type) ?? 0) + (after ? 1 : -1));
       }
       for (const [type, n] of delta) {
@@ -449,16 +463,11 @@ export class World {
       }
     });
 
-    const id = this.s.meta.id;
-    this.e.storage.transact((tx) => {
+    storage.transact((tx) => {
+      for (const [type, rid, position, value] of superseded) tx.put([id, twin, 'rec', type, rid, position], value);
       for (const entry of entries) {
         tx.put([id, twin, 'log', entry.position], entry);
-        for (const w of entry.writes) {
-          // The version and the head hold the same value: encoded once.
-          const value = typeof w.value === 'object' && w.value !== null ? tx.encode(w.value) : w.value;
-          tx.put([id, twin, 'rec', w.type, w.id, entry.position], value);
-          tx.put([id, twin, 'head', w.type, w.id], [entry.position, value]);
-        }
+        for (const w of entry.writes) tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
         const trace = traceIdOf(entry.traceparent);
         if (trace !== undefined) tx.put([id, '#trace', trace, twin, entry.position], null);
       }
@@ -922,11 +931,10 @@ export class World {
   private recordAt(twin: string, type: string, id: string, at: number, head: number): unknown {
     const storage = this.e.storage;
     for (const l of this.layers(twin, at)) {
-      if (l.top && at === head) {
-        const version = storage.get<HeadVersion>([l.id, twin, 'head', type, id]);
-        if (version === undefined) continue;
-        return version[1] ?? undefined;
-      }
+      // The layer's newest own version; none: the layer never wrote the record.
+      const version = storage.get<HeadVersion>([l.id, twin, 'head', type, id]);
+      if (version === undefined) continue;
+      if (version[0] <= l.hi) return version[1] ?? undefined;
       const kv = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1], reverse: true });
       if (kv !== undefined) return kv.value ?? undefined;
     }
@@ -992,8 +1000,8 @@ export class World {
     const layers = this.layers(twin, at);
     // Next id beyond `from` (in walking order) that has a version in the layer's window.
     const seek = (l: Layer, from: string | undefined): string | undefined => {
-      const useHead = l.top && at === head;
-      const prefix: Key = [l.id, twin, useHead ? 'head' : 'rec', type];
+      // Every record a layer wrote has a head key: its newest own version.
+      const prefix: Key = [l.id, twin, 'head', type];
       let cursor = from;
       for (;;) {
         let range: RangeOptions;
@@ -1011,11 +1019,11 @@ export class World {
             reverse: true,
           };
         }
-        const kv = first(storage, range);
+        const kv = first<HeadVersion>(storage, range);
         if (kv === undefined) return undefined;
         const id = kv.key[4] as string;
-        if (useHead) return id;
-        const version = first(storage, { start: [...prefix, id, l.lo + 1], end: [...prefix, id, l.hi + 1] });
+        if (kv.value[0] <= l.hi) return id;
+        const version = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1] });
         if (version !== undefined) return id;
         cursor = id;
       }
