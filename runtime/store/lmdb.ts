@@ -20,7 +20,7 @@
  * power or kernel failure too. What a kernel crash can lose is a commit made after the
  * last sync, and no caller was told that one was durable.
  */
-import { asBinary, open, type RootDatabase } from 'lmdb';
+import { open, type RootDatabase } from 'lmdb';
 import { KitError } from '../errors.js';
 import { assertKey } from './keys.js';
 import type { Key, KeyPart, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
@@ -31,7 +31,6 @@ interface LmdbSync {
 
 export class LmdbStorage implements Storage {
   private db: RootDatabase<unknown, KeyPart[]>;
-  private readonly arena = new Arena();
   private closed = false;
   private inTransaction = false;
   /** The sync running now, and the one queued behind it (shared by everyone waiting). */
@@ -96,23 +95,10 @@ export class LmdbStorage implements Storage {
     this.check();
     if (this.inTransaction) throw new TypeError('transact() does not nest');
     const db = this.db;
-    const encoder = (db as unknown as { encoder: Encoder }).encoder;
-    const txn = ++transactions;
-    const arena = this.arena;
-    let encoded = false;
-    arena.at = 0;
     const writer: StorageWriter = {
       put: (key, value) => {
         assertKey(key);
-        if (value instanceof Encoded) db.put(key as KeyPart[], asBinary(value.bytes(txn)));
-        else if (encoded && Array.isArray(value) && holdsEncoded(value)) db.put(key as KeyPart[], asBinary(compose(value, encoder, txn)));
-        else db.put(key as KeyPart[], value);
-      },
-      encode: (value) => {
-        encoded = true;
-        const start = arena.at;
-        encodeInto(encoder, value, arena);
-        return new Encoded(arena, txn, start, arena.at);
+        db.put(key as KeyPart[], value);
       },
       remove: (key) => {
         assertKey(key);
@@ -192,91 +178,4 @@ export function openLmdbStorage(dir: string): LmdbStorage {
 
 function isThenable(v: unknown): boolean {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
-}
-
-interface Encoder {
-  encode(value: unknown, mode: number): Buffer & { start?: number; end?: number };
-}
-
-/** msgpackr's modes as lmdb-js uses them in a write transaction: encode into its own buffer, reused by the next call. */
-const REUSE_AND_RESET = 512 | 1024;
-
-/** Transactions so far: a stand-in is valid only in the one that made it. */
-let transactions = 0;
-
-/** The bytes of a transaction's stand-ins, one after another (reused by the next). */
-class Arena {
-  buf = Buffer.allocUnsafeSlow(64 * 1024);
-  at = 0;
-}
-
-/** What `StorageWriter.encode` hands out: where the bytes a put of the value stores sit in its arena. */
-class Encoded {
-  constructor(
-    private readonly arena: Arena,
-    private readonly txn: number,
-    private readonly start: number,
-    private readonly end: number,
-  ) {}
-
-  bytes(txn: number): Buffer {
-    if (txn !== this.txn) throw new TypeError('a value from StorageWriter.encode is valid only in its transaction');
-    return this.arena.buf.subarray(this.start, this.end);
-  }
-}
-
-/** Appends `value`, encoded as a put encodes it, to `to`. Self-contained, so it can be an element of an array. */
-function encodeInto(encoder: Encoder, value: unknown, to: Arena): void {
-  const b = encoder.encode(value, REUSE_AND_RESET);
-  const start = b.start !== undefined && b.start >= 0 ? b.start : 0;
-  const end = b.start !== undefined && b.start >= 0 ? (b.end as number) : b.length;
-  room(to, end - start);
-  to.at += b.copy(to.buf, to.at, start, end);
-}
-
-function room(to: Arena, n: number): void {
-  if (to.at + n <= to.buf.length) return;
-  const next = Buffer.allocUnsafeSlow(Math.max(to.buf.length * 2, to.at + n));
-  to.buf.copy(next, 0, 0, to.at);
-  to.buf = next;
-}
-
-function holdsEncoded(v: unknown): boolean {
-  return v instanceof Encoded || (Array.isArray(v) && v.some(holdsEncoded));
-}
-
-/** Where compose() builds a value (reused by the next call: lmdb copies a value as it is put). */
-const out = new Arena();
-
-/**
- * An array holding stand-ins as msgpack: an array header, then each element, a stand-in's
- * bytes as they are and any other element encoded on its own. Decodes to what a put of
- * the array with the values in place would store.
- */
-function compose(v: unknown[], encoder: Encoder, txn: number): Buffer {
-  out.at = 0;
-  composeInto(v, encoder, txn);
-  return out.buf.subarray(0, out.at);
-}
-
-function composeInto(v: unknown, encoder: Encoder, txn: number): void {
-  if (v instanceof Encoded) {
-    const bytes = v.bytes(txn);
-    room(out, bytes.length);
-    out.at += bytes.copy(out.buf, out.at);
-  } else if (Array.isArray(v) && holdsEncoded(v)) {
-    room(out, 5);
-    const n = v.length;
-    if (n < 16) out.buf[out.at++] = 0x90 | n;
-    else if (n <= 0xffff) {
-      out.buf[out.at++] = 0xdc;
-      out.at = out.buf.writeUInt16BE(n, out.at);
-    } else {
-      out.buf[out.at++] = 0xdd;
-      out.at = out.buf.writeUInt32BE(n, out.at);
-    }
-    for (const x of v) composeInto(x, encoder, txn);
-  } else {
-    encodeInto(encoder, v, out);
-  }
 }

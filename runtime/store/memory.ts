@@ -66,8 +66,6 @@ export class MemoryStorage implements Storage {
         assertKey(key);
         pending.set(id(key), { key: [...key], value: null });
       },
-      // put() packs what it is given, so the value itself serves.
-      encode: (value) => value,
       get: <V>(key: Key): V | undefined => {
         assertKey(key);
         const p = pending.get(id(key));

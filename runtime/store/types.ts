@@ -30,13 +30,6 @@ export interface StorageWriter {
   remove(key: Key): void;
   /** Reads inside the transaction see its own earlier writes. */
   get<V = unknown>(key: Key): V | undefined;
-  /**
-   * A stand-in for `value` that `put` stores exactly as it stores `value`, whether put
-   * itself or as an element of an array put (at any depth of arrays): for a value put
-   * under several keys, encoded once (as it is at this call). Valid in this transaction
-   * only. May return `value` itself.
-   */
-  encode(value: unknown): unknown;
 }
 
 export interface Storage {
