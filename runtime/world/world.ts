@@ -31,7 +31,8 @@
  * A branch has its own id and a base (parent id, cut position per twin). Its own keys hold
  * positions above the cut; reads at or below the cut fall through to the parent, recursively.
  *
- * One WorldStore per Storage: it caches world metadata and heads, and is the only writer.
+ * One WorldStore per Storage: it caches world metadata, heads and the counts at heads, and is
+ * the only writer.
  */
 import { randomBytes } from 'node:crypto';
 import { KitError } from '../errors.js';
