@@ -602,6 +602,26 @@ export class World {
       before: options.before === undefined ? undefined : cursorId(options.before, 'before'),
     };
     const records: { id: string; value: V }[] = [];
+    const layers = this.layers(twin, pos);
+    const only = layers[0];
+    if (layers.length === 1 && only !== undefined && only.top && pos === head) {
+      // The common case, a root world at head: one ordered pass over the type's head keys,
+      // which hold each record's newest value (a deleted one's is null), instead of a seek and
+      // a read per record.
+      const prefix: Key = [only.id, twin, 'head', type];
+      const range: RangeOptions = {
+        start: bounds.after === undefined ? prefix : after(prefix, bounds.after),
+        end: bounds.before === undefined ? prefixEnd(prefix) : [...prefix, bounds.before],
+        reverse: options.reverse === true,
+      };
+      for (const { key, value } of this.e.storage.range<HeadVersion>(range)) {
+        const v = value[1];
+        if (v === null || v === undefined) continue;
+        records.push({ id: key[4] as string, value: v as V });
+        if (records.length > limit) break;
+      }
+      return { records: records.slice(0, limit), hasMore: records.length > limit };
+    }
     const hasMore = this.scanRecords(twin, type, pos, head, bounds, options.reverse === true, limit + 1, (id, value) => {
       records.push({ id, value: value as V });
     });
