@@ -116,6 +116,9 @@ function check(w: World, m: Model): void {
       expect(w.listRecords('stripe', type, { limit: 1000, at, reverse: true }).records).toEqual([...want].reverse());
       const page = w.listRecords('stripe', type, { limit: 2, at, after: 'id_1' });
       expect(page.records).toEqual(want.filter((r) => r.id > 'id_1').slice(0, 2));
+      const back = w.listRecords('stripe', type, { limit: 2, at, before: 'id_4', reverse: true });
+      expect(back.records).toEqual(want.filter((r) => r.id < 'id_4').reverse().slice(0, 2));
+      expect(back.hasMore).toBe(want.filter((r) => r.id < 'id_4').length > 2);
       if (want.length > 0) records[type] = Object.fromEntries(want.map((r) => [r.id, r.value]));
     }
     expect(Buffer.from(w.checkpoint('stripe', at)).toString()).toBe(canonicalJson({ position: at, records, twin: 'stripe' }));
@@ -179,7 +182,7 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     const heads = [...storage.range<[number, unknown]>({ start: ['w'], end: ['w\uffff'] })].filter((kv) => kv.key[2] === 'head');
     expect(heads.length).toBeGreaterThan(0);
     storage.transact((tx) => {
-      for (const { key, value } of heads) tx.put([key[0], key[1], 'rec', key[3], key[4], value[0]], value[1]);
+      for (const { key, value } of heads) tx.put([key[0]!, key[1]!, 'rec', key[3]!, key[4]!, value[0]], value[1]);
     });
     const again = new WorldStore(storage, { now: () => clock.now });
     const root2 = again.openWorld('acme');
