@@ -3,7 +3,7 @@
  * routes compiled for the host-side router, and the one host function its guest code
  * reads the tree through.
  */
-import type { GuestEngine, HostCall } from '../sandbox/index.js';
+import type { GuestEngine, HostCall, HostValue } from '../sandbox/index.js';
 import { compileRouter, type CompiledRouter } from '../router/index.js';
 import { KitError } from '../errors.js';
 import type { World } from '../world/index.js';
@@ -39,40 +39,60 @@ export function serveTwin(bundle: TwinBundle): ServedTwin {
 }
 
 /** Tree reads for guests (`get`, `list`, `count`) at the twin's head. Arguments are guest data: checked. */
-export function treeHostCall(world: World, twin: string): HostCall {
-  return (op, argJson) => {
-    const arg = JSON.parse(argJson) as Record<string, unknown>;
-    const type = arg['type'];
-    if (typeof type !== 'string') throw new TypeError('type must be a string');
-    switch (op) {
-      case 'get': {
-        const id = arg['id'];
-        if (typeof id !== 'string') throw new TypeError('id must be a string');
-        return JSON.stringify(world.getRecord(twin, type, id) ?? null);
-      }
-      case 'list': {
-        const options: { after?: string; before?: string; limit?: number; reverse?: boolean } = {};
-        if (typeof arg['after'] === 'string') options.after = arg['after'];
-        if (typeof arg['before'] === 'string') options.before = arg['before'];
-        if (typeof arg['limit'] === 'number') options.limit = arg['limit'];
-        if (arg['reverse'] === true) options.reverse = true;
-        const page = world.listRecords(twin, type, options);
-        return JSON.stringify({ items: page.records, hasMore: page.hasMore });
-      }
-      case 'count':
-        return String(world.countRecords(twin, type));
-      default:
-        throw new TypeError(`unknown host call '${op}'`);
+function treeRead(world: World, twin: string, op: string, arg: Record<string, unknown>): unknown {
+  const type = arg['type'];
+  if (typeof type !== 'string') throw new TypeError('type must be a string');
+  switch (op) {
+    case 'get': {
+      const id = arg['id'];
+      if (typeof id !== 'string') throw new TypeError('id must be a string');
+      return world.getRecord(twin, type, id) ?? null;
     }
-  };
+    case 'list': {
+      const options: { after?: string; before?: string; limit?: number; reverse?: boolean } = {};
+      if (typeof arg['after'] === 'string') options.after = arg['after'];
+      if (typeof arg['before'] === 'string') options.before = arg['before'];
+      if (typeof arg['limit'] === 'number') options.limit = arg['limit'];
+      if (arg['reverse'] === true) options.reverse = true;
+      const page = world.listRecords(twin, type, options);
+      return { items: page.records, hasMore: page.hasMore };
+    }
+    case 'count':
+      return world.countRecords(twin, type);
+    default:
+      throw new TypeError(`unknown host call '${op}'`);
+  }
+}
+
+/** `__host_call`: tree reads as JSON text, for any engine. */
+export function treeHostCall(world: World, twin: string): HostCall {
+  return (op, argJson) => JSON.stringify(treeRead(world, twin, op, JSON.parse(argJson) as Record<string, unknown>));
+}
+
+/**
+ * `__host_value`: the same reads as values, for an engine whose guests share this heap. Each
+ * read is a fresh object from storage, so a guest changing one changes nothing else.
+ */
+export function treeHostValue(world: World, twin: string): HostValue {
+  return (op, arg) => treeRead(world, twin, op, arg);
 }
 
 /**
  * Calls `__kit_invoke` in a context; a sandbox failure (timeout, memory) becomes a KitError.
  * `rawBody`: a JSON response body stays text (`response.bodyJson`), for answers sent on as they are.
  */
-export function invokeGuest(sandbox: GuestEngine, context: string, input: unknown, hostCall: HostCall, options?: { rawBody?: boolean }): GuestOutput {
-  const result = sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall);
+export function invokeGuest(
+  sandbox: GuestEngine,
+  context: string,
+  input: object,
+  hostCall: HostCall,
+  options?: { rawBody?: boolean; hostValue?: HostValue },
+): GuestOutput {
+  // An engine that shares this heap takes the input and answers reads as values (no JSON both ways).
+  const result =
+    sandbox.callValue !== undefined && options?.hostValue !== undefined
+      ? sandbox.callValue(context, '__kit_invoke', input, hostCall, options.hostValue)
+      : sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall);
   if ('error' in result) {
     const { code, message } = result.error;
     if (code === 'timeout') throw new KitError('handler_timeout', `The handler ran past its step budget: ${message}`);

@@ -16,7 +16,7 @@ import { handleWorldApi } from './api.js';
 import { decodeSegment, toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
 import { ScenarioSlot } from './scenarios.js';
-import { invokeGuest, serveTwin, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
+import { invokeGuest, serveTwin, treeHostCall, treeHostValue, type GuestOutput, type ServedTwin } from './twins.js';
 import type { StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 import { runStreamCall } from './streams.js';
 import { CheckSet } from './checks.js';
@@ -367,7 +367,7 @@ export class WorldRunner implements WorldHandle {
       twin.vendor,
       { ...input, world: this.name, twin: twin.vendor, position: this.world.head(twin.vendor) + 1, nowMs },
       treeHostCall(this.world, twin.vendor),
-      options,
+      { ...options, hostValue: treeHostValue(this.world, twin.vendor) },
     );
   }
 

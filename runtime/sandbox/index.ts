@@ -7,5 +7,5 @@ export {
   DEFAULT_CALL_STEPS,
   DEFAULT_MEMORY_BYTES,
 } from './sandbox.js';
-export type { SandboxLimits, CallResult, SandboxErrorCode, HostCall, GuestEngine } from './sandbox.js';
+export type { SandboxLimits, CallResult, SandboxErrorCode, HostCall, HostValue, GuestEngine } from './sandbox.js';
 export { TrustedContexts } from './trusted.js';

@@ -38,11 +38,19 @@ export type CallResult = { ok: string } | { error: { code: SandboxErrorCode; mes
 /** The one host function offered to guests. Its return must be a string; a throw becomes a guest exception. */
 export type HostCall = (op: string, argJson: string) => string;
 
+/** A host function that answers values instead of JSON text, for engines that share a heap with the host. */
+export type HostValue = (op: string, arg: Record<string, unknown>) => unknown;
+
 /** What the runner needs of an engine that runs guest scripts: `WorldSandbox` (QuickJS) or `TrustedContexts` (V8). */
 export interface GuestEngine {
   readonly alive: boolean;
   load(name: string, source: string, options?: { hostCall?: boolean }): CallResult;
   call(name: string, fn: string, input: string, hostCall?: HostCall): CallResult;
+  /**
+   * Only engines whose guests share the host's heap: `fn` gets `input` itself rather than its
+   * JSON, and the context offers `__host_value(op, arg)` beside `__host_call` during the call.
+   */
+  callValue?(name: string, fn: string, input: object, hostCall: HostCall, hostValue: HostValue): CallResult;
   unload(name: string): void;
   dispose(): void;
 }

@@ -42,6 +42,35 @@ describe('TrustedContexts (V8 contexts for trusted code)', () => {
     expect('error' in without && without.error.message).toContain('no host function is offered');
   });
 
+  it('callValue: the input itself, and __host_value answering values, during that call only', () => {
+    using engine = new TrustedContexts();
+    ok(
+      engine.load(
+        'a',
+        `globalThis.read = (input) => {
+           const got = __host_value('get', { id: input.id });
+           got.seen = true;
+           let failure = '';
+           try { __host_value('boom', {}); } catch (e) { failure = e.name + '|' + e.code; }
+           return JSON.stringify({ isArray: Array.isArray(input.list), got, failure });
+         };
+         globalThis.later = () => { try { __host_value('get', { id: 'x' }); return 'offered'; } catch (e) { return e.message; } };`,
+        { hostCall: true },
+      ),
+    );
+    const record = { id: 'x', n: 1 };
+    const hostValue = (op: string, arg: Record<string, unknown>): unknown => {
+      if (op === 'boom') throw Object.assign(new Error('closed'), { code: 'storage_closed' });
+      return { ...record, asked: arg['id'] };
+    };
+    const out = JSON.parse(ok(engine.callValue('a', 'read', { id: 'x', list: [1, 2] }, () => 'null', hostValue)));
+    expect(out).toEqual({ isArray: true, got: { id: 'x', n: 1, asked: 'x', seen: true }, failure: 'HostError|storage_closed' });
+    // What the host answered was a copy it made: its own record is untouched.
+    expect(record).toEqual({ id: 'x', n: 1 });
+    // A string call offers no value function.
+    expect(ok(engine.call('a', 'later', ''))).toContain('no host function is offered');
+  });
+
   it('passes strings with NUL, lone surrogates and a leading U+0001 through whole, both ways', () => {
     using engine = new TrustedContexts();
     ok(engine.load('a', `globalThis.echo = (s) => s; globalThis.viaHost = (s) => __host_call(s, s);`, { hostCall: true }));

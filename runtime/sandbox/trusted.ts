@@ -16,10 +16,10 @@
  */
 import vm from 'node:vm';
 import { PRELUDE_SOURCE } from './prelude.js';
-import type { CallResult, GuestEngine, HostCall } from './sandbox.js';
+import type { CallResult, GuestEngine, HostCall, HostValue } from './sandbox.js';
 
 interface Prelude {
-  invoke(fn: string, input: string): unknown;
+  invoke(fn: string, input: string | object): unknown;
   describe(e: unknown): string;
   installHost(raw: (op: string, arg: string, encoded?: number) => string): void;
 }
@@ -53,6 +53,7 @@ function withBoundGlobals(source: string): string {
 export class TrustedContexts implements GuestEngine {
   readonly #contexts = new Map<string, TrustedContext>();
   #hostCall: HostCall | undefined;
+  #hostValue: HostValue | undefined;
   #running = false;
   #disposed = false;
 
@@ -70,11 +71,15 @@ export class TrustedContexts implements GuestEngine {
     if (this.#disposed) return disposed();
     this.#assertNotRunning('load');
     this.unload(name);
-    const context = vm.createContext({}, { name: `trusted ${name}` });
+    const global: Record<string, unknown> = {};
+    const context = vm.createContext(global, { name: `trusted ${name}` });
     let prelude: Prelude;
     try {
       prelude = vm.runInContext(PRELUDE_SOURCE, context, { filename: '<prelude>' }) as Prelude;
-      if (options?.hostCall === true) prelude.installHost((op, arg, encoded) => this.#rawHostCall(op, arg, encoded));
+      if (options?.hostCall === true) {
+        prelude.installHost((op, arg, encoded) => this.#rawHostCall(op, arg, encoded));
+        global['__host_value'] = (op: string, arg: Record<string, unknown>) => this.#rawHostValue(op, arg);
+      }
       new vm.Script(withBoundGlobals(source), { filename: name }).runInContext(context);
     } catch (e) {
       return { error: { code: 'load_error', message: cut(describeHost(e)) } };
@@ -87,12 +92,29 @@ export class TrustedContexts implements GuestEngine {
     if (typeof name !== 'string' || typeof fn !== 'string' || typeof input !== 'string') {
       throw new TypeError('call(name, fn, input): all three must be strings');
     }
+    return this.#call(name, fn, input, hostCall, undefined);
+  }
+
+  /**
+   * `fn` gets `input` itself, not its JSON, and `__host_value` answers values: the guest shares
+   * this heap, so what crosses need not be copied as text. The guest sees objects of this realm
+   * (`[] instanceof Array` is false for them in the guest; `Array.isArray` is true).
+   */
+  callValue(name: string, fn: string, input: object, hostCall: HostCall, hostValue: HostValue): CallResult {
+    if (typeof name !== 'string' || typeof fn !== 'string' || typeof input !== 'object' || input === null) {
+      throw new TypeError('callValue(name, fn, input): two strings and an object');
+    }
+    return this.#call(name, fn, input, hostCall, hostValue);
+  }
+
+  #call(name: string, fn: string, input: string | object, hostCall: HostCall | undefined, hostValue: HostValue | undefined): CallResult {
     if (this.#disposed) return disposed();
     this.#assertNotRunning('call');
     const loaded = this.#contexts.get(name);
     if (loaded === undefined) return { error: { code: 'load_error', message: `nothing is loaded under the name '${cut(name)}'` } };
     this.#running = true;
     this.#hostCall = hostCall;
+    this.#hostValue = hostValue;
     try {
       const out = loaded.prelude.invoke(fn, input);
       if (typeof out !== 'string') return { error: { code: 'guest_error', message: 'the function returned a promise: trusted calls are synchronous' } };
@@ -101,6 +123,7 @@ export class TrustedContexts implements GuestEngine {
       return { error: { code: classify(e), message: cut(describeGuest(loaded.prelude, e)) } };
     } finally {
       this.#hostCall = undefined;
+      this.#hostValue = undefined;
       this.#running = false;
     }
   }
@@ -135,20 +158,37 @@ export class TrustedContexts implements GuestEngine {
     try {
       out = host(op, arg);
     } catch (e) {
-      const error = hostError(cut(e instanceof Error ? e.message : String(e)));
-      const code = (e as { code?: unknown } | null)?.code;
-      if (typeof code === 'string') (error as Error & { code?: string }).code = code;
-      throw error;
+      throw asHostError(e);
     }
     if (typeof out !== 'string') throw hostError(`host answered ${cut(op)} with a ${typeof out}, not a string`);
     // Strings cross whole here; the guest's __host_call still decodes a leading U+0001.
     return out.charCodeAt(0) === 1 ? `\u0001${JSON.stringify(out)}` : out;
+  }
+
+  /** The host side of `__host_value`: the value itself. */
+  #rawHostValue(op: string, arg: Record<string, unknown>): unknown {
+    const host = this.#hostValue;
+    if (host === undefined) throw hostError('no host function is offered during this call');
+    if (typeof op !== 'string' || typeof arg !== 'object' || arg === null) throw hostError('__host_value(op, arg) takes a string and an object');
+    try {
+      return host(op, arg);
+    } catch (e) {
+      throw asHostError(e);
+    }
   }
 }
 
 function hostError(message: string): Error {
   const error = new Error(message);
   error.name = 'HostError';
+  return error;
+}
+
+/** A host failure as the guest sees it: HostError, with a KitError's code. */
+function asHostError(e: unknown): Error {
+  const error = hostError(cut(e instanceof Error ? e.message : String(e)));
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') (error as Error & { code?: string }).code = code;
   return error;
 }
 

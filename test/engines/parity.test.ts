@@ -80,6 +80,59 @@ describe('built-in twins in V8 and in QuickJS', () => {
   });
 });
 
+describe('the tree in both engines (values in V8, JSON text in QuickJS)', () => {
+  it('merges buffered writes into gets, lists and counts the same way, and hands out fresh copies', async () => {
+    const built = await buildTwin(fileURLToPath(new URL('../../sdk/twin/guest/fixtures/probe.ts', import.meta.url)));
+    const session = async (trusted: boolean): Promise<string[]> => {
+      const runner = await openWorldRunner({ storage: new MemoryStorage(), world: 'w', twins: [{ ...built, trusted }] });
+      const post = async (path: string, body: unknown): Promise<string> => {
+        const r = await runner.handle({
+          surface: 'vendor',
+          method: 'POST',
+          path: `/probe${path}`,
+          query: '',
+          headers: { 'content-type': 'application/json' },
+          body: new TextEncoder().encode(JSON.stringify(body)),
+          scope: 'write',
+          requestId: 'r',
+          receivedAt: 0,
+        });
+        return `${r.status} ${String(r.body)}`;
+      };
+      const put = (id: string, value: unknown) => ({ op: 'put', type: 'thing', id, value });
+      try {
+        return [
+          await post('/ops', { ops: ['a', 'b', 'c', 'd', 'e'].map((id) => put(id, { v: id })) }),
+          await post('/ops', {
+            ops: [
+              { op: 'delete', type: 'thing', id: 'b' },
+              put('bb', { v: 'new' }),
+              put('c', { v: 'rewritten' }),
+              { op: 'get', type: 'thing', id: 'b' },
+              { op: 'get', type: 'thing', id: 'c' },
+              { op: 'get', type: 'thing', id: 'nope' },
+              { op: 'count', type: 'thing' },
+              { op: 'list', type: 'thing', options: { limit: 3 } },
+              { op: 'list', type: 'thing', options: { limit: 2, reverse: true, before: 'd' } },
+              { op: 'delete', type: 'thing', id: 'nope' },
+              { op: 'count', type: 'thing' },
+            ],
+          }),
+          await post('/ops', { ops: [{ op: 'count', type: 'thing' }, { op: 'list', type: 'thing', options: { after: 'a' } }] }),
+          await post('/mutate-committed', {}),
+          await post('/mutate', {}),
+        ];
+      } finally {
+        await runner.close();
+      }
+    };
+    const v8 = await session(true);
+    expect(v8[3]).toContain('"second":{"v":"a"}');
+    expect(v8[3]).toContain('"again":{"items":[{"id":"a","value":{"v":"a"}}]');
+    expect(await session(false)).toEqual(v8);
+  });
+});
+
 describe('which engine runs a twin', () => {
   const which = async (trusted: boolean | undefined, trustTwins?: boolean): Promise<unknown> => {
     const built = await buildTwin(fileURLToPath(new URL('./fixtures/engine/index.ts', import.meta.url)));

@@ -25,10 +25,14 @@ import type {
 
 type HostCall = (op: string, argJson: string) => string;
 
+/** Offered by engines whose guests share the host's heap (trusted V8 contexts): reads as values, not JSON. */
+type HostValue = (op: string, arg: Record<string, unknown>) => unknown;
+
 interface GuestGlobals {
   __host_call?: HostCall;
+  __host_value?: HostValue;
   __kit_manifest?: () => string;
-  __kit_invoke?: (input: string) => string;
+  __kit_invoke?: (input: string | object) => string;
   __kit_error_body?: (input: string) => string;
   Date: DateConstructor;
   Math: Math;
@@ -88,9 +92,13 @@ export class CallTree implements Tree {
   private readonly counts = new Map<string, number>();
   hostCalls = 0;
 
+  /** Value mode (`__host_value`): committed records come as fresh objects, one read per get. */
+  private readonly exists = new Map<string, boolean>();
+
   constructor(
     private readonly hostCall: HostCall | undefined,
     private readonly readOnly: boolean,
+    private readonly hostValue?: HostValue,
   ) {}
 
   private host(op: string, arg: unknown): string {
@@ -100,6 +108,23 @@ export class CallTree implements Tree {
     const out = fn(op, JSON.stringify(arg));
     if (typeof out !== 'string') throw new Error(`__host_call('${op}') answered a ${typeof out}, not a string`);
     return out;
+  }
+
+  /** A read answered as a value: by `__host_value` where the engine offers it, else parsed from `__host_call`. */
+  private read(op: string, arg: Record<string, unknown>): unknown {
+    const fn = this.hostValue;
+    if (typeof fn !== 'function') return JSON.parse(this.host(op, arg));
+    this.hostCalls++;
+    return fn(op, arg);
+  }
+
+  /** Whether the record exists in the committed tree. */
+  private committedExists(type: string, id: string): boolean {
+    if (typeof this.hostValue !== 'function') return this.committedJson(type, id) !== null;
+    const key = `${type}\u0000${id}`;
+    let known = this.exists.get(key);
+    if (known === undefined) this.exists.set(key, (known = this.read('get', { type, id }) !== null));
+    return known;
   }
 
   private committedOf(type: string): Map<string, string | null> {
@@ -122,7 +147,15 @@ export class CallTree implements Tree {
   get<V = unknown>(type: string, id: string): V | undefined {
     checkName('tree.get: type', type);
     checkName('tree.get: id', id);
-    const buffered = this.buffer.get(`${type}\u0000${id}`);
+    const key = `${type}\u0000${id}`;
+    const buffered = this.buffer.get(key);
+    if (buffered === undefined && typeof this.hostValue === 'function') {
+      // A fresh object per read from the host: the handler may change it freely.
+      if (this.exists.get(key) === false) return undefined;
+      const value = this.read('get', { type, id });
+      this.exists.set(key, value !== null);
+      return value === null ? undefined : (value as V);
+    }
     const json = buffered ? buffered.json : this.committedJson(type, id);
     return json === null ? undefined : (JSON.parse(json) as V);
   }
@@ -153,7 +186,7 @@ export class CallTree implements Tree {
       // least one, so a limit of 0 still learns whether anything is there).
       if (limit !== undefined) arg['limit'] = Math.max(limit, pending.size > 0 ? 1 : 0) + pending.size;
       if (desc) arg['reverse'] = true;
-      const page = JSON.parse(this.host('list', arg)) as HostPage;
+      const page = this.read('list', arg) as HostPage;
       if (!page || !Array.isArray(page.items)) throw new Error("__host_call('list') answered no items");
       // Listed items are not kept for later gets: writing each back to text cost more (~14% of
       // a Stripe list of ten) than the one host read a later get of the same record makes.
@@ -193,13 +226,13 @@ export class CallTree implements Tree {
     checkName('tree.count: type', type);
     let n = this.counts.get(type);
     if (n === undefined) {
-      n = JSON.parse(this.host('count', { type })) as number;
+      n = this.read('count', { type }) as number;
       if (typeof n !== 'number') throw new Error("__host_call('count') answered no number");
       this.counts.set(type, n);
     }
     for (const w of this.buffer.values()) {
       if (w.type !== type) continue;
-      const existed = this.committedJson(type, w.id) !== null;
+      const existed = this.committedExists(type, w.id);
       if (w.json !== null && !existed) n++;
       else if (w.json === null && existed) n--;
     }
@@ -531,19 +564,21 @@ export function installTwin(def: TwinDefinition): void {
     g.Math.random = () => (call === undefined ? sandboxRandom() : idsOf(call).random());
   };
 
-  g.__kit_invoke = (inputJson: string): string => {
+  // The input is JSON text, or (from an engine that shares the host's heap) the object itself.
+  g.__kit_invoke = (inputJson: string | object): string => {
     const outer = call;
     const events: string[] = [];
     let dueWrites: CallTree | undefined;
     try {
-      const input = JSON.parse(inputJson) as InvokeInput;
+      const input = (typeof inputJson === 'string' ? JSON.parse(inputJson) : inputJson) as InvokeInput;
       if (!isRecord(input)) throw new TypeError('__kit_invoke: the input is not an object');
       const { world, twin, position, nowMs } = input;
       if (typeof world !== 'string' || typeof twin !== 'string') throw new TypeError('__kit_invoke: world and twin must be strings');
       if (!Number.isInteger(position) || position < 1) throw new TypeError('__kit_invoke: position must be a positive integer');
       if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new TypeError('__kit_invoke: nowMs must be a number');
       const hostCall = g.__host_call;
-      const t = new CallTree(hostCall, input.kind === 'store');
+      const hostValue = g.__host_value;
+      const t = new CallTree(hostCall, input.kind === 'store', hostValue);
 
       // The world's clock and generator, for exactly this call.
       if (!installed) install();
@@ -578,7 +613,7 @@ export function installTwin(def: TwinDefinition): void {
         // this). Kept apart so a throwing move still leaves its schedule, and the runner
         // does not perform it again forever.
         const key = dueKey(ms, input.id);
-        dueWrites = new CallTree(hostCall, false);
+        dueWrites = new CallTree(hostCall, false, hostValue);
         dueWrites.remove(DUE_TYPE, key);
         t.remove(DUE_TYPE, key);
         const pointer = t.get<{ key?: unknown }>(DUE_ID_TYPE, input.id);
