@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { KitError, isKitError } from '../errors.js';
-import { TrustedContexts, type GuestEngine, type WorldSandbox } from '../sandbox/index.js';
+import { TrustedContexts, type GuestEngine, type HostCall, type HostValue, type WorldSandbox } from '../sandbox/index.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
@@ -359,16 +359,30 @@ export class WorldRunner implements WorldHandle {
 
   // ------------------------------------------------------------ sandbox
 
-  /** Runs `__kit_invoke` for the twin at its next position, with the world clock. */
+  /**
+   * Runs `__kit_invoke` for the twin at its next position, with the world clock. `input` is a
+   * fresh object of the caller's: the world, twin, position and instant are added to it.
+   */
   invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.nowMs(), options?: { rawBody?: boolean }): GuestOutput {
     this.reviveSandbox();
-    return invokeGuest(
-      this.engineOf(twin.vendor),
-      twin.vendor,
-      { ...input, world: this.name, twin: twin.vendor, position: this.world.head(twin.vendor) + 1, nowMs },
-      treeHostCall(this.world, twin.vendor),
-      { ...options, hostValue: treeHostValue(this.world, twin.vendor) },
-    );
+    input['world'] = this.name;
+    input['twin'] = twin.vendor;
+    input['position'] = this.world.head(twin.vendor) + 1;
+    input['nowMs'] = nowMs;
+    const reads = this.readsOf(twin.vendor);
+    return invokeGuest(this.engineOf(twin.vendor), twin.vendor, input, reads.call, options?.rawBody === true ? reads.raw : reads.parsed);
+  }
+
+  /** Per twin, made once: its tree's host functions and the invoke options that carry them. */
+  private readonly reads = new Map<string, { call: HostCall; parsed: { hostValue: HostValue }; raw: { rawBody: true; hostValue: HostValue } }>();
+  private readsOf(vendor: string): { call: HostCall; parsed: { hostValue: HostValue }; raw: { rawBody: true; hostValue: HostValue } } {
+    let reads = this.reads.get(vendor);
+    if (reads === undefined) {
+      const hostValue = treeHostValue(this.world, vendor);
+      reads = { call: treeHostCall(this.world, vendor), parsed: { hostValue }, raw: { rawBody: true, hostValue } };
+      this.reads.set(vendor, reads);
+    }
+    return reads;
   }
 
   /** The engine a twin's bundle runs in. */
