@@ -5,10 +5,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openLmdbStorage } from '../store/index.js';
 import { fileURLToPath } from 'node:url';
 import { loadSandboxModule, WorldSandbox, type SandboxLimits } from '../sandbox/index.js';
-import type { Storage } from '../store/index.js';
+import { openLmdbStorage, type Storage } from '../store/index.js';
 import { WorldStore } from '../world/index.js';
 import { SupervisedWorker } from '../worker/index.js';
 import { KIT_VERSION } from '../version.js';

@@ -1,18 +1,20 @@
 /**
  * The engine for code the host trusts: the built-in twins, which ship with twinkit and are
  * reviewed like the rest of it. Each loaded script gets a `node:vm` context of its own in this
- * thread's V8, with the same prelude and the same one-string-in, one-string-out contract as
- * `WorldSandbox`, so the runner cannot tell the two apart.
+ * thread's V8, with the same prelude and the same one-string-in, one-string-out `call` as
+ * `WorldSandbox`; `callValue` also lets the input and the tree's reads cross as values, since
+ * the guest shares this heap.
  *
- * Why: a Stripe create spent ~400 µs interpreting in QuickJS and a retrieve ~60 µs (profiles in
- * bench/README.md "Where the time goes"); V8 runs the same bundle in a few µs. A vm context is
- * NOT a security boundary (same heap, same process): no step budget, no memory cap. Code a host
- * does not trust — a twin uploaded by a user, scenario `js` handlers, checks — stays in
- * `WorldSandbox`. A runaway built-in twin is a bug of ours; in a world served from a worker
- * thread the watchdog still ends it.
+ * Why: a Stripe create spent ~400 µs interpreting in QuickJS and a retrieve ~80 µs (bench/README.md,
+ * "Issue 8"); V8 runs the same bundle in a few µs. A vm context is NOT a security boundary
+ * (same heap, same process): no step budget, no memory cap. Code a host does not trust — a twin
+ * built from a user's sources, scenario `js` handlers, checks — stays in `WorldSandbox`. A
+ * runaway built-in twin is a bug of ours; in a world served from a worker thread the watchdog
+ * still ends it.
  *
- * Determinism is the guest runtime's, as in QuickJS: it installs the world's clock as `Date`
- * and a seeded `Math.random` on every call; the prelude seeds `Math.random` before that.
+ * Determinism is the guest runtime's, as in QuickJS: on its first call it installs a `Date`
+ * that reads the world clock and a `Math.random` drawn from the world's seeded generator; the
+ * prelude seeds `Math.random` before that.
  */
 import vm from 'node:vm';
 import { PRELUDE_SOURCE } from './prelude.js';
