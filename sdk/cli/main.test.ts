@@ -187,10 +187,13 @@ describe('kit world serve', () => {
     expect(h.opened[0]?.thread).toBeUndefined();
     h.stop();
     await done;
+    expect(h.out.join('\n')).not.toContain('--inline');
     const inline = harness();
     const again = main(['world', 'serve', dir, '--port', '0', '--inline'], io(inline), inline.deps);
     await inline.serving();
     expect(inline.opened[0]?.thread).toBe('inline');
+    // The user is told what --inline gives up.
+    expect(inline.out.join('\n')).toContain("thread       the server's own (--inline): no watchdog");
     inline.stop();
     await again;
     const bad = harness();

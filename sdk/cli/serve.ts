@@ -45,6 +45,8 @@ export interface ServingWorld {
   org: string;
   world: string;
   twins: string[];
+  /** The world runs in the server's thread (`--inline`). */
+  inline: boolean;
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
@@ -196,7 +198,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       throw e;
     }
   }
-  return { server, tokens: file, dir, org: options.org, world, twins: names };
+  return { server, tokens: file, dir, org: options.org, world, twins: names, inline: options.inline === true };
 }
 
 /** What `serve` prints once it listens. */
@@ -212,6 +214,7 @@ export function describeServing(s: ServingWorld): string[] {
     `  read token   ${tokens.readToken}`,
     `  state        ${join(s.dir, '.kit', 'world')}/`,
     `  tokens file  ${tokenFilePath(s.dir)}`,
+    ...(s.inline ? ['  thread       the server\'s own (--inline): no watchdog ends a handler stuck in native work'] : []),
     '',
     'Try:',
     `  curl -H "x-kit-token: ${tokens.token}" ${server.worldApi}/clock`,
