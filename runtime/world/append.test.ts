@@ -185,14 +185,7 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
       for (const { key, value } of heads) tx.put([key[0]!, key[1]!, 'rec', key[3]!, key[4]!, value[0]], value[1]);
     });
     const again = new WorldStore(storage, { now: () => clock.now });
-    const root2 = again.openWorld('acme');
-    const br2 = again.openWorld(br.name);
-    check(root2, rm);
-    check(br2, bm);
-    drive(root2, rm, rnd, 20, clock);
-    drive(br2, bm, rnd, 20, clock);
-    check(root2, rm);
-    check(br2, bm);
+    reopenAndAppendOn(again, br.name, rm, bm, rnd, clock);
   });
 
   it('a batch that writes, deletes and re-creates one record counts it once', () => {
@@ -214,6 +207,18 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
   });
 });
 
+/** Opens world `acme` and its branch from `store`, checks both, appends on to both, and checks again. */
+function reopenAndAppendOn(store: WorldStore, branch: string, rm: Model, bm: Model, rnd: () => number, clock: { now: number }): void {
+  const root = store.openWorld('acme');
+  const br = store.openWorld(branch);
+  check(root, rm);
+  check(br, bm);
+  drive(root, rm, rnd, 20, clock);
+  drive(br, bm, rnd, 20, clock);
+  check(root, rm);
+  check(br, bm);
+}
+
 describe('appendBatch bookkeeping after a restart', () => {
   it('a reopened LMDB storage reads what the first process wrote, and appends on from there', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kit-append-restart-'));
@@ -233,13 +238,6 @@ describe('appendBatch bookkeeping after a restart', () => {
     const second = openLmdbStorage(dir);
     cleanups.push(() => second.close());
     const again = new WorldStore(second, { now: () => clock.now });
-    const root2 = again.openWorld('acme');
-    const br2 = again.openWorld(br.name);
-    check(root2, rm);
-    check(br2, bm);
-    drive(root2, rm, rnd, 20, clock);
-    drive(br2, bm, rnd, 20, clock);
-    check(root2, rm);
-    check(br2, bm);
+    reopenAndAppendOn(again, br.name, rm, bm, rnd, clock);
   });
 });
