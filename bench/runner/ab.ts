@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { WorldRequest } from '../../runtime/runner/types.js';
+import { stripeRequest } from './requests.js';
 
 const root = resolve(process.argv[2] ?? '.');
 const mode = process.argv[3] ?? 'get';
@@ -23,23 +23,13 @@ const { openLmdbStorage } = (await import(join(root, 'dist/runtime/store/index.j
 const { openWorldRunner } = (await import(join(root, 'dist/runtime/runner/index.js'))) as typeof import('../../runtime/runner/index.js');
 const { loadBuiltinTwins } = (await import(join(root, 'dist/sdk/twin/build.js'))) as typeof import('../../sdk/twin/build.js');
 
-const encoder = new TextEncoder();
-function stripe(method: string, path: string, form?: string, query = ''): WorldRequest {
-  const r: WorldRequest = { surface: 'vendor', method, path, query, headers: { host: 'x', 'user-agent': 'bench', accept: '*/*', authorization: 'Bearer sk_test_bench' }, scope: 'write', requestId: 'req_ab', receivedAt: 0 };
-  if (form !== undefined) {
-    r.headers['content-type'] = 'application/x-www-form-urlencoded';
-    r.body = encoder.encode(form);
-  }
-  return r;
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'kit-ab-'));
 const twin = (await loadBuiltinTwins()).get('stripe');
 if (!twin) throw new Error('no built-in Stripe twin');
 const runner = await openWorldRunner({ storage: openLmdbStorage(dir), world: 'ab', twins: [twin] });
 let id = '';
 for (let i = 0; i < 25; i++) {
-  const made = await runner.handle(stripe('POST', '/stripe/v1/customers', `email=a${i}%40example.com&name=Ada`));
+  const made = await runner.handle(stripeRequest('POST', '/stripe/v1/customers', `email=a${i}%40example.com&name=Ada`));
   if (made.status !== 200) throw new Error(`create answered ${made.status}`);
   id ||= (JSON.parse(String(made.body)) as { id: string }).id;
 }
@@ -47,9 +37,9 @@ for (let i = 0; i < 25; i++) {
 async function batch(): Promise<number> {
   const n = mode === 'post' ? 640 : 2000;
   const start = process.hrtime.bigint();
-  if (mode === 'get') for (let i = 0; i < n; i++) await runner.handle(stripe('GET', `/stripe/v1/customers/${id}`));
-  else if (mode === 'list') for (let i = 0; i < n; i++) await runner.handle(stripe('GET', '/stripe/v1/customers', undefined, 'limit=10'));
-  else for (let i = 0; i < n; i += 32) await Promise.all(Array.from({ length: 32 }, () => runner.handle(stripe('POST', '/stripe/v1/customers', 'email=grace%40example.com&name=Grace'))));
+  if (mode === 'get') for (let i = 0; i < n; i++) await runner.handle(stripeRequest('GET', `/stripe/v1/customers/${id}`));
+  else if (mode === 'list') for (let i = 0; i < n; i++) await runner.handle(stripeRequest('GET', '/stripe/v1/customers', undefined, 'limit=10'));
+  else for (let i = 0; i < n; i += 32) await Promise.all(Array.from({ length: 32 }, () => runner.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=grace%40example.com&name=Grace'))));
   return Number(process.hrtime.bigint() - start) / 1e3 / n;
 }
 

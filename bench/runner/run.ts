@@ -1,8 +1,9 @@
 /**
  * Per-request cost through the whole engine: a request object in, the route matched, the
- * handler run in the world's QuickJS sandbox, the entry appended and made durable (group
- * commit on LMDB), the response out. The baseline, in the same run, is a plain `node:vm`
- * call of a handler-shaped function (JSON in, JSON out).
+ * handler run (the built-in twins in V8, as a world serves them, and the same bundles in the
+ * world's QuickJS sandbox, as a twin built from a user's sources runs), the entry appended and
+ * made durable (group commit on LMDB), the response out. The baseline, in the same run, is a
+ * plain `node:vm` call of a handler-shaped function (JSON in, JSON out).
  *
  * Run (from the repository root, after `make build`):
  *   node dist/bench/runner/run.js
@@ -15,35 +16,11 @@ import { Bench } from 'tinybench';
 import { openLmdbStorage } from '../../runtime/store/index.js';
 import { openWorldRunner } from '../../runtime/runner/index.js';
 import type { WorldRequest } from '../../runtime/runner/types.js';
+import { helloRequest, stripeRequest } from './requests.js';
 import { buildTwin } from '../../sdk/twin/build.js';
 import { writeBenchJson } from '../results/json.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-
-const encoder = new TextEncoder();
-
-/** Headers as an HTTP client sends them through the host (wrk's, plus the credential the host checked). */
-function baseHeaders(): Record<string, string> {
-  return { host: '127.0.0.1:4440', 'user-agent': 'bench', accept: '*/*', 'x-kit-token': 'tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE' };
-}
-
-function request(method: string, path: string, body?: unknown): WorldRequest {
-  const req: WorldRequest = { surface: 'vendor', method, path, query: '', headers: baseHeaders(), scope: 'write', requestId: 'req_bench', receivedAt: 0 };
-  if (body !== undefined) {
-    req.headers['content-type'] = 'application/json';
-    req.body = encoder.encode(JSON.stringify(body));
-  }
-  return req;
-}
-
-function stripeRequest(method: string, path: string, form?: string): WorldRequest {
-  const req: WorldRequest = { surface: 'vendor', method, path, query: '', headers: { ...baseHeaders(), authorization: 'Bearer sk_test_bench' }, scope: 'write', requestId: 'req_bench', receivedAt: 0 };
-  if (form !== undefined) {
-    req.headers['content-type'] = 'application/x-www-form-urlencoded';
-    req.body = encoder.encode(form);
-  }
-  return req;
-}
 
 async function main(dir: string): Promise<void> {
   const storage = openLmdbStorage(dir);
@@ -53,16 +30,20 @@ async function main(dir: string): Promise<void> {
   const hello = await buildTwin(join(root, 'twins', 'hello', 'twin', 'index.ts'));
   const stripeEntry = join(root, 'twins', 'stripe', 'twin', 'index.ts');
   const stripe = existsSync(stripeEntry) ? await buildTwin(stripeEntry) : undefined;
-  const runner = await openWorldRunner({ storage, world: 'bench', twins: stripe ? [hello, stripe] : [hello] });
-  const created = await runner.handle(request('POST', '/hello/v1/greetings', { name: 'Ada' }));
-  const id = (JSON.parse(String(created.body)) as { id: string }).id;
-  const get = request('GET', `/hello/v1/greetings/${id}`);
-  let customerGet: WorldRequest | undefined;
-  if (stripe) {
-    const customer = await runner.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=ada%40example.com&name=Ada'));
+  const bundles = (stripe ? [hello, stripe] : [hello]).map((t) => ({ ...t, trusted: true }));
+  const runner = await openWorldRunner({ storage, world: 'bench', twins: bundles });
+  const sandboxed = await openWorldRunner({ storage, world: 'bench-quickjs', twins: bundles, trustTwins: false });
+  /** One greeting and one customer made first; the reads of them. */
+  const seed = async (r: typeof runner): Promise<{ get: WorldRequest; customerGet: WorldRequest | undefined }> => {
+    const created = await r.handle(helloRequest('POST', '/hello/v1/greetings', { name: 'Ada' }));
+    const get = helloRequest('GET', `/hello/v1/greetings/${(JSON.parse(String(created.body)) as { id: string }).id}`);
+    if (!stripe) return { get, customerGet: undefined };
+    const customer = await r.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=ada%40example.com&name=Ada'));
     if (customer.status !== 200) throw new Error(`the Stripe twin answered ${customer.status}: ${String(customer.body)}`);
-    customerGet = stripeRequest('GET', `/stripe/v1/customers/${(JSON.parse(String(customer.body)) as { id: string }).id}`);
-  }
+    return { get, customerGet: stripeRequest('GET', `/stripe/v1/customers/${(JSON.parse(String(customer.body)) as { id: string }).id}`) };
+  };
+  const { get, customerGet } = await seed(runner);
+  const inQuickJs = await seed(sandboxed);
 
   const context = vm.createContext({});
   vm.runInContext(
@@ -70,7 +51,7 @@ async function main(dir: string): Promise<void> {
     context,
   );
   const vmHandle = vm.runInContext('handle', context) as (s: string) => string;
-  const vmInput = JSON.stringify({ method: 'GET', path: `/v1/greetings/${id}`, id });
+  const vmInput = JSON.stringify({ method: 'GET', path: get.path, id: get.path.split('/').pop() });
 
   const CONCURRENT = 32;
   const bench = new Bench({ time: 2000, warmup: true });
@@ -82,17 +63,22 @@ async function main(dir: string): Promise<void> {
   add('node:vm call (baseline)', () => {
     vmHandle(vmInput);
   });
-  add('hello GET by id', () => runner.handle(get));
-  add('hello POST (durable, one at a time)', () => runner.handle(request('POST', '/hello/v1/greetings', { name: 'Grace' })));
-  add(`hello POST (durable, ${CONCURRENT} in flight, per request)`, () =>
-    Promise.all(Array.from({ length: CONCURRENT }, () => runner.handle(request('POST', '/hello/v1/greetings', { name: 'Grace' })))),
+  const postCustomers = (r: typeof runner) => () =>
+    Promise.all(Array.from({ length: CONCURRENT }, () => r.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=grace%40example.com&name=Grace'))));
+  add('hello GET by id (V8)', () => runner.handle(get));
+  add('hello POST (durable, one at a time) (V8)', () => runner.handle(helloRequest('POST', '/hello/v1/greetings', { name: 'Grace' })));
+  add(`hello POST (durable, ${CONCURRENT} in flight, per request) (V8)`, () =>
+    Promise.all(Array.from({ length: CONCURRENT }, () => runner.handle(helloRequest('POST', '/hello/v1/greetings', { name: 'Grace' })))),
   );
   if (customerGet) {
-    const g = customerGet;
-    add('Stripe GET customer by id', () => runner.handle(g));
-    add(`Stripe POST customer (durable, ${CONCURRENT} in flight, per request)`, () =>
-      Promise.all(Array.from({ length: CONCURRENT }, () => runner.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=grace%40example.com&name=Grace')))),
-    );
+    add('Stripe GET customer by id (V8)', () => runner.handle(customerGet));
+    add(`Stripe POST customer (durable, ${CONCURRENT} in flight, per request) (V8)`, postCustomers(runner));
+  }
+  add('hello GET by id (QuickJS)', () => sandboxed.handle(inQuickJs.get));
+  if (inQuickJs.customerGet) {
+    const g = inQuickJs.customerGet;
+    add('Stripe GET customer by id (QuickJS)', () => sandboxed.handle(g));
+    add(`Stripe POST customer (durable, ${CONCURRENT} in flight, per request) (QuickJS)`, postCustomers(sandboxed));
   }
   await bench.run();
 
@@ -132,6 +118,7 @@ async function main(dir: string): Promise<void> {
   }
   writeBenchJson({ node: process.version, rows: json });
   await runner.close();
+  await sandboxed.close();
   await storage.close();
 }
 

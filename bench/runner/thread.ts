@@ -11,18 +11,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLocalWorld } from '../../runtime/runner/index.js';
-import type { WorldRequest } from '../../runtime/runner/types.js';
+import { stripeRequest } from './requests.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/build.js';
 
-const encoder = new TextEncoder();
-function stripe(method: string, path: string, form?: string): WorldRequest {
-  const r: WorldRequest = { surface: 'vendor', method, path, query: '', headers: { host: 'x', authorization: 'Bearer sk_test_bench' }, scope: 'write', requestId: 'req_thread', receivedAt: 0 };
-  if (form !== undefined) {
-    r.headers['content-type'] = 'application/x-www-form-urlencoded';
-    r.body = encoder.encode(form);
-  }
-  return r;
-}
 const text = (body: Uint8Array | string): string => (typeof body === 'string' ? body : new TextDecoder().decode(body));
 
 const twin = (await loadBuiltinTwins()).get('stripe');
@@ -31,14 +22,14 @@ const guestRuntime = await buildGuestRuntime();
 for (const thread of ['worker', 'inline', 'worker', 'inline'] as const) {
   const dir = mkdtempSync(join(tmpdir(), 'kit-thread-'));
   const world = await openLocalWorld({ dir, org: 'local', world: 'bench', twins: [twin], guestRuntime, thread });
-  const made = await world.handle(stripe('POST', '/stripe/v1/customers', 'email=ada%40example.com'));
+  const made = await world.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=ada%40example.com'));
   const id = (JSON.parse(text(made.body)) as { id: string }).id;
   const batches: { wall: number; cpu: number }[] = [];
   for (let b = 0; b < 10; b++) {
     const n = 3200;
     const start = process.hrtime.bigint();
     const cpu0 = process.cpuUsage();
-    for (let i = 0; i < n; i += 32) await Promise.all(Array.from({ length: 32 }, () => world.handle(stripe('GET', `/stripe/v1/customers/${id}`))));
+    for (let i = 0; i < n; i += 32) await Promise.all(Array.from({ length: 32 }, () => world.handle(stripeRequest('GET', `/stripe/v1/customers/${id}`))));
     const cpu = process.cpuUsage(cpu0);
     batches.push({ wall: Number(process.hrtime.bigint() - start) / 1e3 / n, cpu: (cpu.user + cpu.system) / n });
   }
