@@ -66,6 +66,13 @@ function newRequestId(): string {
   return `req_${randomBytes(10).toString('base64url').replace(/[-_]/g, 'x')}`;
 }
 
+/** A twin's tree reads for `invokeGuest`: as JSON text, and as values with and without a raw body. */
+interface TreeReads {
+  call: HostCall;
+  parsed: { hostValue: HostValue };
+  raw: { rawBody: true; hostValue: HostValue };
+}
+
 export class WorldRunner implements WorldHandle {
   readonly name: string;
   readonly code: string;
@@ -374,8 +381,8 @@ export class WorldRunner implements WorldHandle {
   }
 
   /** Per twin, made once: its tree's host functions and the invoke options that carry them. */
-  private readonly reads = new Map<string, { call: HostCall; parsed: { hostValue: HostValue }; raw: { rawBody: true; hostValue: HostValue } }>();
-  private readsOf(vendor: string): { call: HostCall; parsed: { hostValue: HostValue }; raw: { rawBody: true; hostValue: HostValue } } {
+  private readonly reads = new Map<string, TreeReads>();
+  private readsOf(vendor: string): TreeReads {
     let reads = this.reads.get(vendor);
     if (reads === undefined) {
       const hostValue = treeHostValue(this.world, vendor);
