@@ -41,12 +41,30 @@ export function compareStrings(a: string, b: string): number {
   return a.length - b.length;
 }
 
-/** Programmer misuse (not outside input): keys are built by the engine. */
+/** lmdb's largest key (its default build), in ordered-binary bytes. */
+export const MAX_KEY_BYTES = 1978;
+
+/**
+ * Programmer misuse (not outside input): keys are built by the engine. Checked before any
+ * write, so a key LMDB would refuse fails the transaction that holds it, not a later commit.
+ */
 export function assertKey(key: Key): void {
   if (!Array.isArray(key) || key.length === 0) throw new TypeError('a storage key is a non-empty array');
+  // An upper bound of the encoded size: a UTF-16 unit is at most 3 UTF-8 bytes, a part
+  // adds a separator, a number at most 9 bytes and a separator.
+  let bound = 0;
   for (const part of key) {
-    if (typeof part === 'string') continue;
-    if (typeof part === 'number' && Number.isSafeInteger(part) && part >= 0) continue;
-    throw new TypeError(`a storage key part is a string or a non-negative integer, got ${String(part)}`);
+    if (typeof part === 'string') bound += part.length * 3 + 1;
+    else if (typeof part === 'number' && Number.isSafeInteger(part) && part >= 0) bound += 10;
+    else throw new TypeError(`a storage key part is a string or a non-negative integer, got ${String(part)}`);
   }
+  if (bound > MAX_KEY_BYTES && encodedKeyBytes(key) > MAX_KEY_BYTES) {
+    throw new TypeError(`a storage key is at most ${MAX_KEY_BYTES} bytes`);
+  }
+}
+
+function encodedKeyBytes(key: Key): number {
+  let n = 0;
+  for (const part of key) n += typeof part === 'string' ? Buffer.byteLength(part) + 1 : 10;
+  return n;
 }

@@ -125,7 +125,11 @@ describe.each(implementations)('%s', (_name, make) => {
     expect(() => s.get([] as Key)).toThrow(TypeError);
     expect(() => s.get(['a', -1])).toThrow(TypeError);
     expect(() => s.get(['a', 1.5])).toThrow(TypeError);
-    expect(() => s.transact((tx) => tx.put(['a', 'x'.repeat(3000)], 1))).toThrow();
+    expect(() => s.transact((tx) => tx.put(['a', 'x'.repeat(3000)], 1))).toThrow(TypeError);
+    // Near the limit: a key whose upper bound is over it but whose bytes are not.
+    s.transact((tx) => tx.put(['a', 'x'.repeat(1900)], 1));
+    expect(s.get(['a', 'x'.repeat(1900)])).toBe(1);
+    expect(() => s.transact((tx) => tx.put(['a', 'é'.repeat(1000)], 1))).toThrow(TypeError);
   });
 
   it('durable() resolves, and concurrent callers all resolve', async () => {
@@ -169,22 +173,78 @@ describe('LmdbStorage', () => {
     expect([...b.range({ start: ['x'], end: ['y'] })].map((kv) => kv.value)).toEqual([{ hello: 'world' }, { hello: 'again' }]);
   });
 
-  it('shares one sync among callers that arrive while one is in flight', async () => {
+  it('shares one sync among the callers of a turn, and queues a later caller behind a sync in flight', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
     dirs.push(dir);
     const s = openLmdbStorage(dir);
     opened.push(s);
     s.transact((tx) => tx.put(['a'], 1));
     const first = s.durable();
+    s.transact((tx) => tx.put(['b'], 2));
+    // Both writes are in the turn's transaction: one commit, one sync for both callers.
+    expect(s.durable()).toBe(first);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The turn committed and its sync is in flight: a caller now waits for the next one,
+    // which every caller arriving meanwhile shares.
     const second = s.durable();
     const third = s.durable();
-    // The second and third wait for the same next flush.
     expect(second).toBe(third);
     expect(second).not.toBe(first);
     await Promise.all([first, second, third]);
-    // Nothing in flight now: a new caller starts a new flush.
     const fourth = s.durable();
     expect(fourth).not.toBe(second);
     await fourth;
+  });
+
+  it('commits a turn\'s transactions together; one that throws or holds a bad value writes nothing and the rest stand', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const a = openLmdbStorage(dir);
+    a.transact((tx) => tx.put(['t', 1], 'one'));
+    // A later transaction of the same turn reads the earlier one's write.
+    a.transact((tx) => tx.put(['t', 2], `${tx.get<string>(['t', 1])} and two`));
+    expect(() => a.transact((tx) => { tx.put(['t', 3], 'three'); throw new Error('boom'); })).toThrow('boom');
+    expect(() => a.transact((tx) => { tx.put(['t', 4], 'four'); tx.put(['t', 5], { n: 2n ** 70n }); })).toThrow(/too large/);
+    expect(() => a.transact((tx) => { tx.put(['t', 6], 'six'); tx.put(['t', 'x'.repeat(2000)], 1); })).toThrow(TypeError);
+    a.transact((tx) => tx.remove(['t', 1]));
+    expect(a.alive).toBe(true);
+    await a.durable();
+    await a.close();
+    const b = openLmdbStorage(dir);
+    opened.push(b);
+    expect([...b.range({ start: ['t'], end: ['u'] })]).toEqual([{ key: ['t', 2], value: 'one and two' }]);
+  });
+
+  it('when LMDB refuses a write, rolls back the turn and stops with storage_failed; what was durable stays', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const a = openLmdbStorage(dir);
+    a.transact((tx) => tx.put(['kept'], 1));
+    await a.durable();
+    a.transact((tx) => tx.put(['lost'], 1));
+    const lostWait = a.durable();
+    // Stand-in for a refusal inside LMDB (a full disk, an I/O error): the second write of a
+    // transaction fails after its first went into the turn's shared transaction.
+    const db = (a as unknown as { db: { put: (key: unknown, value: unknown) => unknown } }).db;
+    const put = db.put.bind(db);
+    db.put = (key, value) => {
+      if (JSON.stringify(key) === '["refused"]') throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
+      return put(key, value);
+    };
+    let code: string | undefined;
+    try {
+      a.transact((tx) => { tx.put(['also-lost'], 1); tx.put(['refused'], 1); });
+    } catch (e) {
+      code = isKitError(e) ? e.code : 'not a KitError';
+    }
+    expect(code).toBe('storage_failed');
+    expect(a.alive).toBe(false);
+    await expect(lostWait).rejects.toMatchObject({ code: 'storage_failed' });
+    expect(() => a.get(['kept'])).toThrow(/storage stopped/);
+    await expect(a.durable()).rejects.toMatchObject({ code: 'storage_failed' });
+    await a.close();
+    const b = openLmdbStorage(dir);
+    opened.push(b);
+    expect([...b.range({ start: [''], end: ['\u{10FFFF}'] })].map((kv) => kv.key)).toEqual([['kept']]);
   });
 });
