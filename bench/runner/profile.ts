@@ -40,5 +40,5 @@ else {
   for (let i = 0; i < N; i += 32) await Promise.all(Array.from({ length: 32 }, () => runner.handle(post())));
 }
 const u = process.cpuUsage(u0); const t = Number(process.hrtime.bigint() - t0) / 1e3;
-console.log(mode, 'wall µs/req', (t / N).toFixed(1), 'cpu µs/req', ((u.user + u.system) / N).toFixed(1));
+console.log(mode, "wall µs/req", (t / N).toFixed(1), "cpu µs/req", ((u.user + u.system) / N).toFixed(1), "(user", (u.user / N).toFixed(1), "system", (u.system / N).toFixed(1) + ")");
 process.exit(0);
