@@ -1,14 +1,19 @@
 /**
  * Messages between a `SupervisedWorker` and `serveInWorker`. Arrays, not objects, so that the
- * structured clone of every call stays small.
+ * structured clone of every call stays small. Calls and replies travel in batches: every
+ * call (or reply) made in one event-loop turn goes in one `postMessage`, at `setImmediate`.
+ * A message between threads has a fixed cost well above that of cloning a small request
+ * (the port's wake-up, the message event), and under load many requests arrive per turn.
  */
 import { KitError, statusOf } from '../errors.js';
 import type { KitErrorCode } from '../errors.js';
 
-/** main → worker: one call. */
+/** main → worker: one call. A message is a batch of them. */
 export type CallMessage = [id: number, request: unknown];
-/** worker → main: the answer to call `id`, or `ready` once the worker serves. */
-export type ReplyMessage = [id: number, ok: 0, response: unknown] | [id: number, failed: 1, error: ErrorBody] | ['ready'];
+export type CallBatch = CallMessage[];
+/** worker → main: the answer to call `id`. A message is a batch of them, or `['ready']` once the worker serves. */
+export type ReplyMessage = [id: number, ok: 0, response: unknown] | [id: number, failed: 1, error: ErrorBody];
+export type ReplyBatch = ReplyMessage[] | ['ready'];
 
 export interface ErrorBody {
   code: string;

@@ -5,7 +5,8 @@
  */
 import { isMainThread, parentPort } from 'node:worker_threads';
 import type { TransferListItem } from 'node:worker_threads';
-import type { CallMessage, ReplyMessage } from './protocol.js';
+import { TurnBatcher } from './batch.js';
+import type { CallBatch, CallMessage, ReplyBatch, ReplyMessage } from './protocol.js';
 import { toErrorBody } from './protocol.js';
 
 export interface ServeOptions<Res> {
@@ -17,16 +18,13 @@ export interface ServeOptions<Res> {
 export function serveInWorker<Req, Res>(handler: (req: Req) => Promise<Res> | Res, options?: ServeOptions<Res>): void {
   const port = parentPort;
   if (isMainThread || port === null) throw new TypeError('serveInWorker() runs inside a worker thread started by SupervisedWorker');
-  const post = (message: ReplyMessage, transfer?: readonly TransferListItem[]): void => {
-    try {
-      port.postMessage(message, transfer);
-    } catch (e) {
-      // A reply that cannot be cloned (a function in a response or in an error's details) is
-      // the handler's bug; answer the call with that rather than crash or go silent.
-      if (message[0] === 'ready') throw e;
-      port.postMessage([message[0], 1, toErrorBody(new Error(`the reply could not be sent: ${e instanceof Error ? e.message : String(e)}`))] satisfies ReplyMessage);
-    }
-  };
+  // A reply that cannot be cloned (a function in a response or in an error's details) is
+  // the handler's bug; answer the call with that rather than crash or go silent.
+  const replies = new TurnBatcher<ReplyMessage>(
+    () => port,
+    (message, e) => port.postMessage([[message[0], 1, toErrorBody(new Error(`the reply could not be sent: ${e instanceof Error ? e.message : String(e)}`))]] satisfies ReplyBatch),
+  );
+  const post = (message: ReplyMessage, transfer?: readonly TransferListItem[]): void => replies.push(message, transfer);
   const answer = (id: number, response: Res): void => {
     let transfer: readonly TransferListItem[] | undefined;
     try {
@@ -37,8 +35,7 @@ export function serveInWorker<Req, Res>(handler: (req: Req) => Promise<Res> | Re
     }
     post([id, 0, response], transfer);
   };
-  port.on('message', (message: CallMessage) => {
-    const [id, request] = message;
+  const serve = ([id, request]: CallMessage): void => {
     let out: Promise<Res> | Res;
     try {
       out = handler(request as Req);
@@ -54,8 +51,11 @@ export function serveInWorker<Req, Res>(handler: (req: Req) => Promise<Res> | Re
     } else {
       answer(id, out);
     }
+  };
+  port.on('message', (batch: CallBatch) => {
+    for (const call of batch) serve(call);
   });
-  post(['ready']);
+  port.postMessage(['ready'] satisfies ReplyBatch);
 }
 
 function isPromiseLike<T>(value: unknown): value is Promise<T> {

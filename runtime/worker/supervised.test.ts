@@ -56,6 +56,37 @@ describe('SupervisedWorker', () => {
     expect(w.restarts).toBe(0);
   });
 
+  it('sends the calls of one turn in one message, and the first call after a pause at once', async () => {
+    const w = world('batches');
+    await w.call({ op: 'echo', value: 'warm' });
+    const before = (await w.call({ op: 'messages' })) as number;
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => w.call({ op: 'echo', value: i })));
+    expect(answers).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    // At most two messages for fifty calls: one for the calls held for the turn, and the
+    // first call on its own when nothing was sent in the last few milliseconds.
+    expect(((await w.call({ op: 'messages' })) as number) - before).toBeLessThanOrEqual(3);
+    // A lone call after a pause is not held for a batch: it answers without waiting for a turn to end.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await w.call({ op: 'echo', value: 'alone' })).toBe('alone');
+  });
+
+  it('fails only the call that cannot be cloned, in a batch with others, and only the reply that cannot be', async () => {
+    const w = world('batch-faults');
+    await w.call({ op: 'echo', value: 'warm' });
+    const calls = [
+      w.call({ op: 'echo', value: 1 }),
+      w.call({ op: 'echo', value: () => 2 }),
+      w.call({ op: 'uncloneable', inError: false }),
+      w.call({ op: 'echo', value: 3 }),
+    ];
+    const settled = await Promise.allSettled(calls);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(settled[0]).toMatchObject({ value: 1 });
+    expect(settled[3]).toMatchObject({ value: 3 });
+    expect(settled[2]).toMatchObject({ reason: { code: 'internal' } });
+    expect(w.restarts).toBe(0);
+  });
+
   it('matches answers that come back out of order', async () => {
     const w = world('async');
     const answers = await Promise.all([

@@ -13,7 +13,8 @@
 import { Worker } from 'node:worker_threads';
 import type { ResourceLimits, TransferListItem } from 'node:worker_threads';
 import { KitError } from '../errors.js';
-import type { CallMessage, ReplyMessage } from './protocol.js';
+import { TurnBatcher } from './batch.js';
+import type { CallMessage, ReplyBatch, ReplyMessage } from './protocol.js';
 import { fromErrorBody } from './protocol.js';
 
 export interface SupervisedWorkerOptions {
@@ -58,6 +59,11 @@ export class SupervisedWorker<Req, Res> {
   #spawned = 0;
   #closed = false;
   readonly #ending = new Set<Promise<unknown>>();
+  /** Calls made this turn, sent together; one that cannot be cloned fails alone. */
+  readonly #outbox = new TurnBatcher<CallMessage>(
+    () => this.#worker,
+    ([id], e) => this.#settle(id, (pending) => pending.reject(e)),
+  );
 
   constructor(options: SupervisedWorkerOptions) {
     const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
@@ -89,16 +95,11 @@ export class SupervisedWorker<Req, Res> {
    */
   call(request: Req, transfer?: readonly TransferListItem[]): Promise<Res> {
     if (this.#closed) return Promise.reject(new TypeError(`SupervisedWorker ${this.name} is closed`));
-    const worker = this.#worker ?? this.#spawn();
+    if (this.#worker === undefined) this.#spawn();
     const id = this.#nextId++;
     return new Promise<Res>((resolve, reject) => {
-      try {
-        worker.postMessage([id, request] satisfies CallMessage, transfer);
-      } catch (e) {
-        reject(e); // a request that cannot be cloned never reached the worker
-        return;
-      }
       this.#inflight.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.#outbox.push([id, request], transfer);
       if (this.#ready && this.#inflight.size === 1) this.#arm(this.#callTimeoutMs);
     });
   }
@@ -126,8 +127,10 @@ export class SupervisedWorker<Req, Res> {
     // An idle world must not keep the process alive; while calls are in flight the watchdog
     // timer does.
     worker.unref();
-    worker.on('message', (message: ReplyMessage) => {
-      if (worker === this.#worker) this.#onReply(message);
+    worker.on('message', (batch: ReplyBatch) => {
+      if (worker !== this.#worker) return;
+      if (batch[0] === 'ready') this.#onReady();
+      else for (const reply of batch as ReplyMessage[]) this.#onReply(reply);
     });
     worker.on('error', (e: Error) => {
       if (worker !== this.#worker) return;
@@ -145,20 +148,25 @@ export class SupervisedWorker<Req, Res> {
     return worker;
   }
 
-  #onReply(message: ReplyMessage): void {
-    if (message[0] === 'ready') {
-      this.#ready = true;
-      if (this.#inflight.size > 0) this.#arm(this.#callTimeoutMs);
-      else this.#disarm();
-      return;
-    }
-    const pending = this.#inflight.get(message[0]);
-    if (pending === undefined) return;
-    this.#inflight.delete(message[0]);
+  #onReady(): void {
+    this.#ready = true;
     if (this.#inflight.size > 0) this.#arm(this.#callTimeoutMs);
     else this.#disarm();
-    if (message[1] === 0) pending.resolve(message[2]);
-    else pending.reject(fromErrorBody(message[2]));
+  }
+
+  #onReply(message: ReplyMessage): void {
+    if (message[1] === 0) this.#settle(message[0], (pending) => pending.resolve(message[2]));
+    else this.#settle(message[0], (pending) => pending.reject(fromErrorBody(message[2])));
+  }
+
+  /** Takes call `id` out of flight (an answer is progress: the watchdog starts over). */
+  #settle(id: number, how: (pending: Pending) => void): void {
+    const pending = this.#inflight.get(id);
+    if (pending === undefined) return;
+    this.#inflight.delete(id);
+    if (this.#inflight.size > 0) this.#arm(this.#callTimeoutMs);
+    else this.#disarm();
+    how(pending);
   }
 
   #arm(ms: number): void {
@@ -205,6 +213,7 @@ export class SupervisedWorker<Req, Res> {
     }
     const calls = [...this.#inflight.values()];
     this.#inflight.clear();
+    this.#outbox.clear();
     for (const pending of calls) pending.reject(errorFor());
   }
 }
