@@ -2,31 +2,36 @@
  * Storage on LMDB (npm `lmdb`), values as msgpack with shared structures, keys as
  * ordered-binary arrays.
  *
- * One write transaction per event-loop turn. Every `transact()` of a turn goes into one
- * LMDB write transaction, opened by the first and committed at `setImmediate` (after the
- * turn's I/O callbacks); reads in the meantime read through it, so a transaction's writes
- * are visible as soon as it returns. A request's writes no longer cost a commit of their
- * own: under 32 concurrent Stripe creates the server's CPU per create went 112 → 76 µs,
- * most of it the kernel writing back fewer pages (system time 27 → 9 µs; each commit
- * copies the B-tree pages it touches, and consecutive creates touch the same pages).
- * `transact()` holds its writes until its function returns, so one that throws writes
- * nothing. If LMDB refuses a write or a commit, the whole turn's transaction is rolled
- * back and the storage stops (`storage_failed`): callers were told their transactions
- * returned, so nothing read afterwards could be trusted; reopening recovers the last commit.
+ * One LMDB write transaction per event-loop turn. `transact()` encodes its writes and
+ * stages them in memory; reads (`get`, `range`, a transaction's own `get`) see the staged
+ * writes over what LMDB holds, so a transaction's writes are visible as soon as it
+ * returns. At `setImmediate`, after the turn's I/O callbacks, everything staged is written
+ * in one `transactionSync`. Concurrent requests thus share a commit and the B-tree pages it
+ * copies: under 32 concurrent Stripe creates the CPU per create went 105 → 76 µs, most of
+ * it the kernel writing back fewer pages (system time 25 → 7 µs). No LMDB transaction
+ * stays open while other code runs: a worker thread ended by the watchdog in the middle
+ * of a turn holds no LMDB lock (lmdb-js's clean-up of a thread that does deadlocks), and
+ * loses only its staged writes, which nobody was told were durable.
+ *
+ * `transact()` encodes every value and checks every key before it stages anything, so a
+ * bad one fails that transaction alone. If LMDB refuses the turn's write (a full disk, an
+ * I/O error), the storage stops (`storage_failed`): its callers were told their
+ * transactions returned and readers saw them, so nothing read afterwards could be trusted;
+ * reopening recovers the last commit.
  *
  * Durability (see runtime/README.md). The environment is opened with `noSync`: a commit
  * is visible to the next read at once but not flushed. `durable()` is the group commit: it
- * waits for the turn's transaction to commit, then one `mdb_env_sync(env, force)` on
- * lmdb-js's background thread (`db.sync(cb)`) covers every transaction committed before it
- * started. At most one sync is in flight; callers that arrive meanwhile share the next one.
- * LMDB's copy-on-write pages and meta-page switch keep every commit atomic, so a process
- * crash (SIGKILL) loses at most the turn's uncommitted transaction and never shows half of
- * one; acknowledged (synced) commits survive a power or kernel failure too. Nobody was told
- * that what is lost was durable: the runner answers a write only after `durable()`.
+ * waits for the turn's commit, then one `mdb_env_sync(env, force)` on lmdb-js's background
+ * thread (`db.sync(cb)`) covers every transaction committed before it started. At most one
+ * sync is in flight; callers that arrive meanwhile share the next one. LMDB's
+ * copy-on-write pages and meta-page switch keep every commit atomic, so a process crash
+ * (SIGKILL) loses at most the turn's staged transactions and never shows half of one;
+ * acknowledged (synced) commits survive a power or kernel failure too. Nobody was told that
+ * what is lost was durable: the runner answers a write only after `durable()`.
  *
  * Not `useWritemap`: it made a commit per request cheaper, which no longer matters, and
- * with a turn's transactions in one, lmdb 3.5.6 aborted the process in
- * `mdb_freelist_save` (assertion `x <= dl[0].mid`, the write-map branch) under our tests.
+ * with a turn's writes in one transaction, lmdb 3.5.6 aborted the process in
+ * `mdb_freelist_save` (assertion `x <= dl[0].mid`, its write-map branch) under our tests.
  */
 import { asBinary, open, type RootDatabase } from 'lmdb';
 import { KitError } from '../errors.js';
@@ -43,22 +48,43 @@ interface PendingWrite {
   remove: boolean;
 }
 
-interface Batch {
-  /** Commits (no argument) or aborts lmdb-js's open transaction, synchronously. */
-  finish: ((error?: unknown) => void) | null;
-  /** The sync every durable() of the turn shares, made on the first call. */
-  durable: Promise<void> | null;
-  /** Told when the transaction committed (or failed), once durable() has been asked for. */
-  committed: ((error?: unknown) => void) | null;
+/**
+ * A write staged for the turn's transaction: the encoded value (a view of the staging
+ * arena, valid until the turn's flush; never handed out), or null for a removal.
+ */
+interface Staged {
+  key: Key;
+  bytes: Uint8Array | null;
 }
+
+interface Codec {
+  encode(value: unknown, mode?: number): Uint8Array & { start?: number; end?: number };
+  decode(bytes: Uint8Array): unknown;
+}
+
+// msgpackr's encode modes (as lmdb-js encodes for its own puts): the result is its working
+// buffer with `start`/`end`, and the next encode writes over it, so it is copied at once.
+// Without them every encode would take fresh memory from msgpackr, which under load
+// measured ~3× the garbage-collection time.
+const REUSE_BUFFER_MODE = 512;
+const RESET_BUFFER_MODE = 1024;
+const ARENA_BYTES = 1 << 20;
 
 export class LmdbStorage implements Storage {
   private db: RootDatabase<unknown, KeyPart[]>;
+  private codec: Codec;
   private closed = false;
   private inTransaction = false;
-  /** The write transaction this event-loop turn's transactions share (null: none open). */
-  private batch: Batch | null = null;
-  /** Set when a write failed inside a shared transaction: the storage refuses everything. */
+  /** The turn's writes, newest per key (keyed by `keyText`), written at `setImmediate`. */
+  private staged = new Map<string, Staged>();
+  /** Where staged values' bytes live until the flush writes them; reused turn after turn. */
+  private arena = Buffer.allocUnsafeSlow(ARENA_BYTES);
+  private arenaAt = 0;
+  private flushScheduled = false;
+  /** The sync every durable() of the turn shares, and how the flush tells it. */
+  private turnDurable: Promise<void> | null = null;
+  private turnCommitted: ((error?: KitError) => void) | null = null;
+  /** Set when LMDB refused a turn's write: the storage refuses everything. */
   private failed: KitError | null = null;
   /** The sync running now, and the one queued behind it (shared by everyone waiting). */
   private flushing: Promise<void> | null = null;
@@ -73,6 +99,8 @@ export class LmdbStorage implements Storage {
       // Values are fresh objects on every read: a caller mutating one cannot change another's.
       cache: false,
     });
+    // lmdb-js's msgpack codec with the shared structures (not in its types).
+    this.codec = (this.db as unknown as { encoder: Codec }).encoder;
   }
 
   get alive(): boolean {
@@ -82,6 +110,10 @@ export class LmdbStorage implements Storage {
   get<V = unknown>(key: Key): V | undefined {
     this.check();
     assertKey(key);
+    if (this.staged.size > 0) {
+      const staged = this.staged.get(keyText(key));
+      if (staged !== undefined) return staged.bytes === null ? undefined : (this.codec.decode(staged.bytes) as V);
+    }
     return this.db.get(key as KeyPart[]) as V | undefined;
   }
 
@@ -91,38 +123,52 @@ export class LmdbStorage implements Storage {
     assertKey(options.end);
     const limit = options.limit;
     if (limit !== undefined && limit <= 0) return [];
+    const reverse = options.reverse === true;
+    // The staged writes in the range, in the range's order, decoded now (a snapshot: later
+    // writes of the turn do not show in a walk already begun, as LMDB's own snapshot does not
+    // change; and the arena's bytes are reused after the turn).
+    const staged: StagedValue<V>[] = [];
+    if (this.staged.size > 0) {
+      for (const s of this.staged.values()) {
+        if (compareKeys(s.key, options.start) < 0 || compareKeys(s.key, options.end) >= 0) continue;
+        staged.push(s.bytes === null ? { key: s.key, removed: true, value: undefined } : { key: s.key, removed: false, value: this.codec.decode(s.bytes) as V });
+      }
+      staged.sort(reverse ? (a, b) => compareKeys(b.key, a.key) : (a, b) => compareKeys(a.key, b.key));
+    }
+    // With staged writes in the range LMDB may hold keys they remove: no limit for LMDB.
+    const lmdbLimit = staged.length === 0 ? limit : undefined;
     // lmdb walks a reverse range from `start` (its upper end) down to `end`; ours keeps
     // `start` as the inclusive lower bound and `end` as the exclusive upper bound.
-    const iterable = options.reverse
+    const iterable = reverse
       ? this.db.getRange({
           start: options.end as KeyPart[],
           end: options.start as KeyPart[],
           reverse: true,
           exclusiveStart: true,
           inclusiveEnd: true,
-          ...(limit === undefined ? {} : { limit }),
+          ...(lmdbLimit === undefined ? {} : { limit: lmdbLimit }),
         })
       : this.db.getRange({
           start: options.start as KeyPart[],
           end: options.end as KeyPart[],
-          ...(limit === undefined ? {} : { limit }),
+          ...(lmdbLimit === undefined ? {} : { limit: lmdbLimit }),
         });
     const self = this;
-    return (function* () {
+    const stored = function* (): Generator<KeyValue<V>> {
       for (const { key, value } of iterable) {
         self.check();
         // ordered-binary gives a one-part array back as the bare part.
         yield { key: Array.isArray(key) ? (key as Key) : [key as KeyPart], value: value as V };
       }
-    })();
+    };
+    if (staged.length === 0) return stored();
+    return mergeStaged(stored(), staged, reverse ? -1 : 1, limit ?? Infinity);
   }
 
   transact<T>(fn: (writer: StorageWriter) => T): T {
     this.check();
     if (this.inTransaction) throw new TypeError('transact() does not nest');
-    const db = this.db;
-    // The writes wait in `ops` until `fn` returns, so a throwing `fn` leaves the turn's
-    // shared transaction untouched: nothing of it is written.
+    // The writes wait in `ops` until `fn` returns: a throwing `fn` stages nothing.
     const ops: PendingWrite[] = [];
     const writer: StorageWriter = {
       put: (key, value) => {
@@ -139,7 +185,7 @@ export class LmdbStorage implements Storage {
           const op = ops[i] as PendingWrite;
           if (compareKeys(op.key, key) === 0) return op.remove ? undefined : (op.value as V);
         }
-        return db.get(key as KeyPart[]) as V | undefined;
+        return this.get<V>(key);
       },
     };
     this.inTransaction = true;
@@ -151,21 +197,16 @@ export class LmdbStorage implements Storage {
       this.inTransaction = false;
     }
     if (ops.length === 0) return result;
-    // Every value is encoded before the first write: one msgpack cannot hold fails this
-    // transaction alone, with nothing of it in the shared one.
-    const encoder = (db as unknown as { encoder: { encode(value: unknown): Uint8Array } }).encoder;
-    for (const op of ops) if (!op.remove) op.value = asBinary(encoder.encode(op.value));
-    const batch = this.batch ?? this.openBatch();
-    try {
-      for (const op of ops) {
-        if (op.remove) db.remove(op.key as KeyPart[]);
-        else db.put(op.key as KeyPart[], op.value);
-      }
-    } catch (e) {
-      // Part of this transaction is in the shared one and cannot be taken out alone: the
-      // whole turn's transaction is rolled back and the storage stops (see failBatch).
-      this.failBatch(batch, e);
-      throw this.failed;
+    // Every value is encoded before anything is staged: one msgpack cannot hold fails this
+    // transaction alone (the arena space it took is reclaimed at the flush).
+    const encoded = ops.map((op) => (op.remove ? null : this.encode(op.value)));
+    ops.forEach((op, i) => this.staged.set(keyText(op.key), { key: op.key, bytes: encoded[i] as Uint8Array | null }));
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.flush();
+      });
     }
     return result;
   }
@@ -173,79 +214,73 @@ export class LmdbStorage implements Storage {
   durable(): Promise<void> {
     if (this.failed !== null) return Promise.reject(this.failed);
     if (this.closed) return Promise.reject(new KitError('storage_closed', 'the storage is closed'));
-    const batch = this.batch;
-    if (batch === null) return this.syncCommitted();
-    // Everyone who asks during the turn shares one sync, started once the turn's
-    // transaction has committed.
-    batch.durable ??= new Promise<void>((resolve, reject) => {
-      batch.committed = (error) => (error === undefined ? this.syncCommitted().then(resolve, reject) : reject(error));
+    if (this.staged.size === 0) return this.syncCommitted();
+    // Everyone who asks during the turn shares one sync, started once the turn's writes
+    // have committed.
+    this.turnDurable ??= new Promise<void>((resolve, reject) => {
+      this.turnCommitted = (error) => (error === undefined ? this.syncCommitted().then(resolve, reject) : reject(error));
     });
-    return batch.durable;
-  }
-
-  /**
-   * Opens the turn's write transaction: lmdb-js keeps a `transactionSync` open while its
-   * callback's thenable is pending, and every put meanwhile goes into it. It commits at
-   * `setImmediate`, after the I/O callbacks of this event-loop turn, or when the storage
-   * closes.
-   */
-  private openBatch(): Batch {
-    const batch: Batch = { finish: null, durable: null, committed: null };
-    const pending = {
-      then: (onCommit: (result?: unknown) => unknown, onAbort: (error: unknown) => unknown): void => {
-        batch.finish = (error) => (error === undefined ? onCommit() : onAbort(error));
-      },
-    };
-    this.db.transactionSync(() => pending);
-    if (batch.finish === null) throw new Error('lmdb did not keep the write transaction open');
-    this.batch = batch;
-    setImmediate(() => this.commitBatch(batch));
-    return batch;
-  }
-
-  private commitBatch(batch: Batch): void {
-    if (this.batch !== batch) return;
-    this.batch = null;
-    let error: unknown;
-    try {
-      batch.finish?.(undefined);
-    } catch (e) {
-      error = e;
-      this.stop(e);
-    }
-    batch.committed?.(error === undefined ? undefined : this.failed);
-  }
-
-  /** Rolls back the turn's transaction and stops the storage. */
-  private failBatch(batch: Batch, cause: unknown): void {
-    this.batch = null;
-    try {
-      batch.finish?.(cause);
-    } catch {
-      // The abort rethrows `cause`.
-    }
-    this.stop(cause);
-    batch.committed?.(this.failed);
-  }
-
-  /**
-   * After a write or commit failed inside the turn's transaction, every transaction of that
-   * turn is gone while its callers (and the world's in-memory heads) believe it written; no
-   * later read may be trusted, so the storage refuses everything until it is reopened.
-   * What was acknowledged (durable() resolved) is on disk.
-   */
-  private stop(cause: unknown): void {
-    console.error(`twinkit: storage ${this.dir} stopped: a write failed: ${String(cause)}`);
-    this.failed = new KitError('storage_failed', `a write failed and the storage stopped; reopen it (${String(cause)})`);
+    return this.turnDurable;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
-    // Closed means durable: commit the turn's transaction, let syncs in flight finish, then one last sync.
-    if (this.batch !== null) this.commitBatch(this.batch);
+    // Closed means durable: commit the turn's writes, let syncs in flight finish, then one last sync.
+    this.flush();
     await this.durable().catch(() => undefined);
     this.closed = true;
     await this.db.close();
+  }
+
+  /** Encodes a value into the arena. */
+  private encode(value: unknown): Uint8Array {
+    const out = this.codec.encode(value, REUSE_BUFFER_MODE | RESET_BUFFER_MODE);
+    // When it saved new shared structures msgpackr answers a plain copy, without start/end.
+    const from = out.start ?? 0;
+    const size = (out.end ?? out.length) - from;
+    if (this.arenaAt + size > this.arena.length) {
+      // A full arena stays referenced by the views staged in it until the flush.
+      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, size));
+      this.arenaAt = 0;
+    }
+    const at = this.arenaAt;
+    this.arena.set(out.subarray(from, from + size), at);
+    this.arenaAt = (at + size + 7) & ~7;
+    return this.arena.subarray(at, at + size);
+  }
+
+  /** Writes the turn's staged writes in one LMDB transaction. */
+  private flush(): void {
+    const committed = this.turnCommitted;
+    this.turnDurable = null;
+    this.turnCommitted = null;
+    if (this.staged.size === 0 || this.failed !== null || this.closed) {
+      committed?.(this.failed ?? undefined);
+      return;
+    }
+    const staged = [...this.staged.values()];
+    const db = this.db;
+    try {
+      db.transactionSync(() => {
+        for (const s of staged) {
+          if (s.bytes === null) db.remove(s.key as KeyPart[]);
+          else db.put(s.key as KeyPart[], asBinary(s.bytes));
+        }
+      });
+    } catch (e) {
+      // LMDB rolled the transaction back. Readers saw those writes, and their writers were
+      // told they were made: nothing read from here on could be trusted.
+      console.error(`twinkit: storage ${this.dir} stopped: LMDB refused a write: ${String(e)}`);
+      this.failed = new KitError('storage_failed', `LMDB refused a write and the storage stopped; reopen it (${String(e)})`);
+      committed?.(this.failed);
+      return;
+    }
+    // LMDB copied the values: the arena is free again. A new Map, not clear(): a cleared
+    // V8 Map under this load promoted ~1.2 MB per scavenge to old space (scavenges 0.7 →
+    // 3.5 ms), which a fresh one does not.
+    this.staged = new Map();
+    this.arenaAt = 0;
+    committed?.();
   }
 
   /** Resolves once every transaction committed so far is on disk. */
@@ -264,6 +299,7 @@ export class LmdbStorage implements Storage {
 
   private startQueued(): Promise<void> {
     this.queued = null;
+    if (this.failed !== null) return Promise.reject(this.failed);
     if (this.closed) return Promise.reject(new KitError('storage_closed', 'the storage is closed'));
     return this.startFlush();
   }
@@ -287,6 +323,48 @@ export class LmdbStorage implements Storage {
   private check(): void {
     if (this.failed !== null) throw this.failed;
     if (this.closed) throw new KitError('storage_closed', 'the storage is closed');
+  }
+}
+
+/** A key as a Map key: each part typed and length-prefixed, so no two keys share a text. */
+function keyText(key: Key): string {
+  let text = '';
+  for (const part of key) text += typeof part === 'number' ? `n${part};` : `s${part.length}:${part}`;
+  return text;
+}
+
+interface StagedValue<V> {
+  key: Key;
+  removed: boolean;
+  value: V | undefined;
+}
+
+/** LMDB's pairs with the staged writes laid over them (a staged key wins; a removal hides). */
+function* mergeStaged<V>(stored: Generator<KeyValue<V>>, staged: StagedValue<V>[], direction: 1 | -1, limit: number): Generator<KeyValue<V>> {
+  let yielded = 0;
+  let i = 0;
+  try {
+    let next = stored.next();
+    while (yielded < limit) {
+      const over = staged[i];
+      if (next.done === true && over === undefined) return;
+      const order = next.done === true ? 1 : over === undefined ? -1 : compareKeys(next.value.key, over.key) * direction;
+      if (order < 0) {
+        yield next.value as KeyValue<V>;
+        yielded++;
+        next = stored.next();
+        continue;
+      }
+      if (order === 0) next = stored.next();
+      i++;
+      const s = over as StagedValue<V>;
+      if (!s.removed) {
+        yield { key: s.key, value: s.value as V };
+        yielded++;
+      }
+    }
+  } finally {
+    stored.return(undefined);
   }
 }
 

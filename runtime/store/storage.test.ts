@@ -1,6 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { build } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isKitError } from '../errors.js';
 import { compareKeys } from './keys.js';
@@ -8,6 +12,7 @@ import { openLmdbStorage } from './lmdb.js';
 import { MemoryStorage } from './memory.js';
 import type { Key, Storage } from './types.js';
 
+const here = dirname(fileURLToPath(import.meta.url));
 const dirs: string[] = [];
 const opened: Storage[] = [];
 afterEach(async () => {
@@ -215,36 +220,112 @@ describe('LmdbStorage', () => {
     expect([...b.range({ start: ['t'], end: ['u'] })]).toEqual([{ key: ['t', 2], value: 'one and two' }]);
   });
 
-  it('when LMDB refuses a write, rolls back the turn and stops with storage_failed; what was durable stays', async () => {
+  it('when LMDB refuses a turn\'s write, stops with storage_failed; what was durable stays', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
     dirs.push(dir);
     const a = openLmdbStorage(dir);
     a.transact((tx) => tx.put(['kept'], 1));
     await a.durable();
-    a.transact((tx) => tx.put(['lost'], 1));
-    const lostWait = a.durable();
-    // Stand-in for a refusal inside LMDB (a full disk, an I/O error): the second write of a
-    // transaction fails after its first went into the turn's shared transaction.
+    // Stand-in for a refusal inside LMDB (a full disk, an I/O error) when the turn's writes go in.
     const db = (a as unknown as { db: { put: (key: unknown, value: unknown) => unknown } }).db;
     const put = db.put.bind(db);
     db.put = (key, value) => {
       if (JSON.stringify(key) === '["refused"]') throw new Error('MDB_MAP_FULL: Environment mapsize limit reached');
       return put(key, value);
     };
-    let code: string | undefined;
-    try {
-      a.transact((tx) => { tx.put(['also-lost'], 1); tx.put(['refused'], 1); });
-    } catch (e) {
-      code = isKitError(e) ? e.code : 'not a KitError';
-    }
-    expect(code).toBe('storage_failed');
+    a.transact((tx) => tx.put(['lost'], 1));
+    a.transact((tx) => { tx.put(['also-lost'], 1); tx.put(['refused'], 1); });
+    // Staged, so read at once; refused when the turn's transaction is written.
+    expect(a.get(['also-lost'])).toBe(1);
+    await expect(a.durable()).rejects.toMatchObject({ code: 'storage_failed' });
     expect(a.alive).toBe(false);
-    await expect(lostWait).rejects.toMatchObject({ code: 'storage_failed' });
     expect(() => a.get(['kept'])).toThrow(/storage stopped/);
+    expect(() => a.transact((tx) => tx.put(['after'], 1))).toThrow(/storage stopped/);
     await expect(a.durable()).rejects.toMatchObject({ code: 'storage_failed' });
     await a.close();
     const b = openLmdbStorage(dir);
     opened.push(b);
     expect([...b.range({ start: [''], end: ['\u{10FFFF}'] })].map((kv) => kv.key)).toEqual([['kept']]);
   });
+
+  it('reads and ranges see a turn\'s staged writes over what is stored, in order, with limits and reverse', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const s = openLmdbStorage(dir);
+    opened.push(s);
+    s.transact((tx) => { for (const k of [1, 3, 5, 7]) tx.put(['r', k], `stored ${k}`); });
+    await s.durable();
+    // The turn's writes: a new key between stored ones, an overwrite, a removal, a key at each end.
+    s.transact((tx) => { tx.put(['r', 4], 'staged 4'); tx.put(['r', 5], 'staged 5'); tx.remove(['r', 3]); tx.put(['r', 0], 'staged 0'); tx.put(['r', 9], 'staged 9'); });
+    const walk = (reverse: boolean, limit?: number): string[] =>
+      [...s.range<string>({ start: ['r'], end: ['r', 100], reverse, ...(limit === undefined ? {} : { limit }) })].map((kv) => `${String(kv.key[1])}=${kv.value}`);
+    const forward = ['0=staged 0', '1=stored 1', '4=staged 4', '5=staged 5', '7=stored 7', '9=staged 9'];
+    expect(walk(false)).toEqual(forward);
+    expect(walk(true)).toEqual([...forward].reverse());
+    expect(walk(false, 3)).toEqual(forward.slice(0, 3));
+    expect(walk(true, 2)).toEqual(['9=staged 9', '7=stored 7']);
+    expect(s.get(['r', 3])).toBeUndefined();
+    expect(s.get(['r', 4])).toBe('staged 4');
+    // A staged value comes back as a copy, like a stored one.
+    const v = { n: 1 };
+    s.transact((tx) => tx.put(['obj'], v));
+    v.n = 2;
+    const got = s.get<{ n: number }>(['obj']);
+    expect(got).toEqual({ n: 1 });
+    got!.n = 3;
+    expect(s.get(['obj'])).toEqual({ n: 1 });
+    // A string key part and a number part with the same text are different keys.
+    s.transact((tx) => { tx.put(['k', '1'], 'string'); tx.put(['k', 1], 'number'); });
+    expect([s.get(['k', '1']), s.get(['k', 1])]).toEqual(['string', 'number']);
+    await s.durable();
+    expect(walk(false)).toEqual(forward);
+    expect([s.get(['k', '1']), s.get(['k', 1])]).toEqual(['string', 'number']);
+  });
+
+  it('a worker thread ended in the middle of a turn holds no LMDB lock: the next one writes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const out = await build({
+      stdin: {
+        contents: `
+          import { parentPort, workerData } from 'node:worker_threads';
+          import { openLmdbStorage } from './lmdb.ts';
+          const s = openLmdbStorage(workerData.dir);
+          parentPort.on('message', async (m) => {
+            if (m === 'write-and-hang') { s.transact((tx) => tx.put(['hung'], 1)); parentPort.postMessage('hanging'); for (;;) {} }
+            s.transact((tx) => tx.put(['written'], 1));
+            await s.durable();
+            parentPort.postMessage([...s.range({ start: [''], end: ['\u{10FFFF}'] })].map((kv) => kv.key));
+          });
+          parentPort.postMessage('ready');`,
+        resolveDir: here,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      packages: 'external',
+      write: false,
+      logLevel: 'silent',
+    });
+    // In the repository, so that the bundle's bare imports (lmdb) resolve.
+    const file = join(here, '..', '..', 'dist', 'test-fixtures', 'runtime-store', `lmdb-worker-${process.pid}.mjs`);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, (out.outputFiles[0] as { text: string }).text);
+    const start = async (): Promise<Worker> => {
+      const w = new Worker(file, { workerData: { dir: join(dir, 'db') } });
+      await once(w, 'message');
+      return w;
+    };
+    const first = await start();
+    first.postMessage('write-and-hang');
+    await once(first, 'message');
+    // What the watchdog does to a runaway world.
+    await first.terminate();
+    const second = await start();
+    second.postMessage('write');
+    const [keys] = (await once(second, 'message')) as [Key[]];
+    expect(keys).toEqual([['written']]);
+    await second.terminate();
+  }, 20_000);
 });
