@@ -8,6 +8,7 @@ import { authenticate } from './auth.js';
 import { StripeError, invalid } from './errors.js';
 import { applyExpand } from './expand.js';
 import { Params, foldBrackets, parseForm, toArrays } from './params.js';
+import type { Endpoint } from './events.js';
 import { TxTree } from './tx.js';
 import { KNOWN_PARAMS } from '../known-params.js';
 import { canonical, clone, hash62, isObj, seconds, type Obj } from './util.js';
@@ -36,6 +37,8 @@ export interface Call {
   automatic?: boolean;
   /** Timed moves to schedule (or, with `move: ''`, to cancel) when the writes are applied, in order. */
   schedules: { id: string; move: string; dueAt: string; data?: unknown }[];
+  /** The account's enabled webhook endpoints, once the request's first event has read them (events.ts). */
+  endpoints: Endpoint[] | undefined;
 }
 
 /** Cancels a timed move when the request's writes are applied. */
@@ -141,7 +144,7 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): Twin
     const key = req.headers['idempotency-key'];
     c = {
       req, ctx, tree: tx, acct, p: new Params(parametersOf(req)), requestId,
-      idempotencyKey: key ?? null, nowMs, now: seconds(nowMs), emits: [], schedules: [],
+      idempotencyKey: key ?? null, nowMs, now: seconds(nowMs), emits: [], schedules: [], endpoints: undefined,
     };
     // Stripe refuses a top-level parameter it does not know (the lists come from the SDK's types).
     const known = KNOWN_PARAMS[name];
@@ -206,7 +209,7 @@ export function runMove(ctx: TwinContext, acct: string, nowMs: number, fn: (c: C
   const req: TwinRequest = { method: 'MOVE', path: '', params: {}, query: {}, headers: {}, body: undefined, requestId: '', readOnly: false };
   const c: Call = {
     req, ctx, tree: tx, acct, p: new Params({}), requestId: '', idempotencyKey: null,
-    nowMs, now: seconds(nowMs), emits: [], schedules: [], automatic: true,
+    nowMs, now: seconds(nowMs), emits: [], schedules: [], endpoints: undefined, automatic: true,
   };
   fn(c);
   commit(c, tx, ctx);

@@ -27,17 +27,17 @@ export function previousAttributes(before: Obj, after: Obj): Obj {
   return prev;
 }
 
-interface Endpoint {
+export interface Endpoint {
   id: string;
   url: string;
   events: string[];
 }
 
-/** The account's enabled webhook endpoints, read once per request. */
-const endpointCache = new WeakMap<Call, Endpoint[]>();
+const NONE: Endpoint[] = [];
 
+/** The account's enabled webhook endpoints, read once per request (kept on the call). */
 function enabledEndpoints(c: Call): Endpoint[] {
-  let endpoints = endpointCache.get(c);
+  let endpoints = c.endpoints;
   if (endpoints === undefined) {
     endpoints = [];
     // The account record (read anyway for the event's seq) says whether there are any.
@@ -47,14 +47,15 @@ function enabledEndpoints(c: Call): Endpoint[] {
         endpoints.push({ id: o.id, url: o.url, events: o.enabled_events as string[] });
       }
     }
-    endpointCache.set(c, endpoints);
+    c.endpoints = endpoints;
   }
   return endpoints;
 }
 
 /** The enabled endpoints that take this event type (their count is Stripe's `pending_webhooks`). */
 function endpointsFor(c: Call, type: string): Endpoint[] {
-  return enabledEndpoints(c).filter((e) => e.events.includes('*') || e.events.includes(type));
+  const all = enabledEndpoints(c);
+  return all.length === 0 ? NONE : all.filter((e) => e.events.includes('*') || e.events.includes(type));
 }
 
 /**
