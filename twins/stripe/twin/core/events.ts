@@ -67,19 +67,22 @@ export function event(c: Call, type: string, object: Obj, previous?: Obj, option
   const data: Obj = { object: options?.fresh === true ? object : clone(object) };
   if (previous !== undefined) data.previous_attributes = clone(previous);
   const endpoints = endpointsFor(c, type);
+  const id = orderedId(c, 'evt_', 24);
+  const request = c.automatic === true ? { id: null, idempotency_key: null } : { id: c.requestId, idempotency_key: c.idempotencyKey };
   const evt: Obj = {
-    id: orderedId(c, 'evt_', 24),
-    object: 'event',
-    api_version: API_VERSION,
-    created: c.now,
-    data,
-    livemode: false,
-    pending_webhooks: endpoints.length,
-    request: c.automatic === true ? { id: null, idempotency_key: null } : { id: c.requestId, idempotency_key: c.idempotencyKey },
-    type,
+    id, object: 'event', api_version: API_VERSION, created: c.now, data, livemode: false,
+    pending_webhooks: endpoints.length, request, type,
   };
   insertFresh(c, 'event', evt);
-  c.emits.push({ type, data: { ...evt, account: c.acct } });
+  // The emitted event is the record plus its account. A literal, not `{ ...evt, account }`:
+  // the spread was the hottest line of `event` in a profile of creates.
+  c.emits.push({
+    type,
+    data: {
+      id, object: 'event', api_version: API_VERSION, created: c.now, data, livemode: false,
+      pending_webhooks: endpoints.length, request, type, account: c.acct,
+    },
+  });
   // One delivery per endpoint, sent by the world once this entry is durable. Stripe signs
   // the instant it sends (constructEvent checks it against the real clock), so the world
   // signs at send time with the endpoint's secret.
