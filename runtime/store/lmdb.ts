@@ -69,6 +69,12 @@ interface Codec {
 const REUSE_BUFFER_MODE = 512;
 const RESET_BUFFER_MODE = 1024;
 const ARENA_BYTES = 1 << 20;
+/**
+ * A turn that stages more keys than this commits them at once and stages on: a bulk load
+ * in one turn keeps a bounded overlay (each range() filters it) and LMDB transactions of
+ * a bounded size.
+ */
+const MAX_STAGED_KEYS = 4096;
 
 export class LmdbStorage implements Storage {
   private db: RootDatabase<unknown, KeyPart[]>;
@@ -201,6 +207,7 @@ export class LmdbStorage implements Storage {
     // transaction alone (the arena space it took is reclaimed at the flush).
     const encoded = ops.map((op) => (op.remove ? null : this.encode(op.value)));
     ops.forEach((op, i) => this.staged.set(keyText(op.key), { key: op.key, bytes: encoded[i] as Uint8Array | null }));
+    if (this.staged.size >= MAX_STAGED_KEYS) this.flush();
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => {

@@ -282,6 +282,25 @@ describe('LmdbStorage', () => {
     expect([s.get(['k', '1']), s.get(['k', 1])]).toEqual(['string', 'number']);
   });
 
+  it('a turn that stages thousands of keys commits part-way and reads stay whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const s = openLmdbStorage(dir);
+    opened.push(s);
+    // Three transactions of 3,000 keys in one turn: more than one commit's worth.
+    for (let t = 0; t < 3; t++) s.transact((tx) => { for (let i = 0; i < 3000; i++) tx.put(['bulk', t * 3000 + i], i); });
+    s.transact((tx) => tx.remove(['bulk', 0]));
+    expect([...s.range({ start: ['bulk'], end: ['bulk', 9000] })]).toHaveLength(8999);
+    expect([...s.range({ start: ['bulk'], end: ['bulk', 9000], reverse: true, limit: 2 })].map((kv) => kv.key[1])).toEqual([8999, 8998]);
+    expect(s.get(['bulk', 0])).toBeUndefined();
+    expect(s.get(['bulk', 4500])).toBe(1500);
+    await s.durable();
+    await s.close();
+    const again = openLmdbStorage(dir);
+    opened.push(again);
+    expect([...again.range({ start: ['bulk'], end: ['bulk', 9000] })]).toHaveLength(8999);
+  });
+
   it('a worker thread ended in the middle of a turn holds no LMDB lock: the next one writes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
     dirs.push(dir);
