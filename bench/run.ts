@@ -13,7 +13,8 @@
  * Each benchmark also writes its figures as JSON (to the file named by BENCH_JSON, under
  * bench/results/parts/); at the end they are merged with the commit and the machine into
  * bench/results/latest.json, and bench/results/render.mjs rewrites the "Latest" section of
- * bench/README.md from it.
+ * bench/README.md from it. A subset writes bench/results/subset.json instead and leaves
+ * latest.json and the README alone: those always describe one whole run.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -100,7 +101,7 @@ function cpuModel(): string {
 }
 
 /** bench/results/latest.json from what each benchmark wrote, then the README section from it. */
-function writeLatest(suites: Suite[], failed: string[], loadBefore: number[]): void {
+function writeLatest(suites: Suite[], failed: string[], loadBefore: number[], whole: boolean): void {
   const figures: Record<string, unknown> = {};
   for (const suite of suites) {
     const file = partFile(suite);
@@ -122,9 +123,13 @@ function writeLatest(suites: Suite[], failed: string[], loadBefore: number[]): v
     suites: figures,
     failed,
   };
-  const file = join(RESULTS, 'latest.json');
+  const file = join(RESULTS, whole ? 'latest.json' : 'subset.json');
   writeFileSync(file, `${JSON.stringify(latest, null, 2)}\n`);
   console.error(`bench: wrote ${file}`);
+  if (!whole) {
+    console.error('bench: a subset: bench/results/latest.json and bench/README.md keep the last whole run');
+    return;
+  }
   try {
     execFileSync(process.execPath, [join(RESULTS, 'render.mjs'), file, join(ROOT, 'bench', 'README.md')], { cwd: ROOT, stdio: 'inherit' });
     console.error('bench: rewrote the "Latest" section of bench/README.md');
@@ -157,7 +162,7 @@ async function main(): Promise<void> {
     if (code !== 0) failed.push(suite.name);
     console.error(`bench: ${suite.name} ${code === 0 ? 'done' : `failed (exit ${code})`} in ${seconds} s; load average ${loadavg()[0]?.toFixed(2)}`);
   }
-  writeLatest(suites, failed, loadBefore);
+  writeLatest(suites, failed, loadBefore, suites.length === SUITES.length);
   if (failed.length > 0) {
     console.error(`\nbench: failed: ${failed.join(', ')}`);
     process.exit(1);
