@@ -62,10 +62,9 @@ interface Codec {
   decode(bytes: Uint8Array): unknown;
 }
 
-// msgpackr's encode modes (as lmdb-js encodes for its own puts): the result is its working
-// buffer with `start`/`end`, and the next encode writes over it, so it is copied at once.
-// Without them every encode would take fresh memory from msgpackr, which under load
-// measured ~3× the garbage-collection time.
+// msgpackr's encode modes, as lmdb-js encodes its own puts: the result is msgpackr's working
+// buffer with `start`/`end`, which the next encode writes over, so the bytes are copied into
+// the arena at once; msgpackr keeps reusing one buffer.
 const REUSE_BUFFER_MODE = 512;
 const RESET_BUFFER_MODE = 1024;
 const ARENA_BYTES = 1 << 20;
