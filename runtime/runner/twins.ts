@@ -8,7 +8,7 @@ import { compileRouter, type CompiledRouter } from '../router/index.js';
 import { KitError } from '../errors.js';
 import type { World } from '../world/index.js';
 import type { EmittedEvent, RecordWrite } from '../world/types.js';
-import { readGuestOutput, type GuestResponse } from '../../sdk/twin/protocol.js';
+import { checkEvents, checkWrites, readGuestOutput, type GuestResponse } from '../../sdk/twin/protocol.js';
 import type { TwinBundle, TwinManifestJson } from './types.js';
 
 /** What `__kit_invoke` answers. */
@@ -103,5 +103,14 @@ export function invokeGuest(
   // Guest code can redefine `__kit_invoke`: check the answer before believing its writes.
   const out = readGuestOutput(result.ok, options);
   if ('error' in out) throw new KitError('handler_error', `The twin answered a malformed result: ${out.error}`);
+  // A trusted context's writes and events cross as values, copied into this realm by `__host_copy`.
+  if (result.writes !== undefined || result.events !== undefined) {
+    const writes = checkWrites(result.writes);
+    if ('error' in writes) throw new KitError('handler_error', `The twin answered a malformed result: ${writes.error}`);
+    const events = checkEvents(result.events);
+    if ('error' in events) throw new KitError('handler_error', `The twin answered a malformed result: ${events.error}`);
+    out.ok.writes = writes.ok;
+    out.ok.events = events.ok;
+  }
   return out.ok as GuestOutput;
 }

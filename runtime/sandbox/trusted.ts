@@ -17,6 +17,7 @@
  * prelude seeds `Math.random` before that.
  */
 import vm from 'node:vm';
+import { jsonCopy } from './json-copy.js';
 import { PRELUDE_SOURCE } from './prelude.js';
 import type { CallResult, GuestEngine, HostCall, HostValue } from './sandbox.js';
 
@@ -82,6 +83,8 @@ export class TrustedContexts implements GuestEngine {
       if (options?.hostCall === true) {
         prelude.installHost((op, arg, encoded) => this.#rawHostCall(op, arg, encoded));
         global['__host_value'] = (op: string, arg: Record<string, unknown>) => this.#rawHostValue(op, arg);
+        // The guest runtime's writes and events, copied into this realm as JSON would copy them.
+        global['__host_copy'] = jsonCopy;
       }
       new vm.Script(withBoundGlobals(source), { filename: name }).runInContext(context);
     } catch (e) {
@@ -125,6 +128,8 @@ export class TrustedContexts implements GuestEngine {
       if (typeof f !== 'function') return { error: { code: 'guest_error', message: `TypeError: global '${cut(fn)}' is not a function` } };
       const out: unknown = (f as (input: unknown) => unknown)(input);
       if (typeof out === 'string') return { ok: out };
+      // Called with a value, the guest runtime answers its writes and events as values beside the text.
+      if (hostValue !== undefined && isValueAnswer(out)) return { ok: out.answer, writes: out.writes, events: out.events };
       const what = out !== null && typeof out === 'object' && typeof (out as { then?: unknown }).then === 'function' ? 'a promise: trusted calls are synchronous' : out === null ? 'null' : `a ${typeof out}`;
       return { error: { code: 'guest_error', message: `TypeError: the function returned ${what}, not a string` } };
     } catch (e) {
@@ -184,6 +189,10 @@ export class TrustedContexts implements GuestEngine {
       throw asHostError(e);
     }
   }
+}
+
+function isValueAnswer(v: unknown): v is { answer: string; writes: unknown; events: unknown } {
+  return typeof v === 'object' && v !== null && typeof (v as { answer?: unknown }).answer === 'string';
 }
 
 function hostError(message: string): Error {

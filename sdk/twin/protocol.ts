@@ -96,23 +96,12 @@ export function readGuestOutput(text: unknown, options?: { rawBody?: boolean }):
     return { error: '__kit_invoke answered text after its JSON' };
   }
 
-  const writes = v['writes'];
-  if (!Array.isArray(writes)) return { error: 'writes is not an array' };
-  for (let i = 0; i < writes.length; i++) {
-    const w: unknown = writes[i];
-    if (!isRecord(w) || !nonEmpty(w['type']) || !nonEmpty(w['id']) || !('value' in w) || w['value'] === undefined) {
-      return { error: `writes[${i}] is not { type, id, value }` };
-    }
-    out.writes.push({ type: w['type'], id: w['id'], value: w['value'] });
-  }
-
-  const events = v['events'];
-  if (!Array.isArray(events)) return { error: 'events is not an array' };
-  for (let i = 0; i < events.length; i++) {
-    const e: unknown = events[i];
-    if (!isRecord(e) || !nonEmpty(e['type'])) return { error: `events[${i}] is not { type, data }` };
-    out.events.push({ type: e['type'], data: e['data'] === undefined ? null : e['data'] });
-  }
+  const writes = checkWrites(v['writes']);
+  if ('error' in writes) return writes;
+  out.writes = writes.ok;
+  const events = checkEvents(v['events']);
+  if ('error' in events) return events;
+  out.events = events.ok;
 
   if (v['thrown'] !== undefined) {
     const t = v['thrown'];
@@ -127,4 +116,30 @@ export function parseGuestOutput(text: unknown): GuestOutput {
   const read = readGuestOutput(text);
   if ('error' in read) throw new Error(read.error);
   return read.ok;
+}
+
+/** Checks the writes a guest answered (in its JSON, or as values beside it). */
+export function checkWrites(writes: unknown): { ok: GuestRecordWrite[] } | { error: string } {
+  if (!Array.isArray(writes)) return { error: 'writes is not an array' };
+  const out: GuestRecordWrite[] = [];
+  for (let i = 0; i < writes.length; i++) {
+    const w: unknown = writes[i];
+    if (!isRecord(w) || !nonEmpty(w['type']) || !nonEmpty(w['id']) || !('value' in w) || w['value'] === undefined) {
+      return { error: `writes[${i}] is not { type, id, value }` };
+    }
+    out.push({ type: w['type'], id: w['id'], value: w['value'] });
+  }
+  return { ok: out };
+}
+
+/** Checks the events a guest answered (in its JSON, or as values beside it). */
+export function checkEvents(events: unknown): { ok: GuestEvent[] } | { error: string } {
+  if (!Array.isArray(events)) return { error: 'events is not an array' };
+  const out: GuestEvent[] = [];
+  for (let i = 0; i < events.length; i++) {
+    const e: unknown = events[i];
+    if (!isRecord(e) || !nonEmpty(e['type'])) return { error: `events[${i}] is not { type, data }` };
+    out.push({ type: e['type'], data: e['data'] === undefined ? null : e['data'] });
+  }
+  return { ok: out };
 }

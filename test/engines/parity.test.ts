@@ -121,12 +121,18 @@ describe('the tree in both engines (values in V8, JSON text in QuickJS)', () => 
           await post('/ops', { ops: [{ op: 'count', type: 'thing' }, { op: 'list', type: 'thing', options: { after: 'a' } }] }),
           await post('/mutate-committed', {}),
           await post('/mutate', {}),
+          await post('/json-rules', {}),
+          JSON.stringify(runner.world.log('probe').entries.at(-1)?.writes) + JSON.stringify(runner.world.log('probe').entries.at(-1)?.events),
         ];
       } finally {
         await runner.close();
       }
     };
     const v8 = await session(true);
+    const rules = '{"when":"1970-01-01T00:00:00.000Z","numbers":[null,0,null,1e+21],"holes":[1,null,null,3],"nested":{"custom":"toJSON(custom)"}';
+    expect(v8[5]).toBe(`200 {"1":"one","2":"two",${rules.slice(1)}}`);
+    expect(v8[6]).toContain(`"value":{"1":"one","2":"two",${rules.slice(1)}}`);
+    expect(v8[6]).toContain(`"data":{"1":"one","2":"two",${rules.slice(1)}}`);
     expect(v8[3]).toContain('"second":{"v":"a"}');
     expect(v8[3]).toContain('"again":{"items":[{"id":"a","value":{"v":"a"}}]');
     expect(await session(false)).toEqual(v8);

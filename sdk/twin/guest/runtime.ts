@@ -28,11 +28,27 @@ type HostCall = (op: string, argJson: string) => string;
 /** Offered by engines whose guests share the host's heap (trusted V8 contexts): reads as values, not JSON. */
 type HostValue = (op: string, arg: Record<string, unknown>) => unknown;
 
+/**
+ * Offered with `__host_value`: `JSON.parse(JSON.stringify(v))` made by the host, in its own
+ * realm, without the text. Buffered writes and emitted events are kept as such copies and
+ * cross to the host as values (see `__kit_invoke`).
+ */
+type HostCopy = (value: unknown) => unknown;
+
+/** A buffered write: `json` is its JSON text, or '' when `value` holds a host copy; null deletes. */
+interface Buffered {
+  type: string;
+  id: string;
+  json: string | null;
+  value?: unknown;
+}
+
 interface GuestGlobals {
   __host_call?: HostCall;
   __host_value?: HostValue;
+  __host_copy?: HostCopy;
   __kit_manifest?: () => string;
-  __kit_invoke?: (input: string | object) => string;
+  __kit_invoke?: (input: string | object) => string | ValueAnswer;
   __kit_error_body?: (input: string) => string;
   Date: DateConstructor;
   Math: Math;
@@ -81,12 +97,13 @@ function checkName(what: string, v: unknown): asserts v is string {
 /**
  * The tree a handler sees for one call: committed reads come from the host, writes are
  * buffered here (and merged into reads) until the call returns. Buffered values are kept as
- * JSON text so a later mutation of the object a handler passed in changes nothing, each read
- * hands out a fresh copy, and the output is assembled without a second serialisation.
+ * JSON text (or, where the host offers `__host_copy`, as the host's copy) so a later mutation
+ * of the object a handler passed in changes nothing, each read hands out a fresh copy, and
+ * the output is assembled without a second serialisation.
  */
 export class CallTree implements Tree {
   /** `type\0id` → buffered write, in first-write order. `json: null` is a deletion. */
-  private readonly buffer = new Map<string, { type: string; id: string; json: string | null }>();
+  private readonly buffer = new Map<string, Buffered>();
   /** type → id → committed JSON text (`null`: known absent). The committed tree does not change during a call. */
   private readonly committed = new Map<string, Map<string, string | null>>();
   private readonly counts = new Map<string, number>();
@@ -99,7 +116,14 @@ export class CallTree implements Tree {
     private readonly hostCall: HostCall | undefined,
     private readonly readOnly: boolean,
     private readonly hostValue?: HostValue,
+    private readonly hostCopy?: HostCopy,
   ) {}
+
+  /** A fresh copy of a buffered write's value (undefined for a deletion). */
+  private fresh(w: Buffered): unknown {
+    if (w.json === null) return undefined;
+    return w.json === '' ? (this.hostCopy as HostCopy)(w.value) : JSON.parse(w.json);
+  }
 
   private host(op: string, arg: unknown): string {
     const fn = this.hostCall;
@@ -156,7 +180,8 @@ export class CallTree implements Tree {
       this.exists.set(key, value !== null);
       return value === null ? undefined : (value as V);
     }
-    const json = buffered ? buffered.json : this.committedJson(type, id);
+    if (buffered !== undefined) return this.fresh(buffered) as V | undefined;
+    const json = this.committedJson(type, id);
     return json === null ? undefined : (JSON.parse(json) as V);
   }
 
@@ -173,8 +198,8 @@ export class CallTree implements Tree {
 
     // Buffered writes of this type inside the range: each can hide one committed item, so ask
     // the host for that many more than the limit and the page stays full.
-    const pending = new Map<string, string | null>();
-    for (const w of this.buffer.values()) if (w.type === type && inRange(w.id)) pending.set(w.id, w.json);
+    const pending = new Map<string, Buffered>();
+    for (const w of this.buffer.values()) if (w.type === type && inRange(w.id)) pending.set(w.id, w);
 
     const ask = (from: string | undefined): HostPage => {
       const arg: Record<string, unknown> = { type };
@@ -207,14 +232,14 @@ export class CallTree implements Tree {
       // follow. Otherwise the buffer may have hidden what the host had, so read on.
       if (limit !== undefined) {
         let upTo = merged.length;
-        for (const [id, json] of pending) if (json !== null && !beyond(id, tail.id)) upTo++;
+        for (const [id, w] of pending) if (w.json !== null && !beyond(id, tail.id)) upTo++;
         if (upTo > limit) break;
       }
       page = ask(tail.id);
     }
     // Buffered records beyond the host's last id (when it stopped early) sort after more than
     // `limit` known items, so the cut below drops them: they belong on a later page.
-    for (const [id, json] of pending) if (json !== null) merged.push({ id, value: JSON.parse(json) });
+    for (const [id, w] of pending) if (w.json !== null) merged.push({ id, value: this.fresh(w) });
     merged.sort((a, b) => (desc ? compareIds(b.id, a.id) : compareIds(a.id, b.id)));
     // The loop ends either with the host done (then `merged` is the whole range) or with more
     // than `limit` items known: either way the cut says whether more follow.
@@ -255,6 +280,15 @@ export class CallTree implements Tree {
   write(type: string, id: string, value: unknown): void {
     this.checkWrite('put', type, id);
     if (value === undefined || value === null) throw new TypeError(`tree.put: the value of ${type}/${id} is ${value}; use tree.delete to remove a record`);
+    if (this.hostCopy !== undefined) {
+      const copied = tryCopy(this.hostCopy, value);
+      if (copied !== FAILED) {
+        if (copied === undefined) throw new TypeError(`tree.put: the value of ${type}/${id} is not JSON data`);
+        this.buffer.set(`${type}\u0000${id}`, { type, id, json: '', value: copied });
+        return;
+      }
+      // The copy refused it: JSON.stringify below says why, in its own words.
+    }
     let json: string | undefined;
     try {
       json = JSON.stringify(value);
@@ -280,10 +314,41 @@ export class CallTree implements Tree {
   writesJson(): string {
     const parts: string[] = [];
     for (const w of this.buffer.values()) {
-      parts.push(`{"type":${JSON.stringify(w.type)},"id":${JSON.stringify(w.id)},"value":${w.json === null ? 'null' : w.json}}`);
+      const json = w.json === null ? 'null' : w.json === '' ? JSON.stringify(w.value) : w.json;
+      parts.push(`{"type":${JSON.stringify(w.type)},"id":${JSON.stringify(w.id)},"value":${json}}`);
     }
     return `[${parts.join(',')}]`;
   }
+
+  /** The buffered writes as values (host copies, or parsed text), in first-write order. */
+  writesValue(): { type: string; id: string; value: unknown }[] {
+    const out: { type: string; id: string; value: unknown }[] = [];
+    for (const w of this.buffer.values()) {
+      out.push({ type: w.type, id: w.id, value: w.json === null ? null : w.json === '' ? w.value : JSON.parse(w.json) });
+    }
+    return out;
+  }
+}
+
+const FAILED: unique symbol = Symbol('copy failed');
+
+/** The host's copy of `value`, or FAILED when it threw (a cycle, a BigInt, a throwing toJSON). */
+function tryCopy(copy: HostCopy, value: unknown): unknown {
+  try {
+    return copy(value);
+  } catch {
+    return FAILED;
+  }
+}
+
+/**
+ * `__kit_invoke`'s answer where the host offers `__host_copy`: the answer text with empty
+ * `writes` and `events`, which cross as values beside it.
+ */
+interface ValueAnswer {
+  answer: string;
+  writes: { type: string; id: string; value: unknown }[];
+  events: { type: string; data: unknown }[];
 }
 
 // ---------------------------------------------------------------- the clock
@@ -500,7 +565,9 @@ export function installTwin(def: TwinDefinition): void {
   // call (its tree, world and twin).
   interface CallState {
     t: CallTree;
-    events: string[];
+    /** JSON text each, or `{ type, data }` with the host's copy of the data where it offers `__host_copy`. */
+    events: (string | { type: string; data: unknown })[];
+    copy: HostCopy | undefined;
     nowMs: number;
     world: string;
     twin: string;
@@ -525,6 +592,15 @@ export function installTwin(def: TwinDefinition): void {
     random: (): number => idsOf(active()).random(),
     emit: (type: string, data: unknown): void => {
       checkName('ctx.emit: type', type);
+      const c = active();
+      if (c.copy !== undefined) {
+        const copied = data === undefined ? null : tryCopy(c.copy, data);
+        if (copied !== FAILED) {
+          if (copied === undefined) throw new TypeError(`ctx.emit: the data of '${type}' is not JSON data`);
+          c.events.push({ type, data: copied });
+          return;
+        }
+      }
       const json = data === undefined ? 'null' : JSON.stringify(data);
       if (json === undefined) throw new TypeError(`ctx.emit: the data of '${type}' is not JSON data`);
       active().events.push(`{"type":${JSON.stringify(type)},"data":${json}}`);
@@ -564,9 +640,9 @@ export function installTwin(def: TwinDefinition): void {
   };
 
   // The input is JSON text, or (from an engine that shares the host's heap) the object itself.
-  g.__kit_invoke = (inputJson: string | object): string => {
+  g.__kit_invoke = (inputJson: string | object): string | ValueAnswer => {
     const outer = call;
-    const events: string[] = [];
+    const events: CallState['events'] = [];
     let dueWrites: CallTree | undefined;
     try {
       const input = (typeof inputJson === 'string' ? JSON.parse(inputJson) : inputJson) as InvokeInput;
@@ -577,13 +653,15 @@ export function installTwin(def: TwinDefinition): void {
       if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new TypeError('__kit_invoke: nowMs must be a number');
       const hostCall = g.__host_call;
       const hostValue = g.__host_value;
-      const t = new CallTree(hostCall, input.kind === 'store', hostValue);
+      // Writes and events cross as values only where reads do: an engine sharing the host's heap.
+      const copy = typeof hostValue === 'function' && typeof g.__host_copy === 'function' ? g.__host_copy : undefined;
+      const t = new CallTree(hostCall, input.kind === 'store', hostValue, copy);
 
       // The world's clock and generator, for exactly this call.
       if (!installed) install();
       clock.nowMs = nowMs;
 
-      call = { t, events, nowMs, world, twin, position, ids: undefined };
+      call = { t, events, copy, nowMs, world, twin, position, ids: undefined };
       const ctx: TwinContext = {
         tree: t,
         world,
@@ -612,7 +690,7 @@ export function installTwin(def: TwinDefinition): void {
         // this). Kept apart so a throwing move still leaves its schedule, and the runner
         // does not perform it again forever.
         const key = dueKey(ms, input.id);
-        dueWrites = new CallTree(hostCall, false, hostValue);
+        dueWrites = new CallTree(hostCall, false, hostValue, copy);
         dueWrites.remove(DUE_TYPE, key);
         t.remove(DUE_TYPE, key);
         const pointer = t.get<{ key?: unknown }>(DUE_ID_TYPE, input.id);
@@ -632,8 +710,16 @@ export function installTwin(def: TwinDefinition): void {
       } else {
         throw new TypeError(`__kit_invoke: unknown kind ${JSON.stringify((input as { kind?: unknown }).kind)}`);
       }
-      const answer = `{"response":${response},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
       // JSON text has no raw newline: the first one ends the answer and starts the body.
+      if (copy !== undefined) {
+        const answer = `{"response":${response},"writes":[],"events":[]}`;
+        return {
+          answer: body === undefined ? answer : `${answer}\n${body}`,
+          writes: t.writesValue(),
+          events: events.map((e) => (typeof e === 'string' ? (JSON.parse(e) as { type: string; data: unknown }) : e)),
+        };
+      }
+      const answer = `{"response":${response},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
       return body === undefined ? answer : `${answer}\n${body}`;
     } catch (e) {
       const thrown = describeThrown(e);

@@ -1,0 +1,57 @@
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { jsonCopy } from './json-copy.js';
+
+/** What the text round trip gives, compared as text (key order included) and as a structure. */
+function sameAsJson(value: unknown): void {
+  const text = JSON.stringify(value);
+  const copied = jsonCopy(value);
+  expect(JSON.stringify(copied)).toBe(text);
+  expect(copied).toStrictEqual(text === undefined ? undefined : JSON.parse(text));
+}
+
+describe('jsonCopy', () => {
+  it('copies as JSON.parse(JSON.stringify(v)) does, across a V8 context', () => {
+    const guest = vm.createContext({});
+    const values = vm.runInContext(
+      `[
+        { id: 'cus_1', n: 0, neg: -0, big: 1e21, small: 5e-324, nan: NaN, inf: -Infinity, t: true, f: false, nil: null, u: undefined, fn() {}, s: Symbol('x'),
+          nested: { list: [1, undefined, () => 1, Symbol('y'), null, [], {}], deep: { a: { b: { c: 'd' } } } }, 2: 'two', 1: 'one', 'é😀': '\\ud800 lone' },
+        [ , 1, , 3 ],
+        new Date(86400000),
+        { when: new Date(0), custom: { toJSON(key) { return 'key:' + key; } } },
+        { boxed: [new Number(3), new String('s'), new Boolean(false), new Number(NaN)] },
+        Object.assign(Object.create({ inherited: 1 }), { own: 2 }),
+        new Map([[1, 2]]),
+        'text', 42, null, true,
+      ]`,
+      guest,
+    ) as unknown[];
+    for (const v of values) sameAsJson(v);
+  });
+
+  it('answers undefined where JSON.stringify does, and throws where it throws', () => {
+    expect(jsonCopy(undefined)).toBeUndefined();
+    expect(jsonCopy(() => 1)).toBeUndefined();
+    expect(jsonCopy(Symbol('x'))).toBeUndefined();
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic['self'] = cyclic;
+    expect(() => jsonCopy(cyclic)).toThrow(TypeError);
+    expect(() => jsonCopy({ n: 10n })).toThrow(TypeError);
+    // A shared (not cyclic) object is copied twice, as the text would hold it twice.
+    const shared = { x: 1 };
+    const copied = jsonCopy({ a: shared, b: shared }) as { a: object; b: object };
+    expect(copied).toEqual({ a: { x: 1 }, b: { x: 1 } });
+    expect(copied.a).not.toBe(copied.b);
+  });
+
+  it('makes objects of this realm, unlinked from the original', () => {
+    const guest = vm.createContext({});
+    const original = vm.runInContext('({ list: [{ a: 1 }] })', guest) as { list: { a: number }[] };
+    const copied = jsonCopy(original) as { list: { a: number }[] };
+    expect(Object.getPrototypeOf(copied)).toBe(Object.prototype);
+    expect(Array.isArray(copied.list) && copied.list instanceof Array).toBe(true);
+    original.list[0]!.a = 2;
+    expect(copied.list[0]!.a).toBe(1);
+  });
+});
