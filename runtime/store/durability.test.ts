@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
+import { bundleForNode } from '../../test/helpers/bundle.js';
 import { WorldStore } from '../world/world.js';
 import { openLmdbStorage } from './lmdb.js';
 
@@ -14,20 +14,6 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-/** Bundles the child (TypeScript) and runs it with node; bare imports resolve from the repo. */
-async function childSource(): Promise<string> {
-  const out = await build({
-    entryPoints: [join(here, 'durability.child.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    packages: 'external',
-    write: false,
-    logLevel: 'silent',
-  });
-  return (out.outputFiles[0] as { text: string }).text;
-}
 
 /** Runs the child until it has acknowledged at least `ackTarget` positions, then SIGKILLs it. */
 async function runAndKill(source: string, dir: string, ackTarget: number): Promise<number[]> {
@@ -63,7 +49,7 @@ async function runAndKill(source: string, dir: string, ackTarget: number): Promi
 
 describe('durability under SIGKILL', () => {
   it('keeps every acknowledged entry, intact, and no partial one', async () => {
-    const source = await childSource();
+    const source = await bundleForNode(join(here, 'durability.child.ts'));
     const dir = mkdtempSync(join(tmpdir(), 'kit-crash-'));
     dirs.push(dir);
     const rounds = [300, 200, 400];

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { build } from 'esbuild';
 import { afterEach, describe, expect, it } from 'vitest';
+import { bundleForNode } from '../../test/helpers/bundle.js';
 import { isKitError } from '../errors.js';
 import { compareKeys } from './keys.js';
 import { openLmdbStorage } from './lmdb.js';
@@ -304,33 +304,10 @@ describe('LmdbStorage', () => {
   it('a worker thread ended in the middle of a turn holds no LMDB lock: the next one writes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
     dirs.push(dir);
-    const out = await build({
-      stdin: {
-        contents: `
-          import { parentPort, workerData } from 'node:worker_threads';
-          import { openLmdbStorage } from './lmdb.ts';
-          const s = openLmdbStorage(workerData.dir);
-          parentPort.on('message', async (m) => {
-            if (m === 'write-and-hang') { s.transact((tx) => tx.put(['hung'], 1)); parentPort.postMessage('hanging'); for (;;) {} }
-            s.transact((tx) => tx.put(['written'], 1));
-            await s.durable();
-            parentPort.postMessage([...s.range({ start: [''], end: ['\u{10FFFF}'] })].map((kv) => kv.key));
-          });
-          parentPort.postMessage('ready');`,
-        resolveDir: here,
-        loader: 'ts',
-      },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      packages: 'external',
-      write: false,
-      logLevel: 'silent',
-    });
     // In the repository, so that the bundle's bare imports (lmdb) resolve.
-    const file = join(here, '..', '..', 'dist', 'test-fixtures', 'runtime-store', `lmdb-worker-${process.pid}.mjs`);
+    const file = join(here, '..', '..', 'dist', 'test-fixtures', 'runtime-store', `turn-worker-${process.pid}.mjs`);
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, (out.outputFiles[0] as { text: string }).text);
+    writeFileSync(file, await bundleForNode(join(here, 'turn-worker.child.ts')));
     const start = async (): Promise<Worker> => {
       const w = new Worker(file, { workerData: { dir: join(dir, 'db') } });
       await once(w, 'message');
