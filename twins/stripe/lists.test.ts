@@ -19,6 +19,16 @@ describe('customer and event lists', () => {
         expect(r.status).toBe(200);
         return r.body as { data: { id: string; name?: string; type?: string }[]; has_more: boolean };
       };
+      /** Every id of a list, walked forward with starting_after, `limit` at a time. */
+      const walkForward = (path: string, limit: number): string[] => {
+        const ids: string[] = [];
+        let page = get(`${path}?limit=${limit}`);
+        for (;;) {
+          ids.push(...page.data.map((item) => item.id));
+          if (!page.has_more) return ids;
+          page = get(`${path}?limit=${limit}&starting_after=${ids[ids.length - 1]}`);
+        }
+      };
       const made: string[] = [];
       for (let i = 0; i < 14; i++) {
         const r = h.request('POST', '/v1/customers', { ...mine, body: `name=C${i}` });
@@ -32,20 +42,13 @@ describe('customer and event lists', () => {
 
       expect(get('/v1/customers?limit=100').data.map((c) => c.id)).toEqual(live);
       // Forward with starting_after, a page of 3 at a time.
-      const forward: string[] = [];
-      let page = get('/v1/customers?limit=3');
-      for (;;) {
-        forward.push(...page.data.map((c) => c.id));
-        if (!page.has_more) break;
-        page = get(`/v1/customers?limit=3&starting_after=${forward[forward.length - 1]}`);
-      }
-      expect(forward).toEqual(live);
+      expect(walkForward('/v1/customers', 3)).toEqual(live);
       // Backward with ending_before, from the oldest (made[0]) up to the newest.
       expect(get(`/v1/customers?limit=3&ending_before=${made[12]}`)).toMatchObject({ data: [], has_more: false });
       let cursor = made[0] as string;
       const backward: string[] = [cursor];
       for (;;) {
-        page = get(`/v1/customers?limit=3&ending_before=${cursor}`);
+        const page = get(`/v1/customers?limit=3&ending_before=${cursor}`);
         backward.unshift(...page.data.map((c) => c.id));
         if (!page.has_more) break;
         cursor = page.data[0]!.id;
@@ -63,14 +66,7 @@ describe('customer and event lists', () => {
       // Events: every create and delete, newest first, this account's only.
       const events = get('/v1/events?limit=100').data;
       expect(events.map((e) => e.type)).toEqual([...Array(6).fill('customer.deleted'), ...Array(14).fill('customer.created')]);
-      const evForward: string[] = [];
-      let evPage = get('/v1/events?limit=7');
-      for (;;) {
-        evForward.push(...evPage.data.map((e) => e.id));
-        if (!evPage.has_more) break;
-        evPage = get(`/v1/events?limit=7&starting_after=${evForward[evForward.length - 1]}`);
-      }
-      expect(evForward).toEqual(events.map((e) => e.id));
+      expect(walkForward('/v1/events', 7)).toEqual(events.map((e) => e.id));
       expect(get('/v1/events?limit=100&type=customer.deleted').data).toHaveLength(6);
     });
   }
