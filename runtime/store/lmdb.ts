@@ -50,7 +50,7 @@ interface PendingWrite {
 
 /**
  * A write staged for the turn's transaction: the encoded value (a view of the staging
- * arena, valid until the turn's flush; never handed out), or null for a removal.
+ * arena, valid until the turn's commit; never handed out), or null for a removal.
  */
 interface Staged {
   key: Key;
@@ -82,11 +82,11 @@ export class LmdbStorage implements Storage {
   private inTransaction = false;
   /** The turn's writes, newest per key (keyed by `keyText`), written at `setImmediate`. */
   private staged = new Map<string, Staged>();
-  /** Where staged values' bytes live until the flush writes them; reused turn after turn. */
+  /** Where staged values' bytes live until the turn's commit writes them; reused turn after turn. */
   private arena = Buffer.allocUnsafeSlow(ARENA_BYTES);
   private arenaAt = 0;
-  private flushScheduled = false;
-  /** The sync every durable() of the turn shares, and how the flush tells it. */
+  private commitScheduled = false;
+  /** The sync every durable() of the turn shares, and how the commit tells it. */
   private turnDurable: Promise<void> | null = null;
   private turnCommitted: ((error?: KitError) => void) | null = null;
   /** Set when LMDB refused a turn's write: the storage refuses everything. */
@@ -203,15 +203,15 @@ export class LmdbStorage implements Storage {
     }
     if (ops.length === 0) return result;
     // Every value is encoded before anything is staged: one msgpack cannot hold fails this
-    // transaction alone (the arena space it took is reclaimed at the flush).
+    // transaction alone (the arena space it took is reclaimed at the commit).
     const encoded = ops.map((op) => (op.remove ? null : this.encode(op.value)));
     ops.forEach((op, i) => this.staged.set(keyText(op.key), { key: op.key, bytes: encoded[i] as Uint8Array | null }));
-    if (this.staged.size >= MAX_STAGED_KEYS) this.flush();
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
+    if (this.staged.size >= MAX_STAGED_KEYS) this.commitStaged();
+    if (!this.commitScheduled) {
+      this.commitScheduled = true;
       setImmediate(() => {
-        this.flushScheduled = false;
-        this.flush();
+        this.commitScheduled = false;
+        this.commitStaged();
       });
     }
     return result;
@@ -232,7 +232,7 @@ export class LmdbStorage implements Storage {
   async close(): Promise<void> {
     if (this.closed) return;
     // Closed means durable: commit the turn's writes, let syncs in flight finish, then one last sync.
-    this.flush();
+    this.commitStaged();
     await this.durable().catch(() => undefined);
     this.closed = true;
     await this.db.close();
@@ -245,7 +245,7 @@ export class LmdbStorage implements Storage {
     const from = out.start ?? 0;
     const size = (out.end ?? out.length) - from;
     if (this.arenaAt + size > this.arena.length) {
-      // A full arena stays referenced by the views staged in it until the flush.
+      // A full arena stays referenced by the views staged in it until the commit.
       this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, size));
       this.arenaAt = 0;
     }
@@ -256,7 +256,7 @@ export class LmdbStorage implements Storage {
   }
 
   /** Writes the turn's staged writes in one LMDB transaction. */
-  private flush(): void {
+  private commitStaged(): void {
     const committed = this.turnCommitted;
     this.turnDurable = null;
     this.turnCommitted = null;
