@@ -55,3 +55,12 @@ describe('jsonCopy', () => {
     expect(copied.list[0]!.a).toBe(1);
   });
 });
+
+describe('jsonCopy past its cache of key lists', () => {
+  it('still copies exactly once a guest has made up more key lists than it keeps', () => {
+    // Each object below has a key list of its own; far more than the copy keeps makers for.
+    for (let i = 0; i < 20_000; i++) sameAsJson({ [`k${i}`]: i, shared: true });
+    sameAsJson({ a: 1, [`fresh-${Date.now()}`]: { b: [1, { c: 2 }] }, z: 'last' });
+    sameAsJson({ id: 'cus_1', object: 'customer', metadata: { order: '7' } });
+  });
+});

@@ -3,15 +3,30 @@
  * a trusted V8 context, with JSON's rules (toJSON, dropped undefined and functions, null for
  * them in arrays and for non-finite numbers, -0 as 0, unboxed primitives, own enumerable
  * string keys in their order). For the guest runtime's buffered writes and emitted events:
- * about half the time of the text round trip for a Stripe customer. Throws on what
+ * a Stripe create's copies (the customer, its event, the emitted event, the account twice)
+ * take 2.5 µs, against 5.6 µs when each key list was joined into a text to find its maker
+ * (`/tmp`-style micro benchmark in bench/README.md, issue 8), and the text round trip
+ * took twice that again. Throws on what
  * `JSON.stringify` throws on (a cycle, a BigInt), with its own message: the caller then asks
  * `JSON.stringify` for the canonical error.
  */
 const toTag = Object.prototype.toString;
+const hasOwn = Object.prototype.hasOwnProperty;
 
 export function jsonCopy(value: unknown): unknown {
-  return copy(value, '', []);
+  const bottom = values.length;
+  try {
+    return copy(value, '', []);
+  } finally {
+    values.length = bottom;
+  }
 }
+
+/**
+ * The values of the objects being copied, each object's on top of its parent's: an object's
+ * kept values are pushed as its keys are walked, its maker reads them, and it pops them.
+ */
+const values: unknown[] = [];
 
 function copy(v: unknown, key: string, path: object[]): unknown {
   if (typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
@@ -40,18 +55,7 @@ function copy(v: unknown, key: string, path: object[]): unknown {
         if (tag === '[object Number]') out = copy(Number(v), key, path);
         else if (tag === '[object String]') out = String(v);
         else if (tag === '[object Boolean]') out = (v as { valueOf(): boolean }).valueOf();
-        else {
-          const keys: string[] = [];
-          const values: unknown[] = [];
-          for (const k of Object.keys(v)) {
-            const c = copy((v as Record<string, unknown>)[k], k, path);
-            if (c !== undefined) {
-              keys.push(k);
-              values.push(c);
-            }
-          }
-          out = make(keys, values);
-        }
+        else out = copyRecord(v as Record<string, unknown>, path);
       }
       path.pop();
       return out;
@@ -64,26 +68,76 @@ function copy(v: unknown, key: string, path: object[]): unknown {
 }
 
 /**
- * An object with these keys and values, made by a function compiled once per key list: an
- * object literal, as JSON.parse makes, has fast properties; one filled key by key turns into a
- * dictionary after a dozen keys, and msgpack then took 3× as long to write it.
+ * A key list seen before, as a path from ROOT: walking an object's kept keys down the tree
+ * finds the maker for that list without joining the keys into a text and hashing it (that
+ * was most of the copy's time). Property names are interned strings with their hash kept, so
+ * each step is a cheap Map lookup.
  */
-const makers = new Map<string, (values: unknown[]) => Record<string, unknown>>();
-const MAX_MAKERS = 2048;
-
-function make(keys: string[], values: unknown[]): Record<string, unknown> {
-  const signature = keys.join('\u0000');
-  let maker = makers.get(signature);
-  if (maker === undefined) {
-    if (keys.length > 64 || makers.size >= MAX_MAKERS || keys.some((k) => k === '__proto__')) return slowMake(keys, values);
-    maker = new Function('v', `return {${keys.map((k, i) => `${JSON.stringify(k)}: v[${i}]`).join(', ')}};`) as (values: unknown[]) => Record<string, unknown>;
-    makers.set(signature, maker);
-  }
-  return maker(values);
+interface Shape {
+  readonly key: string;
+  readonly parent: Shape | null;
+  readonly next: Map<string, Shape>;
+  make: ((values: unknown[], from: number) => Record<string, unknown>) | undefined;
 }
 
-function slowMake(keys: string[], values: unknown[]): Record<string, unknown> {
+const ROOT: Shape = { key: '', parent: null, next: new Map(), make: undefined };
+/** Keys a guest makes up (metadata, say) must not grow the tree without end. */
+const MAX_SHAPES = 16_384;
+let shapes = 0;
+
+function copyRecord(v: Record<string, unknown>, path: object[]): Record<string, unknown> {
+  const from = values.length;
+  let shape = ROOT;
+  // Keys past the point where the tree stopped growing (MAX_SHAPES), in order.
+  let rest: string[] | undefined;
+  // for…in with hasOwn visits the own enumerable string keys in Object.keys order, and
+  // measured faster than Object.keys (V8's enum cache, no array).
+  for (const k in v) {
+    if (!hasOwn.call(v, k)) continue;
+    const c = copy(v[k], k, path);
+    if (c === undefined) continue;
+    values.push(c);
+    if (rest === undefined) {
+      const next = shape.next.get(k) ?? grow(shape, k);
+      if (next !== undefined) {
+        shape = next;
+        continue;
+      }
+      rest = [];
+    }
+    rest.push(k);
+  }
+  const out = rest === undefined ? (shape.make ??= compile(keysOf(shape)))(values, from) : slowMake([...keysOf(shape), ...rest], values, from);
+  values.length = from;
+  return out;
+}
+
+function grow(shape: Shape, key: string): Shape | undefined {
+  if (shapes >= MAX_SHAPES) return undefined;
+  shapes++;
+  const next: Shape = { key, parent: shape, next: new Map(), make: undefined };
+  shape.next.set(key, next);
+  return next;
+}
+
+function keysOf(shape: Shape): string[] {
+  const keys: string[] = [];
+  for (let s: Shape | null = shape; s !== null && s !== ROOT; s = s.parent) keys.push(s.key);
+  return keys.reverse();
+}
+
+/**
+ * A function that makes an object with these keys from `values[from…]`, compiled once per key
+ * list: an object literal, as JSON.parse makes, has fast properties; one filled key by key
+ * turns into a dictionary after a dozen keys, and msgpack then took 3× as long to write it.
+ */
+function compile(keys: string[]): (values: unknown[], from: number) => Record<string, unknown> {
+  if (keys.length > 64 || keys.includes('__proto__')) return (vs, from) => slowMake(keys, vs, from);
+  return new Function('v', 'o', `return {${keys.map((k, i) => `${JSON.stringify(k)}: v[o + ${i}]`).join(', ')}};`) as (values: unknown[], from: number) => Record<string, unknown>;
+}
+
+function slowMake(keys: string[], vs: unknown[], from: number): Record<string, unknown> {
   const record: Record<string, unknown> = {};
-  for (let i = 0; i < keys.length; i++) Object.defineProperty(record, keys[i] as string, { value: values[i], enumerable: true, writable: true, configurable: true });
+  for (let i = 0; i < keys.length; i++) Object.defineProperty(record, keys[i] as string, { value: vs[from + i], enumerable: true, writable: true, configurable: true });
   return record;
 }
