@@ -8,6 +8,8 @@
  * - the same call through a SupervisedWorker (postMessage round trip + the call in the worker)
  * - memory of 50 idle worlds, each with the 50 KB script loaded: wasm bytes and RSS delta
  * - what a step of the budget is worth in time, for five kinds of loop
+ * - a trusted twin's writes crossing into the host (`jsonCopy`: a Stripe create's customer,
+ *   event, emitted event and account twice) against the JSON text round trip
  *
  * Run (from the repository root, after `npx tsc -p tsconfig.json`):
  *   node --expose-gc dist/bench/sandbox/run.js
@@ -17,6 +19,7 @@ import vm from 'node:vm';
 import { loadSandboxModule, WorldSandbox, DEFAULT_CALL_STEPS } from '../../runtime/sandbox/index.js';
 import type { SandboxModule, HostCall } from '../../runtime/sandbox/index.js';
 import { SupervisedWorker } from '../../runtime/worker/index.js';
+import { jsonCopy } from '../../runtime/sandbox/json-copy.js';
 import { writeBenchJson } from '../results/json.js';
 
 /** About 50 KB of script shaped like a bundle: many small functions and one entry point. */
@@ -40,6 +43,17 @@ const JSON_1KB = JSON.stringify({
   metadata: Object.fromEntries(Array.from({ length: 24 }, (_, i) => [`key_${i}`, `value number ${i}`])),
   items: Array.from({ length: 8 }, (_, i) => ({ id: `item_${i}`, amount: 1000 + i, currency: 'usd' })),
 });
+/**
+ * What a Stripe create hands the host, made in a V8 context of its own as a trusted twin makes
+ * them: the customer record, its event record, the emitted event and the account (put twice).
+ * 64 of them, with ids of their own, so no one object stays hot.
+ */
+const makeCreateValues = `(function (i) {
+  const c = { id: 'cus_00000' + i + 'CfhRZsV0', object: 'customer', address: null, balance: 0, created: 1795360724, currency: null, default_source: null, delinquent: false, description: null, discount: null, email: 'a@b.com', invoice_prefix: 'E153BA4A', invoice_settings: { custom_fields: null, default_payment_method: null, footer: null, rendering_options: null }, livemode: false, metadata: {}, name: 'Ada', next_invoice_sequence: 1, phone: null, preferred_locales: [], shipping: null, tax_exempt: 'none', test_clock: null };
+  const e = { id: 'evt_00000' + i + 'id5oxEAkwIXexDZMCs', object: 'event', api_version: '2026-10-28.endive', created: 1795360724, data: { object: c }, livemode: false, pending_webhooks: 0, request: { id: 'req_YdOnw6lMjzvE7Q', idempotency_key: null }, type: 'customer.created' };
+  return [{ s: 5, o: c }, { s: 6, o: e }, { ...e, account: 'acct_s8WuIAFjYU517zmP' }, { n: i, hooks: 0 }, { n: i + 1, hooks: 0 }];
+})`;
+
 const HOST_ANSWER = JSON.stringify({ id: 'cus_1', object: 'customer', email: 'a@example.com' });
 
 interface Row {
@@ -87,8 +101,18 @@ async function run(): Promise<string> {
   });
   await worker.call({ op: 'load', name: 'w', source });
 
+  const makeCreate = vm.runInContext(makeCreateValues, vm.createContext({})) as (i: number) => unknown[];
+  const creates = Array.from({ length: 64 }, (_, i) => makeCreate(i));
+  let nextCreate = 0;
+
   const bench = new Bench({ time: 1500, warmupTime: 300 });
   let sink = 0;
+  bench.add('jsonCopy, a Stripe create', () => {
+    for (const v of creates[nextCreate++ & 63] as unknown[]) if (jsonCopy(v) !== undefined) sink++;
+  });
+  bench.add('JSON text round trip, a Stripe create', () => {
+    for (const v of creates[nextCreate++ & 63] as unknown[]) if (JSON.parse(JSON.stringify(v)) !== undefined) sink++;
+  });
   bench.add('world start: create + load 50 KB + dispose', () => {
     const w = WorldSandbox.create(mod);
     const r = w.load('w', source);
@@ -158,6 +182,8 @@ async function run(): Promise<string> {
   const vmHost = (mean(bench, 'vm call making 100 host calls') - mean(bench, 'vm call making 0 host calls')) / 100;
   const echo = mean(bench, 'worker round trip, echo 1 KB string');
   const workerCall = mean(bench, 'worker: sandbox call, 1 KB JSON in/out');
+  const copied = mean(bench, 'jsonCopy, a Stripe create');
+  const roundTrip = mean(bench, 'JSON text round trip, a Stripe create');
 
   // Memory: 50 idle worlds with the script loaded, against 50 vm contexts with the same script.
   const before = rss();
@@ -226,6 +252,8 @@ async function run(): Promise<string> {
     { task: 'idle world, RSS delta (50 worlds)', value: `${(perWorld / 2 ** 20).toFixed(2)} MiB`, ratio: `${x(perWorld, perVm)} vm` },
     { task: 'vm baseline: RSS delta per context (50 contexts, same script)', value: `${(perVm / 2 ** 20).toFixed(2)} MiB`, ratio: '1×' },
     ...budgetRows.map((r) => ({ ...r, task: `step budget: ${r.task}` })),
+    { task: "a trusted twin's values into the host (`jsonCopy`; a Stripe create's five)", value: us(copied), ratio: `${x(copied, roundTrip)} text round trip` },
+    { task: 'baseline: `JSON.parse(JSON.stringify(v))` of the same', value: us(roundTrip), ratio: '1×' },
   ];
   const table = ['| task | value | ratio |', '|---|---|---|', ...rows.map((r) => `| ${r.task} | ${r.value} | ${r.ratio} |`)].join('\n');
   // The rows as printed (value and ratio carry their units).

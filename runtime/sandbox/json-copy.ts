@@ -2,13 +2,10 @@
  * `JSON.parse(JSON.stringify(value))` without the text: a copy in this realm of a value from
  * a trusted V8 context, with JSON's rules (toJSON, dropped undefined and functions, null for
  * them in arrays and for non-finite numbers, -0 as 0, unboxed primitives, own enumerable
- * string keys in their order). For the guest runtime's buffered writes and emitted events:
- * a Stripe create's copies (the customer, its event, the emitted event, the account twice)
- * take 2.5 µs, against 5.6 µs when each key list was joined into a text to find its maker
- * (`/tmp`-style micro benchmark in bench/README.md, issue 8), and the text round trip
- * took twice that again. Throws on what
- * `JSON.stringify` throws on (a cycle, a BigInt), with its own message: the caller then asks
- * `JSON.stringify` for the canonical error.
+ * string keys in their order). For the guest runtime's buffered writes and emitted events
+ * (`bench/sandbox/run.ts` times a Stripe create's copies against the text round trip).
+ * Throws on what `JSON.stringify` throws on (a cycle, a BigInt), with its own message: the
+ * caller then asks `JSON.stringify` for the canonical error.
  */
 const toTag = Object.prototype.toString;
 const hasOwn = Object.prototype.hasOwnProperty;
