@@ -89,6 +89,8 @@ export class LmdbStorage implements Storage {
   /** The sync every durable() of the turn shares, and how the commit tells it. */
   private turnDurable: Promise<void> | null = null;
   private turnCommitted: ((error?: KitError) => void) | null = null;
+  /** `check`, for a walk to call before each pair. */
+  private readonly checkAlive = (): void => this.check();
   /** Set when LMDB refused a turn's write: the storage refuses everything. */
   private failed: KitError | null = null;
   /** The sync running now, and the one queued behind it (shared by everyone waiting). */
@@ -158,16 +160,8 @@ export class LmdbStorage implements Storage {
           end: options.end as KeyPart[],
           ...(lmdbLimit === undefined ? {} : { limit: lmdbLimit }),
         });
-    const self = this;
-    const stored = function* (): Generator<KeyValue<V>> {
-      for (const { key, value } of iterable) {
-        self.check();
-        // ordered-binary gives a one-part array back as the bare part.
-        yield { key: Array.isArray(key) ? (key as Key) : [key as KeyPart], value: value as V };
-      }
-    };
-    if (staged.length === 0) return stored();
-    return mergeStaged(stored(), staged, reverse ? -1 : 1, limit ?? Infinity);
+    if (staged.length === 0) return storedPairs<V>(iterable, this.checkAlive);
+    return mergeStaged(storedPairs<V>(iterable, this.checkAlive), staged, reverse ? -1 : 1, limit ?? Infinity);
   }
 
   transact<T>(fn: (writer: StorageWriter) => T): T {
@@ -337,6 +331,20 @@ function keyText(key: Key): string {
   let text = '';
   for (const part of key) text += typeof part === 'number' ? `n${part};` : `s${part.length}:${part}`;
   return text;
+}
+
+/**
+ * LMDB's pairs as ours. A generator declared once, not one made per range(): with a generator
+ * closure per call, a loop of ranges of 11 left ~1.5 MB more on the heap after each scavenge,
+ * each scavenge took 3 ms instead of 0.1, and a range took 15.4 µs instead of 9.8 (likely
+ * V8's per-function prototype and map for generator objects, made anew with each closure).
+ */
+function* storedPairs<V>(iterable: Iterable<{ key: unknown; value: unknown }>, checkAlive: () => void): Generator<KeyValue<V>> {
+  for (const { key, value } of iterable) {
+    checkAlive();
+    // ordered-binary gives a one-part array back as the bare part.
+    yield { key: Array.isArray(key) ? (key as Key) : [key as KeyPart], value: value as V };
+  }
 }
 
 interface StagedValue<V> {

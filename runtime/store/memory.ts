@@ -46,9 +46,7 @@ export class MemoryStorage implements Storage {
     // a caller iterates do not shift what it sees.
     const n = Math.max(0, Math.min(hi - lo, limit));
     const rows = options.reverse ? this.rows.slice(hi - n, hi).reverse() : this.rows.slice(lo, lo + n);
-    return (function* () {
-      for (const row of rows) yield { key: row.key, value: unpack(row.value) as V };
-    })();
+    return unpackedRows<V>(rows);
   }
 
   transact<T>(fn: (writer: StorageWriter) => T): T {
@@ -135,4 +133,9 @@ function checkKeySize(key: Key): void {
 
 function isThenable(v: unknown): boolean {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+}
+
+/** Declared once, not per range(): see `storedPairs` in lmdb.ts. */
+function* unpackedRows<V>(rows: Row[]): Generator<KeyValue<V>> {
+  for (const row of rows) yield { key: row.key, value: unpack(row.value) as V };
 }
