@@ -8,7 +8,7 @@ import { compileRouter, type CompiledRouter } from '../router/index.js';
 import { KitError } from '../errors.js';
 import type { World } from '../world/index.js';
 import type { EmittedEvent, RecordWrite } from '../world/types.js';
-import { checkEvents, checkWrites, readGuestOutput, type GuestResponse } from '../../sdk/twin/protocol.js';
+import { checkEvents, checkResponse, checkWrites, readGuestOutput, type GuestResponse } from '../../sdk/twin/protocol.js';
 import type { TwinBundle, TwinManifestJson } from './types.js';
 
 /** What `__kit_invoke` answers. */
@@ -103,6 +103,17 @@ export function invokeGuest(
   // Guest code can redefine `__kit_invoke`: check the answer before believing its writes.
   const out = readGuestOutput(result.ok, options);
   if ('error' in out) throw new KitError('handler_error', `The twin answered a malformed result: ${out.error}`);
+  // A trusted context's response crosses as a value (the host's copy), its JSON body as text beside it.
+  if (result.response !== undefined) {
+    if (out.ok.response !== undefined) throw new KitError('handler_error', 'The twin answered a malformed result: a response both in its text and as a value');
+    if (result.body !== undefined && typeof result.body !== 'string') throw new KitError('handler_error', 'The twin answered a malformed result: a response body that is not JSON text');
+    const response = checkResponse(result.response, result.body, options);
+    if ('error' in response) throw new KitError('handler_error', `The twin answered a malformed result: ${response.error}`);
+    if (result.body !== undefined && response.ok.body === undefined && response.ok.bodyJson === undefined) {
+      throw new KitError('handler_error', 'The twin answered a malformed result: a body beside a response that has none');
+    }
+    out.ok.response = response.ok;
+  }
   // A trusted context's writes and events cross as values, copied into this realm by `__host_copy`.
   if (result.writes !== undefined || result.events !== undefined) {
     const writes = checkWrites(result.writes);

@@ -35,10 +35,11 @@ export interface SandboxLimits {
 
 export type SandboxErrorCode = 'guest_error' | 'timeout' | 'out_of_memory' | 'stack_overflow' | 'load_error' | 'disposed';
 /**
- * A call's answer: its text, or an error. From `callValue`, a guest may answer its writes and
- * events as values beside the text (the guest runtime does where `__host_copy` is offered).
+ * A call's answer: its text, or an error. From `callValue`, a guest may answer its writes,
+ * events and response (with its body's JSON text) as values beside the text (the guest runtime
+ * does where `__host_copy` is offered).
  */
-export type CallResult = { ok: string; writes?: unknown; events?: unknown } | { error: { code: SandboxErrorCode; message: string } };
+export type CallResult = { ok: string; writes?: unknown; events?: unknown; response?: unknown; body?: unknown } | { error: { code: SandboxErrorCode; message: string } };
 /** The one host function offered to guests. Its return must be a string; a throw becomes a guest exception. */
 export type HostCall = (op: string, argJson: string) => string;
 

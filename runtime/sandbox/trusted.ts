@@ -128,8 +128,15 @@ export class TrustedContexts implements GuestEngine {
       if (typeof f !== 'function') return { error: { code: 'guest_error', message: `TypeError: global '${cut(fn)}' is not a function` } };
       const out: unknown = (f as (input: unknown) => unknown)(input);
       if (typeof out === 'string') return { ok: out };
-      // Called with a value, the guest runtime answers its writes and events as values beside the text.
-      if (hostValue !== undefined && isValueAnswer(out)) return { ok: out.answer, writes: out.writes, events: out.events };
+      // Called with a value, the guest runtime answers its writes, events and response as values beside the text.
+      if (hostValue !== undefined && isValueAnswer(out)) {
+        const result: CallResult = { ok: out.answer, writes: out.writes, events: out.events };
+        if (out.response !== undefined) {
+          result.response = out.response;
+          result.body = out.body;
+        }
+        return result;
+      }
       const what = out !== null && typeof out === 'object' && typeof (out as { then?: unknown }).then === 'function' ? 'a promise: trusted calls are synchronous' : out === null ? 'null' : `a ${typeof out}`;
       return { error: { code: 'guest_error', message: `TypeError: the function returned ${what}, not a string` } };
     } catch (e) {
@@ -191,7 +198,7 @@ export class TrustedContexts implements GuestEngine {
   }
 }
 
-function isValueAnswer(v: unknown): v is { answer: string; writes: unknown; events: unknown } {
+function isValueAnswer(v: unknown): v is { answer: string; writes: unknown; events: unknown; response?: unknown; body?: unknown } {
   return typeof v === 'object' && v !== null && typeof (v as { answer?: unknown }).answer === 'string';
 }
 

@@ -61,36 +61,9 @@ export function readGuestOutput(text: unknown, options?: { rawBody?: boolean }):
   const out: GuestOutput = { writes: [], events: [] };
 
   if (v['response'] !== undefined) {
-    const r = v['response'];
-    if (!isRecord(r)) return { error: 'response is not an object' };
-    const response: GuestResponse = {};
-    if (r['status'] !== undefined) {
-      const status = r['status'];
-      if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return { error: 'response.status is not an integer 100..599' };
-      response.status = status;
-    }
-    if (r['headers'] !== undefined) {
-      const headers = r['headers'];
-      if (!isRecord(headers) || !Object.values(headers).every((h) => typeof h === 'string')) return { error: 'response.headers is not an object of strings' };
-      response.headers = headers as Record<string, string>;
-    }
-    if (r['bodyBase64'] !== undefined) {
-      if (typeof r['bodyBase64'] !== 'string') return { error: 'response.bodyBase64 is not a string' };
-      response.bodyBase64 = r['bodyBase64'];
-    }
-    if (r['body'] !== undefined) response.body = r['body'];
-    if (r['bodyFollows'] === true) {
-      if (bodyText === undefined) return { error: 'response.bodyFollows, but no body follows the answer' };
-      if (options?.rawBody === true) response.bodyJson = bodyText;
-      else {
-        try {
-          response.body = JSON.parse(bodyText);
-        } catch {
-          return { error: 'the response body that follows the answer is not JSON' };
-        }
-      }
-    }
-    out.response = response;
+    const response = checkResponse(v['response'], bodyText, options);
+    if ('error' in response) return response;
+    out.response = response.ok;
   }
   if (bodyText !== undefined && out.response?.body === undefined && out.response?.bodyJson === undefined) {
     return { error: '__kit_invoke answered text after its JSON' };
@@ -109,6 +82,42 @@ export function readGuestOutput(text: unknown, options?: { rawBody?: boolean }):
     out.thrown = t['stack'] === undefined ? { message: t['message'] } : { message: t['message'], stack: t['stack'] as string };
   }
   return { ok: out };
+}
+
+/**
+ * Checks a response a guest answered: in its JSON, or (from an engine sharing the host's heap)
+ * as a value, with the body's JSON text beside it when `bodyFollows` is set.
+ */
+export function checkResponse(r: unknown, bodyText: string | undefined, options?: { rawBody?: boolean }): { ok: GuestResponse } | { error: string } {
+  if (!isRecord(r)) return { error: 'response is not an object' };
+  const response: GuestResponse = {};
+  if (r['status'] !== undefined) {
+    const status = r['status'];
+    if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) return { error: 'response.status is not an integer 100..599' };
+    response.status = status;
+  }
+  if (r['headers'] !== undefined) {
+    const headers = r['headers'];
+    if (!isRecord(headers) || !Object.values(headers).every((h) => typeof h === 'string')) return { error: 'response.headers is not an object of strings' };
+    response.headers = headers as Record<string, string>;
+  }
+  if (r['bodyBase64'] !== undefined) {
+    if (typeof r['bodyBase64'] !== 'string') return { error: 'response.bodyBase64 is not a string' };
+    response.bodyBase64 = r['bodyBase64'];
+  }
+  if (r['body'] !== undefined) response.body = r['body'];
+  if (r['bodyFollows'] === true) {
+    if (bodyText === undefined) return { error: 'response.bodyFollows, but no body follows the answer' };
+    if (options?.rawBody === true) response.bodyJson = bodyText;
+    else {
+      try {
+        response.body = JSON.parse(bodyText);
+      } catch {
+        return { error: 'the response body that follows the answer is not JSON' };
+      }
+    }
+  }
+  return { ok: response };
 }
 
 /** `readGuestOutput` for tests and tools: the checked answer, or an Error naming what is wrong. */

@@ -80,6 +80,30 @@ describe('built-in twins in V8 and in QuickJS', () => {
   });
 });
 
+type Runner = Awaited<ReturnType<typeof openWorldRunner>>;
+
+/** A probe route's response of one shape: status, headers and body as the runner answers them. */
+async function shape(runner: Runner, kind: string): Promise<string> {
+  const r = await runner.handle({
+    surface: 'vendor',
+    method: 'POST',
+    path: '/probe/shapes',
+    query: '',
+    headers: { 'content-type': 'application/json' },
+    body: new TextEncoder().encode(JSON.stringify({ kind })),
+    scope: 'write',
+    requestId: 'r',
+    receivedAt: 0,
+  });
+  return `${r.status} ${JSON.stringify(r.headers)} ${r.body instanceof Uint8Array ? `hex:${Buffer.from(r.body).toString('hex')}` : String(r.body ?? '')}`;
+}
+
+/** What the probe's `things` store answers (a store's response crosses as a route's does). */
+async function storeAnswer(runner: Runner): Promise<string> {
+  const r = await runner.handle({ surface: 'vendor', method: 'GET', path: '/probe/twin/store/things', query: '', headers: {}, scope: 'write', requestId: 'r', receivedAt: 0 });
+  return `${r.status} ${JSON.stringify(r.headers)} ${String(r.body ?? '')}`;
+}
+
 describe('the tree in both engines (values in V8, JSON text in QuickJS)', () => {
   it('merges buffered writes into gets, lists and counts the same way, and hands out fresh copies', async () => {
     const built = await buildTwin(fileURLToPath(new URL('../../sdk/twin/guest/fixtures/probe.ts', import.meta.url)));
@@ -123,6 +147,8 @@ describe('the tree in both engines (values in V8, JSON text in QuickJS)', () => 
           await post('/mutate', {}),
           await post('/json-rules', {}),
           JSON.stringify(runner.world.log('probe').entries.at(-1)?.writes) + JSON.stringify(runner.world.log('probe').entries.at(-1)?.events),
+          ...(await Promise.all(['text', 'base64', 'empty', 'null', 'json'].map((kind) => shape(runner, kind)))),
+          await storeAnswer(runner),
         ];
       } finally {
         await runner.close();
@@ -135,6 +161,14 @@ describe('the tree in both engines (values in V8, JSON text in QuickJS)', () => 
     expect(v8[6]).toContain(`"data":{"1":"one","2":"two",${rules.slice(1)}}`);
     expect(v8[3]).toContain('"second":{"v":"a"}');
     expect(v8[3]).toContain('"again":{"items":[{"id":"a","value":{"v":"a"}}]');
+    expect(v8.slice(7)).toEqual([
+      '201 {"content-type":"text/plain","x-count":"3"} plain text',
+      '200 {"content-type":"application/octet-stream"} hex:000102ff',
+      '204 {} ',
+      '200 {"content-type":"application/json"} null',
+      '202 {"x-a":"b","content-type":"application/json"} {"ok":true,"list":[1,"two"]}',
+      '200 {"content-type":"application/json"} {"items":[{"id":"a","value":{"v":"a"}},{"id":"bb","value":{"v":"new"}},{"id":"c","value":{"v":"rewritten"}},{"id":"d","value":{"v":"d"}},{"id":"e","value":{"v":"e"}},{"id":"m","value":{"n":1}},{"id":"rules","value":{"1":"one","2":"two","when":"1970-01-01T00:00:00.000Z","numbers":[null,0,null,1e+21],"holes":[1,null,null,3],"nested":{"custom":"toJSON(custom)"}}}],"hasMore":false}',
+    ]);
     expect(await session(false)).toEqual(v8);
   });
 });

@@ -343,12 +343,16 @@ function tryCopy(copy: HostCopy, value: unknown): unknown {
 
 /**
  * `__kit_invoke`'s answer where the host offers `__host_copy`: the answer text with empty
- * `writes` and `events`, which cross as values beside it.
+ * `writes` and `events`, which cross as values beside it, and for a route or a store, the
+ * response as a value (the text then holds none).
  */
 interface ValueAnswer {
   answer: string;
   writes: { type: string; id: string; value: unknown }[];
   events: { type: string; data: unknown }[];
+  /** A route's or store's response (the host's copy), whose JSON body, if any, is `body`. */
+  response?: unknown;
+  body?: string;
 }
 
 // ---------------------------------------------------------------- the clock
@@ -419,11 +423,13 @@ function own<F>(table: Record<string, F>, name: unknown): F | undefined {
 }
 
 /**
- * A handler's response, checked (a failure here counts as the handler's), as `[meta, body]`: the response without its body as JSON, and a
- * body that is JSON data (not a string) as JSON text of its own, which crosses after the answer
- * (see `readGuestOutput`) so that the host can send it without parsing and writing it again.
+ * A handler's response, checked (a failure here counts as the handler's), as `[meta, body]`:
+ * the response without its body, and a body that is JSON data (not a string) as JSON text of
+ * its own, which crosses after the answer (see `readGuestOutput`) or beside it, so that the
+ * host can send it without parsing and writing it again. The meta crosses as JSON text, or as
+ * the host's copy where it offers `__host_copy` (no text written here and parsed there).
  */
-function responseParts(value: unknown, where: string): [meta: string, body: string | undefined] {
+function responseParts(value: unknown, where: string): [meta: TwinResponse & { bodyFollows?: true }, body: string | undefined] {
   if (!isRecord(value)) throw new TypeError(`${where} returned ${value === null ? 'null' : typeof value}, not a response object`);
   if (typeof (value as { then?: unknown }).then === 'function') throw new TypeError(`${where} returned a Promise: handlers are synchronous`);
   const r = value as TwinResponse;
@@ -449,9 +455,7 @@ function responseParts(value: unknown, where: string): [meta: string, body: stri
     if (body === undefined) throw new TypeError(`${where} returned a response that is not JSON data`);
     out.bodyFollows = true;
   }
-  const json = JSON.stringify(out);
-  if (json === undefined) throw new TypeError(`${where} returned a response that is not JSON data`);
-  return [json, body];
+  return [out, body];
 }
 
 /** Bytes cross as binary strings: a character above U+00FF is no byte. */
@@ -675,12 +679,13 @@ export function installTwin(def: TwinDefinition): void {
         cancel: shared.cancel,
       };
 
-      let response: string;
-      let body: string | undefined;
+      // The response as JSON text, or as parts: the meta object and the body's JSON text.
+      let response: string | undefined;
+      let parts: ReturnType<typeof responseParts> | undefined;
       if (input.kind === 'route') {
         const route = Number.isInteger(input.index) ? def.routes[input.index] : undefined;
         if (!route) throw new TypeError(`__kit_invoke: no route at index ${String(input.index)}`);
-        [response, body] = responseParts(route.handle(input.request, ctx), `route '${route.name}'`);
+        parts = responseParts(route.handle(input.request, ctx), `route '${route.name}'`);
       } else if (input.kind === 'move') {
         const move = own(moves, input.move);
         if (!move) throw new TypeError(`__kit_invoke: the twin has no move '${String(input.move)}'`);
@@ -704,22 +709,32 @@ export function installTwin(def: TwinDefinition): void {
         const store = own(stores, input.name);
         if (!store) throw new TypeError(`__kit_invoke: the twin has no store '${String(input.name)}'`);
         const answer = store(t, isRecord(input.query) ? (input.query as Record<string, string | string[]>) : {});
-        [response, body] = responseParts({ status: 200, body: answer === undefined ? null : answer }, `store '${input.name}'`);
+        parts = responseParts({ status: 200, body: answer === undefined ? null : answer }, `store '${input.name}'`);
       } else if (input.kind === 'stream') {
         response = streamAnswerJson(def, input, ctx);
       } else {
         throw new TypeError(`__kit_invoke: unknown kind ${JSON.stringify((input as { kind?: unknown }).kind)}`);
       }
-      // JSON text has no raw newline: the first one ends the answer and starts the body.
       if (copy !== undefined) {
-        const answer = `{"response":${response},"writes":[],"events":[]}`;
-        return {
-          answer: body === undefined ? answer : `${answer}\n${body}`,
+        const value: ValueAnswer = {
+          answer: parts === undefined ? `{"response":${response as string},"writes":[],"events":[]}` : '{"writes":[],"events":[]}',
           writes: t.writesValue(),
           events: events.map((e) => (typeof e === 'string' ? (JSON.parse(e) as { type: string; data: unknown }) : e)),
         };
+        if (parts !== undefined) {
+          // Made above of checked strings and numbers: the copy cannot fail.
+          value.response = copy(parts[0]);
+          if (parts[1] !== undefined) value.body = parts[1];
+        }
+        return value;
       }
-      const answer = `{"response":${response},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
+      let body: string | undefined;
+      if (parts !== undefined) {
+        response = JSON.stringify(parts[0]);
+        body = parts[1];
+      }
+      // JSON text has no raw newline: the first one ends the answer and starts the body.
+      const answer = `{"response":${response as string},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
       return body === undefined ? answer : `${answer}\n${body}`;
     } catch (e) {
       const thrown = describeThrown(e);
