@@ -12,6 +12,7 @@ import { WorldStore } from '../world/index.js';
 import { SupervisedWorker } from '../worker/index.js';
 import { KIT_VERSION } from '../version.js';
 import { errorResponse, WorldRunner, type RunnerOptions } from './world-runner.js';
+import { requestToWire, responseFromWire, type RequestWire, type ResponseWire } from './wire.js';
 import type { LocalWorldOptions, StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 
 export interface WorldRunnerOptions {
@@ -60,10 +61,10 @@ export async function openWorldRunner(options: WorldRunnerOptions): Promise<Worl
   return new WorldRunner(runnerOptions);
 }
 
-/** What the main thread sends a world's worker. */
-export type WorkerCall = { kind: 'request'; request: WorldRequest } | { kind: 'stream'; call: StreamCall } | { kind: 'close' };
-/** What a world's worker answers: a response, or a stream call's result. */
-export type WorkerReply = WorldResponse | StreamResult;
+/** What the main thread sends a world's worker: a request as an array (wire.ts), a stream call, or close. */
+export type WorkerCall = RequestWire | { kind: 'stream'; call: StreamCall } | { kind: 'close' };
+/** What a world's worker answers: a response as an array (wire.ts), or a stream call's result. */
+export type WorkerReply = ResponseWire | StreamResult;
 
 /** The compiled worker script (a worker cannot run the TypeScript sources vitest loads). */
 function workerScript(): URL {
@@ -116,7 +117,9 @@ export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldH
   });
   const code = worldCode(options.twins);
   // The first call starts the worker, which opens the storage and loads the twins.
-  const probe = (await worker.call({ kind: 'request', request: { surface: 'api', method: 'GET', path: '/clock', query: '', headers: {}, scope: 'read', requestId: 'start', receivedAt: Date.now() } })) as WorldResponse;
+  const probe = responseFromWire(
+    (await worker.call(requestToWire({ surface: 'api', method: 'GET', path: '/clock', query: '', headers: {}, scope: 'read', requestId: 'start', receivedAt: Date.now() }))) as ResponseWire,
+  );
   if (probe.status !== 200) throw new Error(`the world did not start: ${String(probe.body)}`);
   return {
     name: options.world,
@@ -124,7 +127,7 @@ export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldH
     // A world ended by the watchdog answers this request with handler_timeout (or
     // sandbox_crashed for the others in flight), and starts again on the next one.
     handle: (request) =>
-      (worker.call({ kind: 'request', request }, request.body ? [request.body.buffer as ArrayBuffer] : undefined) as Promise<WorldResponse>).catch(errorResponse),
+      (worker.call(requestToWire(request), request.body ? [request.body.buffer as ArrayBuffer] : undefined) as Promise<ResponseWire>).then(responseFromWire, errorResponse),
     // A stream call's failure (KitError, e.g. handler_timeout) rejects: the host closes that connection.
     streamCall: (call: StreamCall) => worker.call({ kind: 'stream', call }) as Promise<StreamResult>,
     async close() {

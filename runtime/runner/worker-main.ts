@@ -2,7 +2,8 @@
 import { workerData } from 'node:worker_threads';
 import { serveInWorker } from '../worker/index.js';
 import { openLocalRunner, type WorkerCall, type WorkerReply } from './open.js';
-import type { LocalWorldOptions, WorldResponse } from './types.js';
+import type { LocalWorldOptions } from './types.js';
+import { requestFromWire, responseToWire } from './wire.js';
 import type { WorldRunner } from './world-runner.js';
 
 const options = workerData as LocalWorldOptions;
@@ -15,11 +16,11 @@ function start(): Promise<WorldRunner> {
 
 serveInWorker<WorkerCall, WorkerReply>(async (call) => {
   const r = await start();
+  if (Array.isArray(call)) return responseToWire(await r.handle(requestFromWire(call)));
   if (call.kind === 'close') {
     await r.close();
     await r.storage.close();
-    return { status: 200, headers: {}, body: '' };
+    return responseToWire({ status: 200, headers: {}, body: '' });
   }
-  if (call.kind === 'stream') return r.streamCall(call.call);
-  return r.handle(call.request);
+  return r.streamCall(call.call);
 });
