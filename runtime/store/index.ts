@@ -1,4 +1,4 @@
 export type { Key, KeyPart, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
-export { compareKeys } from './keys.js';
-export { MemoryStorage, MAX_KEY_BYTES } from './memory.js';
+export { compareKeys, MAX_KEY_BYTES } from './keys.js';
+export { MemoryStorage } from './memory.js';
 export { LmdbStorage, openLmdbStorage } from './lmdb.js';

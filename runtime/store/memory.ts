@@ -3,9 +3,6 @@ import { KitError } from '../errors.js';
 import { assertKey, compareKeys } from './keys.js';
 import type { Key, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
-/** lmdb's default maximum key size; the memory storage refuses the same keys lmdb would. */
-export const MAX_KEY_BYTES = 1978;
-
 interface Row {
   key: Key;
   /** msgpack bytes, so values are copied in and out exactly as lmdb would (no shared objects). */
@@ -57,7 +54,7 @@ export class MemoryStorage implements Storage {
     const id = (key: Key): string => JSON.stringify(key);
     const writer: StorageWriter = {
       put: (key, value) => {
-        checkKeySize(key);
+        assertKey(key);
         pending.set(id(key), { key: [...key], value: pack(value) });
       },
       remove: (key) => {
@@ -120,15 +117,6 @@ export class MemoryStorage implements Storage {
   private check(): void {
     if (this.closed) throw new KitError('storage_closed', 'the storage is closed');
   }
-}
-
-function checkKeySize(key: Key): void {
-  assertKey(key);
-  // An upper bound of ordered-binary's size: UTF-8 bytes plus a separator per part,
-  // at most 9 bytes per number.
-  let bytes = 0;
-  for (const part of key) bytes += typeof part === 'string' ? Buffer.byteLength(part) + 1 : 10;
-  if (bytes > MAX_KEY_BYTES) throw new TypeError(`storage key too large (${bytes} bytes)`);
 }
 
 function isThenable(v: unknown): boolean {
