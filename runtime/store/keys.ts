@@ -41,6 +41,13 @@ export function compareStrings(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/** A key as a Map key: each part typed and length-prefixed, so no two keys share a text. */
+export function keyText(key: Key): string {
+  let text = '';
+  for (const part of key) text += typeof part === 'number' ? `n${part};` : `s${part.length}:${part}`;
+  return text;
+}
+
 /** lmdb's largest key (its default build), in ordered-binary bytes. */
 export const MAX_KEY_BYTES = 1978;
 

@@ -35,7 +35,7 @@
  */
 import { asBinary, open, type RootDatabase } from 'lmdb';
 import { KitError } from '../errors.js';
-import { assertKey, compareKeys } from './keys.js';
+import { assertKey, compareKeys, keyText } from './keys.js';
 import type { Key, KeyPart, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
 interface LmdbSync {
@@ -324,13 +324,6 @@ export class LmdbStorage implements Storage {
     if (this.failed !== null) throw this.failed;
     if (this.closed) throw new KitError('storage_closed', 'the storage is closed');
   }
-}
-
-/** A key as a Map key: each part typed and length-prefixed, so no two keys share a text. */
-function keyText(key: Key): string {
-  let text = '';
-  for (const part of key) text += typeof part === 'number' ? `n${part};` : `s${part.length}:${part}`;
-  return text;
 }
 
 /**

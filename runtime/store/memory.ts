@@ -1,6 +1,6 @@
 import { pack, unpack } from 'msgpackr';
 import { KitError } from '../errors.js';
-import { assertKey, compareKeys } from './keys.js';
+import { assertKey, compareKeys, keyText } from './keys.js';
 import type { Key, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
 interface Row {
@@ -51,19 +51,18 @@ export class MemoryStorage implements Storage {
     if (this.inTransaction) throw new TypeError('transact() does not nest');
     // Pending writes, applied only when fn returns: a throw leaves nothing behind.
     const pending = new Map<string, { key: Key; value: Uint8Array | null }>();
-    const id = (key: Key): string => JSON.stringify(key);
     const writer: StorageWriter = {
       put: (key, value) => {
         assertKey(key);
-        pending.set(id(key), { key: [...key], value: pack(value) });
+        pending.set(keyText(key), { key: [...key], value: pack(value) });
       },
       remove: (key) => {
         assertKey(key);
-        pending.set(id(key), { key: [...key], value: null });
+        pending.set(keyText(key), { key: [...key], value: null });
       },
       get: <V>(key: Key): V | undefined => {
         assertKey(key);
-        const p = pending.get(id(key));
+        const p = pending.get(keyText(key));
         if (p !== undefined) return p.value === null ? undefined : (unpack(p.value) as V);
         return this.get<V>(key);
       },
