@@ -102,26 +102,28 @@ export function invokeGuest(
   }
   // Guest code can redefine `__kit_invoke`: check the answer before believing its writes.
   const out = readGuestOutput(result.ok, options);
-  if ('error' in out) throw new KitError('handler_error', `The twin answered a malformed result: ${out.error}`);
+  if ('error' in out) throw malformed(out.error);
   // A trusted context's response crosses as a value (the host's copy), its JSON body as text beside it.
   if (result.response !== undefined) {
-    if (out.ok.response !== undefined) throw new KitError('handler_error', 'The twin answered a malformed result: a response both in its text and as a value');
-    if (result.body !== undefined && typeof result.body !== 'string') throw new KitError('handler_error', 'The twin answered a malformed result: a response body that is not JSON text');
+    if (out.ok.response !== undefined) throw malformed('a response both in its text and as a value');
+    if (result.body !== undefined && typeof result.body !== 'string') throw malformed('a response body that is not JSON text');
     const response = checkResponse(result.response, result.body, options);
-    if ('error' in response) throw new KitError('handler_error', `The twin answered a malformed result: ${response.error}`);
-    if (result.body !== undefined && response.ok.body === undefined && response.ok.bodyJson === undefined) {
-      throw new KitError('handler_error', 'The twin answered a malformed result: a body beside a response that has none');
-    }
+    if ('error' in response) throw malformed(response.error);
+    if (result.body !== undefined && response.ok.body === undefined && response.ok.bodyJson === undefined) throw malformed('a body beside a response that has none');
     out.ok.response = response.ok;
   }
   // A trusted context's writes and events cross as values, copied into this realm by `__host_copy`.
   if (result.writes !== undefined || result.events !== undefined) {
     const writes = checkWrites(result.writes);
-    if ('error' in writes) throw new KitError('handler_error', `The twin answered a malformed result: ${writes.error}`);
+    if ('error' in writes) throw malformed(writes.error);
     const events = checkEvents(result.events);
-    if ('error' in events) throw new KitError('handler_error', `The twin answered a malformed result: ${events.error}`);
+    if ('error' in events) throw malformed(events.error);
     out.ok.writes = writes.ok;
     out.ok.events = events.ok;
   }
   return out.ok as GuestOutput;
+}
+
+function malformed(what: string): KitError {
+  return new KitError('handler_error', `The twin answered a malformed result: ${what}`);
 }

@@ -607,7 +607,7 @@ export function installTwin(def: TwinDefinition): void {
       }
       const json = data === undefined ? 'null' : JSON.stringify(data);
       if (json === undefined) throw new TypeError(`ctx.emit: the data of '${type}' is not JSON data`);
-      active().events.push(`{"type":${JSON.stringify(type)},"data":${json}}`);
+      c.events.push(`{"type":${JSON.stringify(type)},"data":${json}}`);
     },
     schedule: (id: string, move: string, dueAt: string, data?: unknown): void => {
       const t = active().t;
