@@ -94,6 +94,22 @@ function drive(w: World, m: Model, rnd: () => number, steps: number, clock: { no
   }
 }
 
+/** World `acme` in `store`, driven `steps` random appends, with its model. */
+function grownWorld(store: WorldStore, rnd: () => number, steps: number, clock: { now: number }): { root: World; rm: Model } {
+  const root = store.createWorld('acme', { twins: ['stripe'] });
+  const rm = new Model();
+  drive(root, rm, rnd, steps, clock);
+  return { root, rm };
+}
+
+/** Branch `b` of `root` as of now, driven `steps` random appends, with its model. */
+function grownBranch(root: World, rm: Model, rnd: () => number, steps: number, clock: { now: number }): { br: World; bm: Model } {
+  const br = root.branch({ label: 'b' }).world;
+  const bm = new Model(rm);
+  drive(br, bm, rnd, steps, clock);
+  return { br, bm };
+}
+
 /** Everything the model knows, read through `w` (a fresh store reads only storage). */
 function check(w: World, m: Model): void {
   const head = m.states.length - 1;
@@ -142,9 +158,7 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
   it('counts and records agree with a replay, in a world, a branch as of now and a branch at a past instant', () => {
     const { storage, store, clock } = setup();
     const rnd = random(7);
-    const root = store.createWorld('acme', { twins: ['stripe'] });
-    const rm = new Model();
-    drive(root, rm, rnd, 60, clock);
+    const { root, rm } = grownWorld(store, rnd, 60, clock);
     // Counts read at head before the branches are made, so memory holds them.
     for (const type of TYPES) root.countRecords('stripe', type);
 
@@ -171,12 +185,8 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
   it('reads worlds written before newest versions lived only in their head keys, and appends on', () => {
     const { storage, store, clock } = setup();
     const rnd = random(23);
-    const root = store.createWorld('acme', { twins: ['stripe'] });
-    const rm = new Model();
-    drive(root, rm, rnd, 40, clock);
-    const br = root.branch({ label: 'b' }).world;
-    const bm = new Model(rm);
-    drive(br, bm, rnd, 20, clock);
+    const { root, rm } = grownWorld(store, rnd, 40, clock);
+    const { br, bm } = grownBranch(root, rm, rnd, 20, clock);
     drive(root, rm, rnd, 10, clock);
     // Earlier versions also wrote each record's newest version under its version key.
     const heads = [...storage.range<[number, unknown]>({ start: ['w'], end: ['w\uffff'] })].filter((kv) => kv.key[2] === 'head');
@@ -226,13 +236,8 @@ describe('appendBatch bookkeeping after a restart', () => {
     const clock = { now: T0 };
     const rnd = random(11);
     const first = openLmdbStorage(dir);
-    const store = new WorldStore(first, { now: () => clock.now });
-    const root = store.createWorld('acme', { twins: ['stripe'] });
-    const rm = new Model();
-    drive(root, rm, rnd, 40, clock);
-    const br = root.branch({ label: 'b' }).world;
-    const bm = new Model(rm);
-    drive(br, bm, rnd, 20, clock);
+    const { root, rm } = grownWorld(new WorldStore(first, { now: () => clock.now }), rnd, 40, clock);
+    const { br, bm } = grownBranch(root, rm, rnd, 20, clock);
     await first.close();
 
     const second = openLmdbStorage(dir);
