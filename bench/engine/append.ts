@@ -13,6 +13,7 @@
  * only) for that long, for `node --cpu-prof`; KIT_BENCH_READS=1: instead of appends, reads of
  * what was appended (log and timeline pages, one entry, a history cut).
  */
+import { setImmediate as turnEnd } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,7 +100,7 @@ async function main(): Promise<void> {
     while (Date.now() < end) {
       for (let i = 0; i < 100; i++, k++) w.append('stripe', createDraft());
       // The storage commits a turn's writes at setImmediate.
-      await new Promise((resolve) => setImmediate(resolve));
+      await turnEnd();
     }
     console.log(`${k} appends in ${profile} s: ${((profile * 1e6) / k).toFixed(2)} µs each`);
     await storage.close();
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
 
   const tasks: [string, () => unknown, number][] = [
     // The storage commits a turn's writes at setImmediate: one append per turn is one commit.
-    ['append, committed at the end of its turn (no durable)', async () => { w.append('stripe', createDraft()); await new Promise((resolve) => setImmediate(resolve)); }, 1],
+    ['append, committed at the end of its turn (no durable)', async () => { w.append('stripe', createDraft()); await turnEnd(); }, 1],
     [`${GROUP} concurrent appends, each awaiting durable()`, async () => {
       const waits: Promise<void>[] = [];
       for (let i = 0; i < GROUP; i++) {
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
       }
       await Promise.all(waits);
     }, GROUP],
-    [`appendBatch of ${GROUP} entries, committed at the end of the turn`, async () => { w.appendBatch('stripe', Array.from({ length: GROUP }, createDraft)); await new Promise((resolve) => setImmediate(resolve)); }, GROUP],
+    [`appendBatch of ${GROUP} entries, committed at the end of the turn`, async () => { w.appendBatch('stripe', Array.from({ length: GROUP }, createDraft)); await turnEnd(); }, GROUP],
     ['create draft only (the benchmark\'s own cost, not subtracted)', () => createDraft(), 1],
   ];
   // Mean and median per entry, the lowest of each over the rounds. The mean is the figure

@@ -1,3 +1,4 @@
+import { setImmediate as turnEnd } from 'node:timers/promises';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -188,7 +189,7 @@ describe('LmdbStorage', () => {
     s.transact((tx) => tx.put(['b'], 2));
     // Both writes are in the turn's transaction: one commit, one sync for both callers.
     expect(s.durable()).toBe(first);
-    await new Promise((resolve) => setImmediate(resolve));
+    await turnEnd();
     // The turn committed and its sync is in flight: a caller now waits for the next one,
     // which every caller arriving meanwhile shares.
     const second = s.durable();
