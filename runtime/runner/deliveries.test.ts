@@ -4,7 +4,8 @@ import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../store/index.js';
 import { openTestWorld, type TestWorld } from '../../test/helpers/world.js';
-import { continueTrace, stripeSignature } from './deliveries.js';
+import type { Entry } from '../world/types.js';
+import { continueTrace, Deliverer, stripeSignature } from './deliveries.js';
 
 interface Received {
   headers: IncomingMessage['headers'];
@@ -121,6 +122,93 @@ describe('outbound webhooks', () => {
     const arrived = hook.next;
     world = await openTestWorld({ vendors: ['hello'], storage });
     expect(JSON.parse((await arrived).body)).toMatchObject({ id: 'evt_1' });
+  });
+});
+
+describe('the outbox', () => {
+  const OUTBOX = ['#runner', 'w', 'outbox'];
+
+  /** An entry asking for one delivery to `url`. */
+  function asking(url: string, position = 1): Entry {
+    return {
+      position,
+      occurredAt: '2026-01-01T00:00:00.000Z',
+      cause: { kind: 'request' },
+      writes: [],
+      events: [{ type: 'webhook.delivery', data: { url, headers: {}, body: '{}' } }],
+    } as unknown as Entry;
+  }
+
+  /** A fetch that records the URLs it is asked for and answers each with `status(url)`. */
+  function recorder(status: (url: string) => number): { fetch: typeof fetch; urls: string[] } {
+    const urls: string[] = [];
+    const fake = (async (url: string) => {
+      urls.push(url);
+      return new Response(null, { status: status(url) });
+    }) as unknown as typeof fetch;
+    return { fetch: fake, urls };
+  }
+
+  const deliverers: Deliverer[] = [];
+  afterEach(() => {
+    for (const d of deliverers.splice(0)) d.close();
+  });
+
+  it('sends a new delivery at once while an older one waits for its retry, and retries that one when it is due', async () => {
+    const { fetch, urls } = recorder((url) => (url.endsWith('/down') && urls.filter((u) => u === url).length === 1 ? 503 : 200));
+    const d = new Deliverer({ storage: new MemoryStorage(), world: 'w', fetch, baseDelayMs: 150 });
+    deliverers.push(d);
+    d.enqueue('hello', asking('http://hooks.test/down'));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(d.pending()).toBe(1); // waiting for its retry
+    d.enqueue('hello', asking('http://hooks.test/up', 2));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(urls).toEqual(['http://hooks.test/down', 'http://hooks.test/up']);
+    await d.idle();
+    expect(urls).toEqual(['http://hooks.test/down', 'http://hooks.test/up', 'http://hooks.test/down']);
+    expect(d.pending()).toBe(0);
+  });
+
+  it('walks the stored outbox once, when it starts, however many deliveries it queues and sends', async () => {
+    const storage = new MemoryStorage();
+    let walks = 0;
+    const range = storage.range.bind(storage);
+    storage.range = ((options) => {
+      walks++;
+      return range(options);
+    }) as MemoryStorage['range'];
+    const { fetch, urls } = recorder((url) => (url.endsWith('/down') ? 503 : 200));
+    const d = new Deliverer({ storage, world: 'w', fetch, baseDelayMs: 3_600_000 });
+    deliverers.push(d);
+    for (let i = 1; i <= 50; i++) d.enqueue('hello', asking(`http://hooks.test/${i % 2 === 0 ? 'up' : 'down'}`, i));
+    while (urls.length < 50) await new Promise((r) => setTimeout(r, 5));
+    expect(d.pending()).toBe(25);
+    expect(walks).toBe(1);
+  });
+
+  it('resumes a stored outbox in the order its deliveries fall due, leaves those not due yet, and numbers new ones after the last', async () => {
+    const storage = new MemoryStorage();
+    // 200 deliveries, stored in key order but due in another: nextAt ties are broken by key.
+    const due = Array.from({ length: 200 }, (_, i) => ({ id: String(i + 1).padStart(12, '0'), nextAt: 1_000 + ((i * 7919) % 97) }));
+    storage.transact((w) => {
+      for (const { id, nextAt } of due) w.put([...OUTBOX, id], { twin: 'hello', delivery: { url: `http://hooks.test/${id}`, headers: {}, body: '{}' }, traceparent: null, attempt: 0, nextAt });
+      w.put([...OUTBOX, '000000000201'], { twin: 'hello', delivery: { url: 'http://hooks.test/later', headers: {}, body: '{}' }, traceparent: null, attempt: 1, nextAt: Date.now() + 3_600_000 });
+    });
+    const { fetch, urls } = recorder(() => 200);
+    const d = new Deliverer({ storage, world: 'w', fetch, concurrency: 1 });
+    deliverers.push(d);
+    expect(d.pending()).toBe(201);
+    while (urls.length < 200) await new Promise((r) => setTimeout(r, 5));
+    const expected = [...due].sort((a, b) => a.nextAt - b.nextAt || (a.id < b.id ? -1 : 1)).map(({ id }) => `http://hooks.test/${id}`);
+    expect(urls).toEqual(expected);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(urls).toHaveLength(200); // the one due in an hour waits
+    expect(d.pending()).toBe(1);
+
+    d.enqueue('hello', asking('http://hooks.test/new'));
+    const keys = [...storage.range({ start: OUTBOX, end: [...OUTBOX, '\uffff'] })].map(({ key }) => key[key.length - 1]);
+    expect(keys).toContain('000000000201');
+    expect(keys).toContain('000000000202');
   });
 });
 

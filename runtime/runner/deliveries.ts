@@ -5,6 +5,11 @@
  * the entry's W3C trace continued in a new span. The outbox is kept in storage, so a
  * restart resumes what was not sent. Each attempt's outcome goes back to the twin through
  * its `webhook.result` move, when it declares one, as an entry of its own.
+ *
+ * Which delivery is due next is kept in memory (`DueQueue`, loaded from the outbox when the
+ * deliverer starts), so queueing and sending cost the same however long the outbox has
+ * grown: a load test whose receiver is down or slow piles deliveries up faster than they
+ * go, and a walk over the whole outbox per send made that quadratic.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Storage } from '../store/index.js';
@@ -117,6 +122,8 @@ export class Deliverer {
   private readonly onResult: DelivererOptions['onResult'];
   private readonly send: typeof fetch;
   private readonly inFlight = new Set<string>();
+  /** Every delivery in the outbox that is not in flight, by when it is next due. */
+  private readonly due = new DueQueue();
   private timer: NodeJS.Timeout | null = null;
   private seq = 0;
   private closed = false;
@@ -132,8 +139,11 @@ export class Deliverer {
     this.onResult = options.onResult;
     this.send = options.fetch ?? fetch;
     // Resume what a previous run left.
-    const last = [...this.storage.range({ start: this.prefix(), end: [...this.prefix(), '\uffff'], reverse: true, limit: 1 })][0];
-    if (last) this.seq = Number(String(last.key[last.key.length - 1]).split(':')[0]);
+    for (const { key, value } of this.storage.range<Pending>({ start: this.prefix(), end: [...this.prefix(), '\uffff'] })) {
+      const id = String(key[key.length - 1]);
+      this.due.push(value.nextAt, id);
+      this.seq = Math.max(this.seq, Number(id.split(':')[0]));
+    }
     this.schedule(0);
   }
 
@@ -146,12 +156,18 @@ export class Deliverer {
     const deliveries = deliveriesOf(twin, entry);
     if (deliveries.length === 0) return 0;
     const now = Date.now();
+    const ids: string[] = [];
     this.storage.transact((w) => {
       for (const delivery of deliveries) {
         const pending: Pending = { twin, delivery, traceparent: entry.traceparent ?? null, attempt: 0, nextAt: now };
-        w.put([...this.prefix(), `${String(++this.seq).padStart(12, '0')}`], pending);
+        const id = String(this.seq + ids.length + 1).padStart(12, '0');
+        w.put([...this.prefix(), id], pending);
+        ids.push(id);
       }
     });
+    // Only once the transaction took them: a refused one leaves nothing queued.
+    this.seq += ids.length;
+    for (const id of ids) this.due.push(now, id);
     void this.storage.durable();
     this.schedule(0);
     return deliveries.length;
@@ -159,9 +175,7 @@ export class Deliverer {
 
   /** Deliveries not yet sent or given up on. */
   pending(): number {
-    let n = 0;
-    for (const _ of this.storage.range({ start: this.prefix(), end: [...this.prefix(), '\uffff'] })) n++;
-    return n;
+    return this.due.size + this.inFlight.size;
   }
 
   /** Resolves when nothing is queued or in flight (tests). */
@@ -185,22 +199,19 @@ export class Deliverer {
 
   private pump(): void {
     this.timer = null;
-    if (this.closed) return;
+    // A stopped storage refuses reads; its outbox waits for the next start.
+    if (this.closed || !this.storage.alive) return;
     const now = Date.now();
-    let earliest = Infinity;
-    for (const { key, value } of this.storage.range<Pending>({ start: this.prefix(), end: [...this.prefix(), '\uffff'] })) {
-      const id = String(key[key.length - 1]);
-      if (this.inFlight.has(id)) continue;
-      if (value.nextAt > now) {
-        earliest = Math.min(earliest, value.nextAt);
-        continue;
-      }
-      if (this.inFlight.size >= this.concurrency) break;
+    while (this.inFlight.size < this.concurrency && this.due.size > 0 && this.due.nextAt <= now) {
+      const id = this.due.pop();
+      const value = this.storage.get<Pending>([...this.prefix(), id]);
+      if (value === undefined) continue;
       this.inFlight.add(id);
       void this.attempt(id, value);
     }
-    if (earliest !== Infinity) this.schedule(earliest - now);
-    if (this.inFlight.size === 0 && earliest === Infinity) for (const w of this.idleWaiters.splice(0)) w();
+    // Due deliveries left behind a full `inFlight` go when an attempt ends (it pumps again).
+    if (this.due.size > 0 && this.due.nextAt > now) this.schedule(this.due.nextAt - now);
+    if (this.inFlight.size === 0 && this.due.size === 0) for (const w of this.idleWaiters.splice(0)) w();
   }
 
   private async attempt(id: string, p: Pending): Promise<void> {
@@ -235,6 +246,7 @@ export class Deliverer {
       else w.remove(key);
     });
     this.inFlight.delete(id);
+    if (nextAt !== null) this.due.push(nextAt, id);
     try {
       this.onResult?.(p.twin, {
         id: p.delivery.id ?? null,
@@ -251,5 +263,71 @@ export class Deliverer {
       console.error('twinkit: recording a webhook result failed', e);
     }
     this.schedule(0);
+  }
+}
+
+/**
+ * Outbox ids by the instant they are next due (ties: the older id first), as a binary
+ * min-heap: push and pop in O(log n).
+ */
+class DueQueue {
+  private readonly at: number[] = [];
+  private readonly ids: string[] = [];
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  /** When the first delivery is due; only with `size > 0`. */
+  get nextAt(): number {
+    return this.at[0] as number;
+  }
+
+  push(at: number, id: string): void {
+    let i = this.ids.length;
+    this.at.push(at);
+    this.ids.push(id);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.before(i, parent)) break;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  /** Takes the first delivery's id; only with `size > 0`. */
+  pop(): string {
+    const top = this.ids[0] as string;
+    const lastAt = this.at.pop() as number;
+    const lastId = this.ids.pop() as string;
+    const n = this.ids.length;
+    if (n === 0) return top;
+    this.at[0] = lastAt;
+    this.ids[0] = lastId;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= n) break;
+      const child = left + 1 < n && this.before(left + 1, left) ? left + 1 : left;
+      if (!this.before(child, i)) break;
+      this.swap(i, child);
+      i = child;
+    }
+    return top;
+  }
+
+  private before(a: number, b: number): boolean {
+    const atA = this.at[a] as number;
+    const atB = this.at[b] as number;
+    return atA < atB || (atA === atB && (this.ids[a] as string) < (this.ids[b] as string));
+  }
+
+  private swap(a: number, b: number): void {
+    const at = this.at[a] as number;
+    this.at[a] = this.at[b] as number;
+    this.at[b] = at;
+    const id = this.ids[a] as string;
+    this.ids[a] = this.ids[b] as string;
+    this.ids[b] = id;
   }
 }
