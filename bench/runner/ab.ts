@@ -10,23 +10,16 @@
  *   # e.g. git worktree add /tmp/base HEAD~1 && (cd /tmp/base && ln -s $PWD/node_modules && npx tsc -p tsconfig.json)
  *   #      for i in 1 2; do node dist/bench/runner/ab.js /tmp/base get; node dist/bench/runner/ab.js . get; done
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { stripeRequest } from './requests.js';
+import { openTreeStripeRunner } from './tree.js';
 
 const root = resolve(process.argv[2] ?? '.');
 const mode = process.argv[3] ?? 'get';
 if (!['get', 'list', 'post'].includes(mode)) throw new Error('mode: get, list or post');
 
-const { openLmdbStorage } = (await import(join(root, 'dist/runtime/store/index.js'))) as typeof import('../../runtime/store/index.js');
-const { openWorldRunner } = (await import(join(root, 'dist/runtime/runner/index.js'))) as typeof import('../../runtime/runner/index.js');
-const { loadBuiltinTwins } = (await import(join(root, 'dist/sdk/twin/build.js'))) as typeof import('../../sdk/twin/build.js');
-
-const dir = mkdtempSync(join(tmpdir(), 'kit-ab-'));
-const twin = (await loadBuiltinTwins()).get('stripe');
-if (!twin) throw new Error('no built-in Stripe twin');
-const runner = await openWorldRunner({ storage: openLmdbStorage(dir), world: 'ab', twins: [twin] });
+const tree = await openTreeStripeRunner(root, 'ab');
+const { runner } = tree;
 let id = '';
 for (let i = 0; i < 25; i++) {
   const made = await runner.handle(stripeRequest('POST', '/stripe/v1/customers', `email=a${i}%40example.com&name=Ada`));
@@ -47,6 +40,4 @@ const times: number[] = [];
 for (let i = 0; i < 12; i++) times.push(await batch());
 times.sort((a, b) => a - b);
 console.log(`${root} ${mode}: fastest ${times[0]!.toFixed(1)} µs, median ${times[6]!.toFixed(1)} µs per request`);
-await runner.close();
-await runner.storage.close();
-rmSync(dir, { recursive: true, force: true });
+await tree.close();

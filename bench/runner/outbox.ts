@@ -8,25 +8,18 @@
  *
  *   node dist/bench/runner/outbox.js <tree root>
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { stripeRequest } from './requests.js';
+import { openTreeStripeRunner } from './tree.js';
 
 const root = resolve(process.argv[2] ?? '.');
-const { openLmdbStorage } = (await import(join(root, 'dist/runtime/store/index.js'))) as typeof import('../../runtime/store/index.js');
-const { openWorldRunner } = (await import(join(root, 'dist/runtime/runner/index.js'))) as typeof import('../../runtime/runner/index.js');
-const { loadBuiltinTwins } = (await import(join(root, 'dist/sdk/twin/build.js'))) as typeof import('../../sdk/twin/build.js');
-
-const dir = mkdtempSync(join(tmpdir(), 'kit-outbox-'));
-const twin = (await loadBuiltinTwins()).get('stripe');
-if (!twin) throw new Error('no built-in Stripe twin');
 let attempts = 0;
 const receiverDown: typeof fetch = async () => {
   attempts++;
   throw new TypeError('fetch failed');
 };
-const runner = await openWorldRunner({ storage: openLmdbStorage(dir), world: 'outbox', twins: [twin], webhooks: { fetch: receiverDown, baseDelayMs: 3_600_000 } });
+const tree = await openTreeStripeRunner(root, 'outbox', { fetch: receiverDown, baseDelayMs: 3_600_000 });
+const { runner } = tree;
 const endpoint = await runner.handle(stripeRequest('POST', '/stripe/v1/webhook_endpoints', 'url=https%3A%2F%2Fhooks.example%2Fstripe&enabled_events[0]=*'));
 if (endpoint.status !== 200) throw new Error(`webhook endpoint answered ${endpoint.status}`);
 
@@ -58,6 +51,4 @@ for (const size of [1_000, 5_000, 10_000, 20_000]) {
   cpu.sort((a, b) => a - b);
   console.log(`${root}: outbox of ${String(outbox).padStart(6)}: ${cpu[1]!.toFixed(1)} µs CPU per create and its first attempt (median of 3 batches of 640)`);
 }
-await runner.close();
-await runner.storage.close();
-rmSync(dir, { recursive: true, force: true });
+await tree.close();
