@@ -149,6 +149,10 @@ describe('the outbox', () => {
     return { fetch: fake, urls };
   }
 
+  async function until(done: () => boolean): Promise<void> {
+    while (!done()) await new Promise((r) => setTimeout(r, 5));
+  }
+
   const deliverers: Deliverer[] = [];
   afterEach(() => {
     for (const d of deliverers.splice(0)) d.close();
@@ -156,13 +160,13 @@ describe('the outbox', () => {
 
   it('sends a new delivery at once while an older one waits for its retry, and retries that one when it is due', async () => {
     const { fetch, urls } = recorder((url) => (url.endsWith('/down') && urls.filter((u) => u === url).length === 1 ? 503 : 200));
-    const d = new Deliverer({ storage: new MemoryStorage(), world: 'w', fetch, baseDelayMs: 150 });
+    const d = new Deliverer({ storage: new MemoryStorage(), world: 'w', fetch, baseDelayMs: 400 });
     deliverers.push(d);
     d.enqueue('hello', asking('http://hooks.test/down'));
-    await new Promise((r) => setTimeout(r, 30));
-    expect(d.pending()).toBe(1); // waiting for its retry
+    await until(() => urls.length === 1);
+    expect(d.pending()).toBe(1); // in flight, then waiting for its retry
     d.enqueue('hello', asking('http://hooks.test/up', 2));
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => urls.length === 2);
     expect(urls).toEqual(['http://hooks.test/down', 'http://hooks.test/up']);
     await d.idle();
     expect(urls).toEqual(['http://hooks.test/down', 'http://hooks.test/up', 'http://hooks.test/down']);
@@ -181,8 +185,8 @@ describe('the outbox', () => {
     const d = new Deliverer({ storage, world: 'w', fetch, baseDelayMs: 3_600_000 });
     deliverers.push(d);
     for (let i = 1; i <= 50; i++) d.enqueue('hello', asking(`http://hooks.test/${i % 2 === 0 ? 'up' : 'down'}`, i));
-    while (urls.length < 50) await new Promise((r) => setTimeout(r, 5));
-    expect(d.pending()).toBe(25);
+    await until(() => urls.length === 50);
+    await until(() => d.pending() === 25);
     expect(walks).toBe(1);
   });
 
@@ -198,7 +202,7 @@ describe('the outbox', () => {
     const d = new Deliverer({ storage, world: 'w', fetch, concurrency: 1 });
     deliverers.push(d);
     expect(d.pending()).toBe(201);
-    while (urls.length < 200) await new Promise((r) => setTimeout(r, 5));
+    await until(() => urls.length === 200);
     const expected = [...due].sort((a, b) => a.nextAt - b.nextAt || (a.id < b.id ? -1 : 1)).map(({ id }) => `http://hooks.test/${id}`);
     expect(urls).toEqual(expected);
     await new Promise((r) => setTimeout(r, 20));

@@ -141,8 +141,9 @@ export class Deliverer {
     // Resume what a previous run left.
     for (const { key, value } of this.storage.range<Pending>({ start: this.prefix(), end: [...this.prefix(), '\uffff'] })) {
       const id = String(key[key.length - 1]);
-      this.due.push(value.nextAt, id);
-      this.seq = Math.max(this.seq, Number(id.split(':')[0]));
+      this.due.push(typeof value.nextAt === 'number' ? value.nextAt : 0, id);
+      const n = Number(id.split(':')[0]);
+      if (Number.isSafeInteger(n)) this.seq = Math.max(this.seq, n);
     }
     this.schedule(0);
   }
