@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../store/index.js';
 import { openTestWorld, type TestWorld } from '../../test/helpers/world.js';
 import type { Entry } from '../world/types.js';
-import { continueTrace, Deliverer, stripeSignature } from './deliveries.js';
+import { continueTrace, Deliverer, stripeSignature, type DeliveryResult } from './deliveries.js';
 
 interface Received {
   headers: IncomingMessage['headers'];
@@ -188,6 +188,29 @@ describe('the outbox', () => {
     await until(() => urls.length === 50);
     await until(() => d.pending() === 25);
     expect(walks).toBe(1);
+  });
+
+  it('keeps a delivery that fails while the deliverer closes, and the next start sends it', async () => {
+    const storage = new MemoryStorage();
+    let answer: ((status: number) => void) | null = null;
+    const slow = (async () => new Response(null, { status: await new Promise<number>((r) => (answer = r)) })) as unknown as typeof fetch;
+    const results: DeliveryResult[] = [];
+    const first = new Deliverer({ storage, world: 'w', fetch: slow, baseDelayMs: 1, onResult: (_twin, result) => results.push(result) });
+    deliverers.push(first);
+    first.enqueue('hello', asking('http://hooks.test/flaky'));
+    await until(() => answer !== null); // the attempt is in flight
+    first.close();
+    answer!(503);
+    await until(() => results.length === 1);
+    expect(results[0]).toMatchObject({ status: 503, ok: false, willRetry: true });
+    expect(storage.get([...OUTBOX, '000000000001'])).toMatchObject({ attempt: 1 });
+
+    const { fetch, urls } = recorder(() => 200);
+    const second = new Deliverer({ storage, world: 'w', fetch });
+    deliverers.push(second);
+    await second.idle();
+    expect(urls).toEqual(['http://hooks.test/flaky']);
+    expect(second.pending()).toBe(0);
   });
 
   it('resumes a stored outbox in the order its deliveries fall due, leaves those not due yet, and numbers new ones after the last', async () => {

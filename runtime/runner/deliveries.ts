@@ -238,7 +238,8 @@ export class Deliverer {
       error = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     }
     const ok = status !== null && status >= 200 && status < 300;
-    const willRetry = !ok && attempt < this.maxAttempts && !this.closed;
+    // Kept for a retry even when the deliverer has closed meanwhile: the next start sends it.
+    const willRetry = !ok && attempt < this.maxAttempts;
     const nextAt = willRetry ? Date.now() + Math.min(this.baseDelayMs * 2 ** (attempt - 1), MAX_DELAY_MS) : null;
     const key = [...this.prefix(), id];
     if (!this.storage.alive) return;
