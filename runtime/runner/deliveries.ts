@@ -139,7 +139,8 @@ export class Deliverer {
     this.onResult = options.onResult;
     this.send = options.fetch ?? fetch;
     // Resume what a previous run left.
-    for (const { key, value } of this.storage.range<Pending>({ start: this.prefix(), end: [...this.prefix(), '\uffff'] })) {
+    const outbox = ['#runner', this.world, 'outbox'];
+    for (const { key, value } of this.storage.range<Pending>({ start: outbox, end: [...outbox, '\uffff'] })) {
       const id = String(key[key.length - 1]);
       this.due.push(typeof value.nextAt === 'number' ? value.nextAt : 0, id);
       const n = Number(id.split(':')[0]);
@@ -148,8 +149,9 @@ export class Deliverer {
     this.schedule(0);
   }
 
-  private prefix(): string[] {
-    return ['#runner', this.world, 'outbox'];
+  /** The storage key of outbox item `id`. */
+  private key(id: string): string[] {
+    return ['#runner', this.world, 'outbox', id];
   }
 
   /** Queues the deliveries a durable entry asks for. */
@@ -162,7 +164,7 @@ export class Deliverer {
       for (const delivery of deliveries) {
         const pending: Pending = { twin, delivery, traceparent: entry.traceparent ?? null, attempt: 0, nextAt: now };
         const id = String(this.seq + ids.length + 1).padStart(12, '0');
-        w.put([...this.prefix(), id], pending);
+        w.put(this.key(id), pending);
         ids.push(id);
       }
     });
@@ -205,7 +207,7 @@ export class Deliverer {
     const now = Date.now();
     while (this.inFlight.size < this.concurrency && this.due.size > 0 && this.due.nextAt <= now) {
       const id = this.due.pop();
-      const value = this.storage.get<Pending>([...this.prefix(), id]);
+      const value = this.storage.get<Pending>(this.key(id));
       if (value === undefined) continue;
       this.inFlight.add(id);
       void this.attempt(id, value);
@@ -241,7 +243,7 @@ export class Deliverer {
     // Kept for a retry even when the deliverer has closed meanwhile: the next start sends it.
     const willRetry = !ok && attempt < this.maxAttempts;
     const nextAt = willRetry ? Date.now() + Math.min(this.baseDelayMs * 2 ** (attempt - 1), MAX_DELAY_MS) : null;
-    const key = [...this.prefix(), id];
+    const key = this.key(id);
     if (!this.storage.alive) return;
     this.storage.transact((w) => {
       if (willRetry) w.put(key, { ...p, attempt, nextAt });
