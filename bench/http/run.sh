@@ -38,11 +38,11 @@ TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE
 OUT=bench/http/.out
 mkdir -p "$OUT"
 
-ROWS=${ROWS:-uws node-http host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
+ROWS=${ROWS:-uws node-http host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
 # The baseline must come first in every round: ratios are taken against the round's first row.
 [[ "$ROWS" == uws\ * || "$ROWS" == uws ]] || ROWS="uws ${ROWS/ALL/ALL}"
 [[ "$ROWS" == "uws ALL" ]] && ROWS=ALL
-[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
+[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
 
 if ! command -v wrk >/dev/null; then
   echo "wrk is missing: installing the Debian package" >&2
@@ -70,24 +70,27 @@ trap stop_server EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER for a world)
+start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER, INTENT for a world)
   case $1 in emulate | mockoon | prism) start_peer "$1"; return ;; esac
   local -a cmd=("$SERVER_JS" "$1" 0 ${2:-})
-  # world-inline: the world in the server's thread, as `kit world serve --inline` serves it.
-  local thread=worker
+  # world-inline: the world in the server's thread, as `kit world serve --inline` serves it;
+  # world-lived-in: the same world after rounds of payments, subscriptions and checkout (server.ts).
+  local thread=worker lived=
   [[ "$1" == world-inline ]] && { thread=inline; cmd=("$SERVER_JS" world 0 ${2:-}); }
+  [[ "$1" == world-lived-in ]] && { thread=inline; lived=lived-in; cmd=("$SERVER_JS" world 0 ${2:-}); }
   [[ "$1" == node-http ]] && cmd=(dist/bench/http/node-hello.js 0)
   # A fresh file per start: the background redirect may truncate after the first poll,
   # which would then read the previous server's port.
   local log="$OUT/server.$RANDOM$RANDOM.log"
   rm -f "$OUT"/server.*.log
   local -a extra=()
-  if [[ "$1" == world || "$1" == world-inline ]]; then WORLD_DIR=$(mktemp -d /tmp/kit-bench-world.XXXXXX); extra=("$WORLD_DIR"); fi
-  WORLD_THREAD=$thread taskset -c "$SERVER_CPU" node "${cmd[@]}" "${extra[@]}" >"$log" 2>&1 &
+  if [[ "$1" == world* ]]; then WORLD_DIR=$(mktemp -d /tmp/kit-bench-world.XXXXXX); extra=("$WORLD_DIR"); fi
+  BENCH_WORLD=$lived WORLD_THREAD=$thread taskset -c "$SERVER_CPU" node "${cmd[@]}" "${extra[@]}" >"$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 600); do
     if grep -qs '^ready ' "$log"; then
       read -r _ PORT GREETING CUSTOMER < <(grep '^ready ' "$log")
+      INTENT=$(awk '/^lived-in /{print $2}' "$log")
       return
     fi
     kill -0 "$SERVER_PID" 2>/dev/null || break
@@ -189,6 +192,7 @@ run_row() { # name mode path headers ('|' between two) [lua script] [expected st
   start_server "$mode" "$TOKEN"
   path=${path//@GREETING/$GREETING}
   path=${path//@CUSTOMER/$CUSTOMER}
+  path=${path//@INTENT/${INTENT:-}}
   local url="http://127.0.0.1:$PORT$path"
   local -a args=() check=(-s -o /dev/null -w '%{http_code}')
   local h
@@ -238,6 +242,7 @@ row() { # one row by its short name
     stripe-get) run_row "world --inline: Stripe GET customer by id" world-inline "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
     stripe-list) run_row "world --inline: Stripe GET customers list (limit 10)" world-inline "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
     stripe-post) run_row "world --inline: Stripe POST customer (durable)" world-inline /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    stripe-get-intent) run_row "world --inline, lived-in: Stripe GET payment intent by id" world-lived-in "/local/bench/stripe/v1/payment_intents/@INTENT" "$stripe" ;;
     stripe-get-worker) run_row "world (worker thread, the default): Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
     stripe-post-worker) run_row "world (worker thread, the default): Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
     node-http) run_row "node:http hello world (second baseline)" node-http / "" ;;

@@ -8,7 +8,8 @@
  *                        the single-world server over a real world, as `kit world serve`
  *                        runs it: the built-in twins in a worker thread (`openLocalWorld`),
  *                        state in LMDB under <dir>; one hello greeting and one Stripe
- *                        customer are made first
+ *                        customer are made first; with BENCH_WORLD=lived-in, then rounds of
+ *                        payments, subscriptions and checkout (printed: `lived-in <intent id>`)
  * Prints `ready <port> [greeting id] [customer id]` once it listens; stops on SIGTERM/SIGINT.
  *
  * The `world` mode needs the compiled tree (`make build`; run as dist/bench/http/server.js):
@@ -82,6 +83,7 @@ async function start(): Promise<() => Promise<void>> {
       // Twenty customers, so that a list of ten is a full page with more behind it.
       customer = await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', 'email=ada%40example.com&name=Ada');
       for (let i = 1; i < 20; i++) await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', `email=seed${i}%40example.com&name=Seed+${i}`);
+      if (process.env['BENCH_WORLD'] === 'lived-in') console.log(`lived-in ${await liveIn(world)}`);
     }
     const server = await startSingleWorldServer({
       world,
@@ -96,6 +98,29 @@ async function start(): Promise<() => Promise<void>> {
     return () => server.close();
   }
   throw new Error(`unknown mode ${mode ?? '(none)'}; use uws, uws-async, host or world`);
+}
+
+/**
+ * A few rounds of what an app using Stripe does besides making customers (catalogue,
+ * payments, refunds, subscriptions, checkout): the world then holds the variety of object
+ * shapes a real test run leaves, not only customers. Answers the last payment intent's id.
+ */
+async function liveIn(world: WorldHandle): Promise<string> {
+  const form = 'application/x-www-form-urlencoded';
+  let intent = '';
+  for (let round = 0; round < 3; round++) {
+    const customer = await seed(world, '/stripe/v1/customers', form, `email=round${round}%40example.com&name=R&metadata[order]=${round}&address[line1]=1+Main&address[city]=X&address[country]=US`);
+    const product = await seed(world, '/stripe/v1/products', form, `name=Plan+${round}`);
+    const price = await seed(world, '/stripe/v1/prices', form, `product=${product}&unit_amount=1000&currency=usd&recurring[interval]=month`);
+    const method = await seed(world, '/stripe/v1/payment_methods/pm_card_visa/attach', form, `customer=${customer}`);
+    await seed(world, `/stripe/v1/customers/${customer}`, form, `invoice_settings[default_payment_method]=${method}`);
+    intent = await seed(world, '/stripe/v1/payment_intents', form, `amount=2000&currency=usd&customer=${customer}&payment_method=${method}&confirm=true&automatic_payment_methods[enabled]=true&automatic_payment_methods[allow_redirects]=never`);
+    await seed(world, '/stripe/v1/refunds', form, `payment_intent=${intent}&amount=500`);
+    await seed(world, '/stripe/v1/subscriptions', form, `customer=${customer}&items[0][price]=${price}`);
+    await seed(world, '/stripe/v1/coupons', form, 'percent_off=10&duration=once');
+    await seed(world, '/stripe/v1/checkout/sessions', form, 'mode=payment&line_items[0][price_data][currency]=usd&line_items[0][price_data][unit_amount]=500&line_items[0][price_data][product_data][name]=T&line_items[0][quantity]=1&success_url=https%3A%2F%2Fexample.com%2Fs');
+  }
+  return intent;
 }
 
 /** Makes one resource through the world itself and answers its id. */

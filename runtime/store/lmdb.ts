@@ -74,6 +74,17 @@ const ARENA_BYTES = 1 << 20;
  * a bounded size.
  */
 const MAX_STAGED_KEYS = 4096;
+/**
+ * How many object shapes (key lists) msgpackr keeps in the store's shared structures; a value
+ * of any other shape carries its key list inline, every time. msgpackr's default, 32, was full
+ * after three rounds of an ordinary Stripe app (customers, products, prices, payment intents,
+ * refunds, subscriptions, checkout), and past it a Stripe entry took 1.5× as long to encode,
+ * 6.5× as long to decode, and twice the bytes (bench/README.md, "Object shapes"). Adding a
+ * shape rewrites the whole list (82 µs at 1,000 shapes, 315 µs at 4,000), which bounds what
+ * made-up metadata keys can cost. Stores written with 32 read the same; an older twinkit
+ * cannot write to a store that holds more than 32.
+ */
+const MAX_SHARED_STRUCTURES = 4096;
 
 export class LmdbStorage implements Storage {
   private db: RootDatabase<unknown, KeyPart[]>;
@@ -98,10 +109,13 @@ export class LmdbStorage implements Storage {
   private queued: Promise<void> | null = null;
 
   constructor(readonly dir: string) {
+    // lmdb-js hands maxSharedStructures to msgpackr but does not type it.
+    const encoderOptions = { maxSharedStructures: MAX_SHARED_STRUCTURES } as object;
     this.db = open<unknown, KeyPart[]>({
       path: dir,
       encoding: 'msgpack',
       sharedStructuresKey: Symbol.for('structures'),
+      ...encoderOptions,
       noSync: true,
       // Values are fresh objects on every read: a caller mutating one cannot change another's.
       cache: false,

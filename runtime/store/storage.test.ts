@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { open as openLmdb } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleForNode } from '../../test/helpers/bundle.js';
 import { isKitError } from '../errors.js';
@@ -177,6 +178,44 @@ describe('LmdbStorage', () => {
     const b = openLmdbStorage(dir);
     opened.push(b);
     expect([...b.range({ start: ['x'], end: ['y'] })].map((kv) => kv.value)).toEqual([{ hello: 'world' }, { hello: 'again' }]);
+  });
+
+  // A value of its own shape per key: `{ s<i>_name, s<i>_nested: { s<i>_deep } }`.
+  const shaped = (i: number): Record<string, unknown> => ({ [`s${i}_name`]: `v${i}`, [`s${i}_nested`]: { [`s${i}_deep`]: i } });
+
+  it('keeps hundreds of object shapes as shared structures: a late shape is stored without its key names', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const a = openLmdbStorage(dir);
+    a.transact((tx) => { for (let i = 0; i < 300; i++) tx.put(['v', i], shaped(i)); });
+    await a.durable();
+    await a.close();
+    const raw = openLmdb({ path: dir, encoding: 'binary', readOnly: true });
+    const bytes = Buffer.from(raw.getBinary(['v', 250]) as Uint8Array);
+    await raw.close();
+    // msgpackr's default keeps 32 shapes; a later one carried its key list in every value.
+    expect(bytes.includes('s250_name')).toBe(false);
+    expect(bytes.length).toBeLessThan(16);
+    const b = openLmdbStorage(dir);
+    opened.push(b);
+    expect([...b.range({ start: ['v'], end: ['w'] })].map((kv) => kv.value)).toEqual(Array.from({ length: 300 }, (_, i) => shaped(i)));
+  });
+
+  it('reads a store written with msgpackr\'s default of 32 shared shapes, and writes on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const old = openLmdb({ path: dir, encoding: 'msgpack', sharedStructuresKey: Symbol.for('structures') });
+    old.transactionSync(() => { for (let i = 0; i < 60; i++) old.put(['v', i], { pair: [shaped(i), shaped(i + 1)] }); });
+    await old.close();
+    const want = (n: number): unknown[] => Array.from({ length: n }, (_, i) => ({ pair: [shaped(i), shaped(i + 1)] }));
+    const a = openLmdbStorage(dir);
+    expect([...a.range({ start: ['v'], end: ['w'] })].map((kv) => kv.value)).toEqual(want(60));
+    a.transact((tx) => { for (let i = 60; i < 120; i++) tx.put(['v', i], { pair: [shaped(i), shaped(i + 1)] }); });
+    await a.durable();
+    await a.close();
+    const b = openLmdbStorage(dir);
+    opened.push(b);
+    expect([...b.range({ start: ['v'], end: ['w'] })].map((kv) => kv.value)).toEqual(want(120));
   });
 
   it('shares one sync among the callers of a turn, and queues a later caller behind a sync in flight', async () => {
