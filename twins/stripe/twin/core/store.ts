@@ -5,7 +5,9 @@
  *   (<object type>, `<acct>/<id>`) → { s: seq, o: the Stripe object, u?: true when unlisted }
  *   (`ix.<object type>.<acct>`, seq as 12 digits) → the same object — creation order, for lists
  *     (not for customers and events: their ids begin with the seq, so their records are in order)
- *   ('account', `<acct>`) → { n: the last seq handed out, hooks: webhook endpoints } (AccountState)
+ *   (`by.<object type>.<field>.<acct>`, `<value length>:<value>/<seq as 12 digits>`) → the id
+ *     — an equality index (INDEXED) of a field a list filters on, newest last within a value
+ *   ('account', `<acct>`) → { n: the last seq handed out, hooks: webhook endpoints, ix } (AccountState)
  * Most ids are random like Stripe's (or the app's own, for products), so creation order needs
  * its own index. The index holds a copy of each object so a list page is one read instead of
  * one per object (reads cross the sandbox boundary and dominate a list's cost). Customers and
@@ -76,23 +78,79 @@ export interface AccountState {
   n: number;
   /** Webhook endpoints the account has (enabled or not). */
   hooks: number;
+  /**
+   * 1: the account's equality indexes (INDEXED) hold all its objects, so filtered lists read
+   * them. Absent for an account a twin without them began: its filtered lists read every object.
+   */
+  ix?: 1;
 }
 
 export function accountState(c: Call): AccountState {
-  return c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0 };
+  // A new account is indexed from its first object on.
+  return c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0, ix: 1 };
+}
+
+function putAccount(c: Call, n: number, hooks: number, was: AccountState): void {
+  c.tree.put('account', c.acct, was.ix === 1 ? { n, hooks, ix: 1 } : { n, hooks });
 }
 
 /** Changes the account's webhook endpoint count (endpoint created: +1, deleted: -1). */
 export function countHooks(c: Call, delta: number): void {
   const st = accountState(c);
-  c.tree.put('account', c.acct, { n: st.n, hooks: Math.max(0, st.hooks + delta) });
+  putAccount(c, st.n, Math.max(0, st.hooks + delta), st);
 }
 
 function nextSeq(c: Call): number {
   const st = accountState(c);
   const n = st.n + 1;
-  c.tree.put('account', c.acct, { n, hooks: st.hooks });
+  putAccount(c, n, st.hooks, st);
   return n;
+}
+
+/**
+ * The fields lists filter on that pick a few objects out of many (an app's "find the
+ * customer with this email", "this customer's payment intents"): each has an equality index,
+ * so such a list reads its matches, not every object of the type.
+ */
+const INDEXED: Record<string, readonly string[]> = {
+  customer: ['email'],
+  payment_intent: ['customer'],
+  charge: ['customer', 'payment_intent'],
+  refund: ['charge', 'payment_intent'],
+  payment_method: ['customer'],
+  setup_intent: ['customer'],
+  subscription: ['customer'],
+  invoice: ['customer'],
+  invoiceitem: ['customer'],
+  'checkout.session': ['customer'],
+  price: ['product'],
+};
+/** Longer values are not indexed (the index id must stay within the tree's id limit): lists by them read every object. */
+const MAX_INDEXED_CHARS = 256;
+
+/** What an equality index files an object under: a string field, or an expanded object's id. */
+function indexValue(x: unknown): string | undefined {
+  const v = isObj(x) ? x.id : x;
+  return typeof v === 'string' && v.length <= MAX_INDEXED_CHARS ? v : undefined;
+}
+
+/** The ids of one value's entries sort between `<len>:<value>/` and `<len>:<value>0`. */
+function indexStem(value: string): string {
+  return `${value.length}:${value}`;
+}
+
+/** Moves an object's equality index entries from what `before` holds to what `after` does (undefined: none). */
+function reindex(c: Call, type: string, id: string, s: number, before: Obj | undefined, after: Obj | undefined): void {
+  const fields = INDEXED[type];
+  if (fields === undefined) return;
+  for (const field of fields) {
+    const was = before === undefined ? undefined : indexValue(before[field]);
+    const now = after === undefined ? undefined : indexValue(after[field]);
+    if (was === now) continue;
+    const ix = `by.${type}.${field}.${c.acct}`;
+    if (was !== undefined) c.tree.delete(ix, `${indexStem(was)}/${pad(s)}`);
+    if (now !== undefined) c.tree.put(ix, `${indexStem(now)}/${pad(s)}`, id);
+  }
 }
 
 /**
@@ -173,12 +231,15 @@ function store(c: Call, type: string, obj: Obj, copy: Obj): void {
   const prefix = KEYED[type];
   const put = copy === obj && c.tree instanceof TxTree ? c.tree.putShared.bind(c.tree) : c.tree.put.bind(c.tree);
   if (prefix !== undefined) {
-    put(type, `${c.acct}/${id}`, { s: seqOfId(id, prefix) ?? nextSeq(c), o: copy });
+    const s = seqOfId(id, prefix) ?? nextSeq(c);
+    put(type, `${c.acct}/${id}`, { s, o: copy });
+    reindex(c, type, id, s, undefined, copy);
     return;
   }
   const s = nextSeq(c);
   put(type, `${c.acct}/${id}`, { s, o: copy });
   put(`ix.${type}.${c.acct}`, pad(s), copy);
+  reindex(c, type, id, s, undefined, copy);
 }
 
 /** Replaces a stored object, keeping its place in lists. */
@@ -192,6 +253,7 @@ export function save(c: Call, type: string, obj: Obj): Obj {
   } else {
     c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy });
     if (KEYED[type] === undefined) c.tree.put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
+    reindex(c, type, id, rec.s, rec.o, copy);
   }
   return obj;
 }
@@ -201,11 +263,17 @@ export function unlist(c: Call, type: string, id: string, stub?: Obj): void {
   const rec = loadRec(c, type, id);
   if (rec === undefined) return;
   if (KEYED[type] === undefined) c.tree.delete(`ix.${type}.${c.acct}`, pad(rec.s));
+  if (rec.u !== true) reindex(c, type, id, rec.s, rec.o, undefined);
   if (stub !== undefined) c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: clone(stub), u: true });
   else c.tree.delete(type, `${c.acct}/${id}`);
 }
 
-export type Filter = (o: Obj) => boolean;
+/** A list's filter; one made by `eq` or `is` also names its field and value, for an equality index. */
+export interface Filter {
+  (o: Obj): boolean;
+  field?: string;
+  value?: string;
+}
 
 /** Iterates an account's objects newest first, starting below `beforeSeq`, reading `pageSize` at a time. */
 export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize = 100): Generator<Rec> {
@@ -293,14 +361,16 @@ export function listOf(c: Call, type: string, url: string, filters: (Filter | un
   }
   const all = [...filters, rangeFilter(c, 'created')].filter((f): f is Filter => f !== undefined);
   const keep = (o: Obj): boolean => all.every((f) => f(o));
-  // Unfiltered, one more than the page tells whether there is more; filtered, read wider.
-  const pageSize = all.length === 0 ? limit + 1 : 100;
+  const by = indexedFilter(c, type, all);
+  // Unfiltered (or filtered by the index alone), one more than the page tells whether there
+  // is more; filtered, read wider.
+  const pageSize = all.length === 0 || (all.length === 1 && by !== undefined) ? limit + 1 : 100;
   const data: Obj[] = [];
   let hasMore = false;
   if (before !== undefined && before !== '') {
     const rec = loadRec(c, type, before);
     if (rec === undefined) throw missing(noun, before, 'ending_before');
-    for (const r of oldestFirst(c, type, rec.s, pageSize)) {
+    for (const r of by !== undefined ? fromIndex(c, type, by, false, rec.s, pageSize) : oldestFirst(c, type, rec.s, pageSize)) {
       if (!keep(r.o)) continue;
       if (data.length === limit) { hasMore = true; break; }
       data.push(r.o);
@@ -313,7 +383,7 @@ export function listOf(c: Call, type: string, url: string, filters: (Filter | un
       if (rec === undefined) throw missing(noun, after, 'starting_after');
       from = rec.s;
     }
-    for (const r of newestFirst(c, type, from, pageSize)) {
+    for (const r of by !== undefined ? fromIndex(c, type, by, true, from, pageSize) : newestFirst(c, type, from, pageSize)) {
       if (!keep(r.o)) continue;
       if (data.length === limit) { hasMore = true; break; }
       data.push(r.o);
@@ -325,12 +395,50 @@ export function listOf(c: Call, type: string, url: string, filters: (Filter | un
 /** A filter on one field's equality, when the parameter is given. */
 export function eq(c: Call, key: string, field = key): Filter | undefined {
   const v = c.p.str(key);
-  if (v === undefined) return undefined;
-  return (o) => {
+  return v === undefined ? undefined : is(field, v);
+}
+
+/** Objects whose `field` is `value` (an expanded object: its id), as an equality index files them. */
+export function is(field: string, value: string): Filter {
+  const f: Filter = (o) => {
     const x = o[field];
-    if (isObj(x)) return x.id === v;
-    return x === v;
+    if (isObj(x)) return x.id === value;
+    return x === value;
   };
+  f.field = field;
+  f.value = value;
+  return f;
+}
+
+/** The filter among `filters` an equality index of the account can serve, if any. */
+function indexedFilter(c: Call, type: string, filters: Filter[]): Filter | undefined {
+  const fields = INDEXED[type];
+  if (fields === undefined) return undefined;
+  const f = filters.find((x) => x.field !== undefined && fields.includes(x.field) && (x.value as string).length <= MAX_INDEXED_CHARS);
+  return f !== undefined && accountState(c).ix === 1 ? f : undefined;
+}
+
+/**
+ * An account's objects whose `by.field` is `by.value`, from its equality index: newest first
+ * below `seq` (or oldest first above it), `pageSize` at a time.
+ */
+function* fromIndex(c: Call, type: string, by: Filter, newest: boolean, seq: number | undefined, pageSize: number): Generator<Rec> {
+  const ix = `by.${type}.${by.field as string}.${c.acct}`;
+  const stem = indexStem(by.value as string);
+  let after = newest || seq === undefined ? `${stem}/` : `${stem}/${pad(seq)}`;
+  let before = !newest || seq === undefined ? `${stem}0` : `${stem}/${pad(seq)}`;
+  for (;;) {
+    const page = c.tree.list<string>(ix, { reverse: newest, after, before, limit: pageSize });
+    for (const item of page.items) {
+      const rec = loadRec(c, type, item.value);
+      if (rec !== undefined && rec.u !== true) yield rec;
+    }
+    const last = page.items[page.items.length - 1];
+    if (!page.hasMore || last === undefined) return;
+    if (newest) before = last.id;
+    else after = last.id;
+    pageSize = 100;
+  }
 }
 
 export function boolEq(c: Call, key: string, field = key): Filter | undefined {

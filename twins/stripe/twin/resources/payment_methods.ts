@@ -8,7 +8,7 @@ import { StripeError, invalid, missing, paramMissing } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
-import { eq, insert, listOf, load, mustLoad, save } from '../core/store.js';
+import { eq, insert, is, listOf, load, mustLoad, save } from '../core/store.js';
 import { clone, hash62, isObj, type Obj } from '../core/util.js';
 import { TEST_CARDS, cardFor, luhn, tokenNumber, type Behaviour, type TestCard } from './cards.js';
 import { address } from './shared.js';
@@ -209,7 +209,7 @@ function detachPm(c: Call): Obj {
 function listPms(c: Call, customer?: string): Obj {
   const url = customer === undefined ? '/v1/payment_methods' : `/v1/customers/${customer}/payment_methods`;
   if (customer !== undefined) mustLoad(c, 'customer', customer, 'customer', 'customer');
-  const byCustomer = customer !== undefined ? (o: Obj) => o.customer === customer : eq(c, 'customer');
+  const byCustomer = customer !== undefined ? is('customer', customer) : eq(c, 'customer');
   return listOf(c, 'payment_method', url, [byCustomer, eq(c, 'type')]);
 }
 

@@ -1,0 +1,102 @@
+/**
+ * Lists filtered by a field an equality index serves (a customer's email; the customer of a
+ * payment intent, payment method or subscription), through the official `stripe` package:
+ * the same pages a walk over every object would give, as objects are made, moved from one
+ * value to another, and deleted; and a filter the index does not serve still works beside it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Stripe from 'stripe';
+import { startStripeTwin, type StripeTwin } from './harness.js';
+
+let twin: StripeTwin;
+let stripe: Stripe;
+let other: Stripe;
+
+beforeAll(async () => {
+  twin = await startStripeTwin();
+  stripe = twin.client('sk_test_filteredListsAccount01');
+  other = twin.client('sk_test_filteredListsAccount02');
+});
+afterAll(async () => {
+  await twin.close();
+});
+
+/** Every id of a list, forward with starting_after, `limit` at a time; and the pages' has_more. */
+async function walk<T extends { id: string }>(page: (after?: string) => Promise<Stripe.ApiList<T>>): Promise<string[]> {
+  const ids: string[] = [];
+  for (let p = await page(); ; p = await page(ids[ids.length - 1])) {
+    ids.push(...p.data.map((x) => x.id));
+    if (!p.has_more) return ids;
+    expect(p.data.length).toBeGreaterThan(0);
+  }
+}
+
+describe('lists filtered by an indexed field', () => {
+  it('customers by email: only the matches, newest first, paged both ways, following updates and deletes', async () => {
+    const made: Stripe.Customer[] = [];
+    for (let i = 0; i < 15; i++) {
+      if (i === 12) await twin.advance(24 * 3600 * 1000);
+      made.push(await stripe.customers.create({ email: i % 3 === 0 ? 'shared@example.com' : `own${i}@example.com`, name: `C${i}` }));
+      // Another account's customer with the same email stays out of this account's lists.
+      if (i % 5 === 0) await other.customers.create({ email: 'shared@example.com' });
+    }
+    // Into the email, out of it, and deleted.
+    await stripe.customers.update(made[4]!.id, { email: 'shared@example.com' });
+    await stripe.customers.update(made[6]!.id, { email: 'moved@example.com' });
+    await stripe.customers.del(made[9]!.id);
+    const shared = [0, 3, 4, 12].map((i) => made[i]!.id).reverse();
+
+    expect((await stripe.customers.list({ email: 'shared@example.com', limit: 100 })).data.map((c) => c.id)).toEqual(shared);
+    expect(await walk((after) => stripe.customers.list({ email: 'shared@example.com', limit: 2, ...(after ? { starting_after: after } : {}) }))).toEqual(shared);
+    const first = await stripe.customers.list({ email: 'shared@example.com', limit: 3 });
+    expect(first.has_more).toBe(true);
+    expect((await stripe.customers.list({ email: 'shared@example.com', limit: 4 })).has_more).toBe(false);
+    // Backward from the oldest match: the newer ones, nearest first in page order.
+    const before = await stripe.customers.list({ email: 'shared@example.com', limit: 2, ending_before: made[0]!.id });
+    expect(before.data.map((c) => c.id)).toEqual([made[4]!.id, made[3]!.id]);
+    expect(before.has_more).toBe(true);
+    expect((await stripe.customers.list({ email: 'moved@example.com' })).data.map((c) => c.id)).toEqual([made[6]!.id]);
+    expect((await stripe.customers.list({ email: 'own6@example.com' })).data).toEqual([]);
+    expect((await stripe.customers.list({ email: 'own9@example.com' })).data).toEqual([]);
+    expect((await stripe.customers.list({ email: 'nobody@example.com' })).data).toEqual([]);
+    // With `created` beside the email, both apply (made[12] on was made a day later).
+    expect((await stripe.customers.list({ email: 'shared@example.com', created: { gte: made[12]!.created } })).data.map((c) => c.id)).toEqual([made[12]!.id]);
+    expect((await other.customers.list({ email: 'shared@example.com' })).data).toHaveLength(3);
+  });
+
+  it('payment intents, payment methods and subscriptions by customer, with another filter beside the index', async () => {
+    const [a, b] = [await stripe.customers.create({ name: 'A' }), await stripe.customers.create({ name: 'B' })];
+    const intents: Record<string, string[]> = { [a.id]: [], [b.id]: [] };
+    for (let i = 0; i < 7; i++) {
+      const who = i % 2 === 0 ? a.id : b.id;
+      const pi = await stripe.paymentIntents.create({ amount: 100 + i, currency: 'usd', customer: who });
+      intents[who]!.unshift(pi.id);
+    }
+    // An intent made without a customer and given one later is listed under it.
+    const late = await stripe.paymentIntents.create({ amount: 999, currency: 'usd' });
+    await stripe.paymentIntents.update(late.id, { customer: b.id });
+    intents[b.id]!.unshift(late.id);
+    expect(await walk((after) => stripe.paymentIntents.list({ customer: a.id, limit: 2, ...(after ? { starting_after: after } : {}) }))).toEqual(intents[a.id]);
+    expect(await walk((after) => stripe.paymentIntents.list({ customer: b.id, limit: 3, ...(after ? { starting_after: after } : {}) }))).toEqual(intents[b.id]);
+
+    const pm = await stripe.paymentMethods.attach('pm_card_visa', { customer: a.id });
+    expect((await stripe.customers.listPaymentMethods(a.id)).data.map((m) => m.id)).toEqual([pm.id]);
+    expect((await stripe.paymentMethods.list({ customer: a.id, type: 'card' })).data.map((m) => m.id)).toEqual([pm.id]);
+    await stripe.paymentMethods.detach(pm.id);
+    expect((await stripe.customers.listPaymentMethods(a.id)).data).toEqual([]);
+
+    const product = await stripe.products.create({ name: 'Plan' });
+    const price = await stripe.prices.create({ product: product.id, unit_amount: 500, currency: 'usd', recurring: { interval: 'month' } });
+    expect((await stripe.prices.list({ product: product.id })).data.map((p) => p.id)).toEqual([price.id]);
+    await stripe.paymentMethods.attach('pm_card_visa', { customer: b.id });
+    const bPm = (await stripe.customers.listPaymentMethods(b.id)).data[0]!;
+    await stripe.customers.update(b.id, { invoice_settings: { default_payment_method: bPm.id } });
+    const kept = await stripe.subscriptions.create({ customer: b.id, items: [{ price: price.id }] });
+    const canceled = await stripe.subscriptions.create({ customer: b.id, items: [{ price: price.id }] });
+    await stripe.subscriptions.cancel(canceled.id);
+    // The index picks b's subscriptions; the status filter (not indexed) then applies.
+    expect((await stripe.subscriptions.list({ customer: b.id })).data.map((s) => s.id)).toEqual([kept.id]);
+    expect((await stripe.subscriptions.list({ customer: b.id, status: 'all' })).data.map((s) => s.id)).toEqual([canceled.id, kept.id]);
+    expect((await stripe.subscriptions.list({ customer: a.id, status: 'all' })).data).toEqual([]);
+  });
+});
