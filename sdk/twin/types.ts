@@ -97,6 +97,13 @@ export interface TwinContext {
   cancel(id: string): void;
   world: string;
   twin: string;
+  /**
+   * The log position of the entry this call makes: the twin's head + 1. Positions only grow,
+   * so a later entry's is always larger (a twin can number what it makes from it without
+   * storing a counter). A call that writes and emits nothing makes no entry, and the next
+   * call sees the same position.
+   */
+  position: number;
 }
 
 /** A matcher: every given part must hold. */

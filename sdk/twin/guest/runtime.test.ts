@@ -68,6 +68,16 @@ describe('clock and ids', () => {
     expect(body.short).toMatch(/^y_[0-9A-Za-z]{4}$/);
   });
 
+  it('gives ctx.position as the position of the entry the call makes; a call that makes none leaves it to the next', () => {
+    const h = harness();
+    const positionNow = (): unknown => (h.request('GET', '/clock').body as { position: number }).position;
+    expect(positionNow()).toBe(1);
+    expect(positionNow()).toBe(1);
+    const wrote = h.request('POST', '/ops', { body: { ops: [{ op: 'put', type: 'thing', id: 'a', value: 1 }] } });
+    expect(wrote.position).toBe(1);
+    expect(positionNow()).toBe(2);
+  });
+
   it('answers byte for byte the same for the same inputs, and differently in another world', () => {
     const a = harness('w1');
     const b = harness('w1');

@@ -670,6 +670,7 @@ export function installTwin(def: TwinDefinition): void {
         tree: t,
         world,
         twin,
+        position,
         now: shared.now,
         nowMs: shared.nowMs,
         id: shared.id,

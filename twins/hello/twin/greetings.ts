@@ -3,11 +3,13 @@
  * update, delete, and the timed move that expires a greeting.
  *
  * State, as records in the twin's tree:
- * - `greeting/<id>` → the stored greeting (the wire object plus `seq`, its creation number);
+ * - `greeting/<id>` → the stored greeting (the wire object plus `seq`, its creation number:
+ *   the log position of the entry that made it, which only grows, so no counter is kept);
  * - `greeting_by_seq/<seq, 12 digits>` → `{ id }`: an index in creation order, so a list is
  *   one ordered read and a cursor is a position in it (ids are random, so id order is not
- *   creation order);
- * - `greeting_counter/seq` → `{ next }`.
+ *   creation order).
+ * Worlds made before kept `greeting_counter/seq`; its numbers were never above the position of
+ * the entry that drew them, so new greetings still sort after those.
  */
 import type { Move, ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../sdk/twin/index.js';
 import { InvalidRequest, handler, missing } from './errors.js';
@@ -32,7 +34,6 @@ interface StoredGreeting extends Greeting {
 
 export const GREETING = 'greeting';
 export const BY_SEQ = 'greeting_by_seq';
-const COUNTER = 'greeting_counter';
 const MAX_EXPIRES_IN = 365 * 24 * 3600;
 
 /** The wire shape: the stored record without the twin's own fields. */
@@ -111,7 +112,6 @@ export const createGreeting = handler((request, ctx): TwinResponse => {
   const expiresIn = p['expires_in'] === undefined ? undefined : integer(p['expires_in'], 'expires_in', 1, MAX_EXPIRES_IN);
   const metadata = p['metadata'] === undefined ? {} : mergeMetadata({}, p['metadata']);
 
-  const counter = ctx.tree.get<{ next: number }>(COUNTER, 'seq') ?? { next: 1 };
   const greeting: StoredGreeting = {
     id: ctx.id('grt_'),
     object: 'greeting',
@@ -121,12 +121,11 @@ export const createGreeting = handler((request, ctx): TwinResponse => {
     created: Math.floor(ctx.nowMs() / 1000),
     expires_at: null,
     metadata,
-    seq: counter.next,
+    seq: ctx.position,
   };
   if (expiresIn !== undefined) scheduleExpiry(ctx, greeting, expiresIn);
   ctx.tree.put(GREETING, greeting.id, greeting);
   ctx.tree.put(BY_SEQ, seqKey(greeting.seq), { id: greeting.id });
-  ctx.tree.put(COUNTER, 'seq', { next: counter.next + 1 });
   ctx.emit('greeting.created', present(greeting));
   return { status: 200, body: present(greeting) };
 });

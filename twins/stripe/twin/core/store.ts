@@ -7,7 +7,7 @@
  *     (not for customers and events: their ids begin with the seq, so their records are in order)
  *   (`by.<object type>.<field>.<acct>`, `<value length>:<value>/<seq as 12 digits>`) → the id
  *     — an equality index (INDEXED) of a field a list filters on, newest last within a value
- *   ('account', `<acct>`) → { n: the last seq handed out, hooks: webhook endpoints, ix } (AccountState)
+ *   ('account', `<acct>`) → { n: a seq floor, hooks: webhook endpoints, ix } (AccountState; nextSeq)
  * Most ids are random like Stripe's (or the app's own, for products), so creation order needs
  * its own index. The index holds a copy of each object so a list page is one read instead of
  * one per object (reads cross the sandbox boundary and dominate a list's cost). Customers and
@@ -20,7 +20,7 @@ import { TxTree } from './tx.js';
 import { clone, isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
-const { Math, Number, String } = globalThis;
+const { Math, Number, String, WeakMap } = globalThis;
 
 export interface Rec {
   s: number;
@@ -70,11 +70,14 @@ const pad = (n: number): string => String(n).padStart(12, '0');
 
 /**
  * What the twin keeps per account in one record, read by every request that creates
- * something: the last creation sequence handed out, and how many webhook endpoints the
+ * something: a floor for creation sequence numbers, and how many webhook endpoints the
  * account has (so an event looks for endpoints only when there are some).
  */
 export interface AccountState {
-  /** The last seq handed out. */
+  /**
+   * Seqs are above it. Written only when an entry hands out more than SEQS_PER_ENTRY (or by a
+   * twin from before those): most seqs come from the entry's position (nextSeq).
+   */
   n: number;
   /** Webhook endpoints the account has (enabled or not). */
   hooks: number;
@@ -100,10 +103,27 @@ export function countHooks(c: Call, delta: number): void {
   putAccount(c, st.n, Math.max(0, st.hooks + delta), st);
 }
 
+/**
+ * Sequence numbers an entry may hand out without the account storing its last one. The seqs
+ * of the entry at position p start above p × SEQS_PER_ENTRY, so every later entry's are
+ * larger, and a create writes no counter: the account record, its superseded version and its
+ * place in the entry were three of a customer create's nine stored records. An entry that
+ * hands out more, or an account whose stored `n` is ahead of its position (numbered before
+ * this), stores its last seq, and later entries start above it. Seq codes (six base-62
+ * digits) then last 3.5 billion entries per twin.
+ */
+const SEQS_PER_ENTRY = 16;
+
+/** The last seq each call handed out (a call's context, across the Calls a move may make). */
+const lastSeqOf = new WeakMap<object, number>();
+
 function nextSeq(c: Call): number {
   const st = accountState(c);
-  const n = st.n + 1;
-  putAccount(c, n, st.hooks, st);
+  const floor = c.ctx.position * SEQS_PER_ENTRY;
+  const n = Math.max(st.n, lastSeqOf.get(c.ctx) ?? floor) + 1;
+  lastSeqOf.set(c.ctx, n);
+  // The next entry's seqs start above floor + SEQS_PER_ENTRY: past that, remember this one.
+  if (n > floor + SEQS_PER_ENTRY) putAccount(c, n, st.hooks, st);
   return n;
 }
 
