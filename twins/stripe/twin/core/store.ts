@@ -14,13 +14,14 @@
  * events, the objects made most often, skip the index and its copy: their ids are ordered
  * (`orderedId`). Every write goes through this file.
  */
+import type { TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
 import { invalid, missing } from './errors.js';
 import { TxTree } from './tx.js';
 import { clone, isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
-const { Math, Number, String, WeakMap } = globalThis;
+const { Math, Number, String } = globalThis;
 
 export interface Rec {
   s: number;
@@ -114,14 +115,19 @@ export function countHooks(c: Call, delta: number): void {
  */
 const SEQS_PER_ENTRY = 16;
 
-/** The last seq each call handed out (a call's context, across the Calls a move may make). */
-const lastSeqOf = new WeakMap<object, number>();
+/**
+ * The call (its context, shared by every Call a move may make) that handed out a seq last, and
+ * that seq. Calls run one at a time, so one slot is enough (a WeakMap's write barrier cost more).
+ */
+let seqCall: TwinContext | undefined;
+let seqLast = 0;
 
 function nextSeq(c: Call): number {
   const st = accountState(c);
   const floor = c.ctx.position * SEQS_PER_ENTRY;
-  const n = Math.max(st.n, lastSeqOf.get(c.ctx) ?? floor) + 1;
-  lastSeqOf.set(c.ctx, n);
+  const n = Math.max(st.n, seqCall === c.ctx ? seqLast : floor) + 1;
+  seqCall = c.ctx;
+  seqLast = n;
   // The next entry's seqs start above floor + SEQS_PER_ENTRY: past that, remember this one.
   if (n > floor + SEQS_PER_ENTRY) putAccount(c, n, st.hooks, st);
   return n;
