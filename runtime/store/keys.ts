@@ -75,3 +75,10 @@ function encodedKeyBytes(key: Key): number {
   for (const part of key) n += typeof part === 'string' ? Buffer.byteLength(part) + 1 : 10;
   return n;
 }
+
+/** Programmer misuse, as `assertKey`: `transact(fn)` with an async `fn` would commit before it ran. */
+export function assertSynchronous(result: unknown): void {
+  if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
+    throw new TypeError('transact() takes a synchronous function');
+  }
+}

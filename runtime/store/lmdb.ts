@@ -35,7 +35,7 @@
  */
 import { asBinary, open, type RootDatabase } from 'lmdb';
 import { KitError } from '../errors.js';
-import { assertKey, compareKeys, keyText } from './keys.js';
+import { assertKey, assertSynchronous, compareKeys, keyText } from './keys.js';
 import type { Key, KeyPart, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
 interface LmdbSync {
@@ -205,7 +205,7 @@ export class LmdbStorage implements Storage {
     let result: T;
     try {
       result = fn(writer);
-      if (isThenable(result)) throw new TypeError('transact() takes a synchronous function');
+      assertSynchronous(result);
     } finally {
       this.inTransaction = false;
     }
@@ -392,8 +392,4 @@ function* mergeStaged<V>(stored: Generator<KeyValue<V>>, staged: StagedValue<V>[
 /** Opens (creating when missing) an LMDB environment in `dir`. */
 export function openLmdbStorage(dir: string): LmdbStorage {
   return new LmdbStorage(dir);
-}
-
-function isThenable(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }

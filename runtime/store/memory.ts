@@ -1,6 +1,6 @@
 import { pack, unpack } from 'msgpackr';
 import { KitError } from '../errors.js';
-import { assertKey, compareKeys, keyText } from './keys.js';
+import { assertKey, assertSynchronous, compareKeys, keyText } from './keys.js';
 import type { Key, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
 interface Row {
@@ -71,7 +71,7 @@ export class MemoryStorage implements Storage {
     let result: T;
     try {
       result = fn(writer);
-      if (isThenable(result)) throw new TypeError('transact() takes a synchronous function');
+      assertSynchronous(result);
     } finally {
       this.inTransaction = false;
     }
@@ -116,10 +116,6 @@ export class MemoryStorage implements Storage {
   private check(): void {
     if (this.closed) throw new KitError('storage_closed', 'the storage is closed');
   }
-}
-
-function isThenable(v: unknown): boolean {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 
 /** Declared once, not per range(): see `storedPairs` in lmdb.ts. */
