@@ -1,19 +1,25 @@
 /**
  * Creation sequence numbers (`nextSeq` through `orderedId`): ids made later sort later, whether
  * an entry makes one object or many, and for an account numbered by a twin that stored its
- * counter on every create. Most entries store no counter.
+ * counter on every create. Most entries store no counter. And which types an account lists
+ * from their records (ordered ids) or from `ix.` copies (random ids).
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
 import { memoryTree } from './memory-tree.test-helper.js';
-import { orderedId, type AccountState } from './store.js';
+import { insert, newestFirst, newId, orderedId, type AccountState } from './store.js';
 
 const ACCT = 'acct_seqTest';
 
+/** Ids the stand-in generator has drawn (a digit repeated: 0…, 1…, 2…); each test starts it at 0. */
+let drawn = 0;
+beforeEach(() => {
+  drawn = 0;
+});
+
 /** A call at a log position: what orderedId reads of it (ctx.position, ctx.id, the tree, the account). */
 function callAt(tree: Tree, position: number): Call {
-  let drawn = 0;
   const ctx = { position, id: (prefix: string, length = 14) => prefix + String(drawn++ % 10).repeat(length) } as unknown as TwinContext;
   return { ctx, tree, acct: ACCT } as unknown as Call;
 }
@@ -59,5 +65,40 @@ describe('creation sequence numbers', () => {
     expect(account(tree)).toEqual({ n: 5003, hooks: 2 });
     expect([...ids].sort()).toEqual(ids);
     expect(ids[0]?.slice(0, 10)).toBe('cus_0001If'); // 5001 in base 62
+  });
+});
+
+describe('ordered ids of the payment flow\'s types', () => {
+  /** Makes three payment intents, one entry each from `first`; answers their ids and what the account lists, newest first. */
+  function makeIntents(tree: Tree, first: number): { ids: string[]; listed: string[] } {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = callAt(tree, first + i);
+      const id = newId(c, 'payment_intent', 'pi_', 24);
+      insert(c, 'payment_intent', { id, object: 'payment_intent', customer: null });
+      ids.push(id);
+    }
+    const listed = [...newestFirst(callAt(tree, first + 3), 'payment_intent')].map((r) => r.o.id as string);
+    return { ids, listed };
+  }
+
+  it('a new account orders them and lists them from their records, with no ix. copy', () => {
+    const tree = memoryTree();
+    const { ids, listed } = makeIntents(tree, 1);
+    for (const id of ids) expect(id).toMatch(/^pi_[0-9A-Za-z]{24}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(listed).toEqual([...ids].reverse());
+    expect(tree.count(`ix.payment_intent.${ACCT}`)).toBe(0);
+  });
+
+  it('an account begun before (its record without k) keeps random ids and lists them from ix. copies', () => {
+    const tree = memoryTree();
+    tree.put('account', ACCT, { n: 10, hooks: 0, ix: 1 });
+    const { ids, listed } = makeIntents(tree, 3);
+    // The stand-in generator draws 'pi_000…', 'pi_111…', 'pi_222…': no sequence in front.
+    expect(ids).toEqual(['pi_' + '0'.repeat(24), 'pi_' + '1'.repeat(24), 'pi_' + '2'.repeat(24)]);
+    expect(listed).toEqual([...ids].reverse());
+    expect(tree.count(`ix.payment_intent.${ACCT}`)).toBe(3);
+    expect(account(tree)).toEqual({ n: 10, hooks: 0, ix: 1 });
   });
 });

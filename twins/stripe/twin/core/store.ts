@@ -4,15 +4,15 @@
  * Tree layout (documented in the README):
  *   (<object type>, `<acct>/<id>`) → { s: seq, o: the Stripe object, u?: true when unlisted }
  *   (`ix.<object type>.<acct>`, seq as 12 digits) → the same object — creation order, for lists
- *     (not for customers and events: their ids begin with the seq, so their records are in order)
+ *     (not for keyed types: their ids begin with the seq, so their records are in order)
  *   (`by.<object type>.<field>.<acct>`, `<value length>:<value>/<seq as 12 digits>`) → the id
  *     — an equality index (INDEXED) of a field a list filters on, newest last within a value
- *   ('account', `<acct>`) → { n: a seq floor, hooks: webhook endpoints, ix } (AccountState; nextSeq)
- * Most ids are random like Stripe's (or the app's own, for products), so creation order needs
- * its own index. The index holds a copy of each object so a list page is one read instead of
- * one per object (reads cross the sandbox boundary and dominate a list's cost). Customers and
- * events, the objects made most often, skip the index and its copy: their ids are ordered
- * (`orderedId`). Every write goes through this file.
+ *   ('account', `<acct>`) → { n: a seq floor, hooks: webhook endpoints, ix, k } (AccountState; nextSeq)
+ * Ids the app may choose (products, coupons) and those of rarer objects are random like
+ * Stripe's, so creation order needs its own index, which holds a copy of each object so a list
+ * page is one read instead of one per object. The objects made most often (customers, events,
+ * and in accounts with `k: 1` the payment flow's: KEYED_SINCE_K) skip the index and its copy:
+ * their ids are ordered (`orderedId`, `newId`). Every write goes through this file.
  */
 import type { TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
@@ -87,15 +87,23 @@ export interface AccountState {
    * them. Absent for an account a twin without them began: its filtered lists read every object.
    */
   ix?: 1;
+  /**
+   * 1: the account orders the ids of KEYED_SINCE_K's types and lists them from their records.
+   * Absent for an account a twin without that began: those types keep random ids and `ix.` copies.
+   */
+  k?: 1;
 }
 
 export function accountState(c: Call): AccountState {
-  // A new account is indexed from its first object on.
-  return c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0, ix: 1 };
+  // A new account is indexed, and orders its ids, from its first object on.
+  return c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0, ix: 1, k: 1 };
 }
 
 function putAccount(c: Call, n: number, hooks: number, was: AccountState): void {
-  c.tree.put('account', c.acct, was.ix === 1 ? { n, hooks, ix: 1 } : { n, hooks });
+  const st: AccountState = { n, hooks };
+  if (was.ix === 1) st.ix = 1;
+  if (was.k === 1) st.k = 1;
+  c.tree.put('account', c.acct, st);
 }
 
 /** Changes the account's webhook endpoint count (endpoint created: +1, deleted: -1). */
@@ -186,6 +194,27 @@ function reindex(c: Call, type: string, id: string, s: number, before: Obj | und
  */
 const KEYED: Record<string, string> = { customer: 'cus_', event: 'evt_' };
 
+/**
+ * More types listed the same way, in accounts whose AccountState has `k: 1` (every account
+ * begun since): the objects a payment flow makes, each of which otherwise also wrote a copy
+ * of itself to `ix.` on every create and update (a PaymentIntent confirmed with a card wrote
+ * four, a quarter of the entry's bytes). An account begun before keeps their random ids and
+ * `ix.` copies, and lists them as it did.
+ */
+const KEYED_SINCE_K: Record<string, string> = {
+  payment_intent: 'pi_', charge: 'ch_', refund: 're_', balance_transaction: 'txn_', payment_method: 'pm_',
+  setup_intent: 'seti_', subscription: 'sub_', invoice: 'in_', invoiceitem: 'ii_', price: 'price_',
+  'checkout.session': 'cs_test_',
+};
+
+/** The prefix of a type whose ids this account orders (and lists from its records), if it does. */
+function keyedPrefix(c: Call, type: string): string | undefined {
+  const always = KEYED[type];
+  if (always !== undefined) return always;
+  const since = KEYED_SINCE_K[type];
+  return since !== undefined && accountState(c).k === 1 ? since : undefined;
+}
+
 const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** Sequence digits at the front of an ordered id: 62^6 ≈ 5.7e10 objects per account. */
 const SEQ_CHARS = 6;
@@ -222,6 +251,14 @@ export function orderedId(c: Call, prefix: string, length: number): string {
   return c.ctx.id(prefix + seqCode(nextSeq(c)), length - SEQ_CHARS);
 }
 
+/**
+ * A new id for an object of `type`: `prefix` and `length` characters, as Stripe's. Ordered
+ * (`orderedId`) where the account lists the type from its records, else random.
+ */
+export function newId(c: Call, type: string, prefix: string, length: number): string {
+  return keyedPrefix(c, type) === prefix ? orderedId(c, prefix, length) : c.ctx.id(prefix, length);
+}
+
 export function loadRec(c: Call, type: string, id: string): Rec | undefined {
   return c.tree.get<Rec>(type, `${c.acct}/${id}`);
 }
@@ -254,7 +291,7 @@ export function insertFresh(c: Call, type: string, obj: Obj): void {
 
 function store(c: Call, type: string, obj: Obj, copy: Obj): void {
   const id = obj.id as string;
-  const prefix = KEYED[type];
+  const prefix = keyedPrefix(c, type);
   const put = copy === obj && c.tree instanceof TxTree ? c.tree.putShared.bind(c.tree) : c.tree.put.bind(c.tree);
   if (prefix !== undefined) {
     const s = seqOfId(id, prefix) ?? nextSeq(c);
@@ -278,7 +315,7 @@ export function save(c: Call, type: string, obj: Obj): Obj {
     c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy, u: true });
   } else {
     c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy });
-    if (KEYED[type] === undefined) c.tree.put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
+    if (keyedPrefix(c, type) === undefined) c.tree.put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
     reindex(c, type, id, rec.s, rec.o, copy);
   }
   return obj;
@@ -288,7 +325,7 @@ export function save(c: Call, type: string, obj: Obj): Obj {
 export function unlist(c: Call, type: string, id: string, stub?: Obj): void {
   const rec = loadRec(c, type, id);
   if (rec === undefined) return;
-  if (KEYED[type] === undefined) c.tree.delete(`ix.${type}.${c.acct}`, pad(rec.s));
+  if (keyedPrefix(c, type) === undefined) c.tree.delete(`ix.${type}.${c.acct}`, pad(rec.s));
   if (rec.u !== true) reindex(c, type, id, rec.s, rec.o, undefined);
   if (stub !== undefined) c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: clone(stub), u: true });
   else c.tree.delete(type, `${c.acct}/${id}`);
@@ -303,7 +340,7 @@ export interface Filter {
 
 /** Iterates an account's objects newest first, starting below `beforeSeq`, reading `pageSize` at a time. */
 export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize = 100): Generator<Rec> {
-  const prefix = KEYED[type];
+  const prefix = keyedPrefix(c, type);
   if (prefix !== undefined) {
     // The account's records are the ids between `<acct>/` and `<acct>0` ('0' follows '/').
     const after = `${c.acct}/`;
@@ -330,7 +367,7 @@ export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize
 }
 
 function* oldestFirst(c: Call, type: string, afterSeq: number, pageSize: number): Generator<Rec> {
-  const prefix = KEYED[type];
+  const prefix = keyedPrefix(c, type);
   if (prefix !== undefined) {
     // Every id of seq afterSeq + 1 and later sorts above this bound; those of afterSeq below it.
     let after = `${c.acct}/${prefix}${seqCode(afterSeq + 1)}`;

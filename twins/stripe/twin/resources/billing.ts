@@ -12,7 +12,7 @@ import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { eq, insert, listOf, load, mustLoad, newestFirst, save, unlist, type Filter } from '../core/store.js';
+import { eq, insert, listOf, load, mustLoad, newestFirst, newId, save, unlist, type Filter } from '../core/store.js';
 import { clone, isObj, type Obj } from '../core/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
@@ -299,7 +299,7 @@ function pendingItems(c: Call, customerId: string, subscriptionId: string | null
 }
 
 function createInvoiceRecord(c: Call, s: InvoiceSpec): Obj {
-  const id = c.ctx.id('in_', 24);
+  const id = newId(c, 'invoice', 'in_', 24);
   const inv = invoiceObject(c, id, s);
   insert(c, 'invoice', inv);
   event(c, 'invoice.created', inv);
@@ -597,7 +597,7 @@ export function createSub(c0: Call): Obj {
   const customerId = c0.p.reqStr('customer');
   const customer = mustLoad(c0, 'customer', customerId, 'customer', 'customer');
   const c = at(c0, clockTime(c0, customer.test_clock));
-  const id = c.ctx.id('sub_', 24);
+  const id = newId(c, 'subscription', 'sub_', 24);
   const itemParams = c.p.objects('items');
   if (itemParams === undefined || itemParams.length === 0) throw paramMissing('items');
   const items = itemParams.map((p) => subItem(c, id, p, c.now));
@@ -934,7 +934,7 @@ function createInvoice(c: Call): Obj {
   const days = c.p.int('days_until_due', 0) ?? null;
   if (collection === 'send_invoice' && days === null && c.p.int('due_date') === undefined) throw paramMissing('days_until_due');
   const behavior = c.p.oneOf('pending_invoice_items_behavior', ['exclude', 'include'] as const) ?? 'exclude';
-  const id = cc.ctx.id('in_', 24);
+  const id = newId(cc, 'invoice', 'in_', 24);
   const lines = behavior === 'include' ? pendingItems(cc, customerId, null, id) : [];
   const inv = invoiceObject(cc, id, {
     customer, lines, reason: 'manual', collectionMethod: collection, daysUntilDue: days,
@@ -1177,7 +1177,7 @@ function createInvoiceItem(c: Call): Obj {
   if (subId !== undefined) mustLoad(cc, 'subscription', subId, 'subscription', 'subscription');
   const period = c.p.obj('period');
   const ii: Obj = {
-    id: cc.ctx.id('ii_', 24), object: 'invoiceitem', amount, currency: cur, customer: customerId, customer_account: null,
+    id: newId(cc, 'invoiceitem', 'ii_', 24), object: 'invoiceitem', amount, currency: cur, customer: customerId, customer_account: null,
     date: cc.now, description: c.p.nullableStr('description') ?? null, discountable: c.p.bool('discountable') ?? true,
     discounts: [], invoice: invoiceId ?? null, livemode: false, metadata: applyMetadata(undefined, c.p.get('metadata')),
     net_amount: amount,

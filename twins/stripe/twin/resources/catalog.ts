@@ -6,7 +6,7 @@ import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { boolEq, eq, insert, listOf, load, mustLoad, newestFirst, save, unlist, type Filter } from '../core/store.js';
+import { boolEq, eq, insert, listOf, load, mustLoad, newestFirst, newId, save, unlist, type Filter } from '../core/store.js';
 import { clone, isObj, type Obj } from '../core/util.js';
 import { currency, nullable } from './shared.js';
 
@@ -166,7 +166,7 @@ export function makePrice(c: Call, p: Params, productId?: string): Obj {
     event(c, 'product.created', prod);
     product = prod.id as string;
   }
-  const id = c.ctx.id('price_', 24);
+  const id = newId(c, 'price', 'price_', 24);
   claimLookupKey(c, p, lookupKey, id);
   const price: Obj = {
     id,

@@ -10,7 +10,7 @@ import { event } from '../core/events.js';
 import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
-import { eq, insert, listOf, load, mustLoad, save } from '../core/store.js';
+import { eq, insert, listOf, load, mustLoad, newId, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { createSub } from './billing.js';
 import { makePrice } from './catalog.js';
@@ -64,7 +64,7 @@ export function createSession(c: Call): Obj {
   }
   const successUrl = c.p.str('success_url') ?? null;
   if (successUrl !== null && !/^https?:\/\//.test(successUrl)) throw invalid('Not a valid URL', 'success_url', 'url_invalid');
-  const id = `cs_test_${c.ctx.id('', 58)}`;
+  const id = newId(c, 'checkout.session', 'cs_test_', 58);
   const trial = mode === 'subscription' && (c.p.obj('subscription_data')?.int('trial_period_days', 1, 730) ?? 0) > 0;
   // What the customer pays today: nothing during a subscription's trial.
   const subtotal = trial ? 0 : items.reduce((n, i) => n + (i.amount_subtotal as number), 0);

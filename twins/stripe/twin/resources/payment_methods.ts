@@ -8,7 +8,7 @@ import { StripeError, invalid, missing, paramMissing } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
-import { eq, insert, is, listOf, load, mustLoad, save } from '../core/store.js';
+import { eq, insert, is, listOf, load, mustLoad, newId, save } from '../core/store.js';
 import { clone, hash62, isObj, type Obj } from '../core/util.js';
 import { TEST_CARDS, cardFor, luhn, tokenNumber, type Behaviour, type TestCard } from './cards.js';
 import { address } from './shared.js';
@@ -59,7 +59,7 @@ export function rawCard(c: Call, card: Params): { number: string; month: number;
 function newCardPm(c: Call, card: TestCard, exp: { month: number; year: number }, cvc: boolean, p?: Params): Obj {
   const billing = billingDetails(p?.obj('billing_details'));
   const pm: Obj = {
-    id: c.ctx.id('pm_', 24),
+    id: newId(c, 'payment_method', 'pm_', 24),
     object: 'payment_method',
     allow_redisplay: p?.oneOf('allow_redisplay', ['always', 'limited', 'unspecified'] as const) ?? 'unspecified',
     billing_details: billing,

@@ -11,7 +11,7 @@ import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { eq, insert, listOf, load, mustLoad, newestFirst, save } from '../core/store.js';
+import { eq, insert, listOf, load, mustLoad, newestFirst, newId, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import type { Behaviour } from './cards.js';
 import { attachTo, behaviourOf, resolvePaymentMethod } from './payment_methods.js';
@@ -37,7 +37,7 @@ function unexpected(message: string, param?: string): StripeError {
 
 export function balanceTxn(c: Call, source: string, type: 'charge' | 'refund' | 'payment' | 'adjustment' | 'payout', amount: number, cur: string, description: string | null, fee: number, availableOn: number): Obj {
   const txn: Obj = {
-    id: c.ctx.id('txn_', 24),
+    id: newId(c, 'balance_transaction', 'txn_', 24),
     object: 'balance_transaction',
     amount,
     available_on: availableOn,
@@ -89,7 +89,7 @@ export interface Outcome {
 
 /** Makes and stores a charge for a PaymentIntent (or, for the legacy Charges API, an intent-shaped request). */
 export function makeCharge(c: Call, pi: Obj, pm: Obj, outcome: Outcome, capture: boolean, bypassPending: boolean): Obj {
-  const id = c.ctx.id('ch_', 24);
+  const id = newId(c, 'charge', 'ch_', 24);
   const amount = pi.amount as number;
   const cur = pi.currency as string;
   const card = (pm.card ?? {}) as Obj;
@@ -192,7 +192,7 @@ function piBase(c: Call, p: Params): Obj {
   if (amount < minimumCharge(cur)) {
     throw invalid(`Amount must be at least ${money(minimumCharge(cur), cur)} ${cur}`, 'amount', 'amount_too_small');
   }
-  const id = c.ctx.id('pi_', 24);
+  const id = newId(c, 'payment_intent', 'pi_', 24);
   // This API version names the caller's choice `allowed_payment_method_types`; the object
   // keeps both it and the resulting `payment_method_types`.
   const types = p.strings('allowed_payment_method_types');
@@ -646,7 +646,7 @@ function createRefund(c: Call): Obj {
     throw invalid(`Refund amount (${money(amount, ch.currency as string)}) is greater than unrefunded amount on charge (${money(remaining, ch.currency as string)})`, 'amount', 'amount_too_large');
   }
   const reason = c.p.oneOf('reason', ['duplicate', 'fraudulent', 'requested_by_customer'] as const) ?? null;
-  const id = c.ctx.id('re_', 24);
+  const id = newId(c, 'refund', 're_', 24);
   const txn = balanceTxn(c, id, 'refund', -amount, ch.currency as string, 'REFUND FOR CHARGE', 0, c.now);
   const refund: Obj = {
     id,

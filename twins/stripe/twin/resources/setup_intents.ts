@@ -5,7 +5,7 @@ import { StripeError, invalid } from '../core/errors.js';
 import { event, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
-import { eq, insert, listOf, load, mustLoad, save } from '../core/store.js';
+import { eq, insert, listOf, load, mustLoad, newId, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { attachTo, behaviourOf, resolvePaymentMethod } from './payment_methods.js';
 import { requireReturnUrl, setSetupAuthenticator } from './payments.js';
@@ -79,7 +79,7 @@ function confirmSi(c: Call, si: Obj, p: Params, pmAlreadySet = false): Obj {
 }
 
 export function createSi(c: Call): Obj {
-  const id = c.ctx.id('seti_', 24);
+  const id = newId(c, 'setup_intent', 'seti_', 24);
   const customer = c.p.str('customer');
   if (customer !== undefined && customer !== '') mustLoad(c, 'customer', customer, 'customer', 'customer');
   const types = c.p.strings('allowed_payment_method_types');
