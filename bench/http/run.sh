@@ -38,11 +38,11 @@ TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE
 OUT=bench/http/.out
 mkdir -p "$OUT"
 
-ROWS=${ROWS:-uws node-http host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
+ROWS=${ROWS:-uws node-http host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
 # The baseline must come first in every round: ratios are taken against the round's first row.
 [[ "$ROWS" == uws\ * || "$ROWS" == uws ]] || ROWS="uws ${ROWS/ALL/ALL}"
 [[ "$ROWS" == "uws ALL" ]] && ROWS=ALL
-[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
+[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
 
 if ! command -v wrk >/dev/null; then
   echo "wrk is missing: installing the Debian package" >&2
@@ -243,6 +243,7 @@ row() { # one row by its short name
     stripe-list) run_row "world --inline: Stripe GET customers list (limit 10)" world-inline "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
     stripe-post) run_row "world --inline: Stripe POST customer (durable)" world-inline /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
     stripe-get-intent) run_row "world --inline, lived-in: Stripe GET payment intent by id" world-lived-in "/local/bench/stripe/v1/payment_intents/@INTENT" "$stripe" ;;
+    stripe-post-intent) run_row "world --inline, lived-in: Stripe POST payment intent, confirmed with a card (durable)" world-lived-in /local/bench/stripe/v1/payment_intents "$stripe" bench/http/post-stripe-intent.lua 200 'amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true&automatic_payment_methods[enabled]=true&automatic_payment_methods[allow_redirects]=never' application/x-www-form-urlencoded ;;
     stripe-get-worker) run_row "world (worker thread, the default): Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
     stripe-post-worker) run_row "world (worker thread, the default): Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
     node-http) run_row "node:http hello world (second baseline)" node-http / "" ;;
