@@ -117,7 +117,7 @@ describe('objects of a payment flow list in creation order', () => {
     expect(pms).toEqual(newestFirst(made.pm!));
 
     // No list-order copies were written for these types.
-    const account = await stripe.accounts.retrieve();
+    const account = await stripe.accounts.retrieveCurrent();
     for (const type of ['payment_intent', 'charge', 'refund', 'balance_transaction', 'payment_method', 'setup_intent', 'price', 'subscription', 'invoice', 'invoiceitem', 'checkout.session']) {
       expect(await twin.recordCount(`ix.${type}.${account.id}`), type).toBe(0);
     }
