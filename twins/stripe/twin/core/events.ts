@@ -3,7 +3,7 @@
  * `events.retrieve` work) and emits it on the log entry (webhook delivery reads those).
  */
 import { API_VERSION, type Call } from './call.js';
-import { accountState, insertFresh, newestFirst, orderedId } from './store.js';
+import { accountState, insertFresh, newestFirst, orderedId, saveFresh } from './store.js';
 import { clone, isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
@@ -103,4 +103,22 @@ export function event(c: Call, type: string, object: Obj, previous?: Obj, option
 export function updated(c: Call, type: string, before: Obj, after: Obj): void {
   const prev = previousAttributes(before, after);
   if (Object.keys(prev).length > 0) event(c, type, after, prev);
+}
+
+/**
+ * Stores a new object and records an event about it as it is now, from one copy of it: the
+ * record and the event's object share the copy (reads of the record get copies of their own),
+ * where `insert` then `event` copied the object twice. The caller may go on changing `obj`.
+ */
+export function insertWithEvent(c: Call, type: string, obj: Obj, eventType: string): void {
+  const now = clone(obj);
+  insertFresh(c, type, now);
+  event(c, eventType, now, undefined, { fresh: true });
+}
+
+/** `save` then `event`, from one copy of the object (as insertWithEvent). */
+export function saveWithEvent(c: Call, type: string, obj: Obj, eventType: string): void {
+  const now = clone(obj);
+  saveFresh(c, type, now);
+  event(c, eventType, now, undefined, { fresh: true });
 }

@@ -307,18 +307,38 @@ function store(c: Call, type: string, obj: Obj, copy: Obj): void {
 
 /** Replaces a stored object, keeping its place in lists. */
 export function save(c: Call, type: string, obj: Obj): Obj {
-  const id = obj.id as string;
-  const rec = loadRec(c, type, id);
+  const rec = peekRec(c, type, obj.id as string);
   if (rec === undefined) return insert(c, type, obj);
-  const copy = clone(obj);
+  replace(c, type, rec, clone(obj), false);
+  return obj;
+}
+
+/**
+ * Replaces a stored object with `obj` itself, which its maker shares (with an event, say) and
+ * does not change again in this request: as `save`, without the copy (reads of the record get
+ * copies: TxTree.putShared).
+ */
+export function saveFresh(c: Call, type: string, obj: Obj): void {
+  const rec = peekRec(c, type, obj.id as string);
+  if (rec === undefined) insertFresh(c, type, obj);
+  else replace(c, type, rec, obj, true);
+}
+
+function replace(c: Call, type: string, rec: Rec, copy: Obj, shared: boolean): void {
+  const id = copy.id as string;
+  const put = shared && c.tree instanceof TxTree ? c.tree.putShared.bind(c.tree) : c.tree.put.bind(c.tree);
   if (rec.u === true) {
-    c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy, u: true });
+    put(type, `${c.acct}/${id}`, { s: rec.s, o: copy, u: true });
   } else {
-    c.tree.put(type, `${c.acct}/${id}`, { s: rec.s, o: copy });
-    if (keyedPrefix(c, type) === undefined) c.tree.put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
+    put(type, `${c.acct}/${id}`, { s: rec.s, o: copy });
+    if (keyedPrefix(c, type) === undefined) put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
     reindex(c, type, id, rec.s, rec.o, copy);
   }
-  return obj;
+}
+
+/** A stored record to read and not change: no copy of one this request wrote shared. */
+function peekRec(c: Call, type: string, id: string): Rec | undefined {
+  return c.tree instanceof TxTree ? c.tree.peek<Rec>(type, `${c.acct}/${id}`) : loadRec(c, type, id);
 }
 
 /** Drops an object from lists; with `keep` the record stays (deleted customers answer a stub). */

@@ -30,6 +30,16 @@ export class TxTree implements Tree {
     return this.base.get<V>(type, id);
   }
 
+  /**
+   * The value as buffered or read, not a copy (a shared write included): for a caller that only
+   * reads it, such as `save` looking up a record's sequence. Changing it changes the record.
+   */
+  peek<V = unknown>(type: string, id: string): V | undefined {
+    const w = this.writes.get(type + SEP + id);
+    if (w !== undefined) return w.value as V | undefined;
+    return this.base.get<V>(type, id);
+  }
+
   put(type: string, id: string, value: unknown): void {
     this.writes.set(type + SEP + id, { type, id, value });
   }

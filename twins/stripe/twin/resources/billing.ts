@@ -7,7 +7,7 @@
 import type { Move, Route, TwinContext } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid, paramMissing } from '../core/errors.js';
-import { event, previousAttributes, updated } from '../core/events.js';
+import { event, insertWithEvent, previousAttributes, saveWithEvent, updated } from '../core/events.js';
 import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
@@ -301,8 +301,7 @@ function pendingItems(c: Call, customerId: string, subscriptionId: string | null
 function createInvoiceRecord(c: Call, s: InvoiceSpec): Obj {
   const id = newId(c, 'invoice', 'in_', 24);
   const inv = invoiceObject(c, id, s);
-  insert(c, 'invoice', inv);
-  event(c, 'invoice.created', inv);
+  insertWithEvent(c, 'invoice', inv, 'invoice.created');
   return inv;
 }
 
@@ -338,8 +337,7 @@ function finalize(c: Call, inv: Obj): Obj {
     insert(c, 'invoice_payment', payment);
     c.tree.put('invoice.intent', `${c.acct}/${pi.id as string}`, { invoice: inv.id, payment: payment.id });
   }
-  save(c, 'invoice', inv);
-  event(c, 'invoice.finalized', inv);
+  saveWithEvent(c, 'invoice', inv, 'invoice.finalized');
   if ((inv.amount_due as number) === 0) markPaid(c, inv, null);
   return inv;
 }
@@ -420,8 +418,7 @@ function attemptPayment(c: Call, inv: Obj, pmParam?: string): StripeError | unde
   inv.attempted = true;
   inv.attempt_count = (inv.attempt_count as number) + 1;
   if (pm === null) {
-    save(c, 'invoice', inv);
-    event(c, 'invoice.payment_failed', inv);
+    saveWithEvent(c, 'invoice', inv, 'invoice.payment_failed');
     return invalid('This customer has no attached payment source or default payment method. Please consider adding a default payment method.', undefined, 'invoice_no_payment_method_types');
   }
   const piId = intentOf(c, inv);
@@ -432,8 +429,7 @@ function attemptPayment(c: Call, inv: Obj, pmParam?: string): StripeError | unde
   const fresh = load(c, 'invoice', inv.id as string);
   if (fresh !== undefined) Object.assign(inv, fresh);
   if (error === undefined && pi.status === 'succeeded') return undefined;
-  save(c, 'invoice', inv);
-  event(c, 'invoice.payment_failed', inv);
+  saveWithEvent(c, 'invoice', inv, 'invoice.payment_failed');
   return error ?? invalid('The payment for this invoice requires authentication.', undefined, 'invoice_payment_intent_requires_action');
 }
 
@@ -576,16 +572,14 @@ function bill(c: Call, sub: Obj, reason: string, start: number, end: number, fir
     inv.status = 'void';
     inv.amount_remaining = 0;
     (inv.status_transitions as Obj).voided_at = c.now;
-    save(c, 'invoice', inv);
-    event(c, 'invoice.voided', inv);
+    saveWithEvent(c, 'invoice', inv, 'invoice.voided');
     return { inv };
   }
   finalize(c, inv);
   if (pause === 'mark_uncollectible' && inv.status === 'open') {
     inv.status = 'uncollectible';
     (inv.status_transitions as Obj).marked_uncollectible_at = c.now;
-    save(c, 'invoice', inv);
-    event(c, 'invoice.marked_uncollectible', inv);
+    saveWithEvent(c, 'invoice', inv, 'invoice.marked_uncollectible');
     return { inv };
   }
   if (inv.status === 'paid' || sub.collection_method === 'send_invoice' || !attempt) return { inv };
@@ -659,8 +653,7 @@ export function createSub(c0: Call): Obj {
     // Stripe makes no subscription when the first payment fails under error_if_incomplete.
     throw new StripeError(error.status, error.type, error.message, error.fields);
   }
-  save(c, 'subscription', sub);
-  event(c, 'customer.subscription.created', sub);
+  saveWithEvent(c, 'subscription', sub, 'customer.subscription.created');
   scheduleRenewal(c, sub);
   return sub;
 }
@@ -788,8 +781,7 @@ function expireIncomplete(c: Call, sub: Obj): void {
       inv.status = 'void';
       inv.amount_remaining = 0;
       (inv.status_transitions as Obj).voided_at = c.now;
-      save(c, 'invoice', inv);
-      event(c, 'invoice.voided', inv);
+      saveWithEvent(c, 'invoice', inv, 'invoice.voided');
     }
   }
   const before = clone(sub);
@@ -945,8 +937,7 @@ function createInvoice(c: Call): Obj {
   });
   const pm = c.p.nullableStr('default_payment_method') ?? null;
   if (pm !== null) inv.default_payment_method = resolvePaymentMethod(cc, pm, 'default_payment_method').id;
-  insert(cc, 'invoice', inv);
-  event(cc, 'invoice.created', inv);
+  insertWithEvent(cc, 'invoice', inv, 'invoice.created');
   return inv;
 }
 
@@ -1029,8 +1020,7 @@ const voidInvoice = invoiceAction((c, inv) => {
   inv.status = 'void';
   inv.amount_remaining = 0;
   (inv.status_transitions as Obj).voided_at = c.now;
-  save(c, 'invoice', inv);
-  event(c, 'invoice.voided', inv);
+  saveWithEvent(c, 'invoice', inv, 'invoice.voided');
   return inv;
 });
 
@@ -1038,8 +1028,7 @@ const uncollectible = invoiceAction((c, inv) => {
   if (inv.status !== 'open') throw invalid(`You can only mark an open invoice uncollectible; this one is ${inv.status as string}.`, undefined, 'invoice_not_editable');
   inv.status = 'uncollectible';
   (inv.status_transitions as Obj).marked_uncollectible_at = c.now;
-  save(c, 'invoice', inv);
-  event(c, 'invoice.marked_uncollectible', inv);
+  saveWithEvent(c, 'invoice', inv, 'invoice.marked_uncollectible');
   return inv;
 });
 
@@ -1186,8 +1175,7 @@ function createInvoiceItem(c: Call): Obj {
     pricing: { price_details: price === null || price.id === null ? null : { price: price.id, product: price.product }, type: 'price_details', unit_amount_decimal: quantity === 0 ? '0' : String(amount / quantity) },
     proration: false, quantity, quantity_decimal: String(quantity), tax_rates: taxRatesParam(cc, c.p, 'tax_rates') ?? [], test_clock: customer.test_clock ?? null,
   };
-  insert(cc, 'invoiceitem', ii);
-  event(cc, 'invoiceitem.created', ii);
+  insertWithEvent(cc, 'invoiceitem', ii, 'invoiceitem.created');
   if (invoiceId !== undefined) refreshDraft(cc, invoiceId);
   return ii;
 }
@@ -1237,8 +1225,7 @@ function createClock(c: Call): Obj {
     id: c.ctx.id('clock_', 24), object: 'test_helpers.test_clock', created: c.now, deletes_after: c.now + 30 * DAY,
     frozen_time: frozen, livemode: false, name: c.p.nullableStr('name') ?? null, status: 'ready', status_details: {},
   };
-  insert(c, 'test_helpers.test_clock', clock);
-  event(c, 'test_helpers.test_clock.created', clock);
+  insertWithEvent(c, 'test_helpers.test_clock', clock, 'test_helpers.test_clock.created');
   return clock;
 }
 
@@ -1252,8 +1239,7 @@ function advanceClock(c: Call): Obj {
   }
   clock.status = 'advancing';
   clock.status_details = { advancing: { target_frozen_time: target } };
-  save(c, 'test_helpers.test_clock', clock);
-  event(c, 'test_helpers.test_clock.advancing', clock);
+  saveWithEvent(c, 'test_helpers.test_clock', clock, 'test_helpers.test_clock.advancing');
   // The clock moves in the twin's own time, just after this answer (the next request sees it ready).
   c.schedules.push({ id: `clock.${c.acct}.${id}`, move: 'advanceClock', dueAt: iso(c.now), data: { acct: c.acct, id, target } });
   return clock;
@@ -1273,8 +1259,7 @@ function finishClockAdvance(ctx: TwinContext, data: unknown): void {
     done.frozen_time = target;
     done.status = 'ready';
     done.status_details = {};
-    save(c, 'test_helpers.test_clock', done);
-    event(c, 'test_helpers.test_clock.ready', done);
+    saveWithEvent(c, 'test_helpers.test_clock', done, 'test_helpers.test_clock.ready');
   });
 }
 

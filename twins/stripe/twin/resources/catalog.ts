@@ -2,11 +2,11 @@
 import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { invalid, paramMissing } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { boolEq, eq, insert, listOf, load, mustLoad, newestFirst, newId, save, unlist, type Filter } from '../core/store.js';
+import { boolEq, eq, listOf, load, mustLoad, newestFirst, newId, save, unlist, type Filter } from '../core/store.js';
 import { clone, isObj, type Obj } from '../core/util.js';
 import { currency, nullable } from './shared.js';
 
@@ -47,8 +47,7 @@ function createProduct(c: Call): Obj {
   };
   productFields(c.p, product, true);
   const dpd = c.p.obj('default_price_data');
-  insert(c, 'product', product);
-  event(c, 'product.created', product);
+  insertWithEvent(c, 'product', product, 'product.created');
   if (dpd !== undefined && dpd !== null) {
     const price = makePrice(c, dpd, id);
     product.default_price = price.id;
@@ -162,8 +161,7 @@ export function makePrice(c: Call, p: Params, productId?: string): Obj {
       tax_code: productData.str('tax_code') ?? null, type: 'service', unit_label: productData.str('unit_label') ?? null,
       updated: c.now, url: null,
     };
-    insert(c, 'product', prod);
-    event(c, 'product.created', prod);
+    insertWithEvent(c, 'product', prod, 'product.created');
     product = prod.id as string;
   }
   const id = newId(c, 'price', 'price_', 24);
@@ -189,8 +187,7 @@ export function makePrice(c: Call, p: Params, productId?: string): Obj {
     unit_amount: customUnit !== null ? null : (unitAmount ?? null),
     unit_amount_decimal: customUnit !== null ? null : (decimal ?? (unitAmount === undefined ? null : String(unitAmount))),
   };
-  insert(c, 'price', price);
-  event(c, 'price.created', price);
+  insertWithEvent(c, 'price', price, 'price.created');
   return price;
 }
 
@@ -269,8 +266,7 @@ function createCoupon(c: Call): Obj {
   };
   const applies = c.p.obj('applies_to');
   if (applies !== undefined && applies !== null) coupon.applies_to = { products: applies.strings('products') ?? [] };
-  insert(c, 'coupon', coupon);
-  event(c, 'coupon.created', coupon);
+  insertWithEvent(c, 'coupon', coupon, 'coupon.created');
   return coupon;
 }
 

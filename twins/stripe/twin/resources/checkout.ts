@@ -6,7 +6,7 @@
 import type { Move, Route } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid, paramMissing } from '../core/errors.js';
-import { event } from '../core/events.js';
+import { saveWithEvent } from '../core/events.js';
 import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
@@ -122,8 +122,7 @@ export const checkoutMoves: Record<string, Move> = {
       if (session === undefined || session.status !== 'open') return;
       session.status = 'expired';
       session.url = null;
-      save(c, 'checkout.session', session);
-      event(c, 'checkout.session.expired', session);
+      saveWithEvent(c, 'checkout.session', session, 'checkout.session.expired');
     });
   },
 };
@@ -133,8 +132,7 @@ function expire(c: Call): Obj {
   if (session.status !== 'open') throw invalid(`Only Checkout Sessions with a status of open can be expired; this one is ${session.status as string}.`);
   session.status = 'expired';
   session.url = null;
-  save(c, 'checkout.session', session);
-  event(c, 'checkout.session.expired', session);
+  saveWithEvent(c, 'checkout.session', session, 'checkout.session.expired');
   cancelMove(c, `cs.${c.acct}.${session.id as string}`);
   return session;
 }
@@ -192,8 +190,7 @@ export function complete(c: Call): Obj {
   session.status = 'complete';
   session.url = null;
   cancelMove(c, `cs.${c.acct}.${session.id as string}`);
-  save(c, 'checkout.session', session);
-  event(c, 'checkout.session.completed', session);
+  saveWithEvent(c, 'checkout.session', session, 'checkout.session.completed');
   return session;
 }
 

@@ -5,7 +5,7 @@
 import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { invalid, missing } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import { insert, listOf, load, mustLoad, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';

@@ -1,9 +1,9 @@
 /** Customers: create, retrieve, update, delete, list, search. */
 import { route, type Call } from '../core/call.js';
 import { invalid, missing } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { eq, insert, insertFresh, listOf, load, mustLoad, orderedId, save, unlist } from '../core/store.js';
+import { eq, insertFresh, listOf, load, mustLoad, orderedId, save, unlist } from '../core/store.js';
 import { search } from '../core/search.js';
 import { clone, type Obj } from '../core/util.js';
 import { cancelCustomerSubscriptions } from './billing.js';
@@ -92,8 +92,7 @@ export function createCustomer(c: Call): Obj {
     event(c, 'customer.created', customer, undefined, { fresh: true });
     return customer;
   }
-  insert(c, 'customer', customer);
-  event(c, 'customer.created', customer);
+  insertWithEvent(c, 'customer', customer, 'customer.created');
   if (initialBalance !== 0) balanceChange(c, customer, initialBalance, 'initial');
   if (pmId !== undefined && pmId !== '') {
     const pm = resolvePaymentMethod(c, pmId, 'payment_method');

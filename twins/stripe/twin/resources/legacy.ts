@@ -6,7 +6,7 @@
 import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { StripeError, invalid, missing } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import { insert, listOf, load, mustLoad, newestFirst, save, unlist } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
@@ -79,8 +79,7 @@ function createSource(c: Call): Obj {
   }
   card.customer = customerId;
   card.metadata = applyMetadata(undefined, c.p.get('metadata'));
-  insert(c, 'card', card);
-  event(c, 'customer.source.created', card);
+  insertWithEvent(c, 'card', card, 'customer.source.created');
   if (before.default_source === null) {
     const after = clone(before);
     after.default_source = card.id;

@@ -5,7 +5,7 @@
 import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { StripeError, invalid, missing, paramMissing } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { saveWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { eq, insert, is, listOf, load, mustLoad, newId, save } from '../core/store.js';
@@ -121,8 +121,7 @@ export function attachTo(c: Call, pm: Obj, customerId: string): Obj {
     throw new StripeError(402, 'card_error', b.message, { code: b.code, decline_code: b.decline_code, param: b.param ?? '' });
   }
   pm.customer = customerId;
-  save(c, 'payment_method', pm);
-  event(c, 'payment_method.attached', pm);
+  saveWithEvent(c, 'payment_method', pm, 'payment_method.attached');
   return pm;
 }
 
@@ -193,8 +192,7 @@ function detachPm(c: Call): Obj {
   }
   const before = clone(pm);
   pm.customer = null;
-  save(c, 'payment_method', pm);
-  event(c, 'payment_method.detached', pm);
+  saveWithEvent(c, 'payment_method', pm, 'payment_method.detached');
   // A detached card can no longer be the customer's default.
   const cus = load(c, 'customer', before.customer as string);
   if (cus !== undefined && isObj(cus.invoice_settings) && cus.invoice_settings.default_payment_method === id) {

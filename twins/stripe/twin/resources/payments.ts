@@ -6,7 +6,7 @@
 import type { Move, Route } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { event, insertWithEvent, saveWithEvent, updated } from '../core/events.js';
 import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
@@ -179,8 +179,7 @@ export function makeCharge(c: Call, pi: Obj, pm: Obj, outcome: Outcome, capture:
     transfer_data: null,
     transfer_group: null,
   };
-  insert(c, 'charge', charge);
-  event(c, outcome.ok ? 'charge.succeeded' : 'charge.failed', charge);
+  insertWithEvent(c, 'charge', charge, outcome.ok ? 'charge.succeeded' : 'charge.failed');
   return charge;
 }
 
@@ -288,10 +287,6 @@ function declineError(f: NonNullable<Outcome['failure']>, extra: Obj): StripeErr
   }, true);
 }
 
-function piEvent(c: Call, type: string, pi: Obj): void {
-  event(c, type, pi);
-}
-
 /**
  * Confirms: runs the card. Answers the PaymentIntent, or throws a `card_error` after
  * recording the failed attempt (the error keeps its writes).
@@ -330,8 +325,7 @@ function confirmPi(c: Call, pi: Obj, p: Params, pmAlreadySet = false): Obj {
     pi.next_action = returnUrl !== undefined
       ? { type: 'redirect_to_url', redirect_to_url: { return_url: returnUrl, url: `https://hooks.stripe.com/redirect/authenticate/src_${(pi.id as string).slice(3)}?client_secret=${pi.client_secret as string}` } }
       : { type: 'use_stripe_sdk', use_stripe_sdk: { source: `src_${(pi.id as string).slice(3)}`, stripe_js: `https://hooks.stripe.com/redirect/authenticate/src_${(pi.id as string).slice(3)}`, type: 'three_d_secure_redirect' } };
-    save(c, 'payment_intent', pi);
-    piEvent(c, 'payment_intent.requires_action', pi);
+    saveWithEvent(c, 'payment_intent', pi, 'payment_intent.requires_action');
     return pi;
   }
   if (status === 'requires_action' && needsAuth) {
@@ -375,8 +369,7 @@ function charge(c: Call, pi: Obj, pm: Obj, b: Behaviour): Obj {
   if (pi.setup_future_usage !== null && typeof pi.customer === 'string' && pm.customer === null) {
     attachTo(c, pm, pi.customer);
   }
-  save(c, 'payment_intent', pi);
-  piEvent(c, manual ? 'payment_intent.amount_capturable_updated' : 'payment_intent.succeeded', pi);
+  saveWithEvent(c, 'payment_intent', pi, manual ? 'payment_intent.amount_capturable_updated' : 'payment_intent.succeeded');
   if (!manual) for (const hook of succeededHooks) hook(c, pi);
   return pi;
 }
@@ -398,8 +391,7 @@ function fail(c: Call, pi: Obj, pm: Obj, f: NonNullable<Outcome['failure']>, wit
   pi.next_action = null;
   pi.last_payment_error = lastError;
   if (ch !== undefined) pi.latest_charge = ch.id;
-  save(c, 'payment_intent', pi);
-  piEvent(c, 'payment_intent.payment_failed', pi);
+  saveWithEvent(c, 'payment_intent', pi, 'payment_intent.payment_failed');
   throw declineError(f, {
     ...(ch === undefined ? {} : { charge: ch.id }),
     payment_intent: clone(pi),
@@ -415,8 +407,7 @@ function createPi(c: Call): Obj {
     usePaymentMethod(c, pi, pmId);
     pi.status = 'requires_confirmation';
   }
-  insert(c, 'payment_intent', pi);
-  piEvent(c, 'payment_intent.created', pi);
+  insertWithEvent(c, 'payment_intent', pi, 'payment_intent.created');
   // The payment method is already set: confirm without resolving a token a second time.
   if (c.p.bool('confirm') === true) return confirmPi(c, pi, c.p, true);
   return pi;
@@ -497,8 +488,7 @@ function capturePi(c: Call): Obj {
   pi.amount_capturable = 0;
   cancelMove(c, `auth.${c.acct}.${id}`);
   pi.metadata = applyMetadata(pi.metadata as Obj, c.p.get('metadata'));
-  save(c, 'payment_intent', pi);
-  piEvent(c, 'payment_intent.succeeded', pi);
+  saveWithEvent(c, 'payment_intent', pi, 'payment_intent.succeeded');
   for (const hook of succeededHooks) hook(c, pi);
   return pi;
 }
@@ -525,8 +515,7 @@ function cancelPi(c: Call): Obj {
   cancelMove(c, `auth.${c.acct}.${id}`);
   pi.amount_capturable = 0;
   pi.next_action = null;
-  save(c, 'payment_intent', pi);
-  piEvent(c, 'payment_intent.canceled', pi);
+  saveWithEvent(c, 'payment_intent', pi, 'payment_intent.canceled');
   return pi;
 }
 
@@ -551,8 +540,7 @@ export function authenticate(c: Call): Obj {
       payment_method: clone(pm),
       type: 'invalid_request_error',
     };
-    save(c, 'payment_intent', pi);
-    piEvent(c, 'payment_intent.payment_failed', pi);
+    saveWithEvent(c, 'payment_intent', pi, 'payment_intent.payment_failed');
     return pi;
   }
   return charge(c, pi, pm, { kind: 'succeed' });
@@ -573,8 +561,7 @@ export function createIntent(c: Call, o: { amount: number; currency: string; cus
   if (o.description !== undefined && o.description !== null) raw.description = o.description;
   if (o.metadata !== undefined) raw.metadata = o.metadata;
   const pi = piBase(c, new Params(raw));
-  insert(c, 'payment_intent', pi);
-  piEvent(c, 'payment_intent.created', pi);
+  insertWithEvent(c, 'payment_intent', pi, 'payment_intent.created');
   return pi;
 }
 
@@ -602,8 +589,7 @@ export function chargeCard(c: Call, offSession: boolean, o: { amount: number; cu
   const pi = piBase(c, new Params(raw));
   usePaymentMethod(c, pi, o.paymentMethod);
   pi.status = 'requires_confirmation';
-  insert(c, 'payment_intent', pi);
-  piEvent(c, 'payment_intent.created', pi);
+  insertWithEvent(c, 'payment_intent', pi, 'payment_intent.created');
   try {
     return { pi: confirmPi(c, pi, new Params(offSession ? { off_session: 'true' } : {}), true) };
   } catch (e) {
@@ -668,8 +654,7 @@ function createRefund(c: Call): Obj {
     status: 'succeeded',
     transfer_reversal: null,
   };
-  insert(c, 'refund', refund);
-  event(c, 'refund.created', refund);
+  insertWithEvent(c, 'refund', refund, 'refund.created');
   const prev = clone(ch);
   ch.amount_refunded = (ch.amount_refunded as number) + amount;
   ch.refunded = (ch.amount_refunded as number) >= (ch.amount as number);
@@ -715,16 +700,14 @@ export const paymentMoves: Record<string, Move> = {
           ch.amount_refunded = ch.amount;
           ch.refunded = true;
           ch.status = 'failed';
-          save(c, 'charge', ch);
-          event(c, 'charge.expired', ch);
+          saveWithEvent(c, 'charge', ch, 'charge.expired');
         }
       }
       pi.status = 'canceled';
       pi.canceled_at = c.now;
       pi.cancellation_reason = 'automatic';
       pi.amount_capturable = 0;
-      save(c, 'payment_intent', pi);
-      piEvent(c, 'payment_intent.canceled', pi);
+      saveWithEvent(c, 'payment_intent', pi, 'payment_intent.canceled');
     });
   },
 };

@@ -5,9 +5,9 @@
 import type { Move, Route } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { invalid } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { insertWithEvent, saveWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { eq, insert, listOf, load, mustLoad, newestFirst, save } from '../core/store.js';
+import { eq, listOf, load, mustLoad, newestFirst, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { balanceTxn } from './payments.js';
 import { currency } from './shared.js';
@@ -41,8 +41,7 @@ function createPayout(c: Call): Obj {
     statement_descriptor: c.p.nullableStr('statement_descriptor') ?? null, status: 'pending', trace_id: { status: 'pending', value: null },
     type: 'bank_account',
   };
-  insert(c, 'payout', payout);
-  event(c, 'payout.created', payout);
+  insertWithEvent(c, 'payout', payout, 'payout.created');
   c.schedules.push({ id: `payout.${c.acct}.${id}`, move: 'payoutArrives', dueAt: new Date(arrival * 1000).toISOString(), data: { acct: c.acct, id } });
   return payout;
 }
@@ -54,8 +53,7 @@ function cancelPayout(c: Call): Obj {
   const back = balanceTxn(c, id, 'payout', payout.amount as number, payout.currency as string, 'Payout cancellation', 0, c.now);
   payout.status = 'canceled';
   payout.failure_balance_transaction = back.id;
-  save(c, 'payout', payout);
-  event(c, 'payout.canceled', payout);
+  saveWithEvent(c, 'payout', payout, 'payout.canceled');
   cancelMove(c, `payout.${c.acct}.${id}`);
   return payout;
 }
@@ -71,8 +69,7 @@ export const payoutMoves: Record<string, Move> = {
       payout.status = 'paid';
       payout.reconciliation_status = 'completed';
       payout.trace_id = { status: 'supported', value: `TRACE${id.slice(3, 15).toUpperCase()}` };
-      save(c, 'payout', payout);
-      event(c, 'payout.paid', payout);
+      saveWithEvent(c, 'payout', payout, 'payout.paid');
     });
   },
 };

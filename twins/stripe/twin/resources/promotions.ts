@@ -2,9 +2,9 @@
 import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { invalid, paramMissing } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { boolEq, eq, insert, listOf, mustLoad, newestFirst, save } from '../core/store.js';
+import { boolEq, eq, listOf, mustLoad, newestFirst, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 
 function createPromotionCode(c: Call): Obj {
@@ -34,8 +34,7 @@ function createPromotionCode(c: Call): Obj {
     },
     times_redeemed: 0,
   };
-  insert(c, 'promotion_code', promo);
-  event(c, 'promotion_code.created', promo);
+  insertWithEvent(c, 'promotion_code', promo, 'promotion_code.created');
   return promo;
 }
 

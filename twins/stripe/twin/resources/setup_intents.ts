@@ -2,10 +2,10 @@
 import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { StripeError, invalid } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { insertWithEvent, saveWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
-import { eq, insert, listOf, load, mustLoad, newId, save } from '../core/store.js';
+import { eq, listOf, load, mustLoad, newId, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { attachTo, behaviourOf, resolvePaymentMethod } from './payment_methods.js';
 import { requireReturnUrl, setSetupAuthenticator } from './payments.js';
@@ -28,8 +28,7 @@ function succeed(c: Call, si: Obj, pm: Obj): Obj {
   si.status = 'succeeded';
   si.next_action = null;
   si.last_setup_error = null;
-  save(c, 'setup_intent', si);
-  event(c, 'setup_intent.succeeded', si);
+  saveWithEvent(c, 'setup_intent', si, 'setup_intent.succeeded');
   return si;
 }
 
@@ -54,8 +53,7 @@ function confirmSi(c: Call, si: Obj, p: Params, pmAlreadySet = false): Obj {
       code: b.code, decline_code: b.decline_code, doc_url: `https://stripe.com/docs/error-codes/${b.code.replace(/_/g, '-')}`,
       message: b.message, payment_method: clone(pm), type: 'card_error',
     };
-    save(c, 'setup_intent', si);
-    event(c, 'setup_intent.setup_failed', si);
+    saveWithEvent(c, 'setup_intent', si, 'setup_intent.setup_failed');
     throw new StripeError(402, 'card_error', b.message, {
       code: b.code, decline_code: b.decline_code, payment_method: clone(pm), setup_intent: clone(si),
     }, true);
@@ -67,8 +65,7 @@ function confirmSi(c: Call, si: Obj, p: Params, pmAlreadySet = false): Obj {
     si.next_action = returnUrl !== undefined
       ? { type: 'redirect_to_url', redirect_to_url: { return_url: returnUrl, url: `https://hooks.stripe.com/redirect/authenticate/${src}` } }
       : { type: 'use_stripe_sdk', use_stripe_sdk: { source: src, stripe_js: `https://hooks.stripe.com/redirect/authenticate/${src}`, type: 'three_d_secure_redirect' } };
-    save(c, 'setup_intent', si);
-    event(c, 'setup_intent.requires_action', si);
+    saveWithEvent(c, 'setup_intent', si, 'setup_intent.requires_action');
     return si;
   }
   if (status === 'requires_action') {
@@ -123,8 +120,7 @@ export function createSi(c: Call): Obj {
     usePm(c, si, pmId);
     si.status = 'requires_confirmation';
   }
-  insert(c, 'setup_intent', si);
-  event(c, 'setup_intent.created', si);
+  insertWithEvent(c, 'setup_intent', si, 'setup_intent.created');
   if (c.p.bool('confirm') === true) return confirmSi(c, si, c.p, true);
   return si;
 }
@@ -159,8 +155,7 @@ function cancelSi(c: Call): Obj {
   si.status = 'canceled';
   si.cancellation_reason = c.p.oneOf('cancellation_reason', ['abandoned', 'duplicate', 'requested_by_customer'] as const) ?? null;
   si.next_action = null;
-  save(c, 'setup_intent', si);
-  event(c, 'setup_intent.canceled', si);
+  saveWithEvent(c, 'setup_intent', si, 'setup_intent.canceled');
   return si;
 }
 
@@ -177,8 +172,7 @@ setSetupAuthenticator((c, id, outcome) => {
       message: 'The latest attempt to set up the payment method has failed because authentication failed.',
       payment_method: clone(pm), type: 'invalid_request_error',
     };
-    save(c, 'setup_intent', si);
-    event(c, 'setup_intent.setup_failed', si);
+    saveWithEvent(c, 'setup_intent', si, 'setup_intent.setup_failed');
     return si;
   }
   return succeed(c, si, pm);

@@ -5,10 +5,10 @@
 import type { Route } from '../../../../sdk/twin/types.js';
 import { route, type Call } from '../core/call.js';
 import { invalid, paramMissing } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
+import { insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
-import { boolEq, insert, listOf, load, mustLoad, save } from '../core/store.js';
+import { boolEq, listOf, load, mustLoad, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 
 function createTaxRate(c: Call): Obj {
@@ -24,8 +24,7 @@ function createTaxRate(c: Call): Obj {
     jurisdiction_level: null, livemode: false, metadata: applyMetadata(undefined, c.p.get('metadata')), percentage,
     rate_type: 'percentage', state: c.p.str('state') ?? null, tax_type: c.p.str('tax_type') ?? null,
   };
-  insert(c, 'tax_rate', rate);
-  event(c, 'tax_rate.created', rate);
+  insertWithEvent(c, 'tax_rate', rate, 'tax_rate.created');
   return rate;
 }
 
