@@ -1,0 +1,48 @@
+/**
+ * `insertWithEvent` / `saveWithEvent`: the record and its event share one copy of the object,
+ * so neither the caller changing its object afterwards nor a handler changing what it read
+ * of the record reaches the other.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TwinContext } from '../../../../sdk/twin/types.js';
+import type { Call } from './call.js';
+import { insertWithEvent, saveWithEvent } from './events.js';
+import { memoryTree } from './memory-tree.test-helper.js';
+import { TxTree } from './tx.js';
+import type { Obj } from './util.js';
+
+const ACCT = 'acct_eventsTest';
+
+function call(): Call & { tree: TxTree } {
+  let drawn = 0;
+  const ctx = { position: 1, id: (prefix: string, length = 14) => prefix + String(drawn++ % 10).repeat(length) } as unknown as TwinContext;
+  return {
+    ctx, tree: new TxTree(memoryTree()), acct: ACCT, requestId: 'req_test', idempotencyKey: null, now: 1_700_000_000,
+    emits: [], schedules: [], endpoints: undefined,
+  } as unknown as Call & { tree: TxTree };
+}
+
+const amountOf = (c: Call & { tree: TxTree }, id: string): unknown => c.tree.get<{ o: Obj }>('payment_intent', `${ACCT}/${id}`)?.o.amount;
+const emitted = (c: Call, i: number): unknown => ((c.emits[i]?.data as Obj).data as { object: Obj }).object.amount;
+
+describe('a record and its event from one copy', () => {
+  it('keeps both as they were when stored, whatever the caller or a reader changes afterwards', () => {
+    const c = call();
+    const pi: Obj = { id: 'pi_' + 'x'.repeat(24), object: 'payment_intent', amount: 100, customer: null };
+    insertWithEvent(c, 'payment_intent', pi, 'payment_intent.created');
+    pi.amount = 200;
+    const read = c.tree.get<{ o: Obj }>('payment_intent', `${ACCT}/${pi.id as string}`);
+    (read as { o: Obj }).o.amount = 300;
+    expect(amountOf(c, pi.id as string)).toBe(100);
+    expect(emitted(c, 0)).toBe(100);
+
+    saveWithEvent(c, 'payment_intent', pi, 'payment_intent.succeeded');
+    pi.amount = 400;
+    expect(amountOf(c, pi.id as string)).toBe(200);
+    expect(emitted(c, 0)).toBe(100);
+    expect(emitted(c, 1)).toBe(200);
+    // The stored events carry the same snapshots.
+    const events = c.tree.list<{ o: Obj }>('event').items.map((i) => ((i.value.o.data as Obj).object as Obj).amount);
+    expect(events).toEqual([100, 200]);
+  });
+});
