@@ -99,4 +99,20 @@ describe('lists filtered by an indexed field', () => {
     expect((await stripe.subscriptions.list({ customer: b.id, status: 'all' })).data.map((s) => s.id)).toEqual([canceled.id, kept.id]);
     expect((await stripe.subscriptions.list({ customer: a.id, status: 'all' })).data).toEqual([]);
   });
+
+  it("a product with prices is not deleted, one without is; a charge's refunds expand from the index", async () => {
+    const [kept, gone] = [await stripe.products.create({ name: 'Kept' }), await stripe.products.create({ name: 'Gone' })];
+    await stripe.prices.create({ product: kept.id, unit_amount: 100, currency: 'usd' });
+    // Another product's prices, made later, do not hold `gone` back; `kept`'s one price does.
+    for (let i = 0; i < 3; i++) await stripe.prices.create({ product: (await stripe.products.create({ name: `P${i}` })).id, unit_amount: 100 + i, currency: 'usd' });
+    await expect(stripe.products.del(kept.id)).rejects.toMatchObject({ code: 'product_has_prices', statusCode: 400 });
+    expect((await stripe.products.del(gone.id)).deleted).toBe(true);
+    expect((await stripe.products.retrieve(kept.id)).id).toBe(kept.id);
+
+    const pay = (amount: number) => stripe.paymentIntents.create({ amount, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } });
+    const [first, second] = [await pay(1000), await pay(2000)];
+    const refunds = [await stripe.refunds.create({ payment_intent: first.id, amount: 100 }), await stripe.refunds.create({ payment_intent: second.id, amount: 200 }), await stripe.refunds.create({ payment_intent: first.id, amount: 300 })];
+    const charge = await stripe.charges.retrieve(first.latest_charge as string, { expand: ['refunds'] });
+    expect(charge.refunds?.data.map((r) => r.id)).toEqual([refunds[2]!.id, refunds[0]!.id]);
+  });
 });

@@ -493,6 +493,19 @@ export function is(field: string, value: string): Filter {
   return f;
 }
 
+/**
+ * An account's objects that `f` keeps, newest first: read from the equality index when one
+ * serves `f` (then only the matches are read), else filtered from all of them.
+ */
+export function* newestWhere(c: Call, type: string, f: Filter): Generator<Rec> {
+  const by = indexedFilter(c, type, [f]);
+  if (by !== undefined) {
+    yield* fromIndex(c, type, by, true, undefined, 100);
+    return;
+  }
+  for (const rec of newestFirst(c, type)) if (f(rec.o)) yield rec;
+}
+
 /** The filter among `filters` an equality index of the account can serve, if any. */
 function indexedFilter(c: Call, type: string, filters: Filter[]): Filter | undefined {
   const fields = INDEXED[type];

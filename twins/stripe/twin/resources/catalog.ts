@@ -6,7 +6,7 @@ import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { boolEq, eq, listOf, load, mustLoad, newestFirst, newId, save, unlist, type Filter } from '../core/store.js';
+import { boolEq, eq, is, listOf, load, mustLoad, newestFirst, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
 import { clone, isObj, type Obj } from '../core/util.js';
 import { currency, nullable } from './shared.js';
 
@@ -78,10 +78,9 @@ function updateProduct(c: Call): Obj {
 function deleteProduct(c: Call): Obj {
   const id = c.req.params.id as string;
   const product = mustLoad(c, 'product', id, 'product');
-  for (const rec of newestFirst(c, 'price')) {
-    if (rec.o.product === id) {
-      throw invalid('This product cannot be deleted because it has one or more user-created prices.', undefined, 'product_has_prices');
-    }
+  // Any price of the product, found through the prices-by-product index.
+  if (!newestWhere(c, 'price', is('product', id)).next().done) {
+    throw invalid('This product cannot be deleted because it has one or more user-created prices.', undefined, 'product_has_prices');
   }
   unlist(c, 'product', id);
   event(c, 'product.deleted', product);

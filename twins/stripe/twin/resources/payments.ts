@@ -11,7 +11,7 @@ import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { eq, insert, listOf, load, mustLoad, newestFirst, newId, save } from '../core/store.js';
+import { eq, insert, is, listOf, load, mustLoad, newestFirst, newestWhere, newId, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import type { Behaviour } from './cards.js';
 import { attachTo, behaviourOf, resolvePaymentMethod } from './payment_methods.js';
@@ -714,7 +714,7 @@ export const paymentMoves: Record<string, Move> = {
 
 registerIncludable('charge', 'refunds', (c, charge) => {
   const data: Obj[] = [];
-  for (const rec of newestFirst(c, 'refund')) if (rec.o.charge === charge.id) data.push(rec.o);
+  for (const rec of newestWhere(c, 'refund', is('charge', charge.id as string))) data.push(rec.o);
   return { object: 'list', data, has_more: false, url: `/v1/charges/${charge.id as string}/refunds` };
 });
 
