@@ -14,7 +14,7 @@
  * and in accounts with `k: 1` the payment flow's: KEYED_SINCE_K) skip the index and its copy:
  * their ids are ordered (`orderedId`, `newId`). Every write goes through this file.
  */
-import type { TwinContext } from '../../../../sdk/twin/types.js';
+import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
 import { invalid, missing } from './errors.js';
 import { TxTree } from './tx.js';
@@ -292,7 +292,7 @@ export function insertFresh(c: Call, type: string, obj: Obj): void {
 function store(c: Call, type: string, obj: Obj, copy: Obj): void {
   const id = obj.id as string;
   const prefix = keyedPrefix(c, type);
-  const put = copy === obj && c.tree instanceof TxTree ? c.tree.putShared.bind(c.tree) : c.tree.put.bind(c.tree);
+  const put = putFor(c, copy === obj);
   if (prefix !== undefined) {
     const s = seqOfId(id, prefix) ?? nextSeq(c);
     put(type, `${c.acct}/${id}`, { s, o: copy });
@@ -326,7 +326,7 @@ export function saveFresh(c: Call, type: string, obj: Obj): void {
 
 function replace(c: Call, type: string, rec: Rec, copy: Obj, shared: boolean): void {
   const id = copy.id as string;
-  const put = shared && c.tree instanceof TxTree ? c.tree.putShared.bind(c.tree) : c.tree.put.bind(c.tree);
+  const put = putFor(c, shared);
   if (rec.u === true) {
     put(type, `${c.acct}/${id}`, { s: rec.s, o: copy, u: true });
   } else {
@@ -334,6 +334,11 @@ function replace(c: Call, type: string, rec: Rec, copy: Obj, shared: boolean): v
     if (keyedPrefix(c, type) === undefined) put(`ix.${type}.${c.acct}`, pad(rec.s), copy);
     reindex(c, type, id, rec.s, rec.o, copy);
   }
+}
+
+/** How to write a value: shared (its maker keeps it; reads get copies: TxTree.putShared) or plainly. */
+function putFor(c: Call, shared: boolean): Tree['put'] {
+  return shared && c.tree instanceof TxTree ? c.tree.putShared.bind(c.tree) : c.tree.put.bind(c.tree);
 }
 
 /** A stored record to read and not change: no copy of one this request wrote shared. */
