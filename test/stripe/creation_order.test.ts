@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { startStripeTwin, type StripeTwin } from './harness.js';
+import { idsBackward, idsForward, startStripeTwin, type StripeTwin } from './harness.js';
 
 let twin: StripeTwin;
 let stripe: Stripe;
@@ -19,25 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await twin.close();
 });
-
-/** Every id of a list, newest first, `limit` at a time with starting_after. */
-async function forward<T extends { id: string }>(page: (after?: string) => Promise<Stripe.ApiList<T>>): Promise<string[]> {
-  const ids: string[] = [];
-  for (let p = await page(); ; p = await page(ids[ids.length - 1])) {
-    ids.push(...p.data.map((x) => x.id));
-    if (!p.has_more) return ids;
-  }
-}
-
-/** Every id of a list from the oldest with ending_before, pages prepended: the same newest-first order. */
-async function backward<T extends { id: string }>(oldest: string, page: (before: string) => Promise<Stripe.ApiList<T>>): Promise<string[]> {
-  const ids = [oldest];
-  for (;;) {
-    const p = await page(ids[0] as string);
-    ids.unshift(...p.data.map((x) => x.id));
-    if (!p.has_more) return ids;
-  }
-}
 
 describe('objects of a payment flow list in creation order', () => {
   it('payment intents, charges, refunds, balance transactions, payment methods, setup intents, prices, subscriptions, invoices, invoice items and checkout sessions', async () => {
@@ -92,27 +73,27 @@ describe('objects of a payment flow list in creation order', () => {
       ['checkout sessions', (a) => stripe.checkout.sessions.list({ limit: 3, ...(a ? { starting_after: a } : {}) }), (b) => stripe.checkout.sessions.list({ limit: 3, ending_before: b }), newestFirst(made.cs!)],
     ];
     for (const [name, after, before, expected] of lists) {
-      const ids = await forward(after);
+      const ids = await idsForward(after);
       expect(ids.length, name).toBeGreaterThanOrEqual(4);
       if (expected !== undefined) expect(ids, name).toEqual(expected);
-      expect(await backward(ids.at(-1)!, before), name).toEqual(ids);
+      expect(await idsBackward(ids.at(-1)!, before), name).toEqual(ids);
     }
 
     // Payment intents: the ones made here, newest first (subscriptions' invoices made others in between).
-    const intents = await forward((a) => stripe.paymentIntents.list({ limit: 3, ...(a ? { starting_after: a } : {}) }));
+    const intents = await idsForward((a) => stripe.paymentIntents.list({ limit: 3, ...(a ? { starting_after: a } : {}) }));
     expect(intents.filter((id) => made.pi!.includes(id))).toEqual(newestFirst(made.pi!));
     // Each intent's charge lists in the intents' order; each refund's balance transaction after its charge's.
-    const charges = await forward((a) => stripe.charges.list({ limit: 4, ...(a ? { starting_after: a } : {}) }));
+    const charges = await idsForward((a) => stripe.charges.list({ limit: 4, ...(a ? { starting_after: a } : {}) }));
     const chargeOf = new Map((await Promise.all(charges.map((id) => stripe.charges.retrieve(id)))).map((ch) => [ch.payment_intent as string, ch.id]));
     expect(intents.map((pi) => chargeOf.get(pi)).filter((x) => x !== undefined)).toEqual(charges);
     // Prices: the ones made here, newest first (each checkout session's price_data made one in between).
-    const prices = await forward((a) => stripe.prices.list({ limit: 3, ...(a ? { starting_after: a } : {}) }));
+    const prices = await idsForward((a) => stripe.prices.list({ limit: 3, ...(a ? { starting_after: a } : {}) }));
     expect(prices.filter((id) => made.price!.includes(id))).toEqual(newestFirst(made.price!));
     // Invoice items: the standalone ones made here, newest first.
-    const items = await forward((a) => stripe.invoiceItems.list({ limit: 3, ...(a ? { starting_after: a } : {}) }));
+    const items = await idsForward((a) => stripe.invoiceItems.list({ limit: 3, ...(a ? { starting_after: a } : {}) }));
     expect(items.filter((id) => made.ii!.includes(id))).toEqual(newestFirst(made.ii!));
     // Payment methods, per customer list: one each; all of them through the customers, newest customer first.
-    const customers = await forward((a) => stripe.customers.list({ limit: 10, ...(a ? { starting_after: a } : {}) }));
+    const customers = await idsForward((a) => stripe.customers.list({ limit: 10, ...(a ? { starting_after: a } : {}) }));
     const pms = (await Promise.all(customers.map((id) => stripe.customers.listPaymentMethods(id)))).flatMap((l) => l.data.map((m) => m.id));
     expect(pms).toEqual(newestFirst(made.pm!));
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { startStripeTwin, type StripeTwin } from './harness.js';
+import { idsForward, startStripeTwin, type StripeTwin } from './harness.js';
 
 let twin: StripeTwin;
 let stripe: Stripe;
@@ -20,16 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await twin.close();
 });
-
-/** Every id of a list, forward with starting_after, `limit` at a time; and the pages' has_more. */
-async function walk<T extends { id: string }>(page: (after?: string) => Promise<Stripe.ApiList<T>>): Promise<string[]> {
-  const ids: string[] = [];
-  for (let p = await page(); ; p = await page(ids[ids.length - 1])) {
-    ids.push(...p.data.map((x) => x.id));
-    if (!p.has_more) return ids;
-    expect(p.data.length).toBeGreaterThan(0);
-  }
-}
 
 describe('lists filtered by an indexed field', () => {
   it('customers by email: only the matches, newest first, paged both ways, following updates and deletes', async () => {
@@ -47,7 +37,7 @@ describe('lists filtered by an indexed field', () => {
     const shared = [0, 3, 4, 12].map((i) => made[i]!.id).reverse();
 
     expect((await stripe.customers.list({ email: 'shared@example.com', limit: 100 })).data.map((c) => c.id)).toEqual(shared);
-    expect(await walk((after) => stripe.customers.list({ email: 'shared@example.com', limit: 2, ...(after ? { starting_after: after } : {}) }))).toEqual(shared);
+    expect(await idsForward((after) => stripe.customers.list({ email: 'shared@example.com', limit: 2, ...(after ? { starting_after: after } : {}) }))).toEqual(shared);
     const first = await stripe.customers.list({ email: 'shared@example.com', limit: 3 });
     expect(first.has_more).toBe(true);
     expect((await stripe.customers.list({ email: 'shared@example.com', limit: 4 })).has_more).toBe(false);
@@ -76,8 +66,8 @@ describe('lists filtered by an indexed field', () => {
     const late = await stripe.paymentIntents.create({ amount: 999, currency: 'usd' });
     await stripe.paymentIntents.update(late.id, { customer: b.id });
     intents[b.id]!.unshift(late.id);
-    expect(await walk((after) => stripe.paymentIntents.list({ customer: a.id, limit: 2, ...(after ? { starting_after: after } : {}) }))).toEqual(intents[a.id]);
-    expect(await walk((after) => stripe.paymentIntents.list({ customer: b.id, limit: 3, ...(after ? { starting_after: after } : {}) }))).toEqual(intents[b.id]);
+    expect(await idsForward((after) => stripe.paymentIntents.list({ customer: a.id, limit: 2, ...(after ? { starting_after: after } : {}) }))).toEqual(intents[a.id]);
+    expect(await idsForward((after) => stripe.paymentIntents.list({ customer: b.id, limit: 3, ...(after ? { starting_after: after } : {}) }))).toEqual(intents[b.id]);
 
     const pm = await stripe.paymentMethods.attach('pm_card_visa', { customer: a.id });
     expect((await stripe.customers.listPaymentMethods(a.id)).data.map((m) => m.id)).toEqual([pm.id]);

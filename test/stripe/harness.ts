@@ -199,3 +199,29 @@ export async function startStripeTwinInGuestHarness(): Promise<StripeTwin> {
     }),
   };
 }
+
+/**
+ * Every id of a list, newest first, walking forward with `starting_after` (`page(after)` asks
+ * for one page). A page that says there is more must hold something.
+ */
+export async function idsForward<T extends { id: string }>(page: (after?: string) => Promise<Stripe.ApiList<T>>): Promise<string[]> {
+  const ids: string[] = [];
+  for (let p = await page(); ; p = await page(ids[ids.length - 1])) {
+    ids.push(...p.data.map((x) => x.id));
+    if (!p.has_more) return ids;
+    if (p.data.length === 0) throw new Error('an empty page said there was more');
+  }
+}
+
+/**
+ * Every id of a list from its oldest one, walking backward with `ending_before` (`page(before)`)
+ * and putting each page in front: the same newest-first order as idsForward.
+ */
+export async function idsBackward<T extends { id: string }>(oldest: string, page: (before: string) => Promise<Stripe.ApiList<T>>): Promise<string[]> {
+  const ids = [oldest];
+  for (;;) {
+    const p = await page(ids[0] as string);
+    ids.unshift(...p.data.map((x) => x.id));
+    if (!p.has_more) return ids;
+  }
+}

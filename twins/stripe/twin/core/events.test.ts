@@ -4,20 +4,17 @@
  * of the record reaches the other. The entry names each event (`{ id, type, account }`).
  */
 import { describe, expect, it } from 'vitest';
-import type { TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
 import { insertWithEvent, saveWithEvent } from './events.js';
-import { memoryTree } from './memory-tree.test-helper.js';
+import { memoryTree, stubContext } from './fakes.test-helper.js';
 import { TxTree } from './tx.js';
 import type { Obj } from './util.js';
 
 const ACCT = 'acct_eventsTest';
 
 function call(): Call & { tree: TxTree } {
-  let drawn = 0;
-  const ctx = { position: 1, id: (prefix: string, length = 14) => prefix + String(drawn++ % 10).repeat(length) } as unknown as TwinContext;
   return {
-    ctx, tree: new TxTree(memoryTree()), acct: ACCT, requestId: 'req_test', idempotencyKey: null, now: 1_700_000_000,
+    ctx: stubContext(1), tree: new TxTree(memoryTree()), acct: ACCT, requestId: 'req_test', idempotencyKey: null, now: 1_700_000_000,
     emits: [], schedules: [], endpoints: undefined,
   } as unknown as Call & { tree: TxTree };
 }

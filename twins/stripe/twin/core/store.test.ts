@@ -5,23 +5,22 @@
  * from their records (ordered ids) or from `ix.` copies (random ids).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
+import type { Tree } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
-import { memoryTree } from './memory-tree.test-helper.js';
+import { memoryTree, stubContext } from './fakes.test-helper.js';
 import { insert, newestFirst, newId, orderedId, type AccountState } from './store.js';
 
 const ACCT = 'acct_seqTest';
 
-/** Ids the stand-in generator has drawn (a digit repeated: 0…, 1…, 2…); each test starts it at 0. */
-let drawn = 0;
+/** Ids the stand-in generator has drawn, across the calls of a test; each test starts at 0. */
+const draws = { n: 0 };
 beforeEach(() => {
-  drawn = 0;
+  draws.n = 0;
 });
 
 /** A call at a log position: what orderedId reads of it (ctx.position, ctx.id, the tree, the account). */
 function callAt(tree: Tree, position: number): Call {
-  const ctx = { position, id: (prefix: string, length = 14) => prefix + String(drawn++ % 10).repeat(length) } as unknown as TwinContext;
-  return { ctx, tree, acct: ACCT } as unknown as Call;
+  return { ctx: stubContext(position, draws), tree, acct: ACCT } as unknown as Call;
 }
 
 /** Makes `perEntry[i]` ids in the entry at position `first + i`; answers them in the order made. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memoryTree } from './memory-tree.test-helper.js';
+import { memoryTree } from './fakes.test-helper.js';
 import { TxTree } from './tx.js';
 
 describe('TxTree', () => {
