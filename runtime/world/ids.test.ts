@@ -31,4 +31,27 @@ describe('idSource', () => {
       expect(r).toBeLessThan(1);
     }
   });
+
+  it('makes ordered ids: position, number in the entry, then random characters', () => {
+    const s = idSource('w', 't', 62);
+    const a = s.orderedId('msg_');
+    const b = s.orderedId('msg_', 20);
+    expect(a).toMatch(/^msg_0000010000[0-9A-Za-z]{4}$/);
+    expect(b).toMatch(/^msg_0000010001[0-9A-Za-z]{10}$/);
+    expect(idSource('w', 't', 62).orderedId('msg_')).toBe(a);
+    // A later position sorts after, whatever the number within the earlier entry.
+    const earlier = idSource('w', 't', 61);
+    let last = '';
+    for (let i = 0; i < 300; i++) last = earlier.orderedId('msg_');
+    expect(last < a).toBe(true);
+    expect(idSource('w', 't', 62 ** 7 - 1).orderedId('m_', 10)).toBe('m_zzzzzzz000');
+  });
+
+  it('refuses an ordered id that cannot keep its order', () => {
+    expect(() => idSource('w', 't', 1).orderedId('m_', 9)).toThrow(RangeError);
+    expect(() => idSource('w', 't', 62 ** 7).orderedId('m_')).toThrow(/past what an ordered id can hold/);
+    const s = idSource('w', 't', 1);
+    for (let i = 0; i < 62 ** 3; i++) s.orderedId('m_', 10);
+    expect(() => s.orderedId('m_', 10)).toThrow(/at most 238328 ordered ids/);
+  });
 });

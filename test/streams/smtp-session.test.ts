@@ -171,6 +171,33 @@ describe('smtp twin: a session in the sandbox', () => {
     expect((await world.vendor('GET', '/smtp/messages')).json.data).toEqual([]);
   });
 
+  it('gives messages ordered ids, and lists new ones after those a counter-keeping mailbox made before', async () => {
+    world = await openStreamWorld([SMTP]);
+    // A mailbox as the twin left it before it numbered messages by log position: a random id,
+    // seq 1 from `message_counter/seq`, written at a later position than its seq.
+    const w = world.runner.world;
+    for (let i = 0; i < 3; i++) w.append('smtp', { cause: { kind: 'system', reason: 'a mailbox kept by an older twin' }, writes: [{ type: 'pad', id: String(i), value: i }] });
+    const old = { id: 'msg_zzOldRandom000', object: 'message', receivedAt: '2025-12-31T00:00:00.000Z', envelope: { from: 's@x.test', to: ['a@x.test'], helo: 'x.test' }, size: 10, messageId: null, subject: 'older', date: null, from: [], to: [], cc: [], bcc: [], replyTo: [], headers: [], text: 'body', html: null, attachments: [], seq: 1 };
+    w.append('smtp', { cause: { kind: 'system', reason: 'a mailbox kept by an older twin' }, writes: [
+      { type: 'message', id: old.id, value: old },
+      { type: 'message_by_seq', id: '000000000001', value: { id: old.id } },
+      { type: 'message_raw', id: old.id, value: { raw: 'Subject: older\r\n\r\nbody\r\n' } },
+      { type: 'message_counter', id: 'seq', value: { next: 2 } },
+    ] });
+    const c = await connect(world);
+    await c.send('EHLO x.test\r\n');
+    const ids: string[] = [];
+    for (const subject of ['one', 'two']) {
+      await c.send('MAIL FROM:<s@x.test>\r\nRCPT TO:<a@x.test>\r\nDATA\r\n');
+      ids.push(/queued as (msg_\w+)/.exec(await c.send(`Subject: ${subject}\r\n\r\nbody\r\n.\r\n`))![1]!);
+    }
+    expect(ids[0]! < ids[1]!).toBe(true);
+    const all = await world.vendor('GET', '/smtp/messages');
+    expect(all.json.data.map((m: { subject: string }) => m.subject)).toEqual(['two', 'one', 'older']);
+    const page = await world.vendor('GET', `/smtp/messages?limit=1&starting_after=${ids[0]}`);
+    expect(page.json.data.map((m: { id: string }) => m.id)).toEqual([old.id]);
+  });
+
   it('refuses a stream call to a twin without a stream or with a malformed connection id', async () => {
     world = await openStreamWorld([SMTP, HELLO]);
     await expect(world.runner.streamCall({ twin: 'hello', connId: 'c1', event: 'open', state: null })).rejects.toMatchObject({ code: 'unknown_stream' });

@@ -68,6 +68,34 @@ describe('clock and ids', () => {
     expect(body.short).toMatch(/^y_[0-9A-Za-z]{4}$/);
   });
 
+  it('makes ctx.orderedId ids that sort in the order they were made, across calls and within one', () => {
+    const h = harness();
+    const made = (count: number): string[] => (h.request('POST', '/ordered', { body: { count } }).body as { ids: string[] }).ids;
+    const ids = [...made(3), ...made(1), ...made(70)];
+    expect(ids).toHaveLength(74);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(74);
+    for (const id of ids) expect(id).toMatch(/^o_[0-9A-Za-z]{14}$/);
+    // The entry's position, then the id's number in it, then the generator's characters.
+    const expected = idSource('w1', 'probe', 1);
+    expect(ids[0]).toBe(expected.orderedId('o_'));
+    expect(ids[0]?.slice(2, 12)).toBe('0000001000');
+    expect(ids[1]?.slice(2, 12)).toBe('0000001001');
+    expect(ids[3]?.slice(2, 12)).toBe('0000002000');
+    // The ids are the keys the twin listed by: id order is creation order.
+    const listed = (h.request('POST', '/ops', { body: { ops: [{ op: 'list', type: 'thing', options: { limit: 100 } }] } }).body as { results: { items: { id: string }[] }[] }).results[0];
+    expect(listed?.items.map((i) => i.id)).toEqual(ids);
+  });
+
+  it('refuses an ordered id too short to hold its order, or with a prefix that is not a string', () => {
+    const h = harness();
+    const refused = (b: Record<string, unknown>): unknown => h.request('POST', '/ordered', { body: { count: 1, ...b } }).body;
+    expect(refused({ length: 9 })).toEqual({ error: 'ctx.orderedId: length must be an integer 10..128', made: 0 });
+    expect(refused({ length: 10.5 })).toEqual({ error: 'ctx.orderedId: length must be an integer 10..128', made: 0 });
+    expect(refused({ prefix: 7 })).toEqual({ error: 'ctx.orderedId: prefix must be a string', made: 0 });
+    expect((h.request('POST', '/ordered', { body: { count: 1, length: 10 } }).body as { ids: string[] }).ids[0]).toBe('o_0000001000');
+  });
+
   it('gives ctx.position as the position of the entry the call makes; a call that makes none leaves it to the next', () => {
     const h = harness();
     const positionNow = (): unknown => (h.request('GET', '/clock').body as { position: number }).position;

@@ -10,7 +10,7 @@
  *
  * Runs inside QuickJS: no Node APIs, nothing but the language and `__host_call`.
  */
-import { idSource } from '../../../runtime/world/ids.js';
+import { ORDERED_DIGITS, idSource } from '../../../runtime/world/ids.js';
 import type { IdSource } from '../../../runtime/world/ids.js';
 import type {
   ListOptions,
@@ -593,6 +593,13 @@ export function installTwin(def: TwinDefinition): void {
       if (length !== undefined && (!Number.isInteger(length) || length < 1 || length > 128)) throw new TypeError('ctx.id: length must be an integer 1..128');
       return idsOf(active()).id(prefix, length);
     },
+    orderedId: (prefix: string, length?: number): string => {
+      if (typeof prefix !== 'string') throw new TypeError('ctx.orderedId: prefix must be a string');
+      if (length !== undefined && (!Number.isInteger(length) || length < ORDERED_DIGITS || length > 128)) {
+        throw new TypeError(`ctx.orderedId: length must be an integer ${ORDERED_DIGITS}..128`);
+      }
+      return idsOf(active()).orderedId(prefix, length);
+    },
     random: (): number => idsOf(active()).random(),
     emit: (type: string, data: unknown): void => {
       checkName('ctx.emit: type', type);
@@ -674,6 +681,7 @@ export function installTwin(def: TwinDefinition): void {
         now: shared.now,
         nowMs: shared.nowMs,
         id: shared.id,
+        orderedId: shared.orderedId,
         random: shared.random,
         emit: shared.emit,
         schedule: shared.schedule,

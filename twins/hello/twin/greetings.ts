@@ -6,8 +6,9 @@
  * - `greeting/<id>` → the stored greeting (the wire object plus `seq`, its creation number:
  *   the log position of the entry that made it, which only grows, so no counter is kept);
  * - `greeting_by_seq/<seq, 12 digits>` → `{ id }`: an index in creation order, so a list is
- *   one ordered read and a cursor is a position in it (ids are random, so id order is not
- *   creation order).
+ *   one ordered read and a cursor is a position in it. Ids are ordered (`ctx.orderedId`), so
+ *   new greetings share storage pages, but worlds made before hold random ones: id order is
+ *   not creation order there.
  * Worlds made before kept `greeting_counter/seq`; its numbers were never above the position of
  * the entry that drew them, so new greetings still sort after those.
  */
@@ -113,7 +114,7 @@ export const createGreeting = handler((request, ctx): TwinResponse => {
   const metadata = p['metadata'] === undefined ? {} : mergeMetadata({}, p['metadata']);
 
   const greeting: StoredGreeting = {
-    id: ctx.id('grt_'),
+    id: ctx.orderedId('grt_'),
     object: 'greeting',
     name,
     message,

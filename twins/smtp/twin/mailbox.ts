@@ -8,7 +8,10 @@
  * - `message_raw/<id>` → `{ raw }`: the message as received (a binary string), for `…/raw`
  *   and for attachments, which are parsed out of it again when asked for: a message's bytes
  *   are kept once, and lists never carry them;
- * - `message_counter/seq` → `{ next }`.
+ * A message's id is ordered (`ctx.orderedId`) and its seq is the log position of the entry
+ * that delivered it, which only grows: no counter is kept. Mailboxes made before kept
+ * `message_counter/seq`, whose numbers were never above the position of the entry that drew
+ * them (one entry per message), so new messages still sort after those.
  */
 import type { ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../sdk/twin/index.js';
 import { base64Encode } from './encoding.js';
@@ -17,7 +20,6 @@ import { parseMail, type MailAddress, type MailHeader } from './mime.js';
 export const MESSAGE = 'message';
 const BY_SEQ = 'message_by_seq';
 const RAW = 'message_raw';
-const COUNTER = 'message_counter';
 const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 50;
 /** Messages one `DELETE /messages` removes; the answer's `has_more` says to call again. */
@@ -81,9 +83,8 @@ function present(stored: StoredMessage): Message {
 /** Stores one accepted message; its writes become the entry of the DATA that carried it. */
 export function deliver(ctx: TwinContext, envelope: Envelope, raw: string): Message {
   const parsed = parseMail(raw);
-  const counter = ctx.tree.get<{ next: number }>(COUNTER, 'seq');
-  const seq = counter?.next ?? 1;
-  const id = ctx.id('msg_');
+  const seq = ctx.position;
+  const id = ctx.orderedId('msg_');
   const stored: StoredMessage = {
     id,
     object: 'message',
@@ -107,7 +108,6 @@ export function deliver(ctx: TwinContext, envelope: Envelope, raw: string): Mess
   };
   ctx.tree.put(MESSAGE, id, stored);
   ctx.tree.put(BY_SEQ, seqKey(seq), { id });
-  ctx.tree.put(COUNTER, 'seq', { next: seq + 1 });
   ctx.tree.put(RAW, id, { raw });
   const message = present(stored);
   ctx.emit('message.received', { id, from: envelope.from, to: envelope.to, subject: parsed.subject, size: raw.length });
