@@ -48,6 +48,83 @@ export function keyText(key: Key): string {
   return text;
 }
 
+interface KeyNode<V> {
+  /** The key whose value this node holds (set with the value). */
+  key: Key | undefined;
+  value: V | undefined;
+  children: Map<KeyPart, KeyNode<V>> | undefined;
+}
+
+/**
+ * A map keyed by storage keys, as Maps nested part by part. Unlike a Map keyed by `keyText`,
+ * it builds no text per key (a `keyText` of a ~90-character key and its hash cost ~0.45 µs a
+ * get and set; this ~0.17 µs), and a range's candidates are found under the parts its bounds
+ * share instead of among every key. Numbers and strings stay apart (a Map tells 1 from '1').
+ */
+export class KeyMap<V> {
+  private readonly root: KeyNode<V> = { key: undefined, value: undefined, children: undefined };
+  private readonly nodes: KeyNode<V>[] = [];
+
+  get size(): number {
+    return this.nodes.length;
+  }
+
+  get(key: Key): V | undefined {
+    let node: KeyNode<V> | undefined = this.root;
+    for (let i = 0; i < key.length && node !== undefined; i++) node = node.children?.get(key[i] as KeyPart);
+    return node?.value;
+  }
+
+  set(key: Key, value: V): void {
+    let node = this.root;
+    for (let i = 0; i < key.length; i++) {
+      const part = key[i] as KeyPart;
+      node.children ??= new Map();
+      let child = node.children.get(part);
+      if (child === undefined) node.children.set(part, (child = { key: undefined, value: undefined, children: undefined }));
+      node = child;
+    }
+    if (node.key === undefined) this.nodes.push(node);
+    node.key = key;
+    node.value = value;
+  }
+
+  /** The values, in the order their keys were first set. */
+  *values(): IterableIterator<V> {
+    for (const node of this.nodes) yield node.value as V;
+  }
+
+  /**
+   * The values of every key that may lie in [start, end), and of some that do not: those
+   * under the parts the bounds share, pruned at the first part they differ in. The caller
+   * compares each key.
+   */
+  within(start: Key, end: Key): V[] {
+    const out: V[] = [];
+    let node: KeyNode<V> | undefined = this.root;
+    let i = 0;
+    for (; i < start.length && i < end.length && start[i] === end[i]; i++) {
+      node = node.children?.get(start[i] as KeyPart);
+      if (node === undefined) return out;
+    }
+    if (node.key !== undefined) out.push(node.value as V);
+    if (node.children === undefined) return out;
+    const low = start[i];
+    const high = end[i];
+    for (const [part, child] of node.children) {
+      if (low !== undefined && comparePart(part, low) < 0) continue;
+      if (high !== undefined && comparePart(part, high) > 0) continue;
+      collect(child, out);
+    }
+    return out;
+  }
+}
+
+function collect<V>(node: KeyNode<V>, out: V[]): void {
+  if (node.key !== undefined) out.push(node.value as V);
+  if (node.children !== undefined) for (const child of node.children.values()) collect(child, out);
+}
+
 /** lmdb's largest key (its default build), in ordered-binary bytes. */
 export const MAX_KEY_BYTES = 1978;
 
