@@ -57,7 +57,7 @@ interface KeyNode<V> {
 
 /**
  * A map keyed by storage keys, as Maps nested part by part. Unlike a Map keyed by `keyText`,
- * it builds no text per key (a `keyText` of a ~90-character key and its hash cost ~0.45 µs a
+ * it builds no text per key (a `keyText` of a ~90-character key and its hash cost ~0.5 µs a
  * get and set; this ~0.17 µs), and a range's candidates are found under the parts its bounds
  * share instead of among every key. Numbers and strings stay apart (a Map tells 1 from '1').
  */

@@ -14,7 +14,7 @@ export interface IdSource {
    * made at an earlier position, or earlier in the same entry. Records keyed by such ids sit
    * next to each other in storage: a commit of new ones rewrites the same few B-tree pages,
    * where random ids scatter them (hello's POST wrote 80 KB per request with random ids,
-   * 8.7 KB with ordered ones; bench/README.md).
+   * 8.3 KB with ordered ones; bench/README.md).
    */
   orderedId(prefix: string, length?: number): string;
   /** A number in [0, 1). */

@@ -80,7 +80,7 @@ export interface TwinContext {
    * A deterministic id that sorts after every one made before: `orderedId('msg_')` →
    * `msg_` + the entry's position (7 base-62 digits) + its number in the entry (3) + random
    * characters, `length` (default 14, at least 10) after the prefix. Key records made in
-   * volume by it: new ones then share storage pages (a durable create was 25% cheaper for
+   * volume by it: new ones then share storage pages (a durable create was a quarter cheaper for
    * the hello twin), and listing them in id order is creation order.
    */
   orderedId(prefix: string, length?: number): string;
