@@ -1,6 +1,6 @@
 import { pack, unpack } from 'msgpackr';
 import { KitError } from '../errors.js';
-import { assertKey, assertSynchronous, compareKeys, keyText } from './keys.js';
+import { KeyMap, assertKey, assertSynchronous, compareKeys } from './keys.js';
 import type { Key, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
 interface Row {
@@ -50,19 +50,23 @@ export class MemoryStorage implements Storage {
     this.check();
     if (this.inTransaction) throw new TypeError('transact() does not nest');
     // Pending writes, applied only when fn returns: a throw leaves nothing behind.
-    const pending = new Map<string, { key: Key; value: Uint8Array | null }>();
+    const pending = new KeyMap<{ key: Key; value: Uint8Array | null }>();
+    const stage = (key: Key, value: Uint8Array | null): void => {
+      const copy = [...key];
+      pending.set(copy, { key: copy, value });
+    };
     const writer: StorageWriter = {
       put: (key, value) => {
         assertKey(key);
-        pending.set(keyText(key), { key: [...key], value: pack(value) });
+        stage(key, pack(value));
       },
       remove: (key) => {
         assertKey(key);
-        pending.set(keyText(key), { key: [...key], value: null });
+        stage(key, null);
       },
       get: <V>(key: Key): V | undefined => {
         assertKey(key);
-        const p = pending.get(keyText(key));
+        const p = pending.get(key);
         if (p !== undefined) return p.value === null ? undefined : (unpack(p.value) as V);
         return this.get<V>(key);
       },
