@@ -139,7 +139,7 @@ export class Deliverer {
     this.onResult = options.onResult;
     this.send = options.fetch ?? fetch;
     // Resume what a previous run left.
-    const outbox = ['#runner', this.world, 'outbox'];
+    const outbox = this.outbox();
     for (const { key, value } of this.storage.range<Pending>({ start: outbox, end: [...outbox, '\uffff'] })) {
       const id = String(key[key.length - 1]);
       this.due.push(typeof value.nextAt === 'number' ? value.nextAt : 0, id);
@@ -149,9 +149,13 @@ export class Deliverer {
     this.schedule(0);
   }
 
+  private outbox(): string[] {
+    return ['#runner', this.world, 'outbox'];
+  }
+
   /** The storage key of outbox item `id`. */
   private key(id: string): string[] {
-    return ['#runner', this.world, 'outbox', id];
+    return [...this.outbox(), id];
   }
 
   /** Queues the deliveries a durable entry asks for. */

@@ -293,15 +293,10 @@ function store(c: Call, type: string, obj: Obj, copy: Obj): void {
   const id = obj.id as string;
   const prefix = keyedPrefix(c, type);
   const put = putFor(c, copy === obj);
-  if (prefix !== undefined) {
-    const s = seqOfId(id, prefix) ?? nextSeq(c);
-    put(type, `${c.acct}/${id}`, { s, o: copy });
-    reindex(c, type, id, s, undefined, copy);
-    return;
-  }
-  const s = nextSeq(c);
+  // A keyed type's id carries its seq; any other is listed through its `ix.` copy.
+  const s = (prefix !== undefined ? seqOfId(id, prefix) : undefined) ?? nextSeq(c);
   put(type, `${c.acct}/${id}`, { s, o: copy });
-  put(`ix.${type}.${c.acct}`, pad(s), copy);
+  if (prefix === undefined) put(`ix.${type}.${c.acct}`, pad(s), copy);
   reindex(c, type, id, s, undefined, copy);
 }
 
