@@ -2,7 +2,7 @@
  * What appendBatch keeps in memory and what it writes agree with what a fresh store reads
  * back from storage: counts at head, existence, values at head and at every earlier
  * position, in worlds and their branches, across batches, deletions, refused batches and
- * a restart.
+ * a restart; and worlds written in the key layouts of earlier versions.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -196,6 +196,45 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     });
     const again = new WorldStore(storage, { now: () => clock.now });
     reopenAndAppendOn(again, br.name, rm, bm, rnd, clock);
+  });
+
+  it('deleting a record removes its head key, and a list at head walks only live records', () => {
+    const { storage, store } = setup();
+    const w = store.createWorld('queue', { twins: ['stripe'] });
+    for (let i = 0; i < 50; i++) {
+      w.append('stripe', { cause, writes: [{ type: 'due', id: `m_${String(i).padStart(3, '0')}`, value: { i } }] });
+      if (i < 49) w.append('stripe', { cause, writes: [{ type: 'due', id: `m_${String(i).padStart(3, '0')}`, value: null }] });
+    }
+    const heads = [...storage.range({ start: ['w'], end: ['w\uffff'] })].filter((kv) => kv.key[2] === 'head' && kv.key[3] === 'due');
+    expect(heads.map((kv) => kv.key[4])).toEqual(['m_049']);
+    expect(w.listRecords('stripe', 'due', { limit: 1 }).records).toEqual([{ id: 'm_049', value: { i: 49 } }]);
+    // The deleted ones are still there as of any position they were live at.
+    expect(w.getRecord('stripe', 'due', 'm_010', 21)).toEqual({ i: 10 });
+    expect(w.getRecord('stripe', 'due', 'm_010', 22)).toBeUndefined();
+    expect(w.listRecords('stripe', 'due', { at: 21 }).records).toEqual([{ id: 'm_010', value: { i: 10 } }]);
+  });
+
+  it('reads worlds written when deletions stayed in head keys (with a null value), and appends on', () => {
+    const { storage, store, clock } = setup();
+    const rnd = random(29);
+    const { root, rm } = grownWorld(store, rnd, 40, clock);
+    const { br, bm } = grownBranch(root, rm, rnd, 20, clock);
+    drive(root, rm, rnd, 10, clock);
+    // Then, a record's newest deletion was its head key [pos, null], with no version key.
+    const all = [...storage.range<unknown>({ start: ['w'], end: ['w\uffff'] })];
+    const record = (key: readonly unknown[]): string => [key[0], key[1], key[3], key[4]].join('\u0000');
+    const live = new Set(all.filter((kv) => kv.key[2] === 'head').map((kv) => record(kv.key)));
+    const newest = new Map<string, { key: (string | number)[]; value: unknown }>();
+    for (const kv of all) if (kv.key[2] === 'rec') newest.set(record(kv.key), kv as { key: (string | number)[]; value: unknown });
+    const moved = [...newest].filter(([r, kv]) => !live.has(r) && kv.value === null);
+    expect(moved.length).toBeGreaterThan(0);
+    storage.transact((tx) => {
+      for (const [, { key }] of moved) {
+        tx.remove(key);
+        tx.put([key[0]!, key[1]!, 'head', key[3]!, key[4]!], [key[5]!, null]);
+      }
+    });
+    reopenAndAppendOn(new WorldStore(storage, { now: () => clock.now }), br.name, rm, bm, rnd, clock);
   });
 
   it('a batch that writes, deletes and re-creates one record counts it once', () => {

@@ -13,17 +13,22 @@
  *   [id, '#branch', name]             → BranchRecord   this world's branches
  *   [id, '#trace', traceId, twin, pos] → null          entries by W3C trace id (timeline filter)
  *   [id, twin, 'log', position]       → Entry
- *   [id, twin, 'rec', type, rid, pos] → value | null   a version this world has superseded (null:
- *                                                      deleted at pos); written when superseded
- *   [id, twin, 'head', type, rid]     → [pos, value]   newest own version and its value (null:
- *                                                      deleted): reads at head and checkpoints
- *                                                      at head are one lookup, whatever the log's length
+ *   [id, twin, 'rec', type, rid, pos] → value | null   a version this world has superseded, or
+ *                                                      (null) its deletion at pos; a deletion's
+ *                                                      key is written when it is made
+ *   [id, twin, 'head', type, rid]     → [pos, value]   newest own version of a live record: reads
+ *                                                      at head and checkpoints at head are one
+ *                                                      lookup, whatever the log's length
  *   [id, twin, 'count', type, pos]    → n              count of live records of the type as of pos
  * A record's newest own version is in its head key alone, so a new record costs one key; its
- * version key is written when a later write supersedes it. The version as of pos is the
- * head's when the head's position is ≤ pos, else the last version key ≤ pos; a world without
- * a head key for the record never wrote it. Worlds written before this also kept the newest
- * version under 'rec'; the same reads serve both.
+ * version key is written when a later write supersedes it. Deleting a record removes its head
+ * key and writes its deletion as a version key, so the head keys of a type are its live
+ * records: a list at head walks those, not every record the type ever had (a queue whose
+ * items come and go, a twin's scheduled moves, stays as cheap to read as it is short). The
+ * version as of pos is the head's when the head's position is ≤ pos, else the last version
+ * key ≤ pos; a world with neither for the record never wrote it. Worlds written before this
+ * kept deletions as head keys with a null value, and before that also kept the newest
+ * version under 'rec'; the same reads serve all three.
  * Counts are versioned (one key per position that changed them), unlike the single
  * `[w, t, 'count', type]` first sketched in runtime/README.md: a count as of any position,
  * and a branch's count as of its cut, are then one ordered-key lookup.
@@ -468,7 +473,13 @@ export class World {
       for (const [type, rid, position, value] of superseded) tx.put([id, twin, 'rec', type, rid, position], value);
       for (const entry of entries) {
         tx.put([id, twin, 'log', entry.position], entry);
-        for (const w of entry.writes) tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
+        for (const w of entry.writes) {
+          if (w.value !== null) tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
+          else {
+            tx.remove([id, twin, 'head', w.type, w.id]);
+            tx.put([id, twin, 'rec', w.type, w.id, entry.position], null);
+          }
+        }
         const trace = traceIdOf(entry.traceparent);
         if (trace !== undefined) tx.put([id, '#trace', trace, twin, entry.position], null);
       }
@@ -951,11 +962,13 @@ export class World {
   /** A record's value as of `at` (undefined when absent or deleted). */
   private recordAt(twin: string, type: string, id: string, at: number, head: number): unknown {
     const storage = this.e.storage;
-    for (const l of this.layers(twin, at)) {
-      // The layer's newest own version; none: the layer never wrote the record.
+    const layers = this.layers(twin, at);
+    for (const l of layers) {
+      // The layer's newest own version, if the record is live in it.
       const version = storage.get<HeadVersion>([l.id, twin, 'head', type, id]);
-      if (version === undefined) continue;
-      if (version[0] <= l.hi) return version[1] ?? undefined;
+      if (version !== undefined && version[0] <= l.hi) return version[1] ?? undefined;
+      // No head key at the head of a world with no base below: never written, or deleted.
+      if (version === undefined && at === head && layers.length === 1 && l.top) return undefined;
       const kv = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1], reverse: true });
       if (kv !== undefined) return kv.value ?? undefined;
     }
@@ -1019,37 +1032,46 @@ export class World {
   ): boolean {
     const storage = this.e.storage;
     const layers = this.layers(twin, at);
-    // Next id beyond `from` (in walking order) that has a version in the layer's window.
+    const better = (a: string, b: string): boolean => (reverse ? compareStrings(a, b) > 0 : compareStrings(a, b) < 0);
+    // The first key beyond `cursor` (in walking order) under `prefix`, within the bounds.
+    const nextKey = (prefix: Key, cursor: string | undefined): Key | undefined => {
+      let range: RangeOptions;
+      if (!reverse) {
+        const lower = cursor ?? bounds.after;
+        range = {
+          start: lower === undefined ? prefix : after(prefix, lower),
+          end: bounds.before === undefined ? prefixEnd(prefix) : [...prefix, bounds.before],
+        };
+      } else {
+        const upper = cursor ?? bounds.before;
+        range = {
+          start: bounds.after === undefined ? prefix : after(prefix, bounds.after),
+          end: upper === undefined ? prefixEnd(prefix) : [...prefix, upper],
+          reverse: true,
+        };
+      }
+      return first(storage, range)?.key;
+    };
+    // Next id beyond `from` (in walking order) that has a version in the layer's window. A
+    // record the layer wrote has a head key (live) or version keys (superseded or deleted).
     const seek = (l: Layer, from: string | undefined): string | undefined => {
-      // Every record a layer wrote has a head key: its newest own version.
-      const prefix: Key = [l.id, twin, 'head', type];
+      const heads: Key = [l.id, twin, 'head', type];
+      const versions: Key = [l.id, twin, 'rec', type];
       let cursor = from;
       for (;;) {
-        let range: RangeOptions;
-        if (!reverse) {
-          const lower = cursor ?? bounds.after;
-          range = {
-            start: lower === undefined ? prefix : after(prefix, lower),
-            end: bounds.before === undefined ? prefixEnd(prefix) : [...prefix, bounds.before],
-          };
-        } else {
-          const upper = cursor ?? bounds.before;
-          range = {
-            start: bounds.after === undefined ? prefix : after(prefix, bounds.after),
-            end: upper === undefined ? prefixEnd(prefix) : [...prefix, upper],
-            reverse: true,
-          };
+        const h = nextKey(heads, cursor)?.[4] as string | undefined;
+        const v = nextKey(versions, cursor)?.[4] as string | undefined;
+        if (h === undefined && v === undefined) return undefined;
+        const id = h === undefined ? (v as string) : v === undefined || better(h, v) || h === v ? h : v;
+        if (id === h) {
+          const version = storage.get<HeadVersion>([...heads, id]);
+          if (version !== undefined && version[0] <= l.hi) return id;
         }
-        const kv = first<HeadVersion>(storage, range);
-        if (kv === undefined) return undefined;
-        const id = kv.key[4] as string;
-        if (kv.value[0] <= l.hi) return id;
-        const version = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1] });
-        if (version !== undefined) return id;
+        const older = first(storage, { start: [...versions, id, l.lo + 1], end: [...versions, id, l.hi + 1] });
+        if (older !== undefined) return id;
         cursor = id;
       }
     };
-    const better = (a: string, b: string): boolean => (reverse ? compareStrings(a, b) > 0 : compareStrings(a, b) < 0);
     const candidates = layers.map((l) => seek(l, undefined));
     let seen = 0;
     for (;;) {
