@@ -5,7 +5,7 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, utf8Encode, wrap60 } from '../lib/bytes.js';
 import {
-  SHA, buildTree, deleteRef, flatten, getCommit, getObject, getRef, isAncestor, listRefs, paint, putBlob, putObject, setRef, sortEntries, walk,
+  SHA, buildTree, deleteRef, flatten, getCommit, getObject, getRef, isAncestor, listRefs, paint, putBlob, putObject, setRef, walk,
   type CommitObject, type FileEntry, type Person, type TreeEntry,
 } from '../lib/git.js';
 import {
