@@ -3,10 +3,12 @@
  * payment intent, payment method or subscription), through the official `stripe` package:
  * the same pages a walk over every object would give, as objects are made, moved from one
  * value to another, and deleted; and a filter the index does not serve still works beside it.
+ * Prices by lookup key (one or several, merged newest first), and the reads that find a
+ * customer's or an invoice's objects through an index rather than a walk over all of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { idsForward, startStripeTwin, type StripeTwin } from './harness.js';
+import { idsBackward, idsForward, startStripeTwin, type StripeTwin } from './harness.js';
 
 let twin: StripeTwin;
 let stripe: Stripe;
@@ -88,6 +90,56 @@ describe('lists filtered by an indexed field', () => {
     expect((await stripe.subscriptions.list({ customer: b.id })).data.map((s) => s.id)).toEqual([kept.id]);
     expect((await stripe.subscriptions.list({ customer: b.id, status: 'all' })).data.map((s) => s.id)).toEqual([canceled.id, kept.id]);
     expect((await stripe.subscriptions.list({ customer: a.id, status: 'all' })).data).toEqual([]);
+  });
+
+  it('prices by lookup_keys[]: several keys merged newest first, paged both ways, following a transferred key', async () => {
+    const product = await stripe.products.create({ name: 'Keyed' });
+    const made: Stripe.Price[] = [];
+    for (let i = 0; i < 9; i++) {
+      if (i === 6) await twin.advance(3600 * 1000);
+      made.push(await stripe.prices.create({ product: product.id, currency: 'usd', unit_amount: 100 + i, lookup_key: `lk_${i}` }));
+      // Prices without a key, and another account's with the same keys, in between.
+      await stripe.prices.create({ product: product.id, currency: 'usd', unit_amount: 1 });
+      await other.prices.create({ product: (await other.products.create({ name: 'Theirs' })).id, currency: 'usd', unit_amount: 5, lookup_key: `lk_${i}` });
+    }
+    const keys = ['lk_1', 'lk_4', 'lk_6', 'lk_7', 'lk_4', 'lk_none'];
+    const wanted = [7, 6, 4, 1].map((i) => made[i]!.id);
+    const byKeys = (extra: Stripe.PriceListParams = {}) => stripe.prices.list({ lookup_keys: keys, ...extra });
+    expect((await byKeys()).data.map((p) => p.id)).toEqual(wanted);
+    expect(await idsForward((after) => byKeys({ limit: 1, ...(after ? { starting_after: after } : {}) }))).toEqual(wanted);
+    expect(await idsBackward(made[1]!.id, (before) => byKeys({ limit: 2, ending_before: before }))).toEqual(wanted);
+    expect((await byKeys({ limit: 2 })).has_more).toBe(true);
+    // Another filter beside the keys applies too.
+    expect((await byKeys({ active: true, created: { gte: made[6]!.created } })).data.map((p) => p.id)).toEqual(wanted.slice(0, 2));
+
+    // The key moves to a new price: the old one is no longer found by it.
+    const moved = await stripe.prices.create({ product: product.id, currency: 'usd', unit_amount: 999, lookup_key: 'lk_4', transfer_lookup_key: true });
+    expect((await stripe.prices.list({ lookup_keys: ['lk_4'] })).data.map((p) => p.id)).toEqual([moved.id]);
+    await expect(stripe.prices.update(made[6]!.id, { lookup_key: 'lk_7' })).rejects.toMatchObject({ param: 'lookup_key', statusCode: 400 });
+    await stripe.prices.update(made[6]!.id, { lookup_key: 'lk_renamed' });
+    expect((await byKeys()).data.map((p) => p.id)).toEqual([moved.id, made[7]!.id, made[1]!.id]);
+    expect((await stripe.prices.list({ lookup_keys: ['lk_renamed'] })).data.map((p) => p.id)).toEqual([made[6]!.id]);
+    expect((await other.prices.list({ lookup_keys: ['lk_4'] })).data).toHaveLength(1);
+  });
+
+  it("an invoice takes only its customer's pending items, and deleting the draft gives them back", async () => {
+    const [mine, theirs] = [await stripe.customers.create({ name: 'Billed' }), await stripe.customers.create({ name: 'Not billed' })];
+    const items: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      items.push((await stripe.invoiceItems.create({ customer: mine.id, amount: 100 * (i + 1), currency: 'usd' })).id);
+      await stripe.invoiceItems.create({ customer: theirs.id, amount: 7, currency: 'usd' });
+    }
+    const draft = await stripe.invoices.create({ customer: mine.id, pending_invoice_items_behavior: 'include' });
+    expect(draft.amount_due).toBe(1000);
+    expect(draft.lines.data.map((l) => l.amount).sort((a, b) => a - b)).toEqual([100, 200, 300, 400]);
+    // An item added to the draft rebuilds its lines from the draft's items.
+    await stripe.invoiceItems.create({ customer: mine.id, amount: 5, currency: 'usd', invoice: draft.id });
+    expect((await stripe.invoices.retrieve(draft.id)).amount_due).toBe(1005);
+    await stripe.invoices.del(draft.id);
+    for (const id of items) expect((await stripe.invoiceItems.retrieve(id)).invoice).toBeNull();
+    const again = await stripe.invoices.create({ customer: mine.id, pending_invoice_items_behavior: 'include' });
+    expect(again.amount_due).toBe(1005);
+    expect((await stripe.invoices.create({ customer: theirs.id, pending_invoice_items_behavior: 'include' })).amount_due).toBe(28);
   });
 
   it("a product with prices is not deleted, one without is; a charge's refunds expand from the index", async () => {

@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Tree } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
 import { memoryTree, stubContext } from './fakes.test-helper.js';
-import { insert, newestFirst, newId, orderedId, type AccountState } from './store.js';
+import { insert, is, newestFirst, newestWhere, newId, orderedId, type AccountState } from './store.js';
 
 const ACCT = 'acct_seqTest';
 
@@ -99,5 +99,40 @@ describe('ordered ids of the payment flow\'s types', () => {
     expect(listed).toEqual([...ids].reverse());
     expect(tree.count(`ix.payment_intent.${ACCT}`)).toBe(3);
     expect(account(tree)).toEqual({ n: 10, hooks: 0, ix: 1 });
+  });
+});
+
+describe('equality indexes added after an account began', () => {
+  /** Three prices with lookup keys; then drops what the lookup-key index holds, as for prices made before it existed. */
+  function pricesFiledBefore(tree: Tree): string[] {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = callAt(tree, 1 + i);
+      const id = newId(c, 'price', 'price_', 24);
+      insert(c, 'price', { id, object: 'price', product: 'prod_1', lookup_key: `key_${i}` });
+      ids.push(id);
+    }
+    for (const { id } of tree.list(`by.price.lookup_key.${ACCT}`).items) tree.delete(`by.price.lookup_key.${ACCT}`, id);
+    return ids;
+  }
+  const byKey = (tree: Tree, key: string): string[] => [...newestWhere(callAt(tree, 10), 'price', is('lookup_key', key))].map((r) => r.o.id as string);
+
+  it('an account whose indexes predate the lookup-key one finds prices by walking them all', () => {
+    const tree = memoryTree();
+    tree.put('account', ACCT, { n: 0, hooks: 0, ix: 1, k: 1 });
+    const ids = pricesFiledBefore(tree);
+    expect(byKey(tree, 'key_1')).toEqual([ids[1]]);
+    // Its older index (product) is still read: a stray entry put in it shows up in the answer.
+    tree.put(`by.price.product.${ACCT}`, `6:prod_1/${'9'.repeat(12)}`, ids[2]);
+    expect([...newestWhere(callAt(tree, 10), 'price', is('product', 'prod_1'))].map((r) => r.o.id)).toEqual([ids[2], ids[2], ids[1], ids[0]]);
+  });
+
+  it('a new account reads the lookup-key index, so a price missing from it is not found', () => {
+    const tree = memoryTree();
+    const ids = pricesFiledBefore(tree);
+    expect(account(tree)).toBeUndefined();
+    expect(byKey(tree, 'key_1')).toEqual([]);
+    tree.put(`by.price.lookup_key.${ACCT}`, `5:key_1/000000000001`, ids[1]);
+    expect(byKey(tree, 'key_1')).toEqual([ids[1]]);
   });
 });

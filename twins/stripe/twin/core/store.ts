@@ -83,26 +83,34 @@ export interface AccountState {
   /** Webhook endpoints the account has (enabled or not). */
   hooks: number;
   /**
-   * 1: the account's equality indexes (INDEXED) hold all its objects, so filtered lists read
-   * them. Absent for an account a twin without them began: its filtered lists read every object.
+   * The version of INDEXED whose equality indexes hold all the account's objects: filtered
+   * lists and lookups read an index whose field was added at or before it (INDEXED_SINCE).
+   * Absent for an account a twin without indexes began: its filtered lists read every object.
    */
-  ix?: 1;
+  ix?: number;
   /**
    * 1: the account orders the ids of KEYED_SINCE_K's types and lists them from their records.
    * Absent for an account a twin without that began: those types keep random ids and `ix.` copies.
    */
   k?: 1;
+  /**
+   * 1: the account's balance is kept as sums (resources/balance.ts) as its balance
+   * transactions are made. Absent for an account a twin without them began: its balance is
+   * summed from every balance transaction.
+   */
+  bal?: 1;
 }
 
 export function accountState(c: Call): AccountState {
-  // A new account is indexed, and orders its ids, from its first object on.
-  return c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0, ix: 1, k: 1 };
+  // A new account is indexed, orders its ids and sums its balance from its first object on.
+  return c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0, ix: INDEX_VERSION, k: 1, bal: 1 };
 }
 
 function putAccount(c: Call, n: number, hooks: number, was: AccountState): void {
   const st: AccountState = { n, hooks };
-  if (was.ix === 1) st.ix = 1;
+  if (was.ix !== undefined) st.ix = was.ix;
   if (was.k === 1) st.k = 1;
+  if (was.bal === 1) st.bal = 1;
   c.tree.put('account', c.acct, st);
 }
 
@@ -142,9 +150,10 @@ function nextSeq(c: Call): number {
 }
 
 /**
- * The fields lists filter on that pick a few objects out of many (an app's "find the
- * customer with this email", "this customer's payment intents"): each has an equality index,
- * so such a list reads its matches, not every object of the type.
+ * The fields lists and lookups filter on that pick a few objects out of many (an app's "find
+ * the customer with this email", "this customer's payment intents", "the price with this
+ * lookup key"): each has an equality index, so such a read reads its matches, not every
+ * object of the type.
  */
 const INDEXED: Record<string, readonly string[]> = {
   customer: ['email'],
@@ -153,12 +162,25 @@ const INDEXED: Record<string, readonly string[]> = {
   refund: ['charge', 'payment_intent'],
   payment_method: ['customer'],
   setup_intent: ['customer'],
-  subscription: ['customer'],
+  subscription: ['customer', 'test_clock'],
   invoice: ['customer'],
-  invoiceitem: ['customer'],
+  invoiceitem: ['customer', 'invoice'],
+  invoice_payment: ['invoice'],
   'checkout.session': ['customer'],
-  price: ['product'],
+  price: ['product', 'lookup_key'],
+  card: ['customer'],
+  customer_balance_transaction: ['customer'],
 };
+/**
+ * The INDEXED version that added a field (1 when not named here). An account whose `ix` is
+ * older lacks that index (its objects from before were never filed in it) and reads every
+ * object instead; a new account gets INDEX_VERSION.
+ */
+const INDEXED_SINCE: Record<string, number> = {
+  'subscription.test_clock': 2, 'invoiceitem.invoice': 2, 'invoice_payment.invoice': 2, 'price.lookup_key': 2, 'card.customer': 2,
+  'customer_balance_transaction.customer': 2,
+};
+const INDEX_VERSION = 2;
 /** Longer values are not indexed (the index id must stay within the tree's id limit): lists by them read every object. */
 const MAX_INDEXED_CHARS = 256;
 
@@ -351,11 +373,14 @@ export function unlist(c: Call, type: string, id: string, stub?: Obj): void {
   else c.tree.delete(type, `${c.acct}/${id}`);
 }
 
-/** A list's filter; one made by `eq` or `is` also names its field and value, for an equality index. */
+/**
+ * A list's filter; one made by `eq`, `is` or `isAny` also names its field and the values it
+ * keeps, for an equality index.
+ */
 export interface Filter {
   (o: Obj): boolean;
   field?: string;
-  value?: string;
+  values?: readonly string[];
 }
 
 /** Iterates an account's objects newest first, starting below `beforeSeq`, reading `pageSize` at a time. */
@@ -489,7 +514,15 @@ export function is(field: string, value: string): Filter {
     return x === value;
   };
   f.field = field;
-  f.value = value;
+  f.values = [value];
+  return f;
+}
+
+/** Objects whose `field` is one of `values` (Stripe's `lookup_keys[]`). */
+export function isAny(field: string, values: readonly string[]): Filter {
+  const f: Filter = (o) => values.includes((isObj(o[field]) ? (o[field] as Obj).id : o[field]) as string);
+  f.field = field;
+  f.values = [...new Set(values)];
   return f;
 }
 
@@ -510,17 +543,48 @@ export function* newestWhere(c: Call, type: string, f: Filter): Generator<Rec> {
 function indexedFilter(c: Call, type: string, filters: Filter[]): Filter | undefined {
   const fields = INDEXED[type];
   if (fields === undefined) return undefined;
-  const f = filters.find((x) => x.field !== undefined && fields.includes(x.field) && (x.value as string).length <= MAX_INDEXED_CHARS);
-  return f !== undefined && accountState(c).ix === 1 ? f : undefined;
+  const f = filters.find((x) => x.field !== undefined && x.values !== undefined && fields.includes(x.field) &&
+    x.values.every((v) => v.length <= MAX_INDEXED_CHARS));
+  if (f === undefined) return undefined;
+  return (accountState(c).ix ?? 0) >= (INDEXED_SINCE[`${type}.${f.field as string}`] ?? 1) ? f : undefined;
 }
 
 /**
- * An account's objects whose `by.field` is `by.value`, from its equality index: newest first
- * below `seq` (or oldest first above it), `pageSize` at a time.
+ * An account's objects whose `by.field` is one of `by.values`, from its equality index:
+ * newest first below `seq` (or oldest first above it). One value's entries are in creation
+ * order; several values' are merged by seq.
  */
 function* fromIndex(c: Call, type: string, by: Filter, newest: boolean, seq: number | undefined, pageSize: number): Generator<Rec> {
-  const ix = `by.${type}.${by.field as string}.${c.acct}`;
-  const stem = indexStem(by.value as string);
+  const values = by.values as readonly string[];
+  if (values.length === 1) {
+    yield* fromIndexValue(c, type, by.field as string, values[0] as string, newest, seq, pageSize);
+    return;
+  }
+  const heads: [Rec, Generator<Rec>][] = [];
+  for (const value of values) {
+    const gen = fromIndexValue(c, type, by.field as string, value, newest, seq, pageSize);
+    const first = gen.next();
+    if (first.done !== true) heads.push([first.value, gen]);
+  }
+  while (heads.length > 0) {
+    let at = 0;
+    for (let i = 1; i < heads.length; i++) {
+      const s = (heads[i] as [Rec, Generator<Rec>])[0].s;
+      const best = (heads[at] as [Rec, Generator<Rec>])[0].s;
+      if (newest ? s > best : s < best) at = i;
+    }
+    const head = heads[at] as [Rec, Generator<Rec>];
+    yield head[0];
+    const next = head[1].next();
+    if (next.done === true) heads.splice(at, 1);
+    else head[0] = next.value;
+  }
+}
+
+/** As `fromIndex`, for one value. */
+function* fromIndexValue(c: Call, type: string, field: string, value: string, newest: boolean, seq: number | undefined, pageSize: number): Generator<Rec> {
+  const ix = `by.${type}.${field}.${c.acct}`;
+  const stem = indexStem(value);
   let after = newest || seq === undefined ? `${stem}/` : `${stem}/${pad(seq)}`;
   let before = !newest || seq === undefined ? `${stem}0` : `${stem}/${pad(seq)}`;
   for (;;) {

@@ -12,7 +12,7 @@ import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { eq, insert, listOf, load, mustLoad, newestFirst, newId, save, unlist, type Filter } from '../core/store.js';
+import { eq, insert, is, listOf, load, mustLoad, newestFirst, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
 import { clone, isObj, type Obj } from '../core/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
@@ -277,9 +277,9 @@ function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
 /** The customer's pending invoice items (not yet on an invoice), oldest first, claimed for `invoiceId`. */
 function pendingItems(c: Call, customerId: string, subscriptionId: string | null, invoiceId: string | null): LineSpec[] {
   const out: LineSpec[] = [];
-  for (const rec of newestFirst(c, 'invoiceitem')) {
+  for (const rec of newestWhere(c, 'invoiceitem', is('customer', customerId))) {
     const ii = rec.o;
-    if (ii.customer !== customerId || ii.invoice !== null) continue;
+    if (ii.invoice !== null) continue;
     const itemSub = isObj(ii.parent) && isObj(ii.parent.subscription_details) ? ii.parent.subscription_details.subscription : null;
     if (itemSub !== null && itemSub !== subscriptionId) continue;
     const pricing = ii.pricing as Obj;
@@ -958,9 +958,8 @@ function refreshDraft(c: Call, invoiceId: string): void {
         taxRates: ((line.taxes as Obj[] | undefined) ?? []).map((t) => (t.tax_rate_details as Obj).tax_rate as string) });
     }
   }
-  for (const rec of newestFirst(c, 'invoiceitem')) {
+  for (const rec of newestWhere(c, 'invoiceitem', is('invoice', invoiceId))) {
     const ii = rec.o;
-    if (ii.invoice !== invoiceId) continue;
     const pd = (ii.pricing as Obj).price_details as Obj | null;
     specs.push({ amount: ii.amount as number, currency: ii.currency as string, description: (ii.description as string | null) ?? 'Invoice item',
       quantity: ii.quantity as number, price: pd === null ? null : { id: pd.price, product: pd.product },
@@ -1059,12 +1058,11 @@ function deleteInvoice(c: Call): Obj {
   const id = c.req.params.id as string;
   const inv = mustLoad(c, 'invoice', id, 'invoice');
   if (inv.status !== 'draft') throw invalid('You can only delete draft invoices.', undefined, 'invoice_not_editable');
-  for (const rec of newestFirst(c, 'invoiceitem')) {
-    if (rec.o.invoice === id) {
-      const ii = clone(rec.o);
-      ii.invoice = null;
-      save(c, 'invoiceitem', ii);
-    }
+  // Collected first: each save moves the item out of the index being read.
+  for (const rec of [...newestWhere(c, 'invoiceitem', is('invoice', id))]) {
+    const ii = clone(rec.o);
+    ii.invoice = null;
+    save(c, 'invoiceitem', ii);
   }
   unlist(c, 'invoice', id);
   event(c, 'invoice.deleted', inv);
@@ -1092,8 +1090,8 @@ function previewInvoice(c0: Call): Obj {
   const customer = mustLoad(c0, 'customer', cusId, 'customer', 'customer');
   const c = at(c0, clockTime(c0, customer.test_clock));
   if (sub === undefined) {
-    for (const rec of newestFirst(c, 'subscription')) {
-      if (rec.o.customer === cusId && !['canceled', 'incomplete_expired'].includes(rec.o.status as string)) { sub = rec.o; break; }
+    for (const rec of newestWhere(c, 'subscription', is('customer', cusId))) {
+      if (!['canceled', 'incomplete_expired'].includes(rec.o.status as string)) { sub = rec.o; break; }
     }
   }
   const preview = buildPreview(c, customer, sub);
@@ -1252,9 +1250,7 @@ function finishClockAdvance(ctx: TwinContext, data: unknown): void {
     const clock = load(c, 'test_helpers.test_clock', id);
     if (clock === undefined) return;
     const cc = at(c, target);
-    for (const rec of newestFirst(c, 'subscription')) {
-      if (rec.o.test_clock === id) catchUp(cc, rec.o.id as string, clock.frozen_time as number);
-    }
+    for (const rec of [...newestWhere(c, 'subscription', is('test_clock', id))]) catchUp(cc, rec.o.id as string, clock.frozen_time as number);
     const done = clone(clock);
     done.frozen_time = target;
     done.status = 'ready';
@@ -1296,23 +1292,23 @@ function changeItems(c0: Call, subId: string, change: (items: Obj[], sub: Obj) =
 
 registerIncludable('invoice', 'payments', (c, inv) => {
   const data: Obj[] = [];
-  for (const rec of newestFirst(c, 'invoice_payment')) if (rec.o.invoice === inv.id) data.push(rec.o);
+  for (const rec of newestWhere(c, 'invoice_payment', is('invoice', inv.id as string))) data.push(rec.o);
   return { object: 'list', data, has_more: false, url: `/v1/invoice_payments?invoice=${inv.id as string}` };
 });
 
 registerIncludable('customer', 'subscriptions', (c, cus) => {
   const data: Obj[] = [];
-  for (const rec of newestFirst(c, 'subscription')) {
-    if (rec.o.customer === cus.id && rec.o.status !== 'canceled' && rec.o.status !== 'incomplete_expired') data.push(rec.o);
+  for (const rec of newestWhere(c, 'subscription', is('customer', cus.id as string))) {
+    if (rec.o.status !== 'canceled' && rec.o.status !== 'incomplete_expired') data.push(rec.o);
   }
   return { object: 'list', data, has_more: false, url: `/v1/customers/${cus.id as string}/subscriptions` };
 });
 
 /** Deleting a customer ends their subscriptions at once, as at Stripe. */
 export function cancelCustomerSubscriptions(c0: Call, customerId: string): void {
-  for (const rec of newestFirst(c0, 'subscription')) {
+  for (const rec of [...newestWhere(c0, 'subscription', is('customer', customerId))]) {
     const sub = rec.o;
-    if (sub.customer !== customerId || ['canceled', 'incomplete_expired'].includes(sub.status as string)) continue;
+    if (['canceled', 'incomplete_expired'].includes(sub.status as string)) continue;
     const c = at(c0, clockTime(c0, sub.test_clock));
     const copy = clone(sub);
     copy.canceled_at = c.now;

@@ -6,7 +6,7 @@ import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { boolEq, eq, is, listOf, load, mustLoad, newestFirst, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
+import { boolEq, eq, is, isAny, listOf, load, mustLoad, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
 import { clone, isObj, type Obj } from '../core/util.js';
 import { currency, nullable } from './shared.js';
 
@@ -90,8 +90,7 @@ function deleteProduct(c: Call): Obj {
 // ---- prices --------------------------------------------------------------------------------
 
 function findByLookupKey(c: Call, key: string): Obj | undefined {
-  for (const rec of newestFirst(c, 'price')) if (rec.o.lookup_key === key) return rec.o;
-  return undefined;
+  return newestWhere(c, 'price', is('lookup_key', key)).next().value?.o;
 }
 
 function claimLookupKey(c: Call, p: Params, key: string | null, priceId: string): void {
@@ -211,7 +210,7 @@ function updatePrice(c: Call): Obj {
 function listPrices(c: Call): Obj {
   const filters: (Filter | undefined)[] = [boolEq(c, 'active'), eq(c, 'currency'), eq(c, 'product'), eq(c, 'type')];
   const keys = c.p.strings('lookup_keys');
-  if (keys !== undefined) filters.push((o) => keys.includes(o.lookup_key as string));
+  if (keys !== undefined) filters.push(isAny('lookup_key', keys));
   const rec = c.p.obj('recurring');
   if (rec !== undefined && rec !== null) {
     const interval = rec.str('interval');

@@ -7,7 +7,7 @@ import { route, type Call } from '../core/call.js';
 import { invalid, missing } from '../core/errors.js';
 import { updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { insert, listOf, load, mustLoad, save } from '../core/store.js';
+import { insert, is, listOf, load, mustLoad, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { currency } from './shared.js';
 
@@ -70,7 +70,7 @@ export const customerBalanceRoutes: Route[] = [
   route('customers.listBalanceTransactions', 'GET', '/v1/customers/:customer/balance_transactions', (c) => {
     const customerId = c.req.params.customer as string;
     mustLoad(c, 'customer', customerId, 'customer', 'customer');
-    return listOf(c, 'customer_balance_transaction', `/v1/customers/${customerId}/balance_transactions`, [(o) => o.customer === customerId]);
+    return listOf(c, 'customer_balance_transaction', `/v1/customers/${customerId}/balance_transactions`, [is('customer', customerId)]);
   }),
   route('customers.retrieveBalanceTransaction', 'GET', '/v1/customers/:customer/balance_transactions/:id', ownTxn),
   route('customers.updateBalanceTransaction', 'POST', '/v1/customers/:customer/balance_transactions/:id', (c) => {

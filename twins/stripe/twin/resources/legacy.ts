@@ -8,7 +8,7 @@ import { route, type Call } from '../core/call.js';
 import { StripeError, invalid, missing } from '../core/errors.js';
 import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { insert, listOf, load, mustLoad, newestFirst, save, unlist } from '../core/store.js';
+import { insert, is, listOf, load, mustLoad, newestWhere, save, unlist } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 import { TEST_CARDS, cardFor, tokenNumber, type Behaviour, type TestCard } from './cards.js';
 import { fingerprint, rawCard, tokenExpiry } from './payment_methods.js';
@@ -106,8 +106,8 @@ function deleteSource(c: Call): Obj {
     const after = clone(customer);
     // The newest remaining card becomes the default, as at Stripe.
     let next: string | null = null;
-    for (const rec of newestFirst(c, 'card')) {
-      if (rec.o.customer === customerId && rec.o.id !== id) { next = rec.o.id as string; break; }
+    for (const rec of newestWhere(c, 'card', is('customer', customerId))) {
+      if (rec.o.id !== id) { next = rec.o.id as string; break; }
     }
     after.default_source = next;
     save(c, 'customer', after);
@@ -196,7 +196,7 @@ export const legacyRoutes: Route[] = [
   route('customers.listSources', 'GET', '/v1/customers/:customer/sources', (c) => {
     const customerId = c.req.params.customer as string;
     mustLoad(c, 'customer', customerId, 'customer', 'customer');
-    return listOf(c, 'card', `/v1/customers/${customerId}/sources`, [(o) => o.customer === customerId]);
+    return listOf(c, 'card', `/v1/customers/${customerId}/sources`, [is('customer', customerId)]);
   }),
   route('customers.retrieveSource', 'GET', '/v1/customers/:customer/sources/:id', (c) => ownCard(c, c.req.params.customer as string, c.req.params.id as string)),
   route('customers.deleteSource', 'DELETE', '/v1/customers/:customer/sources/:id', deleteSource),

@@ -11,8 +11,9 @@ import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { eq, insert, is, listOf, load, mustLoad, newestFirst, newestWhere, newId, save } from '../core/store.js';
+import { eq, insert, is, listOf, load, mustLoad, newestWhere, newId, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
+import { balanceSums, recordBalance } from './balance.js';
 import type { Behaviour } from './cards.js';
 import { attachTo, behaviourOf, resolvePaymentMethod } from './payment_methods.js';
 import { currency, minimumCharge, nullable, shipping } from './shared.js';
@@ -55,6 +56,7 @@ export function balanceTxn(c: Call, source: string, type: 'charge' | 'refund' | 
     type,
   };
   insert(c, 'balance_transaction', txn);
+  recordBalance(c, txn);
   return txn;
 }
 
@@ -64,16 +66,7 @@ export function txnNow(c: Call, txn: Obj): Obj {
 }
 
 function balance(c: Call): Obj {
-  const available = new Map<string, number>();
-  const pending = new Map<string, number>();
-  for (const rec of newestFirst(c, 'balance_transaction')) {
-    const t = rec.o;
-    const cur = t.currency as string;
-    const bucket = (t.available_on as number) <= c.now ? available : pending;
-    bucket.set(cur, (bucket.get(cur) ?? 0) + (t.net as number));
-    const other = bucket === available ? pending : available;
-    if (!other.has(cur)) other.set(cur, 0);
-  }
+  const { available, pending } = balanceSums(c);
   if (available.size === 0) { available.set('usd', 0); pending.set('usd', 0); }
   const rows = (m: Map<string, number>): Obj[] =>
     [...m.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([cur, amount]) => ({ amount, currency: cur, source_types: { card: amount } }));

@@ -7,19 +7,16 @@ import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { invalid } from '../core/errors.js';
 import { insertWithEvent, saveWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { eq, listOf, load, mustLoad, newestFirst, save } from '../core/store.js';
+import { eq, listOf, load, mustLoad, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
+import { balanceSums } from './balance.js';
 import { balanceTxn } from './payments.js';
 import { currency } from './shared.js';
 
 const DAY = 86_400;
 
 function available(c: Call, cur: string): number {
-  let sum = 0;
-  for (const rec of newestFirst(c, 'balance_transaction')) {
-    if (rec.o.currency === cur && (rec.o.available_on as number) <= c.now) sum += rec.o.net as number;
-  }
-  return sum;
+  return balanceSums(c).available.get(cur) ?? 0;
 }
 
 function createPayout(c: Call): Obj {
