@@ -101,9 +101,29 @@ export interface AccountState {
   bal?: 1;
 }
 
+/**
+ * The account record as the call (its context) last read or wrote it. Every object made,
+ * every event and every list reads it (a PaymentIntent confirmed with a card 18 times), each
+ * a read from the host; calls run one at a time, so one slot is enough. Only
+ * putAccount writes the record. A request whose writes are dropped (a refused request)
+ * ends its context with them.
+ */
+let accountCall: TwinContext | undefined;
+let accountOf = '';
+let accountMemo: AccountState | undefined;
+
 export function accountState(c: Call): AccountState {
+  if (accountCall === c.ctx && accountOf === c.acct && accountMemo !== undefined) return accountMemo;
   // A new account is indexed, orders its ids and sums its balance from its first object on.
-  return c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0, ix: INDEX_VERSION, k: 1, bal: 1 };
+  const st = c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0, ix: INDEX_VERSION, k: 1, bal: 1 };
+  remember(c, st);
+  return st;
+}
+
+function remember(c: Call, st: AccountState): void {
+  accountCall = c.ctx;
+  accountOf = c.acct;
+  accountMemo = st;
 }
 
 function putAccount(c: Call, n: number, hooks: number, was: AccountState): void {
@@ -112,6 +132,7 @@ function putAccount(c: Call, n: number, hooks: number, was: AccountState): void 
   if (was.k === 1) st.k = 1;
   if (was.bal === 1) st.bal = 1;
   c.tree.put('account', c.acct, st);
+  remember(c, st);
 }
 
 /** Changes the account's webhook endpoint count (endpoint created: +1, deleted: -1). */

@@ -92,7 +92,7 @@ describe('the balance kept as sums', () => {
     for (let i = 0; i < 5; i++) balanceTxn(w.call(SUMMED), `ch_${i}`, 'charge', 1000, 'usd', null, 30, start + 2 * DAY);
     balanceTxn(w.call(SUMMED), 'ch_eur', 'charge', 500, 'eur', null, 0, start + DAY);
     expect(buckets(w.tree, SUMMED)).toEqual([bucket(start + DAY, 'eur'), bucket(start + 2 * DAY, 'usd')]);
-    expect(w.tree.get('balance', SUMMED)).toEqual({ usd: 0, eur: 0 });
+    expect(w.tree.get('balance', SUMMED)).toEqual({ available: { usd: 0, eur: 0 }, next: start + DAY });
     expect(sums(w.call(SUMMED))).toEqual({ available: { eur: 0, usd: 0 }, pending: { eur: 500, usd: 4850 } });
     w.advance(DAY);
     // Read, not written: the passed bucket counts as available before anything folds it.
@@ -100,7 +100,7 @@ describe('the balance kept as sums', () => {
     expect(buckets(w.tree, SUMMED)).toHaveLength(2);
     balanceTxn(w.call(SUMMED), 're_1', 'refund', -200, 'usd', null, 0, w.now());
     expect(buckets(w.tree, SUMMED)).toEqual([bucket(start + 2 * DAY, 'usd')]);
-    expect(w.tree.get('balance', SUMMED)).toEqual({ usd: -200, eur: 500 });
+    expect(w.tree.get('balance', SUMMED)).toEqual({ available: { usd: -200, eur: 500 }, next: start + 2 * DAY });
     expect(sums(w.call(SUMMED))).toEqual({ available: { eur: 500, usd: -200 }, pending: { eur: 0, usd: 4850 } });
   });
 

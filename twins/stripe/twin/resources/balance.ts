@@ -4,15 +4,18 @@
  * after one.
  *
  * Tree layout (accounts with AccountState `bal: 1`):
- *   ('balance', `<acct>`) → { <currency>: the net of its transactions already available }
- *     — every currency the account has seen, 0 when nothing in it is available yet
+ *   ('balance', `<acct>`) → { available: { <currency>: the net of its transactions already
+ *     available } (every currency the account has seen, 0 when nothing in it is available
+ *     yet), next: the earliest bucket's instant, null when there is none }
  *   (`bal.<acct>`, `<available_on as 12 digits>/<currency>`) → the net of the transactions
  *     in that currency that become available then, not yet folded into the record above
  * A transaction's net goes into its bucket, or straight into the available sums when it is
- * available already. Each new transaction first folds the buckets the clock has passed, so
- * the buckets left are the pending ones and a few the clock passed since: one per distinct
- * `available_on`, not one per transaction. The clock only moves forward, so what was folded
- * stays available. Reads fold nothing (they write nothing): a passed bucket counts as available.
+ * available already. A new transaction first folds the buckets the clock has passed (only
+ * when `next` says there are some), so the buckets left are the pending ones and a few the
+ * clock passed since: one per distinct `available_on`, not one per transaction. The clock
+ * only moves forward, so what was folded stays available. Reads fold nothing (they write
+ * nothing): a passed bucket counts as available. A pending charge costs a read of the two
+ * records and a write of its bucket.
  *
  * An account a twin without these sums began sums every transaction instead.
  */
@@ -28,7 +31,10 @@ export interface BalanceSums {
   pending: Map<string, number>;
 }
 
-type Settled = Record<string, number>;
+interface Settled {
+  available: Record<string, number>;
+  next: number | null;
+}
 
 const pad = (n: number): string => String(n).padStart(12, '0');
 
@@ -58,19 +64,35 @@ export function recordBalance(c: Call, txn: Obj): void {
   // The world's clock, not the call's: a call on a test clock's time (billing) may run ahead.
   const now = Math.floor(c.ctx.nowMs() / 1000);
   const was = c.tree.get<Settled>('balance', c.acct);
-  const settled: Settled = { ...was };
-  // Buckets the clock has passed: their ids sort below the next second's.
-  for (const b of [...buckets(c, pad(now + 1))]) {
-    settled[b.currency] = (settled[b.currency] ?? 0) + b.net;
-    c.tree.delete(`bal.${c.acct}`, b.id);
+  const st: Settled = was === undefined ? { available: {}, next: null } : { available: { ...was.available }, next: was.next };
+  const available = st.available;
+  let changed = was === undefined;
+  if (st.next !== null && st.next <= now) {
+    // Buckets the clock has passed: their ids sort below the next second's.
+    for (const b of [...buckets(c, pad(now + 1))]) {
+      available[b.currency] = (available[b.currency] ?? 0) + b.net;
+      c.tree.delete(`bal.${c.acct}`, b.id);
+    }
+    const left = buckets(c).next();
+    st.next = left.done === true ? null : left.value.on;
+    changed = true;
   }
-  if (on <= now) settled[cur] = (settled[cur] ?? 0) + net;
-  else {
-    settled[cur] ??= 0;
+  if (on <= now) {
+    available[cur] = (available[cur] ?? 0) + net;
+    changed = true;
+  } else {
+    if (available[cur] === undefined) {
+      available[cur] = 0;
+      changed = true;
+    }
+    if (st.next === null || on < st.next) {
+      st.next = on;
+      changed = true;
+    }
     const id = `${pad(on)}/${cur}`;
     c.tree.put(`bal.${c.acct}`, id, (c.tree.get<number>(`bal.${c.acct}`, id) ?? 0) + net);
   }
-  if (was === undefined || Object.keys(settled).some((k) => settled[k] !== was[k])) c.tree.put('balance', c.acct, settled);
+  if (changed) c.tree.put('balance', c.acct, st);
 }
 
 /** The account's available and pending sums per currency at the call's clock. */
@@ -84,7 +106,7 @@ export function balanceSums(c: Call): BalanceSums {
     if (!other.has(cur)) other.set(cur, 0);
   };
   if (accountState(c).bal === 1) {
-    const settled = c.tree.get<Settled>('balance', c.acct) ?? {};
+    const settled = c.tree.get<Settled>('balance', c.acct)?.available ?? {};
     for (const cur of Object.keys(settled)) add(cur, settled[cur] as number, true);
     for (const b of buckets(c)) add(b.currency, b.net, b.on <= c.now);
   } else {
