@@ -1034,7 +1034,7 @@ export class World {
     const layers = this.layers(twin, at);
     const better = (a: string, b: string): boolean => (reverse ? compareStrings(a, b) > 0 : compareStrings(a, b) < 0);
     // The first key beyond `cursor` (in walking order) under `prefix`, within the bounds.
-    const nextKey = (prefix: Key, cursor: string | undefined): Key | undefined => {
+    const nextKey = <V>(prefix: Key, cursor: string | undefined): KeyValue<V> | undefined => {
       let range: RangeOptions;
       if (!reverse) {
         const lower = cursor ?? bounds.after;
@@ -1050,23 +1050,25 @@ export class World {
           reverse: true,
         };
       }
-      return first(storage, range)?.key;
+      return first<V>(storage, range);
     };
     // Next id beyond `from` (in walking order) that has a version in the layer's window. A
     // record the layer wrote has a head key (live) or version keys (superseded or deleted).
     const seek = (l: Layer, from: string | undefined): string | undefined => {
       const heads: Key = [l.id, twin, 'head', type];
       const versions: Key = [l.id, twin, 'rec', type];
+      // An id with version keys alone is a record this layer deleted: read at the world's own
+      // head it is gone (and masks the layers below: recordAt finds the deletion first), so
+      // only a read of a past position or of a base layer looks for such ids.
+      const seekVersions = !(l.top && at === head);
       let cursor = from;
       for (;;) {
-        const h = nextKey(heads, cursor)?.[4] as string | undefined;
-        const v = nextKey(versions, cursor)?.[4] as string | undefined;
+        const hk = nextKey<HeadVersion>(heads, cursor);
+        const h = hk?.key[4] as string | undefined;
+        const v = seekVersions ? (nextKey(versions, cursor)?.key[4] as string | undefined) : undefined;
         if (h === undefined && v === undefined) return undefined;
         const id = h === undefined ? (v as string) : v === undefined || better(h, v) || h === v ? h : v;
-        if (id === h) {
-          const version = storage.get<HeadVersion>([...heads, id]);
-          if (version !== undefined && version[0] <= l.hi) return id;
-        }
+        if (id === h && (hk as KeyValue<HeadVersion>).value[0] <= l.hi) return id;
         const older = first(storage, { start: [...versions, id, l.lo + 1], end: [...versions, id, l.hi + 1] });
         if (older !== undefined) return id;
         cursor = id;
