@@ -110,6 +110,11 @@ const SUITES = {
     head: ['task', 'µs per request (median)', '× node:vm call (mean)', 'CPU µs per request'],
     row: (r) => [r.task, fixed(r.usMedian, 2), fixed(r.ratioToVm, 1), fixed(r.cpuUs, 1)],
   },
+  'lived-in': {
+    title: '**A lived-in Stripe account** (`bench/runner/lived-in.ts`: n of each object first; one request at a time, in-process; reads against retrieving a customer, writes against creating one, in the same world; a request that reads only what it needs keeps its ratio as n grows)',
+    head: ['request', 'n', 'CPU µs per request', '× its baseline', 'baseline'],
+    row: (r) => [r.request, r.n, fixed(r.cpuUs, 1), fixed(r.ratio, 2), r.baseline],
+  },
 };
 
 /** The section's markdown (without the markers). */

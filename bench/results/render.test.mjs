@@ -32,6 +32,7 @@ const latest = {
       rows: [row('uws', 100000, 5), row('node-http', 50000, 10), row('stripe-get', 5000, 150), row('emulate-get', 20000, 40, { non2xx: 3 }), row('stripe-post', 1000, 800)],
     },
     router: { rows: [{ task: 'trie | match', usPerRequest: 0.5, ratioToNaive: 0.25 }] },
+    'lived-in': { rows: [{ n: 2000, request: 'GET /v1/balance', cpuUs: 18.44, ratio: 1.171, baseline: 'retrieve' }] },
   },
   failed: ['engine'],
 };
@@ -66,6 +67,7 @@ test('render: issue 8 targets, met or not, from the same run', () => {
 
 test('render: other suites as tables, with | escaped', () => {
   assert.match(render(latest), /\| trie \\\| match \| 0\.500 \| 0\.250 \|/);
+  assert.match(render(latest), /\| GET \/v1\/balance \| 2000 \| 18\.4 \| 1\.17 \| retrieve \|/);
 });
 
 test('render: missing figures show as dashes, not NaN', () => {

@@ -9,9 +9,12 @@
  * ratio as n grows. In-process, the built tree's engine:
  *
  *   node dist/bench/runner/lived-in.js <tree root> <n> [<n> …]
+ *
+ * `make bench` runs it on this tree at 200 and 2,000.
  */
 import { resolve } from 'node:path';
 import type { WorldRunner } from '../../runtime/runner/index.js';
+import { writeBenchJson } from '../results/json.js';
 import { stripeRequest } from './requests.js';
 import { openTreeStripeRunner } from './tree.js';
 
@@ -53,6 +56,7 @@ async function time(op: (i: number) => Promise<unknown>, batches: number, per: n
 
 const id = (a: Answer): string => a.json.id as string;
 
+const figures: { n: number; request: string; cpuUs: number; ratio: number; baseline: 'retrieve' | 'create' }[] = [];
 for (const n of sizes) {
   const tree = await openTreeStripeRunner(root, `lived-${n}`);
   const { runner } = tree;
@@ -94,7 +98,9 @@ for (const n of sizes) {
   console.log(`\n${root}, n = ${n} (made in ${made} s):`);
   for (const [name, us, kind] of rows) {
     const ratio = us / (kind === 'read' ? read : write);
+    figures.push({ n, request: name, cpuUs: us, ratio, baseline: kind === 'read' ? 'retrieve' : 'create' });
     console.log(`  ${name.padEnd(58)} ${us.toFixed(1).padStart(8)} µs CPU  ${ratio.toFixed(2).padStart(7)}× ${kind === 'read' ? 'retrieve' : 'create'}`);
   }
   await tree.close();
 }
+writeBenchJson({ node: process.version, rows: figures });
