@@ -2,8 +2,9 @@
  * Requests whose cost could grow with an account's history, in a Stripe account that has
  * made `n` of each object first: the balance (n charges), a payout (checks the available
  * balance), a price found and claimed by lookup key (n prices, each with a key), an invoice
- * for a customer (n invoice items of other customers), and deleting a customer with
- * subscriptions (n subscriptions of others). Each as CPU µs per request (median of its
+ * for a customer (n invoice items of other customers), deleting a customer with
+ * subscriptions and finding a subscription item (n subscriptions of others), and finding and
+ * making promotion codes by code (n codes). Each as CPU µs per request (median of its
  * batches) and as a ratio to a baseline in the same world (reads: retrieving a customer;
  * writes: creating one); run at two sizes, a request that reads only what it needs keeps its
  * ratio as n grows. In-process, the built tree's engine:
@@ -69,7 +70,13 @@ for (const n of sizes) {
   await many(n, (i) => call(runner, 'POST', '/v1/payment_intents', `amount=${1000 + i}&currency=usd&payment_method=${i % 2 === 0 ? 'pm_card_bypassPending' : 'pm_card_visa'}&confirm=true&automatic_payment_methods[enabled]=true&automatic_payment_methods[allow_redirects]=never`));
   await many(n, (i) => call(runner, 'POST', '/v1/prices', `product=${product}&currency=usd&unit_amount=${100 + i}&lookup_key=key_${i}`));
   await many(n, (i) => call(runner, 'POST', '/v1/invoiceitems', `customer=${others[i % others.length] as string}&amount=100&currency=usd`));
-  await many(n, (i) => call(runner, 'POST', '/v1/subscriptions', `customer=${others[i % others.length] as string}&items[0][price]=${plan}&collection_method=send_invoice&days_until_due=30`));
+  const items: string[] = [];
+  await many(n, async (i) => {
+    const sub = await call(runner, 'POST', '/v1/subscriptions', `customer=${others[i % others.length] as string}&items[0][price]=${plan}&collection_method=send_invoice&days_until_due=30`);
+    items.push(((sub.json.items as { data: { id: string }[] }).data[0] as { id: string }).id);
+  });
+  const coupon = id(await call(runner, 'POST', '/v1/coupons', 'percent_off=10&duration=once'));
+  await many(n, (i) => call(runner, 'POST', '/v1/promotion_codes', `promotion[type]=coupon&promotion[coupon]=${coupon}&code=CODE${i}`));
   const made = ((Date.now() - started) / 1000).toFixed(1);
 
   // Each row against its own kind of baseline, measured in the same world: reads against a
@@ -83,8 +90,11 @@ for (const n of sizes) {
   rows.push(['create a customer (baseline for writes)', write, 'write']);
   rows.push(['GET /v1/balance', await time(() => call(runner, 'GET', '/v1/balance'), 7, 20), 'read']);
   rows.push(['list prices by lookup_keys[]', await time((i) => call(runner, 'GET', '/v1/prices', undefined, `lookup_keys[]=key_${(i * 7919) % n}`), 7, 20), 'read']);
+  rows.push(['retrieve a subscription item', await time((i) => call(runner, 'GET', `/v1/subscription_items/${items[(i * 7919) % items.length] as string}`), 7, 20), 'read']);
+  rows.push(['list promotion codes by code (as typed, any case)', await time((i) => call(runner, 'GET', '/v1/promotion_codes', undefined, `code=code${(i * 7919) % n}`), 7, 20), 'read']);
   rows.push(['create a payout (checks the available balance)', await time(() => call(runner, 'POST', '/v1/payouts', 'amount=1&currency=usd&method=instant'), 7, 20), 'write']);
   rows.push(['create a price with a lookup key', await time((i) => call(runner, 'POST', '/v1/prices', `product=${product}&currency=usd&unit_amount=100&lookup_key=new_${i}`), 7, 20), 'write']);
+  rows.push(['create a promotion code (checks its code is free)', await time((i) => call(runner, 'POST', '/v1/promotion_codes', `promotion[type]=coupon&promotion[coupon]=${coupon}&code=NEW${i}`), 7, 20), 'write']);
   rows.push(['invoice item, then an invoice for its customer (3 writes)', await time(async () => {
     const who = id(await call(runner, 'POST', '/v1/customers', 'name=Billed'));
     await call(runner, 'POST', '/v1/invoiceitems', `customer=${who}&amount=100&currency=usd`);

@@ -3,8 +3,9 @@
  * payment intent, payment method or subscription), through the official `stripe` package:
  * the same pages a walk over every object would give, as objects are made, moved from one
  * value to another, and deleted; and a filter the index does not serve still works beside it.
- * Prices by lookup key (one or several, merged newest first), and the reads that find a
- * customer's or an invoice's objects through an index rather than a walk over all of them.
+ * Prices by lookup key (one or several, merged newest first), promotion codes by code in any
+ * case, subscription items by id, and the reads that find a customer's or an invoice's
+ * objects through an index rather than a walk over all of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
@@ -140,6 +141,50 @@ describe('lists filtered by an indexed field', () => {
     const again = await stripe.invoices.create({ customer: mine.id, pending_invoice_items_behavior: 'include' });
     expect(again.amount_due).toBe(1005);
     expect((await stripe.invoices.create({ customer: theirs.id, pending_invoice_items_behavior: 'include' })).amount_due).toBe(28);
+  });
+
+  it('promotion codes by code in any case, and a code taken while active', async () => {
+    const coupon = await stripe.coupons.create({ percent_off: 10, duration: 'once' });
+    const promo = (code: string, extra: Partial<Stripe.PromotionCodeCreateParams> = {}) =>
+      stripe.promotionCodes.create({ promotion: { type: 'coupon', coupon: coupon.id }, code, ...extra });
+    for (let i = 0; i < 5; i++) await promo(`OTHER${i}`);
+    const summer = await promo('Summer10');
+    const theirs = await other.promotionCodes.create({ promotion: { type: 'coupon', coupon: (await other.coupons.create({ percent_off: 5, duration: 'once' })).id }, code: 'SUMMER10' });
+    expect(theirs.code).toBe('SUMMER10');
+    for (const asTyped of ['summer10', 'SUMMER10', 'Summer10']) {
+      expect((await stripe.promotionCodes.list({ code: asTyped })).data.map((p) => p.id)).toEqual([summer.id]);
+    }
+    expect((await stripe.promotionCodes.list({ code: 'summer1' })).data).toEqual([]);
+    await expect(promo('SUMMER10')).rejects.toMatchObject({ code: 'resource_already_exists', param: 'code' });
+    // Once the old one is inactive the code is free again; the list by code then has both.
+    await stripe.promotionCodes.update(summer.id, { active: false });
+    const again = await promo('sUmMeR10');
+    expect((await stripe.promotionCodes.list({ code: 'summer10' })).data.map((p) => p.id)).toEqual([again.id, summer.id]);
+    expect((await stripe.promotionCodes.list({ code: 'summer10', active: true })).data.map((p) => p.id)).toEqual([again.id]);
+  });
+
+  it("a subscription item is found by its id among many subscriptions' items, and not once deleted", async () => {
+    const product = await stripe.products.create({ name: 'Seats' });
+    const [base, addon] = [
+      await stripe.prices.create({ product: product.id, unit_amount: 1000, currency: 'usd', recurring: { interval: 'month' } }),
+      await stripe.prices.create({ product: product.id, unit_amount: 200, currency: 'usd', recurring: { interval: 'month' } }),
+    ];
+    const subs: Stripe.Subscription[] = [];
+    for (let i = 0; i < 4; i++) {
+      const who = await stripe.customers.create({ name: `Sub${i}` });
+      subs.push(await stripe.subscriptions.create({ customer: who.id, items: [{ price: base.id }], collection_method: 'send_invoice', days_until_due: 30 }));
+    }
+    const target = subs[1]!;
+    const added = await stripe.subscriptionItems.create({ subscription: target.id, price: addon.id, quantity: 2 });
+    expect((await stripe.subscriptionItems.retrieve(added.id)).subscription).toBe(target.id);
+    expect((await stripe.subscriptionItems.retrieve(subs[3]!.items.data[0]!.id)).subscription).toBe(subs[3]!.id);
+    expect((await stripe.subscriptionItems.update(added.id, { quantity: 5 })).quantity).toBe(5);
+    expect((await stripe.subscriptions.retrieve(target.id)).items.data.map((i) => [i.id, i.quantity])).toEqual([[target.items.data[0]!.id, 1], [added.id, 5]]);
+    await stripe.subscriptionItems.del(added.id);
+    await expect(stripe.subscriptionItems.update(added.id, { quantity: 1 })).rejects.toMatchObject({ statusCode: 400, code: 'resource_missing' });
+    await expect(stripe.subscriptionItems.retrieve(added.id)).rejects.toMatchObject({ statusCode: 404 });
+    // Another subscription's item is unaffected.
+    expect((await stripe.subscriptionItems.update(subs[0]!.items.data[0]!.id, { quantity: 3 })).quantity).toBe(3);
   });
 
   it("a product with prices is not deleted, one without is; a charge's refunds expand from the index", async () => {

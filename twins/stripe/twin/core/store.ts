@@ -183,7 +183,7 @@ const INDEXED: Record<string, readonly string[]> = {
   refund: ['charge', 'payment_intent'],
   payment_method: ['customer'],
   setup_intent: ['customer'],
-  subscription: ['customer', 'test_clock'],
+  subscription: ['customer', 'test_clock', 'item'],
   invoice: ['customer'],
   invoiceitem: ['customer', 'invoice'],
   invoice_payment: ['invoice'],
@@ -191,6 +191,27 @@ const INDEXED: Record<string, readonly string[]> = {
   price: ['product', 'lookup_key'],
   card: ['customer'],
   customer_balance_transaction: ['customer'],
+  promotion_code: ['code'],
+};
+/**
+ * Indexed fields whose values are not a field as stored: a promotion code is found by its
+ * code in any case (Stripe's `code` filter and uniqueness check ignore case), a subscription
+ * by the ids of its items (they live inside it). `values` gives what to file an object
+ * under, `key` what a searched value is filed as; `matching` makes the filter that reads them.
+ */
+interface Derived {
+  values(o: Obj): unknown[];
+  key(value: string): string;
+}
+const DERIVED: Record<string, Derived> = {
+  'promotion_code.code': {
+    values: (o) => (typeof o.code === 'string' ? [o.code.toLowerCase()] : []),
+    key: (value) => value.toLowerCase(),
+  },
+  'subscription.item': {
+    values: (o) => (isObj(o.items) && Array.isArray(o.items.data) ? o.items.data.map((i) => (isObj(i) ? i.id : undefined)) : []),
+    key: (value) => value,
+  },
 };
 /**
  * The INDEXED version that added a field (1 when not named here). An account whose `ix` is
@@ -199,7 +220,7 @@ const INDEXED: Record<string, readonly string[]> = {
  */
 const INDEXED_SINCE: Record<string, number> = {
   'subscription.test_clock': 2, 'invoiceitem.invoice': 2, 'invoice_payment.invoice': 2, 'price.lookup_key': 2, 'card.customer': 2,
-  'customer_balance_transaction.customer': 2,
+  'customer_balance_transaction.customer': 2, 'promotion_code.code': 2, 'subscription.item': 2,
 };
 const INDEX_VERSION = 2;
 /** Longer values are not indexed (the index id must stay within the tree's id limit): lists by them read every object. */
@@ -216,15 +237,34 @@ function indexStem(value: string): string {
   return `${value.length}:${value}`;
 }
 
+/** The values a derived index files an object under (none for undefined), each once. */
+function derivedValues(derive: Derived, o: Obj | undefined): string[] {
+  const out: string[] = [];
+  if (o === undefined) return out;
+  for (const x of derive.values(o)) {
+    const v = indexValue(x);
+    if (v !== undefined && !out.includes(v)) out.push(v);
+  }
+  return out;
+}
+
 /** Moves an object's equality index entries from what `before` holds to what `after` does (undefined: none). */
 function reindex(c: Call, type: string, id: string, s: number, before: Obj | undefined, after: Obj | undefined): void {
   const fields = INDEXED[type];
   if (fields === undefined) return;
   for (const field of fields) {
+    const ix = `by.${type}.${field}.${c.acct}`;
+    const derive = DERIVED[`${type}.${field}`];
+    if (derive !== undefined) {
+      const was = derivedValues(derive, before);
+      const now = derivedValues(derive, after);
+      for (const v of was) if (!now.includes(v)) c.tree.delete(ix, `${indexStem(v)}/${pad(s)}`);
+      for (const v of now) if (!was.includes(v)) c.tree.put(ix, `${indexStem(v)}/${pad(s)}`, id);
+      continue;
+    }
     const was = before === undefined ? undefined : indexValue(before[field]);
     const now = after === undefined ? undefined : indexValue(after[field]);
     if (was === now) continue;
-    const ix = `by.${type}.${field}.${c.acct}`;
     if (was !== undefined) c.tree.delete(ix, `${indexStem(was)}/${pad(s)}`);
     if (now !== undefined) c.tree.put(ix, `${indexStem(now)}/${pad(s)}`, id);
   }
@@ -536,6 +576,21 @@ export function is(field: string, value: string): Filter {
   };
   f.field = field;
   f.values = [value];
+  return f;
+}
+
+/**
+ * Objects a derived index files under `value` (DERIVED): a promotion code by its code in any
+ * case (`matching('promotion_code', 'code', 'SUMMER')`), a subscription by an item's id.
+ */
+export function matching(type: string, field: string, value: string): Filter {
+  const derive = DERIVED[`${type}.${field}`];
+  if (derive === undefined) throw new Error(`no derived index ${type}.${field}`);
+  const key = derive.key(value);
+  // Compared whole: a value too long for the index is not filed, and a walk still finds it.
+  const f: Filter = (o) => derive.values(o).includes(key);
+  f.field = field;
+  f.values = [key];
   return f;
 }
 

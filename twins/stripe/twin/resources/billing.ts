@@ -12,7 +12,7 @@ import { registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
-import { eq, insert, is, listOf, load, mustLoad, newestFirst, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
+import { eq, insert, is, listOf, load, matching, mustLoad, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
 import { clone, isObj, type Obj } from '../core/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
@@ -1268,10 +1268,9 @@ function deleteClock(c: Call): Obj {
 }
 
 function subscriptionOfItem(c: Call, itemId: string): string {
-  for (const rec of newestFirst(c, 'subscription')) {
-    if (((rec.o.items as Obj).data as Obj[]).some((i) => i.id === itemId)) return rec.o.id as string;
-  }
-  throw invalid(`No such subscription item: '${itemId}'`, 'id', 'resource_missing');
+  const rec = newestWhere(c, 'subscription', matching('subscription', 'item', itemId)).next().value;
+  if (rec === undefined) throw invalid(`No such subscription item: '${itemId}'`, 'id', 'resource_missing');
+  return rec.o.id as string;
 }
 
 /** Changes a subscription's items (effective from the next invoice, no prorations). */
@@ -1393,11 +1392,9 @@ export const billingRoutes: Route[] = [
   }),
   route('subscription_items.retrieve', 'GET', '/v1/subscription_items/:id', (c) => {
     const id = c.req.params.id as string;
-    for (const rec of newestFirst(c, 'subscription')) {
-      const item = ((rec.o.items as Obj).data as Obj[]).find((i) => i.id === id);
-      if (item !== undefined) return item;
-    }
-    return mustLoad(c, 'subscription_item', id, 'subscription item');
+    const rec = newestWhere(c, 'subscription', matching('subscription', 'item', id)).next().value;
+    const item = rec === undefined ? undefined : ((rec.o.items as Obj).data as Obj[]).find((i) => i.id === id);
+    return item ?? mustLoad(c, 'subscription_item', id, 'subscription item');
   }),
 
   route('invoices.search', 'GET', '/v1/invoices/search', (c) =>

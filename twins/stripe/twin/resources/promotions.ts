@@ -4,7 +4,7 @@ import { route, type Call } from '../core/call.js';
 import { invalid, paramMissing } from '../core/errors.js';
 import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { boolEq, eq, listOf, mustLoad, newestFirst, save } from '../core/store.js';
+import { boolEq, eq, listOf, matching, mustLoad, newestWhere, save } from '../core/store.js';
 import { clone, type Obj } from '../core/util.js';
 
 function createPromotionCode(c: Call): Obj {
@@ -14,10 +14,8 @@ function createPromotionCode(c: Call): Obj {
   mustLoad(c, 'coupon', couponId, 'coupon', 'promotion[coupon]');
   const code = c.p.str('code') ?? c.ctx.id('', 8).toUpperCase();
   if (!/^[A-Za-z0-9_-]{1,500}$/.test(code)) throw invalid('Promotion codes may contain only letters, digits, dashes and underscores.', 'code');
-  for (const rec of newestFirst(c, 'promotion_code')) {
-    if (rec.o.active === true && String(rec.o.code).toLowerCase() === code.toLowerCase()) {
-      throw invalid(`An active promotion code with \`code: ${code}\` already exists.`, 'code', 'resource_already_exists');
-    }
+  for (const rec of newestWhere(c, 'promotion_code', matching('promotion_code', 'code', code))) {
+    if (rec.o.active === true) throw invalid(`An active promotion code with \`code: ${code}\` already exists.`, 'code', 'resource_already_exists');
   }
   const customer = c.p.str('customer');
   if (customer !== undefined) mustLoad(c, 'customer', customer, 'customer', 'customer');
@@ -83,7 +81,9 @@ export const promotionRoutes: Route[] = [
   route('promotion_codes.create', 'POST', '/v1/promotion_codes', createPromotionCode),
   route('promotion_codes.list', 'GET', '/v1/promotion_codes', (c) => {
     const coupon = c.p.str('coupon');
-    return listOf(c, 'promotion_code', '/v1/promotion_codes', [boolEq(c, 'active'), eq(c, 'code'), eq(c, 'customer'),
+    // Stripe's `code` filter ignores case, as codes do at checkout.
+    const code = c.p.str('code');
+    return listOf(c, 'promotion_code', '/v1/promotion_codes', [boolEq(c, 'active'), code === undefined ? undefined : matching('promotion_code', 'code', code), eq(c, 'customer'),
       coupon === undefined ? undefined : (o) => (o.promotion as Obj).coupon === coupon]);
   }),
   route('promotion_codes.retrieve', 'GET', '/v1/promotion_codes/:id', (c) => mustLoad(c, 'promotion_code', c.req.params.id as string, 'promotion code')),
