@@ -198,7 +198,7 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     reopenAndAppendOn(again, br.name, rm, bm, rnd, clock);
   });
 
-  it('deleting a record removes its head key, and a list at head walks only live records', () => {
+  it('deleting a record in a root world removes its head key, and a list at head walks only live records', () => {
     const { storage, store } = setup();
     const w = store.createWorld('queue', { twins: ['stripe'] });
     for (let i = 0; i < 50; i++) {
@@ -220,7 +220,8 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     const { root, rm } = grownWorld(store, rnd, 40, clock);
     const { br, bm } = grownBranch(root, rm, rnd, 20, clock);
     drive(root, rm, rnd, 10, clock);
-    // Then, a record's newest deletion was its head key [pos, null], with no version key.
+    // Then, a root world's newest deletion of a record was its head key [pos, null], with no
+    // version key and no deletion mark.
     const all = [...storage.range<unknown>({ start: ['w'], end: ['w\uffff'] })];
     const record = (key: readonly unknown[]): string => [key[0], key[1], key[3], key[4]].join('\u0000');
     const live = new Set(all.filter((kv) => kv.key[2] === 'head').map((kv) => record(kv.key)));
@@ -228,11 +229,14 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     for (const kv of all) if (kv.key[2] === 'rec') newest.set(record(kv.key), kv as { key: (string | number)[]; value: unknown });
     const moved = [...newest].filter(([r, kv]) => !live.has(r) && kv.value === null);
     expect(moved.length).toBeGreaterThan(0);
+    const marks = all.filter((kv) => kv.key[2] === 'del');
+    expect(marks.length).toBeGreaterThan(0);
     storage.transact((tx) => {
       for (const [, { key }] of moved) {
         tx.remove(key);
         tx.put([key[0]!, key[1]!, 'head', key[3]!, key[4]!], [key[5]!, null]);
       }
+      for (const { key } of marks) tx.remove(key);
     });
     reopenAndAppendOn(new WorldStore(storage, { now: () => clock.now }), br.name, rm, bm, rnd, clock);
   });

@@ -14,21 +14,26 @@
  *   [id, '#trace', traceId, twin, pos] → null          entries by W3C trace id (timeline filter)
  *   [id, twin, 'log', position]       → Entry
  *   [id, twin, 'rec', type, rid, pos] → value | null   a version this world has superseded, or
- *                                                      (null) its deletion at pos; a deletion's
- *                                                      key is written when it is made
- *   [id, twin, 'head', type, rid]     → [pos, value]   newest own version of a live record: reads
- *                                                      at head and checkpoints at head are one
- *                                                      lookup, whatever the log's length
+ *                                                      (null) a deletion at pos; a root world's
+ *                                                      deletion key is written when it is made
+ *   [id, twin, 'head', type, rid]     → [pos, value]   newest own version (a branch's: null when
+ *                                                      deleted): reads at head and checkpoints
+ *                                                      at head are one lookup, whatever the log's length
+ *   [id, twin, 'del', type, rid]      → pos            a root world's last deletion of the record
  *   [id, twin, 'count', type, pos]    → n              count of live records of the type as of pos
  * A record's newest own version is in its head key alone, so a new record costs one key; its
- * version key is written when a later write supersedes it. Deleting a record removes its head
- * key and writes its deletion as a version key, so the head keys of a type are its live
- * records: a list at head walks those, not every record the type ever had (a queue whose
- * items come and go, a twin's scheduled moves, stays as cheap to read as it is short). The
- * version as of pos is the head's when the head's position is ≤ pos, else the last version
- * key ≤ pos; a world with neither for the record never wrote it. Worlds written before this
- * kept deletions as head keys with a null value, and before that also kept the newest
- * version under 'rec'; the same reads serve all three.
+ * version key is written when a later write supersedes it. In a world with no base, deleting
+ * a record removes its head key and writes its deletion as a version key and a deletion mark,
+ * so the head keys of a type are its live records: a list at head walks those, not every
+ * record the type ever had (a queue whose items come and go, a twin's scheduled moves, stays
+ * as cheap to read as it is short). Read as a branch's base, or at a past position, a record
+ * with no head key is looked up among the version keys only when it has a mark, and a walk
+ * takes the marked ids beside the head keys. A branch keeps a deletion in the head key, with
+ * a null value, which masks its base's record in one lookup. The version as of pos is the
+ * head's when the head's position is ≤ pos, else the last version key ≤ pos; a world with no
+ * head key (and, a root world, no mark) for the record never wrote it. Root worlds written
+ * before this also kept deletions in head keys, and before that the newest version under
+ * 'rec' as well; the same reads serve all three.
  * Counts are versioned (one key per position that changed them), unlike the single
  * `[w, t, 'count', type]` first sketched in runtime/README.md: a count as of any position,
  * and a branch's count as of its cut, are then one ordered-key lookup.
@@ -121,6 +126,11 @@ interface Layer {
   hi: number;
   /** The world being read (its head index answers reads at its head). */
   top: boolean;
+  /**
+   * A world with no base: a record it deleted has no head key, only version keys. A branch
+   * keeps a deletion in the head key (null value), which masks its base's record in one read.
+   */
+  root: boolean;
 }
 
 function first<V>(storage: Storage, options: RangeOptions): KeyValue<V> | undefined {
@@ -469,15 +479,17 @@ export class World {
       }
     });
 
+    const root = this.s.meta.base === null;
     storage.transact((tx) => {
       for (const [type, rid, position, value] of superseded) tx.put([id, twin, 'rec', type, rid, position], value);
       for (const entry of entries) {
         tx.put([id, twin, 'log', entry.position], entry);
         for (const w of entry.writes) {
-          if (w.value !== null) tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
+          if (w.value !== null || !root) tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
           else {
             tx.remove([id, twin, 'head', w.type, w.id]);
             tx.put([id, twin, 'rec', w.type, w.id, entry.position], null);
+            tx.put([id, twin, 'del', w.type, w.id], entry.position);
           }
         }
         const trace = traceIdOf(entry.traceparent);
@@ -885,7 +897,7 @@ export class World {
     for (;;) {
       const base = s.meta.base;
       const cut = cutOf(base, twin);
-      if (hi > cut) out.push({ id: s.meta.id, lo: cut, hi, top });
+      if (hi > cut) out.push({ id: s.meta.id, lo: cut, hi, top, root: base === null });
       if (base === null || cut === 0) return out;
       hi = Math.min(hi, cut);
       top = false;
@@ -964,11 +976,16 @@ export class World {
     const storage = this.e.storage;
     const layers = this.layers(twin, at);
     for (const l of layers) {
-      // The layer's newest own version, if the record is live in it.
+      // The layer's newest own version (a branch's deletion included: null).
       const version = storage.get<HeadVersion>([l.id, twin, 'head', type, id]);
       if (version !== undefined && version[0] <= l.hi) return version[1] ?? undefined;
-      // No head key at the head of a world with no base below: never written, or deleted.
-      if (version === undefined && at === head && layers.length === 1 && l.top) return undefined;
+      if (version === undefined) {
+        // A branch never wrote the record; a root world never did, or deleted it, which at its
+        // own head answers the same, and elsewhere its deletion mark tells.
+        if (!l.root) continue;
+        if (l.top && at === head) return undefined;
+        if (storage.get<number>([l.id, twin, 'del', type, id]) === undefined) continue;
+      }
       const kv = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1], reverse: true });
       if (kv !== undefined) return kv.value ?? undefined;
     }
@@ -1052,24 +1069,33 @@ export class World {
       }
       return first<V>(storage, range);
     };
+    // Per layer, the next id with a deletion mark (a root world's; undefined: none left),
+    // sought again only once the walk passes it: cursors only move forward.
+    const marks = new Map<Layer, { next: string | undefined }>();
+    const nextMarked = (l: Layer, cursor: string | undefined): string | undefined => {
+      const known = marks.get(l);
+      if (known !== undefined && cursor !== undefined && (known.next === undefined || better(cursor, known.next))) return known.next;
+      const next = nextKey([l.id, twin, 'del', type], cursor)?.key[4] as string | undefined;
+      marks.set(l, { next });
+      return next;
+    };
     // Next id beyond `from` (in walking order) that has a version in the layer's window. A
-    // record the layer wrote has a head key (live) or version keys (superseded or deleted).
+    // record the layer wrote has a head key (live, or a branch's deletion) or, deleted by a
+    // root world, a deletion mark; its older versions are version keys.
     const seek = (l: Layer, from: string | undefined): string | undefined => {
       const heads: Key = [l.id, twin, 'head', type];
-      const versions: Key = [l.id, twin, 'rec', type];
-      // An id with version keys alone is a record this layer deleted: read at the world's own
-      // head it is gone (and masks the layers below: recordAt finds the deletion first), so
-      // only a read of a past position or of a base layer looks for such ids.
-      const seekVersions = !(l.top && at === head);
+      // Read at a root world's own head, a deleted record is gone: only a read of a past
+      // position or of the world as a base looks for them.
+      const seekMarks = l.root && !(l.top && at === head);
       let cursor = from;
       for (;;) {
         const hk = nextKey<HeadVersion>(heads, cursor);
         const h = hk?.key[4] as string | undefined;
-        const v = seekVersions ? (nextKey(versions, cursor)?.key[4] as string | undefined) : undefined;
-        if (h === undefined && v === undefined) return undefined;
-        const id = h === undefined ? (v as string) : v === undefined || better(h, v) || h === v ? h : v;
+        const m = seekMarks ? nextMarked(l, cursor) : undefined;
+        if (h === undefined && m === undefined) return undefined;
+        const id = h === undefined ? (m as string) : m === undefined || better(h, m) || h === m ? h : m;
         if (id === h && (hk as KeyValue<HeadVersion>).value[0] <= l.hi) return id;
-        const older = first(storage, { start: [...versions, id, l.lo + 1], end: [...versions, id, l.hi + 1] });
+        const older = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1] });
         if (older !== undefined) return id;
         cursor = id;
       }
