@@ -13,7 +13,7 @@ import { SupervisedWorker } from '../worker/index.js';
 import { KIT_VERSION } from '../version.js';
 import { errorResponse, WorldRunner, type RunnerOptions } from './world-runner.js';
 import { requestToWire, responseFromWire, type RequestWire, type ResponseWire } from './wire.js';
-import type { LocalWorldOptions, StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+import type { LocalWorldOptions, StreamCall, StreamResult, TwinBundle, WorldHandle } from './types.js';
 
 export interface WorldRunnerOptions {
   storage: Storage;

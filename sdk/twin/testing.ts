@@ -14,7 +14,7 @@ import { parseForm, parseQuery } from './form.js';
 import { compareIds } from './guest/runtime.js';
 import { readGuestOutput } from './protocol.js';
 import type { GuestOutput } from './protocol.js';
-import type { TwinRequest, TwinResponse } from './types.js';
+import type { TwinRequest } from './types.js';
 
 /** What a harness call answers: the guest's output, plus where its entry went (if it made one). */
 export interface HarnessResult extends GuestOutput {
