@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { seededRandom as random } from '../../test/helpers/random.js';
 import { storageBackends } from '../../test/helpers/storages.js';
 import { openLmdbStorage } from '../store/lmdb.js';
 import type { Storage } from '../store/types.js';
@@ -19,17 +20,6 @@ const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const { backends, cleanups } = storageBackends('kit-append-');
 const TYPES = ['customer', 'price', 'ix.customer.acct_1'];
 const cause: EntryDraft['cause'] = { kind: 'request', method: 'POST', route: 'POST /v1/x', path: '/v1/x', status: 200, requestId: 'r' };
-
-/** A seeded generator (mulberry32): the same run every time. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The records of one twin as a replay of its writes sees them, position by position. */
 class Model {

@@ -6,6 +6,7 @@
  * ahead of the world's folds nothing the world's clock has not passed.
  */
 import { describe, expect, it } from 'vitest';
+import { seededRandom as random } from '../../../../test/helpers/random.js';
 import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from '../core/call.js';
 import { memoryTree } from '../core/fakes.test-helper.js';
@@ -15,17 +16,6 @@ import { balanceTxn } from './payments.js';
 const SUMMED = 'acct_ledgerSums';
 const SCANNED = 'acct_ledgerScan';
 const DAY = 86_400;
-
-/** A seeded generator (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A world: one tree, one clock, entries at increasing positions; calls for either account. */
 function world(startS: number) {
