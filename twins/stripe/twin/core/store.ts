@@ -569,14 +569,7 @@ export function eq(c: Call, key: string, field = key): Filter | undefined {
 
 /** Objects whose `field` is `value` (an expanded object: its id), as an equality index files them. */
 export function is(field: string, value: string): Filter {
-  const f: Filter = (o) => {
-    const x = o[field];
-    if (isObj(x)) return x.id === value;
-    return x === value;
-  };
-  f.field = field;
-  f.values = [value];
-  return f;
+  return isAny(field, [value]);
 }
 
 /**
@@ -594,11 +587,14 @@ export function matching(type: string, field: string, value: string): Filter {
   return f;
 }
 
-/** Objects whose `field` is one of `values` (Stripe's `lookup_keys[]`). */
+/** Objects whose `field` is one of `values` (an expanded object: its id), as an equality index files them. */
 export function isAny(field: string, values: readonly string[]): Filter {
-  const f: Filter = (o) => values.includes((isObj(o[field]) ? (o[field] as Obj).id : o[field]) as string);
+  const f: Filter = (o) => {
+    const x = o[field];
+    return values.includes((isObj(x) ? x.id : x) as string);
+  };
   f.field = field;
-  f.values = [...new Set(values)];
+  f.values = values.length === 1 ? values : [...new Set(values)];
   return f;
 }
 
