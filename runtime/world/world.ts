@@ -974,8 +974,7 @@ export class World {
   /** A record's value as of `at` (undefined when absent or deleted). */
   private recordAt(twin: string, type: string, id: string, at: number, head: number): unknown {
     const storage = this.e.storage;
-    const layers = this.layers(twin, at);
-    for (const l of layers) {
+    for (const l of this.layers(twin, at)) {
       // The layer's newest own version (a branch's deletion included: null).
       const version = storage.get<HeadVersion>([l.id, twin, 'head', type, id]);
       if (version !== undefined && version[0] <= l.hi) return version[1] ?? undefined;
