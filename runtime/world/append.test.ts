@@ -172,20 +172,29 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     for (const [w, m] of [[root, rm], [now, nm], [past, pm], [sub, sm]] as const) check(fresh.openWorld(w.name), m);
   });
 
-  it('reads worlds written before newest versions lived only in their head keys, and appends on', () => {
+  /**
+   * A world and its branch grown by this version, rewritten by `rewrite` into the key layout an
+   * earlier version wrote, then read by a fresh store and appended on.
+   */
+  function readsOlderLayout(seed: number, rewrite: (storage: Storage) => void): void {
     const { storage, store, clock } = setup();
-    const rnd = random(23);
+    const rnd = random(seed);
     const { root, rm } = grownWorld(store, rnd, 40, clock);
     const { br, bm } = grownBranch(root, rm, rnd, 20, clock);
     drive(root, rm, rnd, 10, clock);
-    // Earlier versions also wrote each record's newest version under its version key.
-    const heads = [...storage.range<[number, unknown]>({ start: ['w'], end: ['w\uffff'] })].filter((kv) => kv.key[2] === 'head');
-    expect(heads.length).toBeGreaterThan(0);
-    storage.transact((tx) => {
-      for (const { key, value } of heads) tx.put([key[0]!, key[1]!, 'rec', key[3]!, key[4]!, value[0]], value[1]);
+    rewrite(storage);
+    reopenAndAppendOn(new WorldStore(storage, { now: () => clock.now }), br.name, rm, bm, rnd, clock);
+  }
+
+  it('reads worlds written before newest versions lived only in their head keys, and appends on', () => {
+    readsOlderLayout(23, (storage) => {
+      // Earlier versions also wrote each record's newest version under its version key.
+      const heads = [...storage.range<[number, unknown]>({ start: ['w'], end: ['w\uffff'] })].filter((kv) => kv.key[2] === 'head');
+      expect(heads.length).toBeGreaterThan(0);
+      storage.transact((tx) => {
+        for (const { key, value } of heads) tx.put([key[0]!, key[1]!, 'rec', key[3]!, key[4]!, value[0]], value[1]);
+      });
     });
-    const again = new WorldStore(storage, { now: () => clock.now });
-    reopenAndAppendOn(again, br.name, rm, bm, rnd, clock);
   });
 
   it('deleting a record in a root world removes its head key, and a list at head walks only live records', () => {
@@ -205,30 +214,26 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
   });
 
   it('reads worlds written when deletions stayed in head keys (with a null value), and appends on', () => {
-    const { storage, store, clock } = setup();
-    const rnd = random(29);
-    const { root, rm } = grownWorld(store, rnd, 40, clock);
-    const { br, bm } = grownBranch(root, rm, rnd, 20, clock);
-    drive(root, rm, rnd, 10, clock);
-    // Then, a root world's newest deletion of a record was its head key [pos, null], with no
-    // version key and no deletion mark.
-    const all = [...storage.range<unknown>({ start: ['w'], end: ['w\uffff'] })];
-    const record = (key: readonly unknown[]): string => [key[0], key[1], key[3], key[4]].join('\u0000');
-    const live = new Set(all.filter((kv) => kv.key[2] === 'head').map((kv) => record(kv.key)));
-    const newest = new Map<string, { key: (string | number)[]; value: unknown }>();
-    for (const kv of all) if (kv.key[2] === 'rec') newest.set(record(kv.key), kv as { key: (string | number)[]; value: unknown });
-    const moved = [...newest].filter(([r, kv]) => !live.has(r) && kv.value === null);
-    expect(moved.length).toBeGreaterThan(0);
-    const marks = all.filter((kv) => kv.key[2] === 'del');
-    expect(marks.length).toBeGreaterThan(0);
-    storage.transact((tx) => {
-      for (const [, { key }] of moved) {
-        tx.remove(key);
-        tx.put([key[0]!, key[1]!, 'head', key[3]!, key[4]!], [key[5]!, null]);
-      }
-      for (const { key } of marks) tx.remove(key);
+    readsOlderLayout(29, (storage) => {
+      // Then, a root world's newest deletion of a record was its head key [pos, null], with no
+      // version key and no deletion mark.
+      const all = [...storage.range<unknown>({ start: ['w'], end: ['w\uffff'] })];
+      const record = (key: readonly unknown[]): string => [key[0], key[1], key[3], key[4]].join('\u0000');
+      const live = new Set(all.filter((kv) => kv.key[2] === 'head').map((kv) => record(kv.key)));
+      const newest = new Map<string, { key: (string | number)[]; value: unknown }>();
+      for (const kv of all) if (kv.key[2] === 'rec') newest.set(record(kv.key), kv as { key: (string | number)[]; value: unknown });
+      const moved = [...newest].filter(([r, kv]) => !live.has(r) && kv.value === null);
+      expect(moved.length).toBeGreaterThan(0);
+      const marks = all.filter((kv) => kv.key[2] === 'del');
+      expect(marks.length).toBeGreaterThan(0);
+      storage.transact((tx) => {
+        for (const [, { key }] of moved) {
+          tx.remove(key);
+          tx.put([key[0]!, key[1]!, 'head', key[3]!, key[4]!], [key[5]!, null]);
+        }
+        for (const { key } of marks) tx.remove(key);
+      });
     });
-    reopenAndAppendOn(new WorldStore(storage, { now: () => clock.now }), br.name, rm, bm, rnd, clock);
   });
 
   it('a batch that writes, deletes and re-creates one record counts it once', () => {
