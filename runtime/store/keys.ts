@@ -51,8 +51,9 @@ interface KeyNode<V> {
 /**
  * A map keyed by storage keys, as Maps nested part by part. Unlike a Map keyed by one text per
  * key (each part typed and length-prefixed), it builds no text (one of a ~90-character key and
- * its hash cost ~0.5 µs a get and set; this ~0.2 µs), and a range's candidates are found under the parts its bounds
- * share instead of among every key. Numbers and strings stay apart (a Map tells 1 from '1').
+ * its hash cost ~0.5 µs a get and set; this ~0.2 µs), and a range's candidates are found
+ * under the parts its bounds share instead of among every key. Numbers and strings stay
+ * apart (a Map tells 1 from '1').
  */
 export class KeyMap<V> {
   private readonly root: KeyNode<V> = { key: undefined, value: undefined, children: undefined };
