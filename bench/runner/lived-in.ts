@@ -1,7 +1,8 @@
 /**
  * Requests whose cost could grow with an account's history, in a Stripe account that has
  * made `n` of each object first: the balance (n charges), a payout (checks the available
- * balance), a price found and claimed by lookup key (n prices, each with a key), an invoice
+ * balance), searches by a payment intent's metadata (n of them) and by a customer's email
+ * (n / 10), a price found and claimed by lookup key (n prices, each with a key), an invoice
  * for a customer (n invoice items of other customers), deleting a customer with
  * subscriptions and finding a subscription item (n subscriptions of others), and finding and
  * making promotion codes by code (n codes). Each as CPU µs per request (median of its
@@ -66,8 +67,8 @@ for (const n of sizes) {
   const product = id(await call(runner, 'POST', '/v1/products', 'name=Plan'));
   const plan = id(await call(runner, 'POST', '/v1/prices', `product=${product}&currency=usd&unit_amount=500&recurring[interval]=month`));
   const others: string[] = [];
-  await many(Math.ceil(n / 10), async () => { others.push(id(await call(runner, 'POST', '/v1/customers', 'name=Other'))); });
-  await many(n, (i) => call(runner, 'POST', '/v1/payment_intents', `amount=${1000 + i}&currency=usd&payment_method=${i % 2 === 0 ? 'pm_card_bypassPending' : 'pm_card_visa'}&confirm=true&automatic_payment_methods[enabled]=true&automatic_payment_methods[allow_redirects]=never`));
+  await many(Math.ceil(n / 10), async (i) => { others.push(id(await call(runner, 'POST', '/v1/customers', `name=Other&email=other${i}%40example.com`))); });
+  await many(n, (i) => call(runner, 'POST', '/v1/payment_intents', `amount=${1000 + i}&currency=usd&metadata[order_id]=ord_${i}&payment_method=${i % 2 === 0 ? 'pm_card_bypassPending' : 'pm_card_visa'}&confirm=true&automatic_payment_methods[enabled]=true&automatic_payment_methods[allow_redirects]=never`));
   await many(n, (i) => call(runner, 'POST', '/v1/prices', `product=${product}&currency=usd&unit_amount=${100 + i}&lookup_key=key_${i}`));
   await many(n, (i) => call(runner, 'POST', '/v1/invoiceitems', `customer=${others[i % others.length] as string}&amount=100&currency=usd`));
   const items: string[] = [];
@@ -92,6 +93,8 @@ for (const n of sizes) {
   rows.push(['list prices by lookup_keys[]', await time((i) => call(runner, 'GET', '/v1/prices', undefined, `lookup_keys[]=key_${(i * 7919) % n}`), 7, 20), 'read']);
   rows.push(['retrieve a subscription item', await time((i) => call(runner, 'GET', `/v1/subscription_items/${items[(i * 7919) % items.length] as string}`), 7, 20), 'read']);
   rows.push(['list promotion codes by code (as typed, any case)', await time((i) => call(runner, 'GET', '/v1/promotion_codes', undefined, `code=code${(i * 7919) % n}`), 7, 20), 'read']);
+  rows.push(['search payment intents by a metadata value', await time((i) => call(runner, 'GET', '/v1/payment_intents/search', undefined, `query=${encodeURIComponent(`metadata['order_id']:'ORD_${(i * 7919) % n}'`)}`), 7, 20), 'read']);
+  rows.push(['search customers by email (n / 10 customers)', await time((i) => call(runner, 'GET', '/v1/customers/search', undefined, `query=${encodeURIComponent(`email:'Other${(i * 7919) % others.length}@example.com'`)}`), 7, 20), 'read']);
   rows.push(['create a payout (checks the available balance)', await time(() => call(runner, 'POST', '/v1/payouts', 'amount=1&currency=usd&method=instant'), 7, 20), 'write']);
   rows.push(['create a price with a lookup key', await time((i) => call(runner, 'POST', '/v1/prices', `product=${product}&currency=usd&unit_amount=100&lookup_key=new_${i}`), 7, 20), 'write']);
   rows.push(['create a promotion code (checks its code is free)', await time((i) => call(runner, 'POST', '/v1/promotion_codes', `promotion[type]=coupon&promotion[coupon]=${coupon}&code=NEW${i}`), 7, 20), 'write']);

@@ -5,7 +5,8 @@
  * value to another, and deleted; and a filter the index does not serve still works beside it.
  * Prices by lookup key (one or several, merged newest first), promotion codes by code in any
  * case, subscription items by id, and the reads that find a customer's or an invoice's
- * objects through an index rather than a walk over all of them.
+ * objects through an index rather than a walk over all of them. Searches by a metadata value
+ * or a customer's email, which read an index too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
@@ -33,6 +34,10 @@ describe('lists filtered by an indexed field', () => {
       // Another account's customer with the same email stays out of this account's lists.
       if (i % 5 === 0) await other.customers.create({ email: 'shared@example.com' });
     }
+    // The list's email filter is case-sensitive, as Stripe's is (search is not: below).
+    const cased = await stripe.customers.create({ email: 'Shared@Example.com' });
+    expect((await stripe.customers.list({ email: 'Shared@Example.com' })).data.map((c) => c.id)).toEqual([cased.id]);
+    await stripe.customers.del(cased.id);
     // Into the email, out of it, and deleted.
     await stripe.customers.update(made[4]!.id, { email: 'shared@example.com' });
     await stripe.customers.update(made[6]!.id, { email: 'moved@example.com' });
@@ -201,5 +206,88 @@ describe('lists filtered by an indexed field', () => {
     const refunds = [await stripe.refunds.create({ payment_intent: first.id, amount: 100 }), await stripe.refunds.create({ payment_intent: second.id, amount: 200 }), await stripe.refunds.create({ payment_intent: first.id, amount: 300 })];
     const charge = await stripe.charges.retrieve(first.latest_charge as string, { expand: ['refunds'] });
     expect(charge.refunds?.data.map((r) => r.id)).toEqual([refunds[2]!.id, refunds[0]!.id]);
+  });
+});
+
+describe('searches an index serves', () => {
+  /** Every page of a search, `limit` at a time, following `next_page`. */
+  async function searchAll(search: (page?: string) => Promise<Stripe.ApiSearchResult<{ id: string }>>): Promise<string[]> {
+    const ids: string[] = [];
+    let page: string | undefined;
+    for (;;) {
+      const r = await search(page);
+      ids.push(...r.data.map((o) => o.id));
+      if (!r.has_more) return ids;
+      expect(r.next_page).toBeTruthy();
+      page = r.next_page as string;
+    }
+  }
+
+  it('customers by a metadata value in any case: newest first, paged, following updates, removals and deletes', async () => {
+    const made: Stripe.Customer[] = [];
+    for (let i = 0; i < 24; i++) {
+      made.push(await stripe.customers.create({ name: `M${i}`, metadata: { team: i % 4 === 0 ? 'Blue' : `red${i}`, n: String(i) } }));
+    }
+    // The same value under another key, and in another account, stays out.
+    await stripe.customers.create({ metadata: { colour: 'blue' } });
+    await other.customers.create({ metadata: { team: 'blue' } });
+    await stripe.customers.update(made[5]!.id, { metadata: { team: 'BLUE' } });
+    await stripe.customers.update(made[8]!.id, { metadata: { team: 'green' } });
+    await stripe.customers.update(made[12]!.id, { metadata: { team: '' } });
+    await stripe.customers.del(made[16]!.id);
+    const blue = [0, 4, 5, 20].map((i) => made[i]!.id).reverse();
+
+    const byTeam = (value: string, limit = 100) => searchAll((page) => stripe.customers.search({ query: `metadata["team"]:"${value}"`, limit, ...(page ? { page } : {}) }));
+    expect(await byTeam('blue')).toEqual(blue);
+    expect(await byTeam('bLuE', 1)).toEqual(blue);
+    expect(await byTeam('green')).toEqual([made[8]!.id]);
+    expect(await byTeam('red9')).toEqual([made[9]!.id]);
+    expect(await byTeam('nobody')).toEqual([]);
+    // The key is matched as written.
+    expect((await stripe.customers.search({ query: 'metadata["Team"]:"blue"' })).data).toEqual([]);
+    // Other clauses still apply beside the indexed one, and total_count counts the matches.
+    const some = await stripe.customers.search({ query: 'metadata["team"]:"blue" AND -name:"M4" AND created>0', limit: 2, expand: ['total_count'] });
+    expect(some.data.map((c) => c.id)).toEqual([made[20]!.id, made[5]!.id]);
+    expect(some.has_more).toBe(true);
+    expect((some as { total_count?: number }).total_count).toBe(3);
+    // An OR, and a negated or null clause, read every customer, with the same answers.
+    expect((await stripe.customers.search({ query: 'metadata["team"]:"blue" OR metadata["team"]:"green"', limit: 100 })).data.map((c) => c.id)).toEqual([made[20]!.id, made[8]!.id, made[5]!.id, made[4]!.id, made[0]!.id]);
+    expect((await stripe.customers.search({ query: 'metadata["team"]:null AND metadata["n"]:"12"' })).data.map((c) => c.id)).toEqual([made[12]!.id]);
+  });
+
+  it('customers by email in any case, while the list filter keeps to the exact case', async () => {
+    const ada = await stripe.customers.create({ email: 'ada@example.com', name: 'Ada' });
+    const shouting = await stripe.customers.create({ email: 'ADA@EXAMPLE.COM', name: 'Ada again' });
+    await stripe.customers.create({ email: 'ada@example.co', name: 'Not Ada' });
+    await other.customers.create({ email: 'ada@example.com' });
+    const moved = await stripe.customers.create({ email: 'soon@example.com' });
+    await stripe.customers.update(moved.id, { email: 'Ada@Example.com' });
+    expect((await stripe.customers.search({ query: 'email:"Ada@example.COM"' })).data.map((c) => c.id)).toEqual([moved.id, shouting.id, ada.id]);
+    expect((await stripe.customers.search({ query: 'email:"ada@example.com" AND name:"ada"' })).data.map((c) => c.id)).toEqual([ada.id]);
+    expect((await stripe.customers.search({ query: 'email:"soon@example.com"' })).data).toEqual([]);
+    expect((await stripe.customers.list({ email: 'ada@example.com' })).data.map((c) => c.id)).toEqual([ada.id]);
+    await stripe.customers.del(shouting.id);
+    expect((await stripe.customers.search({ query: 'email:"ada@example.com"' })).data.map((c) => c.id)).toEqual([moved.id, ada.id]);
+  });
+
+  it('payment intents and their charges, prices and products by metadata; a value too long for the index still found', async () => {
+    const [pi1, pi2] = [
+      await stripe.paymentIntents.create({ amount: 500, currency: 'usd', metadata: { order_id: 'ord_1' }, payment_method: 'pm_card_visa', confirm: true, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } }),
+      await stripe.paymentIntents.create({ amount: 700, currency: 'usd', metadata: { order_id: 'ord_2' } }),
+    ];
+    expect((await stripe.paymentIntents.search({ query: "metadata['order_id']:'ord_1'" })).data.map((p) => p.id)).toEqual([pi1.id]);
+    await stripe.paymentIntents.update(pi2.id, { metadata: { order_id: 'ord_1' } });
+    expect((await stripe.paymentIntents.search({ query: "metadata['order_id']:'ORD_1' AND amount>600" })).data.map((p) => p.id)).toEqual([pi2.id]);
+    const charge = pi1.latest_charge as string;
+    expect((await stripe.charges.search({ query: "metadata['order_id']:'ord_1'" })).data.map((ch) => ch.id)).toEqual([charge]);
+
+    const product = await stripe.products.create({ name: 'Kit', metadata: { sku: 'SKU-1' } });
+    const price = await stripe.prices.create({ product: product.id, currency: 'usd', unit_amount: 100, metadata: { sku: 'SKU-1' } });
+    expect((await stripe.products.search({ query: 'metadata["sku"]:"sku-1"' })).data.map((p) => p.id)).toEqual([product.id]);
+    expect((await stripe.prices.search({ query: 'metadata["sku"]:"sku-1"' })).data.map((p) => p.id)).toEqual([price.id]);
+
+    const long = 'x'.repeat(400);
+    const wide = await stripe.customers.create({ metadata: { note: long } });
+    expect((await stripe.customers.search({ query: `metadata["note"]:"${long.toUpperCase()}"` })).data.map((c) => c.id)).toEqual([wide.id]);
   });
 });

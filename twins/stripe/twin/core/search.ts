@@ -7,7 +7,7 @@
  */
 import type { Call } from './call.js';
 import { invalid } from './errors.js';
-import { newestFirst } from './store.js';
+import { computedIndex, matching, metadataEntry, newestFirst, newestWhere, type Filter, type Rec } from './store.js';
 import { getPath, isObj, type Obj } from './util.js';
 
 export type FieldKind = 'string' | 'token' | 'number' | 'bool';
@@ -167,6 +167,22 @@ function check(clauses: Clause[], fields: Record<string, FieldSpec>, resource: s
   }
 }
 
+/**
+ * A clause every match must satisfy that an index can serve, as a filter: an exact,
+ * case-insensitive match of a metadata value (of the types whose metadata is indexed) or of a
+ * customer's email. Then a search reads
+ * that clause's matches (`newestWhere`) instead of every object of the type.
+ */
+function indexedClause(type: string, parsed: { join: 'AND' | 'OR'; clauses: Clause[] }): Filter | undefined {
+  if (parsed.join === 'OR' && parsed.clauses.length > 1) return undefined;
+  for (const cl of parsed.clauses) {
+    if (cl.negate || cl.op !== ':' || cl.value === null) continue;
+    if (cl.metaKey !== undefined && computedIndex(type, 'metadata') !== undefined) return matching(type, 'metadata', metadataEntry(cl.metaKey, String(cl.value)));
+    if (type === 'customer' && cl.field === 'email') return matching(type, 'email', String(cl.value));
+  }
+  return undefined;
+}
+
 /** `GET /v1/<resource>/search`: `{ object: 'search_result', data, has_more, next_page, url }`. */
 export function search(c: Call, type: string, resource: string, fields: Record<string, FieldSpec>): Obj {
   const query = c.p.str('query');
@@ -191,9 +207,11 @@ export function search(c: Call, type: string, resource: string, fields: Record<s
     });
     return parsed.join === 'AND' ? results.every(Boolean) : results.some(Boolean);
   };
+  const served = indexedClause(type, parsed);
+  const candidates = (below?: number): Iterable<Rec> => (served === undefined ? newestFirst(c, type, below) : newestWhere(c, type, served, below));
   const data: Obj[] = [];
   let lastSeq = 0, hasMore = false;
-  for (const rec of newestFirst(c, type, from)) {
+  for (const rec of candidates(from)) {
     if (!test(rec.o)) continue;
     if (data.length === limit) { hasMore = true; break; }
     data.push(rec.o);
@@ -208,7 +226,7 @@ export function search(c: Call, type: string, resource: string, fields: Record<s
   };
   if ((c.p.strings('expand') ?? []).includes('total_count')) {
     let n = 0;
-    for (const rec of newestFirst(c, type)) if (test(rec.o)) n++;
+    for (const rec of candidates()) if (test(rec.o)) n++;
     out.total_count = n;
   }
   return out;

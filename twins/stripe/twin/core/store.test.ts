@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Tree } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
 import { memoryTree, stubContext } from './fakes.test-helper.js';
-import { insert, is, newestFirst, newestWhere, newId, orderedId, type AccountState } from './store.js';
+import { insert, is, matching, metadataEntry, newestFirst, newestWhere, newId, orderedId, save, unlist, type AccountState } from './store.js';
 
 const ACCT = 'acct_seqTest';
 
@@ -134,5 +134,54 @@ describe('equality indexes added after an account began', () => {
     expect(byKey(tree, 'key_1')).toEqual([]);
     tree.put(`by.price.lookup_key.${ACCT}`, `5:key_1/000000000001`, ids[1]);
     expect(byKey(tree, 'key_1')).toEqual([ids[1]]);
+  });
+});
+
+describe('indexes whose values are computed', () => {
+  /** Customers with these emails, one entry each from position 1; answers their ids. */
+  function customers(tree: Tree, emails: string[]): string[] {
+    return emails.map((email, i) => {
+      const c = callAt(tree, 1 + i);
+      const id = orderedId(c, 'cus_', 14);
+      insert(c, 'customer', { id, object: 'customer', email, metadata: {} });
+      return id;
+    });
+  }
+  const found = (tree: Tree, f: ReturnType<typeof is>): string[] => [...newestWhere(callAt(tree, 50), 'customer', f)].map((r) => r.o.id as string);
+  const filed = (tree: Tree, index: string): string[] => tree.list<string>(`by.customer.${index}.${ACCT}`).items.map((i) => `${i.id.replace(/\/\d+$/, '')} ${i.value}`);
+
+  it('a new account files emails in lower case; the exact filter reads that index and filters what it reads', () => {
+    const tree = memoryTree();
+    const [ada, shout] = customers(tree, ['ada@example.com', 'ADA@example.com']);
+    expect(filed(tree, 'email_folded')).toEqual([`15:ada@example.com ${ada}`, `15:ada@example.com ${shout}`]);
+    expect(tree.count(`by.customer.email.${ACCT}`)).toBe(0);
+    expect(found(tree, is('email', 'ADA@example.com'))).toEqual([shout]);
+    expect(found(tree, matching('customer', 'email', 'Ada@Example.com'))).toEqual([shout, ada]);
+  });
+
+  it('an account begun at version 2 keeps its exact email index, and a search in any case walks', () => {
+    const tree = memoryTree();
+    tree.put('account', ACCT, { n: 0, hooks: 0, ix: 2, k: 1 });
+    const [ada, shout] = customers(tree, ['ada@example.com', 'ADA@example.com']);
+    expect(filed(tree, 'email')).toEqual([`15:ADA@example.com ${shout}`, `15:ada@example.com ${ada}`]);
+    expect(tree.count(`by.customer.email_folded.${ACCT}`)).toBe(0);
+    expect(tree.count(`by.customer.metadata.${ACCT}`)).toBe(0);
+    expect(found(tree, is('email', 'ada@example.com'))).toEqual([ada]);
+    // Its exact index cannot serve a match in any case: every customer is read.
+    expect(found(tree, matching('customer', 'email', 'Ada@Example.com'))).toEqual([shout, ada]);
+  });
+
+  it('the metadata index holds each live object\'s entries, key as written and value in lower case', () => {
+    const tree = memoryTree();
+    const c = callAt(tree, 1);
+    const id = orderedId(c, 'cus_', 14);
+    insert(c, 'customer', { id, object: 'customer', metadata: { Team: 'Blue', n: '1' } });
+    expect(filed(tree, 'metadata').map((e) => e.split(' ')[0])).toEqual(['11:4:Team=blue', '5:1:n=1']);
+    save(callAt(tree, 2), 'customer', { id, object: 'customer', metadata: { Team: 'Red' } });
+    expect(filed(tree, 'metadata')).toEqual([`10:4:Team=red ${id}`]);
+    expect(found(tree, matching('customer', 'metadata', metadataEntry('Team', 'RED')))).toEqual([id]);
+    expect(found(tree, matching('customer', 'metadata', metadataEntry('team', 'red')))).toEqual([]);
+    unlist(callAt(tree, 3), 'customer', id, { id, object: 'customer', deleted: true });
+    expect(filed(tree, 'metadata')).toEqual([]);
   });
 });

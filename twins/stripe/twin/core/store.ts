@@ -5,8 +5,9 @@
  *   (<object type>, `<acct>/<id>`) → { s: seq, o: the Stripe object, u?: true when unlisted }
  *   (`ix.<object type>.<acct>`, seq as 12 digits) → the same object — creation order, for lists
  *     (not for keyed types: their ids begin with the seq, so their records are in order)
- *   (`by.<object type>.<field>.<acct>`, `<value length>:<value>/<seq as 12 digits>`) → the id
- *     — an equality index (INDEXED) of a field a list filters on, newest last within a value
+ *   (`by.<object type>.<index name>.<acct>`, `<value length>:<value>/<seq as 12 digits>`) → the id
+ *     — an equality index (INDEXES) of a field a list, lookup or search filters on, newest last
+ *     within a value
  *   ('account', `<acct>`) → { n: a seq floor, hooks: webhook endpoints, ix, k } (AccountState; nextSeq)
  * Ids the app may choose (products, coupons) and those of rarer objects are random like
  * Stripe's, so creation order needs its own index, which holds a copy of each object so a list
@@ -83,8 +84,8 @@ export interface AccountState {
   /** Webhook endpoints the account has (enabled or not). */
   hooks: number;
   /**
-   * The version of INDEXED whose equality indexes hold all the account's objects: filtered
-   * lists and lookups read an index whose field was added at or before it (INDEXED_SINCE).
+   * The version of INDEXES whose equality indexes hold all the account's objects: filtered
+   * lists and lookups read the indexes of that version (`Index.since`, `Index.until`).
    * Absent for an account a twin without indexes began: its filtered lists read every object.
    */
   ix?: number;
@@ -171,62 +172,106 @@ function nextSeq(c: Call): number {
 }
 
 /**
- * The fields lists and lookups filter on that pick a few objects out of many (an app's "find
- * the customer with this email", "this customer's payment intents", "the price with this
- * lookup key"): each has an equality index, so such a read reads its matches, not every
- * object of the type.
+ * An equality index: `(by.<type>.<name>.<acct>, <value length>:<value>/<seq as 12 digits>) →
+ * the id` for each value an object is filed under, so a list or lookup filtered by its field
+ * reads its matches, not every object of the type. The fields lists, lookups and searches
+ * filter on that pick a few objects out of many: an app's "find the customer with this
+ * email", "this customer's payment intents", "the price with this lookup key", "the order
+ * with this metadata id".
  */
-const INDEXED: Record<string, readonly string[]> = {
-  customer: ['email'],
-  payment_intent: ['customer'],
-  charge: ['customer', 'payment_intent'],
-  refund: ['charge', 'payment_intent'],
-  payment_method: ['customer'],
-  setup_intent: ['customer'],
-  subscription: ['customer', 'test_clock', 'item'],
-  invoice: ['customer'],
-  invoiceitem: ['customer', 'invoice'],
-  invoice_payment: ['invoice'],
-  'checkout.session': ['customer'],
-  price: ['product', 'lookup_key'],
-  card: ['customer'],
-  customer_balance_transaction: ['customer'],
-  promotion_code: ['code'],
-};
-/**
- * Indexed fields whose values are not a field as stored: a promotion code is found by its
- * code in any case (Stripe's `code` filter and uniqueness check ignore case), a subscription
- * by the ids of its items (they live inside it). `values` gives what to file an object
- * under, `key` what a searched value is filed as; `matching` makes the filter that reads them.
- */
-interface Derived {
-  values(o: Obj): unknown[];
-  key(value: string): string;
+export interface Index {
+  /** The field a filter names (`Filter.field`). */
+  field: string;
+  /** Names its entries' tree; the field's name unless two indexes serve the field. */
+  name: string;
+  /**
+   * The first index version (`AccountState.ix`) whose accounts keep it: an account begun
+   * before never filed its objects in it, so its filters read every object instead.
+   */
+  since: number;
+  /** The first version whose accounts no longer keep it: another index of the field took its place. */
+  until?: number;
+  /** What an object is filed under, when not the field as stored (or an expanded object's id). */
+  values?(o: Obj): unknown[];
+  /**
+   * What a filter's value is filed as, when not itself. Such an index may hold more than a
+   * filter's matches (every case of an email): what it reads is filtered again.
+   */
+  key?(value: string): string;
 }
-const DERIVED: Record<string, Derived> = {
-  'promotion_code.code': {
-    values: (o) => (typeof o.code === 'string' ? [o.code.toLowerCase()] : []),
-    key: (value) => value.toLowerCase(),
-  },
-  'subscription.item': {
-    values: (o) => (isObj(o.items) && Array.isArray(o.items.data) ? o.items.data.map((i) => (isObj(i) ? i.id : undefined)) : []),
-    key: (value) => value,
-  },
-};
+
+const fold = (v: string): string => v.toLowerCase();
+const plain = (field: string, since = 1): Index => ({ field, name: field, since });
+
 /**
- * The INDEXED version that added a field (1 when not named here). An account whose `ix` is
- * older lacks that index (its objects from before were never filed in it) and reads every
- * object instead; a new account gets INDEX_VERSION.
+ * A metadata entry as the metadata index files it: the key as it is, the value in lower case
+ * (Stripe's search matches `metadata["key"]:"value"` ignoring the value's case).
  */
-const INDEXED_SINCE: Record<string, number> = {
-  'subscription.test_clock': 2, 'invoiceitem.invoice': 2, 'invoice_payment.invoice': 2, 'price.lookup_key': 2, 'card.customer': 2,
-  'customer_balance_transaction.customer': 2, 'promotion_code.code': 2, 'subscription.item': 2,
+export function metadataEntry(key: string, value: string): string {
+  return `${key.length}:${key}=${value.toLowerCase()}`;
+}
+const metadata: Index = {
+  field: 'metadata', name: 'metadata', since: 3,
+  values: (o) => (isObj(o.metadata) ? Object.entries(o.metadata).map(([k, v]) => (typeof v === 'string' ? metadataEntry(k, v) : undefined)) : []),
 };
-const INDEX_VERSION = 2;
+
+/**
+ * Every type's indexes. Metadata is indexed for the searchable types whose search by a
+ * metadata value an app might make often (core/search.ts reads it), at one more stored entry
+ * per key on every object made with metadata: not for charges, which copy their payment
+ * intent's metadata and would double that cost on every payment; their search walks.
+ */
+const INDEXES: Record<string, readonly Index[]> = {
+  customer: [
+    // Since version 3 filed in lower case, so a search (which ignores case) reads it too; the
+    // `email` list filter, which does not, filters what it reads.
+    { ...plain('email'), until: 3 },
+    { field: 'email', name: 'email_folded', since: 3, values: (o) => [typeof o.email === 'string' ? fold(o.email) : undefined], key: fold },
+    metadata,
+  ],
+  payment_intent: [plain('customer'), metadata],
+  charge: [plain('customer'), plain('payment_intent')],
+  refund: [plain('charge'), plain('payment_intent')],
+  payment_method: [plain('customer')],
+  setup_intent: [plain('customer')],
+  subscription: [
+    plain('customer'), plain('test_clock', 2),
+    // A subscription by the ids of its items (they live inside it).
+    { field: 'item', name: 'item', since: 2, values: (o) => (isObj(o.items) && Array.isArray(o.items.data) ? o.items.data.map((i) => (isObj(i) ? i.id : undefined)) : []) },
+    metadata,
+  ],
+  invoice: [plain('customer'), metadata],
+  invoiceitem: [plain('customer'), plain('invoice', 2)],
+  invoice_payment: [plain('invoice', 2)],
+  'checkout.session': [plain('customer')],
+  product: [metadata],
+  price: [plain('product'), plain('lookup_key', 2), metadata],
+  card: [plain('customer', 2)],
+  customer_balance_transaction: [plain('customer', 2)],
+  // A promotion code by its code in any case: Stripe's `code` filter and uniqueness check ignore case.
+  promotion_code: [{ field: 'code', name: 'code', since: 2, values: (o) => [typeof o.code === 'string' ? fold(o.code) : undefined], key: fold }],
+};
+/** What a new account gets: it keeps every index. */
+const INDEX_VERSION = 3;
 /** Longer values are not indexed (the index id must stay within the tree's id limit): lists by them read every object. */
 const MAX_INDEXED_CHARS = 256;
 
-/** What an equality index files an object under: a string field, or an expanded object's id. */
+/** keptIndexes' answers, by `<type>/<version>`: every write and filtered list asks. */
+const keptByVersion = new Map<string, readonly Index[]>();
+
+/** The indexes of `type` the account keeps. */
+function keptIndexes(c: Call, type: string): readonly Index[] {
+  const version = accountState(c).ix ?? 0;
+  const at = `${type}/${version}`;
+  let kept = keptByVersion.get(at);
+  if (kept === undefined) {
+    kept = (INDEXES[type] ?? []).filter((ix) => ix.since <= version && (ix.until === undefined || version < ix.until));
+    keptByVersion.set(at, kept);
+  }
+  return kept;
+}
+
+/** What an equality index files a value under: a string field, or an expanded object's id. */
 function indexValue(x: unknown): string | undefined {
   const v = isObj(x) ? x.id : x;
   return typeof v === 'string' && v.length <= MAX_INDEXED_CHARS ? v : undefined;
@@ -237,11 +282,11 @@ function indexStem(value: string): string {
   return `${value.length}:${value}`;
 }
 
-/** The values a derived index files an object under (none for undefined), each once. */
-function derivedValues(derive: Derived, o: Obj | undefined): string[] {
+/** What `index` files `o` under (nothing for undefined), each value once. */
+function filedValues(index: Index, o: Obj | undefined): string[] {
   const out: string[] = [];
   if (o === undefined) return out;
-  for (const x of derive.values(o)) {
+  for (const x of index.values === undefined ? [o[index.field]] : index.values(o)) {
     const v = indexValue(x);
     if (v !== undefined && !out.includes(v)) out.push(v);
   }
@@ -250,23 +295,12 @@ function derivedValues(derive: Derived, o: Obj | undefined): string[] {
 
 /** Moves an object's equality index entries from what `before` holds to what `after` does (undefined: none). */
 function reindex(c: Call, type: string, id: string, s: number, before: Obj | undefined, after: Obj | undefined): void {
-  const fields = INDEXED[type];
-  if (fields === undefined) return;
-  for (const field of fields) {
-    const ix = `by.${type}.${field}.${c.acct}`;
-    const derive = DERIVED[`${type}.${field}`];
-    if (derive !== undefined) {
-      const was = derivedValues(derive, before);
-      const now = derivedValues(derive, after);
-      for (const v of was) if (!now.includes(v)) c.tree.delete(ix, `${indexStem(v)}/${pad(s)}`);
-      for (const v of now) if (!was.includes(v)) c.tree.put(ix, `${indexStem(v)}/${pad(s)}`, id);
-      continue;
-    }
-    const was = before === undefined ? undefined : indexValue(before[field]);
-    const now = after === undefined ? undefined : indexValue(after[field]);
-    if (was === now) continue;
-    if (was !== undefined) c.tree.delete(ix, `${indexStem(was)}/${pad(s)}`);
-    if (now !== undefined) c.tree.put(ix, `${indexStem(now)}/${pad(s)}`, id);
+  for (const index of keptIndexes(c, type)) {
+    const tree = `by.${type}.${index.name}.${c.acct}`;
+    const was = filedValues(index, before);
+    const now = filedValues(index, after);
+    for (const v of was) if (!now.includes(v)) c.tree.delete(tree, `${indexStem(v)}/${pad(s)}`);
+    for (const v of now) if (!was.includes(v)) c.tree.put(tree, `${indexStem(v)}/${pad(s)}`, id);
   }
 }
 
@@ -435,13 +469,15 @@ export function unlist(c: Call, type: string, id: string, stub?: Obj): void {
 }
 
 /**
- * A list's filter; one made by `eq`, `is` or `isAny` also names its field and the values it
- * keeps, for an equality index.
+ * A list's filter; one made by `eq`, `is`, `isAny` or `matching` also names its field and the
+ * values it keeps, for an equality index.
  */
 export interface Filter {
   (o: Obj): boolean;
   field?: string;
   values?: readonly string[];
+  /** The only index that can serve it (`matching`: the field's index with computed values). */
+  index?: string;
 }
 
 /** Iterates an account's objects newest first, starting below `beforeSeq`, reading `pageSize` at a time. */
@@ -573,18 +609,26 @@ export function is(field: string, value: string): Filter {
 }
 
 /**
- * Objects a derived index files under `value` (DERIVED): a promotion code by its code in any
- * case (`matching('promotion_code', 'code', 'SUMMER')`), a subscription by an item's id.
+ * Objects an index with computed values files under `value`: a promotion code by its code in
+ * any case (`matching('promotion_code', 'code', 'SUMMER')`), a subscription by an item's id,
+ * a customer by its email in any case, an object by a metadata entry (`metadataEntry`).
  */
 export function matching(type: string, field: string, value: string): Filter {
-  const derive = DERIVED[`${type}.${field}`];
-  if (derive === undefined) throw new Error(`no derived index ${type}.${field}`);
-  const key = derive.key(value);
+  const index = computedIndex(type, field);
+  if (index?.values === undefined) throw new Error(`no index of ${type}.${field} with computed values`);
+  const values = index.values;
+  const key = index.key === undefined ? value : index.key(value);
   // Compared whole: a value too long for the index is not filed, and a walk still finds it.
-  const f: Filter = (o) => derive.values(o).includes(key);
+  const f: Filter = (o) => values(o).includes(key);
   f.field = field;
-  f.values = [key];
+  f.values = [value];
+  f.index = index.name;
   return f;
+}
+
+/** The index of `type` with computed values for `field`, if it has one (`matching` needs it). */
+export function computedIndex(type: string, field: string): Index | undefined {
+  return INDEXES[type]?.find((ix) => ix.field === field && ix.values !== undefined);
 }
 
 /** Objects whose `field` is one of `values` (an expanded object: its id), as an equality index files them. */
@@ -599,42 +643,50 @@ export function isAny(field: string, values: readonly string[]): Filter {
 }
 
 /**
- * An account's objects that `f` keeps, newest first: read from the equality index when one
- * serves `f` (then only the matches are read), else filtered from all of them.
+ * An account's objects that `f` keeps, newest first (below `beforeSeq` when given): read
+ * from an equality index when one serves `f` (then only its entries are read), else filtered
+ * from all of them.
  */
-export function* newestWhere(c: Call, type: string, f: Filter): Generator<Rec> {
+export function* newestWhere(c: Call, type: string, f: Filter, beforeSeq?: number): Generator<Rec> {
   const by = indexedFilter(c, type, [f]);
-  if (by !== undefined) {
-    yield* fromIndex(c, type, by, true, undefined, 100);
-    return;
+  for (const rec of by !== undefined ? fromIndex(c, type, by, true, beforeSeq, 100) : newestFirst(c, type, beforeSeq)) {
+    if (f(rec.o)) yield rec;
   }
-  for (const rec of newestFirst(c, type)) if (f(rec.o)) yield rec;
 }
 
-/** The filter among `filters` an equality index of the account can serve, if any. */
-function indexedFilter(c: Call, type: string, filters: Filter[]): Filter | undefined {
-  const fields = INDEXED[type];
-  if (fields === undefined) return undefined;
-  const f = filters.find((x) => x.field !== undefined && x.values !== undefined && fields.includes(x.field) &&
-    x.values.every((v) => v.length <= MAX_INDEXED_CHARS));
-  if (f === undefined) return undefined;
-  return (accountState(c).ix ?? 0) >= (INDEXED_SINCE[`${type}.${f.field as string}`] ?? 1) ? f : undefined;
+/** An index of the account's and the values to read from it: what serves a filter. */
+interface IndexRead {
+  index: Index;
+  keys: string[];
+}
+
+/** An index the account keeps that can serve one of `filters`, and the values to read, if any. */
+function indexedFilter(c: Call, type: string, filters: Filter[]): IndexRead | undefined {
+  if (INDEXES[type] === undefined) return undefined;
+  for (const f of filters) {
+    if (f.field === undefined || f.values === undefined) continue;
+    const index = keptIndexes(c, type).find((ix) => ix.field === f.field && (f.index === undefined || ix.name === f.index));
+    if (index === undefined) continue;
+    const keys = index.key === undefined ? [...f.values] : [...new Set(f.values.map(index.key))];
+    if (keys.every((k) => k.length <= MAX_INDEXED_CHARS)) return { index, keys };
+  }
+  return undefined;
 }
 
 /**
- * An account's objects whose `by.field` is one of `by.values`, from its equality index:
- * newest first below `seq` (or oldest first above it). One value's entries are in creation
- * order; several values' are merged by seq.
+ * An account's objects filed in `by.index` under one of `by.keys`: newest first below `seq`
+ * (or oldest first above it). One value's entries are in creation order; several values'
+ * are merged by seq.
  */
-function* fromIndex(c: Call, type: string, by: Filter, newest: boolean, seq: number | undefined, pageSize: number): Generator<Rec> {
-  const values = by.values as readonly string[];
-  if (values.length === 1) {
-    yield* fromIndexValue(c, type, by.field as string, values[0] as string, newest, seq, pageSize);
+function* fromIndex(c: Call, type: string, by: IndexRead, newest: boolean, seq: number | undefined, pageSize: number): Generator<Rec> {
+  const tree = `by.${type}.${by.index.name}.${c.acct}`;
+  if (by.keys.length === 1) {
+    yield* fromIndexValue(c, type, tree, by.keys[0] as string, newest, seq, pageSize);
     return;
   }
   const heads: [Rec, Generator<Rec>][] = [];
-  for (const value of values) {
-    const gen = fromIndexValue(c, type, by.field as string, value, newest, seq, pageSize);
+  for (const value of by.keys) {
+    const gen = fromIndexValue(c, type, tree, value, newest, seq, pageSize);
     const first = gen.next();
     if (first.done !== true) heads.push([first.value, gen]);
   }
@@ -654,8 +706,7 @@ function* fromIndex(c: Call, type: string, by: Filter, newest: boolean, seq: num
 }
 
 /** As `fromIndex`, for one value. */
-function* fromIndexValue(c: Call, type: string, field: string, value: string, newest: boolean, seq: number | undefined, pageSize: number): Generator<Rec> {
-  const ix = `by.${type}.${field}.${c.acct}`;
+function* fromIndexValue(c: Call, type: string, ix: string, value: string, newest: boolean, seq: number | undefined, pageSize: number): Generator<Rec> {
   const stem = indexStem(value);
   let after = newest || seq === undefined ? `${stem}/` : `${stem}/${pad(seq)}`;
   let before = !newest || seq === undefined ? `${stem}0` : `${stem}/${pad(seq)}`;
