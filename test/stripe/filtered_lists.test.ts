@@ -192,6 +192,40 @@ describe('lists filtered by an indexed field', () => {
     expect((await stripe.subscriptionItems.update(subs[0]!.items.data[0]!.id, { quantity: 3 })).quantity).toBe(3);
   });
 
+  it("invoices by subscription among other subscriptions' renewals; checkout sessions by payment intent and subscription", async () => {
+    const product = await stripe.products.create({ name: 'Renewing' });
+    const monthly = await stripe.prices.create({ product: product.id, unit_amount: 300, currency: 'usd', recurring: { interval: 'month' } });
+    const customer = await stripe.customers.create({ name: 'Renews' });
+    const subs: Stripe.Subscription[] = [];
+    for (let i = 0; i < 4; i++) subs.push(await stripe.subscriptions.create({ customer: customer.id, items: [{ price: monthly.id }], collection_method: 'send_invoice', days_until_due: 30 }));
+    // An invoice of the same customer that no subscription made.
+    await stripe.invoiceItems.create({ customer: customer.id, amount: 100, currency: 'usd' });
+    const manual = await stripe.invoices.create({ customer: customer.id, pending_invoice_items_behavior: 'include' });
+    await twin.advance(32 * 86_400 * 1000);
+    await stripe.subscriptions.cancel(subs[3]!.id);
+    for (const sub of subs) {
+      const invoices = await stripe.invoices.list({ subscription: sub.id, limit: 1 });
+      expect(invoices.has_more).toBe(true);
+      const all = await idsForward((after) => stripe.invoices.list({ subscription: sub.id, limit: 1, ...(after ? { starting_after: after } : {}) }));
+      expect(all).toHaveLength(2);
+      for (const id of all) expect((await stripe.invoices.retrieve(id)).parent?.subscription_details?.subscription).toBe(sub.id);
+    }
+    expect((await stripe.invoices.list({ customer: customer.id, limit: 100 })).data.map((i) => i.id)).toContain(manual.id);
+
+    const price = await stripe.prices.create({ currency: 'usd', unit_amount: 700, product_data: { name: 'Cup' } });
+    const sessions: Stripe.Checkout.Session[] = [];
+    for (let i = 0; i < 3; i++) {
+      const made = await stripe.checkout.sessions.create({ mode: 'payment', line_items: [{ price: price.id, quantity: 1 }], success_url: 'https://shop.example/ok' });
+      sessions.push(i === 2 ? made : ((await stripe.rawRequest('POST', `/v1/test_helpers/checkout/sessions/${made.id}/complete`, {})) as unknown as Stripe.Checkout.Session));
+    }
+    const paid = sessions[1]!;
+    expect((await stripe.checkout.sessions.list({ payment_intent: paid.payment_intent as string })).data.map((x) => x.id)).toEqual([paid.id]);
+    const joined = await stripe.checkout.sessions.create({ mode: 'subscription', line_items: [{ price: monthly.id, quantity: 1 }], success_url: 'https://shop.example/ok', customer_email: 'joins@example.com' });
+    const done = (await stripe.rawRequest('POST', `/v1/test_helpers/checkout/sessions/${joined.id}/complete`, {})) as unknown as Stripe.Checkout.Session;
+    expect((await stripe.checkout.sessions.list({ subscription: done.subscription as string })).data.map((x) => x.id)).toEqual([joined.id]);
+    expect((await stripe.checkout.sessions.list({ subscription: subs[0]!.id })).data).toEqual([]);
+  });
+
   it("a product with prices is not deleted, one without is; a charge's refunds expand from the index", async () => {
     const [kept, gone] = [await stripe.products.create({ name: 'Kept' }), await stripe.products.create({ name: 'Gone' })];
     await stripe.prices.create({ product: kept.id, unit_amount: 100, currency: 'usd' });

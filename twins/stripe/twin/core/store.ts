@@ -240,10 +240,15 @@ const INDEXES: Record<string, readonly Index[]> = {
     { field: 'item', name: 'item', since: 2, values: (o) => (isObj(o.items) && Array.isArray(o.items.data) ? o.items.data.map((i) => (isObj(i) ? i.id : undefined)) : []) },
     metadata,
   ],
-  invoice: [plain('customer'), metadata],
+  invoice: [
+    plain('customer'),
+    // An invoice by the subscription that billed it (`invoices.list({ subscription })`).
+    { field: 'subscription', name: 'subscription', since: 3, values: (o) => (isObj(o.parent) && isObj(o.parent.subscription_details) ? [o.parent.subscription_details.subscription] : []) },
+    metadata,
+  ],
   invoiceitem: [plain('customer'), plain('invoice', 2)],
   invoice_payment: [plain('invoice', 2)],
-  'checkout.session': [plain('customer')],
+  'checkout.session': [plain('customer'), plain('payment_intent', 3), plain('subscription', 3)],
   product: [metadata],
   price: [plain('product'), plain('lookup_key', 2), metadata],
   card: [plain('customer', 2)],

@@ -1407,7 +1407,7 @@ export const billingRoutes: Route[] = [
   route('invoices.list', 'GET', '/v1/invoices', (c) => {
     const sub = c.p.str('subscription');
     return listOf(c, 'invoice', '/v1/invoices', [eq(c, 'customer'), eq(c, 'status'), eq(c, 'collection_method'),
-      sub === undefined ? undefined : (o) => subscriptionOf(o) === sub]);
+      sub === undefined ? undefined : matching('invoice', 'subscription', sub)]);
   }),
   route('invoices.retrieve', 'GET', '/v1/invoices/:id', (c) => mustLoad(c, 'invoice', c.req.params.id as string, 'invoice')),
   route('invoices.update', 'POST', '/v1/invoices/:id', updateInvoice),
