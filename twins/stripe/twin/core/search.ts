@@ -3,11 +3,12 @@
  *   field:"value" (exact, case-insensitive)   field~"sub" (substring, 3+ characters)
  *   amount>1000, created<=1700000000 (numbers)   metadata["key"]:"value"
  *   field:null (absent)   -clause (negation)   clauses joined by AND or by OR, not both.
- * Pages with `page` (the `next_page` of the previous answer) and `limit`.
+ * Pages with `page` (the `next_page` of the previous answer) and `limit`. A query with a
+ * clause an index serves (`indexedClause`) reads that clause's matches only.
  */
 import type { Call } from './call.js';
 import { invalid } from './errors.js';
-import { computedIndex, matching, metadataEntry, newestFirst, newestWhere, type Filter, type Rec } from './store.js';
+import { canMatch, matching, metadataEntry, newestFirst, newestWhere, type Filter, type Rec } from './store.js';
 import { getPath, isObj, type Obj } from './util.js';
 
 export type FieldKind = 'string' | 'token' | 'number' | 'bool';
@@ -170,14 +171,14 @@ function check(clauses: Clause[], fields: Record<string, FieldSpec>, resource: s
 /**
  * A clause every match must satisfy that an index can serve, as a filter: an exact,
  * case-insensitive match of a metadata value (of the types whose metadata is indexed) or of a
- * customer's email. Then a search reads
- * that clause's matches (`newestWhere`) instead of every object of the type.
+ * customer's email. A search then reads that clause's matches (`newestWhere`), not every
+ * object of the type, and tests the other clauses on them.
  */
 function indexedClause(type: string, parsed: { join: 'AND' | 'OR'; clauses: Clause[] }): Filter | undefined {
   if (parsed.join === 'OR' && parsed.clauses.length > 1) return undefined;
   for (const cl of parsed.clauses) {
     if (cl.negate || cl.op !== ':' || cl.value === null) continue;
-    if (cl.metaKey !== undefined && computedIndex(type, 'metadata') !== undefined) return matching(type, 'metadata', metadataEntry(cl.metaKey, String(cl.value)));
+    if (cl.metaKey !== undefined && canMatch(type, 'metadata')) return matching(type, 'metadata', metadataEntry(cl.metaKey, String(cl.value)));
     if (type === 'customer' && cl.field === 'email') return matching(type, 'email', String(cl.value));
   }
   return undefined;

@@ -179,7 +179,7 @@ function nextSeq(c: Call): number {
  * email", "this customer's payment intents", "the price with this lookup key", "the order
  * with this metadata id".
  */
-export interface Index {
+interface Index {
   /** The field a filter names (`Filter.field`). */
   field: string;
   /** Names its entries' tree; the field's name unless two indexes serve the field. */
@@ -632,8 +632,13 @@ export function matching(type: string, field: string, value: string): Filter {
 }
 
 /** The index of `type` with computed values for `field`, if it has one (`matching` needs it). */
-export function computedIndex(type: string, field: string): Index | undefined {
+function computedIndex(type: string, field: string): Index | undefined {
   return INDEXES[type]?.find((ix) => ix.field === field && ix.values !== undefined);
+}
+
+/** Whether `matching(type, field, …)` can be made: `type` has an index with computed values for `field`. */
+export function canMatch(type: string, field: string): boolean {
+  return computedIndex(type, field) !== undefined;
 }
 
 /** Objects whose `field` is one of `values` (an expanded object: its id), as an equality index files them. */
