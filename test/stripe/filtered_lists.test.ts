@@ -5,8 +5,9 @@
  * value to another, and deleted; and a filter the index does not serve still works beside it.
  * Prices by lookup key (one or several, merged newest first), promotion codes by code in any
  * case, subscription items by id, and the reads that find a customer's or an invoice's
- * objects through an index rather than a walk over all of them. Searches by a metadata value
- * or a customer's email, which read an index too.
+ * objects through an index rather than a walk over all of them. A subscription's invoices, a
+ * checkout session by its payment intent or subscription, and searches by a metadata value or
+ * a customer's email, which read an index too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
