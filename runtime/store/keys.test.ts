@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../test/helpers/random.js';
 import { KeyMap, compareKeys } from './keys.js';
 import type { Key } from './types.js';
 
@@ -17,11 +18,8 @@ describe('KeyMap', () => {
   });
 
   it('finds every key of a range among its candidates (random keys and ranges against a scan)', () => {
-    let seed = 7;
-    const rand = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return Math.floor(seed / 65536) % n;
-    };
+    const next = seededRandom(7);
+    const rand = (n: number): number => Math.floor(next() * n);
     const part = (): string | number => (rand(3) === 0 ? rand(4) : ['', 'a', 'a\u0000', 'ab', 'b', 'é'][rand(6)] as string);
     const key = (): Key => Array.from({ length: 1 + rand(4) }, part);
     for (let round = 0; round < 200; round++) {
