@@ -19,7 +19,7 @@ import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
 import { invalid, missing } from './errors.js';
 import { TxTree } from './tx.js';
-import { clone, isObj, type Obj } from './util.js';
+import { billedSubscription, clone, isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
 const { Math, Number, String } = globalThis;
@@ -243,7 +243,7 @@ const INDEXES: Record<string, readonly Index[]> = {
   invoice: [
     plain('customer'),
     // An invoice by the subscription that billed it (`invoices.list({ subscription })`).
-    { field: 'subscription', name: 'subscription', since: 3, values: (o) => (isObj(o.parent) && isObj(o.parent.subscription_details) ? [o.parent.subscription_details.subscription] : []) },
+    { field: 'subscription', name: 'subscription', since: 3, values: (o) => [billedSubscription(o)] },
     metadata,
   ],
   invoiceitem: [plain('customer'), plain('invoice', 2)],

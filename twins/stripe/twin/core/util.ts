@@ -11,6 +11,13 @@ export function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** The subscription an invoice or invoice item was billed for (`parent.subscription_details`), or null. */
+export function billedSubscription(o: Obj): string | null {
+  const parent = o.parent;
+  if (!isObj(parent) || !isObj(parent.subscription_details)) return null;
+  return (parent.subscription_details.subscription as string | null) ?? null;
+}
+
 /** Deep copy of JSON data, so a stored snapshot never aliases a live object. */
 export function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);

@@ -13,7 +13,7 @@ import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
 import { eq, insert, is, listOf, load, matching, mustLoad, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
-import { clone, isObj, type Obj } from '../core/util.js';
+import { billedSubscription, clone, isObj, type Obj } from '../core/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
 import { redeemPromotionCode } from './promotions.js';
@@ -280,7 +280,7 @@ function pendingItems(c: Call, customerId: string, subscriptionId: string | null
   for (const rec of newestWhere(c, 'invoiceitem', is('customer', customerId))) {
     const ii = rec.o;
     if (ii.invoice !== null) continue;
-    const itemSub = isObj(ii.parent) && isObj(ii.parent.subscription_details) ? ii.parent.subscription_details.subscription : null;
+    const itemSub = billedSubscription(ii);
     if (itemSub !== null && itemSub !== subscriptionId) continue;
     const pricing = ii.pricing as Obj;
     const details = (pricing.price_details ?? null) as Obj | null;
@@ -381,7 +381,7 @@ function markPaid(c: Call, inv: Obj, pi: Obj | null): void {
   }
   event(c, 'invoice.paid', inv);
   event(c, 'invoice.payment_succeeded', inv);
-  const subId = subscriptionOf(inv);
+  const subId = billedSubscription(inv);
   if (subId !== null) {
     const sub = load(c, 'subscription', subId);
     if (sub !== undefined && (sub.status === 'incomplete' || sub.status === 'past_due' || sub.status === 'unpaid')) {
@@ -394,15 +394,9 @@ function markPaid(c: Call, inv: Obj, pi: Obj | null): void {
   }
 }
 
-function subscriptionOf(inv: Obj): string | null {
-  const parent = inv.parent;
-  if (!isObj(parent) || !isObj(parent.subscription_details)) return null;
-  return (parent.subscription_details.subscription as string | null) ?? null;
-}
-
 function defaultPaymentMethod(c: Call, inv: Obj): string | null {
   if (typeof inv.default_payment_method === 'string') return inv.default_payment_method;
-  const subId = subscriptionOf(inv);
+  const subId = billedSubscription(inv);
   if (subId !== null) {
     const sub = load(c, 'subscription', subId);
     if (sub !== undefined && typeof sub.default_payment_method === 'string') return sub.default_payment_method;
@@ -966,7 +960,7 @@ function refreshDraft(c: Call, invoiceId: string): void {
       period: clone(ii.period as { start: number; end: number }), invoiceItem: ii.id as string, metadata: clone(ii.metadata as Obj),
       taxRates: idsOf(ii.tax_rates) });
   }
-  const sub = subscriptionOf(inv);
+  const sub = billedSubscription(inv);
   const rebuilt = invoiceObject(at(c, inv.created as number), invoiceId, {
     customer, subscription: sub === null ? null : (load(c, 'subscription', sub) ?? null), lines: specs,
     reason: inv.billing_reason as string, collectionMethod: inv.collection_method as string,
@@ -1267,10 +1261,15 @@ function deleteClock(c: Call): Obj {
   return { id, object: 'test_helpers.test_clock', deleted: true };
 }
 
+/** The subscription holding the item, found through the item-id index. */
+function subscriptionWithItem(c: Call, itemId: string): Obj | undefined {
+  return newestWhere(c, 'subscription', matching('subscription', 'item', itemId)).next().value?.o;
+}
+
 function subscriptionOfItem(c: Call, itemId: string): string {
-  const rec = newestWhere(c, 'subscription', matching('subscription', 'item', itemId)).next().value;
-  if (rec === undefined) throw invalid(`No such subscription item: '${itemId}'`, 'id', 'resource_missing');
-  return rec.o.id as string;
+  const sub = subscriptionWithItem(c, itemId);
+  if (sub === undefined) throw invalid(`No such subscription item: '${itemId}'`, 'id', 'resource_missing');
+  return sub.id as string;
 }
 
 /** Changes a subscription's items (effective from the next invoice, no prorations). */
@@ -1392,8 +1391,8 @@ export const billingRoutes: Route[] = [
   }),
   route('subscription_items.retrieve', 'GET', '/v1/subscription_items/:id', (c) => {
     const id = c.req.params.id as string;
-    const rec = newestWhere(c, 'subscription', matching('subscription', 'item', id)).next().value;
-    const item = rec === undefined ? undefined : ((rec.o.items as Obj).data as Obj[]).find((i) => i.id === id);
+    const sub = subscriptionWithItem(c, id);
+    const item = sub === undefined ? undefined : ((sub.items as Obj).data as Obj[]).find((i) => i.id === id);
     return item ?? mustLoad(c, 'subscription_item', id, 'subscription item');
   }),
 
