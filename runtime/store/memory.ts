@@ -70,6 +70,8 @@ export class MemoryStorage implements Storage {
         if (p !== undefined) return p.value === null ? undefined : (unpack(p.value) as V);
         return this.get<V>(key);
       },
+      // Packed as itself wherever it is put.
+      share: (value) => value,
     };
     this.inTransaction = true;
     let result: T;

@@ -93,6 +93,26 @@ describe.each(implementations)('%s', (_name, make) => {
     expect(s.get(['k', 2])).toBeUndefined();
   });
 
+  it('a shared value reads back wherever its stand-in was put, as a copy each time', () => {
+    const s = storage();
+    const customer = { id: 'cus_1', name: 'Ada', address: { city: 'Paris', lines: ['1 rue', null] }, balance: -0.5 };
+    const event = { id: 'evt_1', data: { object: customer } };
+    s.transact((tx) => {
+      const c = tx.share(customer);
+      const e = tx.share(event);
+      tx.put(['log', 1], { position: 1, writes: [{ id: 'cus_1', value: c }, { id: 'evt_1', value: e }], again: [c], scalar: tx.share(7) });
+      tx.put(['head', 'cus_1'], [1, c]);
+      tx.put(['head', 'evt_1'], [1, e]);
+    });
+    expect(s.get(['log', 1])).toEqual({ position: 1, writes: [{ id: 'cus_1', value: customer }, { id: 'evt_1', value: event }], again: [customer], scalar: 7 });
+    expect(s.get(['head', 'cus_1'])).toEqual([1, customer]);
+    const read = s.get<[number, typeof customer]>(['head', 'cus_1']);
+    read![1].address.city = 'Lyon';
+    expect(s.get<[number, typeof customer]>(['head', 'cus_1'])![1].address.city).toBe('Paris');
+    expect(() => s.transact((tx) => { tx.put(['head', 'x'], [2, tx.share(customer)]); throw new Error('boom'); })).toThrow('boom');
+    expect(s.get(['head', 'x'])).toBeUndefined();
+  });
+
   it('reads inside a transaction see its own writes; others see them once it returns', () => {
     const s = storage();
     const seen = s.transact((tx) => {
@@ -199,6 +219,54 @@ describe('LmdbStorage', () => {
     const b = openLmdbStorage(dir);
     opened.push(b);
     expect([...b.range({ start: ['v'], end: ['w'] })].map((kv) => kv.value)).toEqual(Array.from({ length: 300 }, (_, i) => shaped(i)));
+  });
+
+  it('stores a shared value\'s bytes spliced in: the same bytes as a plain put, across a reopen', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const a = openLmdbStorage(dir);
+    const value = { id: 'pi_1', amount: 2000, metadata: { order: 'ord_7' }, charges: [{ id: 'ch_1', paid: true }] };
+    a.transact((tx) => {
+      const v = tx.share(value);
+      tx.put(['shared'], { position: 3, writes: [{ type: 'payment_intent', value: v }], head: [3, v] });
+      tx.put(['plain'], { position: 3, writes: [{ type: 'payment_intent', value }], head: [3, value] });
+    });
+    await a.durable();
+    await a.close();
+    const raw = openLmdb({ path: dir, encoding: 'binary', readOnly: true });
+    const shared = Buffer.from(raw.getBinary(['shared']) as Uint8Array);
+    const plain = Buffer.from(raw.getBinary(['plain']) as Uint8Array);
+    await raw.close();
+    expect(shared.equals(plain)).toBe(true);
+    const b = openLmdbStorage(dir);
+    opened.push(b);
+    expect(b.get(['shared'])).toEqual({ position: 3, writes: [{ type: 'payment_intent', value }], head: [3, value] });
+  });
+
+  it('shares a value of a new shape past the shared structures, where msgpackr defines shapes inside each value', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kit-store-'));
+    dirs.push(dir);
+    const a = openLmdbStorage(dir);
+    // 4,096 shapes fill the shared structures; from then on a new shape is defined in the value that holds it.
+    for (let from = 0; from < 4200; from += 600) a.transact((tx) => { for (let i = from; i < from + 600; i++) tx.put(['fill', i], { [`f${i}`]: i }); });
+    const late = (i: number): Record<string, unknown> => ({ [`late${i}_a`]: i, [`late${i}_b`]: { [`late${i}_c`]: [i, { [`late${i}_d`]: 'x' }] } });
+    // msgpackr numbers those shapes from 32 ids, in turn: 32 new shapes before the shared value
+    // take every id once, so the value's own definitions, spliced in, would shadow some of them
+    // for the same shapes used again after it.
+    const many = Array.from({ length: 32 }, (_, i) => ({ [`many${i}`]: i }));
+    const want = { before: many, value: late(1), after: many, again: late(1) };
+    a.transact((tx) => {
+      const v = tx.share(late(1));
+      tx.put(['late', 1], { before: many, value: v, after: many, again: v });
+      tx.put(['late', 2], [5, v, late(5)]);
+    });
+    expect(a.get(['late', 1])).toEqual(want);
+    await a.durable();
+    await a.close();
+    const b = openLmdbStorage(dir);
+    opened.push(b);
+    expect(b.get(['late', 1])).toEqual(want);
+    expect(b.get(['late', 2])).toEqual([5, late(1), late(5)]);
   });
 
   it('reads a store written with msgpackr\'s default of 32 shared shapes, and writes on', async () => {

@@ -30,6 +30,13 @@ export interface StorageWriter {
   remove(key: Key): void;
   /** Reads inside the transaction see its own earlier writes. */
   get<V = unknown>(key: Key): V | undefined;
+  /**
+   * A stand-in for `value`, to place inside the values this transaction puts (at any depth,
+   * any number of times): each reads back as if `value` itself were there. The storage may
+   * encode `value` once for all of them (a log entry and the head keys hold the same record
+   * values). Only for `put`: `get` inside the transaction hands the stand-in back as it was.
+   */
+  share(value: unknown): unknown;
 }
 
 export interface Storage {

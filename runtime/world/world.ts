@@ -483,8 +483,10 @@ export class World {
     storage.transact((tx) => {
       for (const [type, rid, position, value] of superseded) tx.put([id, twin, 'rec', type, rid, position], value);
       for (const entry of entries) {
-        tx.put([id, twin, 'log', entry.position], entry);
-        for (const w of entry.writes) {
+        // The entry and the head keys hold the same values: the storage may encode each once.
+        const writes = entry.writes.map((w) => (w.value === null ? w : { type: w.type, id: w.id, value: tx.share(w.value) }));
+        tx.put([id, twin, 'log', entry.position], { ...entry, writes });
+        for (const w of writes) {
           if (w.value !== null || !root) tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
           else {
             tx.remove([id, twin, 'head', w.type, w.id]);
