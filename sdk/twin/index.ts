@@ -3,6 +3,7 @@
  * Everything here also runs inside the sandbox, so it imports nothing of Node. The Node-side
  * tools (the twin build, the guest harness for tests) are in `./node.ts`.
  */
+export { copyJson } from './copy.js';
 export { defineTwin } from './define.js';
 export { parseForm, parseQuery, decodeFormComponent, FormError } from './form.js';
 export type { FormErrorCode, FormLimits } from './form.js';

@@ -5,7 +5,7 @@
 import type { Call } from './call.js';
 import { invalid } from './errors.js';
 import { load, typeOfId } from './store.js';
-import { isObj, type Obj } from './util.js';
+import { clone, isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
 const { Array, JSON, Map, Set, String } = globalThis;
@@ -50,14 +50,14 @@ function expandOne(c: Call, holder: Obj, parts: string[], full: string): void {
   if (typeof value === 'string') {
     const found = resolve(c, value);
     if (found === undefined) throw invalid(`This property cannot be expanded (${full}).`, 'expand');
-    value = JSON.parse(JSON.stringify(found)) as Obj;
+    value = clone(found);
     holder[head] = value;
   } else if (Array.isArray(value)) {
     // Arrays of ids (`discounts`) expand element-wise; arrays of objects (`data`) pass through.
     value = value.map((v) => {
       if (typeof v !== 'string') return v;
       const found = resolve(c, v);
-      return found === undefined ? v : (JSON.parse(JSON.stringify(found)) as Obj);
+      return found === undefined ? v : clone(found);
     });
     holder[head] = value;
   } else if (value === null ? !EXPANDABLE.has(head) : !isObj(value)) {

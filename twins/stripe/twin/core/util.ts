@@ -1,4 +1,5 @@
 /** Small helpers shared by every Stripe resource. Runs inside QuickJS: no Node APIs. */
+import { copyJson } from '../../../../sdk/twin/copy.js';
 
 // The builtins a file uses, as module bindings (every hot file of the twin has this line): in
 // the trusted engine (a node:vm context) each use of a global name is looked up through the
@@ -19,9 +20,7 @@ export function billedSubscription(o: Obj): string | null {
 }
 
 /** Deep copy of JSON data, so a stored snapshot never aliases a live object. */
-export function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
-}
+export const clone: <T>(v: T) => T = copyJson;
 
 /** Stripe timestamps are whole seconds. */
 export function seconds(ms: number): number {
