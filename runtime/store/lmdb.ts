@@ -16,9 +16,11 @@
  * `transact()` encodes every value and checks every key before it stages anything, so a
  * bad one fails that transaction alone. A value `share()`d in the transaction is encoded
  * once, and its bytes are spliced into each value that holds its stand-in (a log entry and
- * its head keys hold the same records): the stored bytes are those of a plain put, and a
- * payment intent confirmed with a card, whose entry holds ~10 KB of records, cost ~6% less
- * CPU in-process; a customer create (~1.5 KB) measured the same either way. If LMDB refuses the turn's write (a full disk, an
+ * its head keys hold the same records): the stored bytes are those of a plain put. A head
+ * key's `[position, shared]` is written by hand, without msgpackr. In-process, a payment
+ * intent confirmed with a card (an entry of ~10 KB of records) cost ~7% less wall time; a
+ * Stripe customer create (~1.5 KB) the same either way; the hello twin's POST (two records
+ * of under 100 B, where the marks cost more than the encoding they save) ~1 µs more. If LMDB refuses the turn's write (a full disk, an
  * I/O error), the storage stops (`storage_failed`): its callers were told their
  * transactions returned and readers saw them, so nothing read afterwards could be trusted;
  * reopening recovers the last commit.
@@ -112,7 +114,7 @@ class SharedValue {
 }
 
 /** The stand-ins the encode running now has packed, in order. */
-let packedShares: SharedValue[] = [];
+const packedShares: SharedValue[] = [];
 
 export class LmdbStorage implements Storage {
   private db: RootDatabase<unknown, KeyPart[]>;
@@ -294,32 +296,54 @@ export class LmdbStorage implements Storage {
 
   /** Encodes a value into the arena, with the bytes of the shared values it holds spliced in. */
   private encode(value: unknown): Uint8Array {
-    packedShares = [];
+    if (Array.isArray(value) && value.length === 2 && value[1] instanceof SharedValue && isUint(value[0])) return this.encodePair(value[0], value[1]);
+    packedShares.length = 0;
     const out = this.codec.encode(value, REUSE_BUFFER_MODE | RESET_BUFFER_MODE) as Buffer & { start?: number; end?: number };
     // When it saved new shared structures msgpackr answers a plain copy, without start/end.
     const from = out.start ?? 0;
     const end = out.end ?? out.length;
-    const shares = packedShares;
     let size = end - from;
-    for (const shared of shares) size += shared.bytes.length - this.sharedMarkBytes.length;
+    for (const shared of packedShares) size += shared.bytes.length - this.sharedMarkBytes.length;
     if (this.arenaAt + size > this.arena.length) {
       // A full arena stays referenced by the views staged in it until the commit.
       this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, size));
       this.arenaAt = 0;
     }
     const at = this.arenaAt;
-    let to = at;
-    let next = from;
-    for (const shared of shares) {
-      const mark = out.indexOf(this.sharedMarkBytes, next);
-      if (mark < 0 || mark >= end) throw new KitError('internal', 'a shared value was packed but its mark is missing');
-      to = copyBytes(this.arena, to, out, next, mark);
-      to = copyBytes(this.arena, to, shared.bytes, 0, shared.bytes.length);
-      next = mark + this.sharedMarkBytes.length;
+    if (packedShares.length === 0) this.arena.set(out.subarray(from, end), at);
+    else {
+      let to = at;
+      let next = from;
+      for (const shared of packedShares) {
+        const mark = out.indexOf(this.sharedMarkBytes, next);
+        if (mark < 0 || mark >= end) throw new KitError('internal', 'a shared value was packed but its mark is missing');
+        to = copyBytes(this.arena, to, out, next, mark);
+        to = copyBytes(this.arena, to, shared.bytes, 0, shared.bytes.length);
+        next = mark + this.sharedMarkBytes.length;
+      }
+      copyBytes(this.arena, to, out, next, end);
     }
-    copyBytes(this.arena, to, out, next, end);
     this.arenaAt = (at + size + 7) & ~7;
     return this.arena.subarray(at, at + size);
+  }
+
+  /**
+   * `[n, shared]` (a head key's value: a position and a record) without msgpackr: a fixarray
+   * of two, the integer as msgpackr writes it (storage.test.ts compares), the shared bytes.
+   */
+  private encodePair(n: number, shared: SharedValue): Uint8Array {
+    const size = 1 + uintSize(n) + shared.bytes.length;
+    if (this.arenaAt + size > this.arena.length) {
+      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, size));
+      this.arenaAt = 0;
+    }
+    const at = this.arenaAt;
+    const arena = this.arena;
+    arena[at] = 0x92;
+    const to = writeUint(arena, at + 1, n);
+    copyBytes(arena, to, shared.bytes, 0, shared.bytes.length);
+    this.arenaAt = (at + size + 7) & ~7;
+    return arena.subarray(at, at + size);
   }
 
   /** Writes the turn's staged writes in one LMDB transaction. */
@@ -397,6 +421,39 @@ export class LmdbStorage implements Storage {
     if (this.failed !== null) throw this.failed;
     if (this.closed) throw new KitError('storage_closed', 'the storage is closed');
   }
+}
+
+function isUint(v: unknown): v is number {
+  return typeof v === 'number' && v >>> 0 === v;
+}
+
+/** Bytes msgpackr takes for a 32-bit unsigned integer, with records on (below 0x40 a fixint). */
+function uintSize(n: number): number {
+  return n < 0x40 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
+}
+
+function writeUint(target: Uint8Array, at: number, n: number): number {
+  if (n < 0x40) {
+    target[at] = n;
+    return at + 1;
+  }
+  if (n < 0x100) {
+    target[at] = 0xcc;
+    target[at + 1] = n;
+    return at + 2;
+  }
+  if (n < 0x10000) {
+    target[at] = 0xcd;
+    target[at + 1] = n >> 8;
+    target[at + 2] = n & 0xff;
+    return at + 3;
+  }
+  target[at] = 0xce;
+  target[at + 1] = n >>> 24;
+  target[at + 2] = (n >> 16) & 0xff;
+  target[at + 3] = (n >> 8) & 0xff;
+  target[at + 4] = n & 0xff;
+  return at + 5;
 }
 
 /**

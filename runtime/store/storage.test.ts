@@ -226,21 +226,28 @@ describe('LmdbStorage', () => {
     dirs.push(dir);
     const a = openLmdbStorage(dir);
     const value = { id: 'pi_1', amount: 2000, metadata: { order: 'ord_7' }, charges: [{ id: 'ch_1', paid: true }] };
+    // A head key's [position, record] is written without msgpackr: integers at each of its size boundaries, and others.
+    const positions = [0, 1, 0x1f, 0x20, 0x3f, 0x40, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 2 ** 32 - 1, 2 ** 32, -1, 1.5];
     a.transact((tx) => {
       const v = tx.share(value);
       tx.put(['shared'], { position: 3, writes: [{ type: 'payment_intent', value: v }], head: [3, v] });
       tx.put(['plain'], { position: 3, writes: [{ type: 'payment_intent', value }], head: [3, value] });
+      positions.forEach((n, i) => {
+        tx.put(['shared-pair', i], [n, v]);
+        tx.put(['plain-pair', i], [n, value]);
+      });
     });
     await a.durable();
     await a.close();
     const raw = openLmdb({ path: dir, encoding: 'binary', readOnly: true });
-    const shared = Buffer.from(raw.getBinary(['shared']) as Uint8Array);
-    const plain = Buffer.from(raw.getBinary(['plain']) as Uint8Array);
+    const bytes = (key: (string | number)[]): Buffer => Buffer.from(raw.getBinary(key) as Uint8Array);
+    expect(bytes(['shared']).equals(bytes(['plain']))).toBe(true);
+    positions.forEach((n, i) => expect(bytes(['shared-pair', i]).toString('hex'), `[${n}, value]`).toBe(bytes(['plain-pair', i]).toString('hex')));
     await raw.close();
-    expect(shared.equals(plain)).toBe(true);
     const b = openLmdbStorage(dir);
     opened.push(b);
     expect(b.get(['shared'])).toEqual({ position: 3, writes: [{ type: 'payment_intent', value }], head: [3, value] });
+    positions.forEach((n, i) => expect(b.get(['shared-pair', i])).toEqual([n, value]));
   });
 
   it('shares a value of a new shape past the shared structures, where msgpackr defines shapes inside each value', async () => {
