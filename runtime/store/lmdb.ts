@@ -304,12 +304,7 @@ export class LmdbStorage implements Storage {
     const end = out.end ?? out.length;
     let size = end - from;
     for (const shared of packedShares) size += shared.bytes.length - this.sharedMarkBytes.length;
-    if (this.arenaAt + size > this.arena.length) {
-      // A full arena stays referenced by the views staged in it until the commit.
-      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, size));
-      this.arenaAt = 0;
-    }
-    const at = this.arenaAt;
+    const at = this.reserve(size);
     if (packedShares.length === 0) this.arena.set(out.subarray(from, end), at);
     else {
       let to = at;
@@ -323,8 +318,19 @@ export class LmdbStorage implements Storage {
       }
       copyBytes(this.arena, to, out, next, end);
     }
-    this.arenaAt = (at + size + 7) & ~7;
     return this.arena.subarray(at, at + size);
+  }
+
+  /** Where `size` bytes go in the arena (a new arena when this one is full). */
+  private reserve(size: number): number {
+    if (this.arenaAt + size > this.arena.length) {
+      // A full arena stays referenced by the views staged in it until the commit.
+      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, size));
+      this.arenaAt = 0;
+    }
+    const at = this.arenaAt;
+    this.arenaAt = (at + size + 7) & ~7;
+    return at;
   }
 
   /**
@@ -333,16 +339,11 @@ export class LmdbStorage implements Storage {
    */
   private encodePair(n: number, shared: SharedValue): Uint8Array {
     const size = 1 + uintSize(n) + shared.bytes.length;
-    if (this.arenaAt + size > this.arena.length) {
-      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, size));
-      this.arenaAt = 0;
-    }
-    const at = this.arenaAt;
+    const at = this.reserve(size);
     const arena = this.arena;
     arena[at] = 0x92;
     const to = writeUint(arena, at + 1, n);
     copyBytes(arena, to, shared.bytes, 0, shared.bytes.length);
-    this.arenaAt = (at + size + 7) & ~7;
     return arena.subarray(at, at + size);
   }
 
