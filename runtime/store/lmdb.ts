@@ -78,6 +78,12 @@ const REUSE_BUFFER_MODE = 512;
 const RESET_BUFFER_MODE = 1024;
 const ARENA_BYTES = 1 << 20;
 /**
+ * A turn that fills the arena gets one twice the size (up to this), which later turns reuse:
+ * a fresh arena every busy turn cost its page faults each time (payment intents over wrk,
+ * ~20 KB staged each: ~5 µs more system time per request).
+ */
+const MAX_ARENA_BYTES = 16 << 20;
+/**
  * A turn that stages more keys than this commits them at once and stages on: a bulk load
  * in one turn keeps a bounded overlay (each range() filters it) and LMDB transactions of
  * a bounded size.
@@ -325,7 +331,7 @@ export class LmdbStorage implements Storage {
   private reserve(size: number): number {
     if (this.arenaAt + size > this.arena.length) {
       // A full arena stays referenced by the views staged in it until the commit.
-      this.arena = Buffer.allocUnsafeSlow(Math.max(ARENA_BYTES, size));
+      this.arena = Buffer.allocUnsafeSlow(Math.max(Math.min(this.arena.length * 2, MAX_ARENA_BYTES), size));
       this.arenaAt = 0;
     }
     const at = this.arenaAt;
