@@ -20,10 +20,11 @@
  * key's `[position, shared]` is written by hand, without msgpackr. In-process, a payment
  * intent confirmed with a card (an entry of ~10 KB of records) cost ~7% less wall time; a
  * Stripe customer create (~1.5 KB) the same either way; the hello twin's POST (two records
- * of under 100 B, where the marks cost more than the encoding they save) ~1 µs more. If LMDB refuses the turn's write (a full disk, an
- * I/O error), the storage stops (`storage_failed`): its callers were told their
- * transactions returned and readers saw them, so nothing read afterwards could be trusted;
- * reopening recovers the last commit.
+ * of under 100 B, where the marks cost more than the encoding they save) ~1 µs more.
+ *
+ * If LMDB refuses the turn's write (a full disk, an I/O error), the storage stops
+ * (`storage_failed`): its callers were told their transactions returned and readers saw
+ * them, so nothing read afterwards could be trusted; reopening recovers the last commit.
  *
  * Durability (see runtime/README.md). The environment is opened with `noSync`: a commit
  * is visible to the next read at once but not flushed. `durable()` is the group commit: it
