@@ -8,7 +8,7 @@ import { load, typeOfId } from './store.js';
 import { clone, isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
-const { Array, JSON, Map, Set, String } = globalThis;
+const { Array, Map, Set, String } = globalThis;
 
 const MAX_LEVELS = 4;
 
