@@ -312,19 +312,16 @@ export class LmdbStorage implements Storage {
     let size = end - from;
     for (const shared of packedShares) size += shared.bytes.length - this.sharedMarkBytes.length;
     const at = this.reserve(size);
-    if (packedShares.length === 0) this.arena.set(out.subarray(from, end), at);
-    else {
-      let to = at;
-      let next = from;
-      for (const shared of packedShares) {
-        const mark = out.indexOf(this.sharedMarkBytes, next);
-        if (mark < 0 || mark >= end) throw new KitError('internal', 'a shared value was packed but its mark is missing');
-        to = copyBytes(this.arena, to, out, next, mark);
-        to = copyBytes(this.arena, to, shared.bytes, 0, shared.bytes.length);
-        next = mark + this.sharedMarkBytes.length;
-      }
-      copyBytes(this.arena, to, out, next, end);
+    let to = at;
+    let next = from;
+    for (const shared of packedShares) {
+      const mark = out.indexOf(this.sharedMarkBytes, next);
+      if (mark < 0 || mark >= end) throw new KitError('internal', 'a shared value was packed but its mark is missing');
+      to = copyBytes(this.arena, to, out, next, mark);
+      to = copyBytes(this.arena, to, shared.bytes, 0, shared.bytes.length);
+      next = mark + this.sharedMarkBytes.length;
     }
+    copyBytes(this.arena, to, out, next, end);
     return this.arena.subarray(at, at + size);
   }
 
@@ -345,13 +342,12 @@ export class LmdbStorage implements Storage {
    * of two, the integer as msgpackr writes it (storage.test.ts compares), the shared bytes.
    */
   private encodePair(n: number, shared: SharedValue): Uint8Array {
-    const size = 1 + uintSize(n) + shared.bytes.length;
-    const at = this.reserve(size);
+    // Room for the widest integer (5 bytes); the arena's next value starts past it anyway.
+    const at = this.reserve(1 + 5 + shared.bytes.length);
     const arena = this.arena;
     arena[at] = 0x92;
-    const to = writeUint(arena, at + 1, n);
-    copyBytes(arena, to, shared.bytes, 0, shared.bytes.length);
-    return arena.subarray(at, at + size);
+    const end = copyBytes(arena, writeUint(arena, at + 1, n), shared.bytes, 0, shared.bytes.length);
+    return arena.subarray(at, end);
   }
 
   /** Writes the turn's staged writes in one LMDB transaction. */
@@ -435,11 +431,7 @@ function isUint(v: unknown): v is number {
   return typeof v === 'number' && v >>> 0 === v;
 }
 
-/** Bytes msgpackr takes for a 32-bit unsigned integer, with records on (below 0x40 a fixint). */
-function uintSize(n: number): number {
-  return n < 0x40 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
-}
-
+/** A 32-bit unsigned integer as msgpackr writes it with records on (below 0x40 a fixint); answers where it ends. */
 function writeUint(target: Uint8Array, at: number, n: number): number {
   if (n < 0x40) {
     target[at] = n;
