@@ -1,6 +1,10 @@
 /** `copyJson`: a deep copy of JSON data for twin code, as fast as the engine allows. Runs inside QuickJS. */
 
-type HostCopy = (value: unknown) => unknown;
+/**
+ * Offered with `__host_value`: `JSON.parse(JSON.stringify(v))` made by the host, in its own
+ * realm, without the text.
+ */
+export type HostCopy = (value: unknown) => unknown;
 
 /**
  * The host's copy, where the engine offers one: a trusted V8 context, which shares the host's

@@ -12,6 +12,8 @@
  */
 import { ORDERED_DIGITS, idSource } from '../../../runtime/world/ids.js';
 import type { IdSource } from '../../../runtime/world/ids.js';
+// Buffered writes and emitted events are kept as the host's copies and cross to it as values (see `__kit_invoke`).
+import type { HostCopy } from '../copy.js';
 import type {
   ListOptions,
   ListPage,
@@ -28,12 +30,6 @@ type HostCall = (op: string, argJson: string) => string;
 /** Offered by engines whose guests share the host's heap (trusted V8 contexts): reads as values, not JSON. */
 type HostValue = (op: string, arg: Record<string, unknown>) => unknown;
 
-/**
- * Offered with `__host_value`: `JSON.parse(JSON.stringify(v))` made by the host, in its own
- * realm, without the text. Buffered writes and emitted events are kept as such copies and
- * cross to the host as values (see `__kit_invoke`).
- */
-type HostCopy = (value: unknown) => unknown;
 
 /** A buffered write: `json` is its JSON text, or '' when `value` holds a host copy; null deletes. */
 interface Buffered {
