@@ -208,7 +208,7 @@ const plain = (field: string, since = 1): Index => ({ field, name: field, since 
  * (Stripe's search matches `metadata["key"]:"value"` ignoring the value's case).
  */
 export function metadataEntry(key: string, value: string): string {
-  return `${key.length}:${key}=${value.toLowerCase()}`;
+  return `${key.length}:${key}=${fold(value)}`;
 }
 const metadata: Index = {
   field: 'metadata', name: 'metadata', since: 3,
