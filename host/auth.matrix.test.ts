@@ -261,6 +261,30 @@ describe('authentication matrix: vendor API', () => {
     const seen = echo(a);
     expect(seen.headers['x-kit-auth']).toBeUndefined();
     expect(seen.headers['x-kit-read-only']).toBeUndefined();
+    const b = await dispatch({ method: 'GET', url: '/acme/w/hello/v1/x', headers: { 'x-twins-key': TOKEN, 'x-kit-twin-url': 'https://evil.example' } });
+    expect(echo(b).headers['x-kit-twin-url']).toBe('http://127.0.0.1:4440/acme/w/hello');
+  });
+
+  it('tells the twin where the client addressed it: the Host it sent, else the published address', async () => {
+    const { dispatch } = core();
+    const seenWith = async (url: string, host?: string): Promise<string | undefined> => {
+      const headers: Record<string, string> = { 'x-twins-key': TOKEN };
+      if (host !== undefined) headers['host'] = host;
+      return echo(await dispatch({ method: 'GET', url, headers })).headers['x-kit-twin-url'];
+    };
+    expect(await seenWith('/acme/w/hello/repos/o/r/issues', 'localhost:4440')).toBe('http://localhost:4440/acme/w/hello');
+    expect(await seenWith('/acme/w/hello', 'w--acme.localhost:4440')).toBe('http://w--acme.localhost:4440/acme/w/hello');
+    expect(await seenWith('/acme/w/hello/x', '[::1]:4440')).toBe('http://[::1]:4440/acme/w/hello');
+    // The vendor segment as the client wrote it, doubled slashes folded as routing folds them.
+    expect(await seenWith('/acme/w//gitvendor/x', 'localhost:4440')).toBe('http://localhost:4440/acme/w/gitvendor');
+    // A Host that is no URL authority is not echoed into the twin's links.
+    for (const forged of ['evil.example/path', 'a b', '"><x>', 'h:99999999', '']) {
+      expect(await seenWith('/acme/w/hello/x', forged)).toBe('http://127.0.0.1:4440/acme/w/hello');
+    }
+    // The world API is not a twin.
+    const api = echo(await dispatch({ method: 'GET', url: '/-/acme/w/clock', headers: { 'x-kit-token': TOKEN, host: 'localhost:4440' } }));
+    expect(api.surface).toBe('api');
+    expect(api.headers['x-kit-twin-url']).toBeUndefined();
   });
 
   it("the twin's own endpoints and the attach manifest open to the read token", async () => {

@@ -118,7 +118,10 @@ export interface SingleWorldServer {
 }
 
 /** Headers a client may not set: the host alone says what the credential was. */
-const HOST_HEADERS = ['x-kit-token', 'x-twins-key', 'x-kit-auth', 'x-kit-read-only'] as const;
+const HOST_HEADERS = ['x-kit-token', 'x-twins-key', 'x-kit-auth', 'x-kit-read-only', 'x-kit-twin-url'] as const;
+
+/** A `Host` header a URL can carry: a name or IPv4 address, or a bracketed IPv6 one, and a port. */
+const URL_AUTHORITY = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 
 function stripPrefix(path: string, prefix: string): string | null {
   if (!path.startsWith(prefix)) return null;
@@ -217,6 +220,23 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     };
   };
 
+  /**
+   * Where the client addressed the twin a vendor path `/<vendor>/…` goes to: the scheme this
+   * server is published with, the client's own `Host` (the name it used, as a vendor's links
+   * would), the world's prefix and the vendor's segment as sent. Null when neither the request
+   * nor the published address names a host (a twin then writes relative links).
+   */
+  const twinUrlOf = (host: string | undefined, sub: string): string | null => {
+    const base = published?.baseUrl ?? null;
+    const scheme = base !== null && base.startsWith('https:') ? 'https' : 'http';
+    let authority: string;
+    if (host !== undefined && URL_AUTHORITY.test(host)) authority = host;
+    else if (base !== null) authority = base.slice(base.indexOf('//') + 2).replace(/\/.*$/, '');
+    else return null;
+    const slash = sub.indexOf('/', 1);
+    return `${scheme}://${authority}${vendorPrefix}${slash < 0 ? sub : sub.slice(0, slash)}`;
+  };
+
   const head = (h: HttpHead): HttpAnswer | BodyReader => {
     if (stopped) return errorAnswer('shutting_down', 'the server is stopping');
     // A doubled slash is nearly always a client joining a base URL that ends in `/`.
@@ -291,6 +311,10 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     for (const name of HOST_HEADERS) delete headers[name];
     if (credential.source === 'authorization') headers['x-kit-auth'] = 'authorization';
     if (readOnly) headers['x-kit-read-only'] = '1';
+    if (surface === 'vendor') {
+      const twinUrl = h.twinOrigin ?? twinUrlOf(headers['host'], sub);
+      if (twinUrl !== null) headers['x-kit-twin-url'] = twinUrl;
+    }
 
     const request: WorldRequest = {
       surface,

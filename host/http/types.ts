@@ -15,6 +15,11 @@ export interface HttpHead {
   headers: Record<string, string>;
   /** Epoch ms when the head arrived. */
   receivedAt: number;
+  /**
+   * Set by the world's proxy alone: the vendor origin the client addressed (`https://api.github.com`),
+   * under which the twin's own paths sit; the path here is the server's mapping of it.
+   */
+  twinOrigin?: string;
 }
 
 export interface HttpAnswer {

@@ -98,6 +98,8 @@ describe('the CONNECT proxy', () => {
     expect(echo).toMatchObject({ surface: 'vendor', method: 'GET', path: '/stripe/v1/customers', query: 'limit=3', scope: 'write' });
     expect(echo.headers['authorization']).toBe('Bearer sk_test_app_key');
     expect(echo.headers['host']).toBe('api.stripe.com');
+    // The twin's links start where the app addressed it: the vendor's own origin.
+    expect(echo.headers['x-kit-twin-url']).toBe('https://api.stripe.com');
     // The host took the credential and stripped it before the twin saw the request.
     expect(echo.headers['x-twins-key']).toBeUndefined();
     expect(echo.headers['x-kit-auth']).toBeUndefined();

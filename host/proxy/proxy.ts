@@ -53,6 +53,8 @@ export interface ConnectProxy {
 interface Terminated {
   vendor: string;
   token: string;
+  /** `https://<host>[:port]`, as the client addressed it: the twin's links start there. */
+  origin: string;
 }
 
 function json(code: string, message: string): string {
@@ -163,7 +165,7 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
     headers['x-twins-key'] = meta.token;
     let first: ReturnType<HttpHandler['head']>;
     try {
-      first = options.handler.head({ method: (req.method ?? 'GET').toUpperCase(), path: options.vendorPath(meta.vendor, path), query, headers, receivedAt: Date.now() });
+      first = options.handler.head({ method: (req.method ?? 'GET').toUpperCase(), path: options.vendorPath(meta.vendor, path), query, headers, receivedAt: Date.now(), twinOrigin: meta.origin });
     } catch (e) {
       send(req, res, options.handler.failed(e));
       return;
@@ -233,7 +235,9 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
     }
     const vendor = options.twins.get(target.host);
     if (vendor !== undefined) {
-      terminate(client, head, target.host, { vendor, token });
+      const name = target.host.includes(':') ? `[${target.host}]` : target.host;
+      const origin = `https://${name}${target.port === 443 ? '' : `:${target.port}`}`;
+      terminate(client, head, target.host, { vendor, token, origin });
       return;
     }
     tunnel(client, head, target.host, target.port);

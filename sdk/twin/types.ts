@@ -15,7 +15,13 @@ export interface TwinRequest {
   params: Record<string, string>;
   /** Query parameters; a repeated name gives an array. Bracket names stay as written (`expand[]`). */
   query: Record<string, string | string[]>;
-  /** Header names in lower case. */
+  /**
+   * Header names in lower case. The host adds its own, which a client cannot send:
+   * `x-kit-twin-url`, where the client addressed this twin (`http://127.0.0.1:4440/local/shop/github`,
+   * or the vendor's origin through the world's proxy, `https://api.github.com`), for the
+   * absolute links a vendor writes; `x-kit-auth: authorization` when the world's token came
+   * as the vendor's API key; `x-kit-read-only: 1` (see `readOnly`).
+   */
   headers: Record<string, string>;
   /**
    * The body: parsed JSON for `application/json`, nested objects and arrays for

@@ -4,7 +4,7 @@
  * error shape.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGithubTwin, type GithubTwin } from './harness.js';
+import { startGithubTwin, TOKENS, type GithubTwin } from './harness.js';
 import { failure } from './helpers.js';
 
 describe('GitHub twin: repositories', () => {
@@ -82,8 +82,15 @@ describe('GitHub twin: repositories', () => {
     for (let i = 0; i < 7; i++) await gh.as(pager).repos.createForAuthenticatedUser({ name: `r${i}` });
     const first = await gh.as(pager).repos.listForAuthenticatedUser({ per_page: 3, sort: 'full_name' });
     expect(first.data.map((r) => r.name)).toEqual(['r0', 'r1', 'r2']);
-    expect(first.headers.link).toMatch(/rel="next"/);
+    // Absolute, as GitHub's are, under the address Octokit used for the twin.
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.link ?? '')?.[1];
+    expect(next).toBe(`${gh.baseUrl}/user/repos?sort=full_name&per_page=3&page=2`);
     expect(first.headers.link).toMatch(/page=3>; rel="last"/);
+    // A client that follows the link as RFC 8288 says (resolved against the request's URL) gets page 2.
+    const followed = await fetch(new URL(next as string, `${gh.baseUrl}/user/repos?per_page=3`), {
+      headers: { authorization: `token ${pager}`, 'x-twins-key': TOKENS.token },
+    });
+    expect(((await followed.json()) as { name: string }[]).map((r) => r.name)).toEqual(['r3', 'r4', 'r5']);
     const all = await gh.as(pager).paginate(gh.as(pager).repos.listForAuthenticatedUser, { per_page: 3, sort: 'full_name' });
     expect(all.map((r) => r.name)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6']);
     const last = await gh.as(pager).repos.listForAuthenticatedUser({ per_page: 3, page: 3, sort: 'full_name' });

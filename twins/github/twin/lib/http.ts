@@ -210,15 +210,16 @@ function encodeQuery(query: TwinRequest['query'], page: number, perPage: number)
 }
 
 /**
- * Slices a full list into the requested page and sets `Link`. The URLs are relative to the
- * twin's root (`/repos/…`): the twin does not know the world URL it is served under, and
- * Octokit resolves a relative URL against its `baseUrl`.
+ * Slices a full list into the requested page and sets `Link`. The URLs are absolute, as
+ * GitHub's are, under the address the client used for the twin (`x-kit-twin-url`, which the
+ * host sets); without it (a request made in-process) they are relative to the twin's root.
  */
 export function paginate<T>(call: Call, items: T[]): T[] {
   const { page, perPage } = pageOf(call.req);
   const last = Math.max(1, Math.ceil(items.length / perPage));
   const links: string[] = [];
-  const url = (n: number): string => `<${call.req.path}?${encodeQuery(call.req.query, n, perPage)}>`;
+  const base = call.req.headers['x-kit-twin-url'] ?? '';
+  const url = (n: number): string => `<${base}${call.req.path}?${encodeQuery(call.req.query, n, perPage)}>`;
   if (page > 1) links.push(`${url(Math.min(page - 1, last))}; rel="prev"`);
   if (page < last) links.push(`${url(page + 1)}; rel="next"`);
   if (page < last) links.push(`${url(last)}; rel="last"`);
