@@ -180,6 +180,7 @@ const FORMS: { name: string; headers: (t: string) => Record<string, string>; via
   { name: 'token', headers: (t) => ({ authorization: `token ${t}` }), viaAuthorization: true },
   { name: 'Basic password', headers: (t) => ({ authorization: basic('AC123', t) }), viaAuthorization: true },
   { name: 'Basic password, empty user', headers: (t) => ({ authorization: basic('', t) }), viaAuthorization: true },
+  { name: 'Basic user name, no password (curl -u <token>:)', headers: (t) => ({ authorization: basic(t, '') }), viaAuthorization: true },
 ];
 
 describe('authentication matrix: vendor API', () => {

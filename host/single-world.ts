@@ -269,7 +269,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
         surface,
         surface === 'api'
           ? 'this endpoint needs the world token in x-kit-token'
-          : 'the vendor API needs the world token: x-kit-token, x-twins-key, or the API key (Bearer, token, Basic password)',
+          : 'the vendor API needs the world token: x-kit-token, x-twins-key, or the API key (Bearer, token, Basic password or user name)',
       );
     }
     const scope: Scope | null = verifier.scopeOf(credential.value);

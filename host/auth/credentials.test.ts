@@ -21,10 +21,12 @@ describe('findCredential', () => {
     expect(findCredential({ authorization: 'TOKEN  c ' }, 'vendor')?.value).toBe('c');
     expect(findCredential({ authorization: `Basic ${b64('user:pa:ss')}` }, 'vendor')?.value).toBe('pa:ss');
     expect(findCredential({ authorization: `basic ${b64(':c')}` }, 'vendor')?.value).toBe('c');
+    // No password: the user name is the key, as Stripe's `curl -u sk_test_…:` sends it.
+    expect(findCredential({ authorization: `Basic ${b64('tok_c:')}` }, 'vendor')).toEqual({ value: 'tok_c', source: 'authorization' });
   });
 
   it('finds nothing in an Authorization it cannot read', () => {
-    for (const a of ['Bearer', 'Bearer ', 'Digest abc', `Basic ${b64('nocolon')}`, `Basic ${b64('user:')}`, 'Basic', 'garbage']) {
+    for (const a of ['Bearer', 'Bearer ', 'Digest abc', `Basic ${b64('nocolon')}`, `Basic ${b64(':')}`, 'Basic', 'garbage']) {
       expect([a, findCredential({ authorization: a }, 'vendor')]).toEqual([a, null]);
     }
   });

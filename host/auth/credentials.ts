@@ -27,12 +27,14 @@ function fromAuthorization(header: string): string | null {
   if (rest === '') return null;
   if (scheme === 'bearer' || scheme === 'token') return rest;
   if (scheme === 'basic') {
-    // The password part: `user:<token>` as Twilio- or git-style clients send it.
+    // The password part: `user:<token>` as Twilio- or git-style clients send it; with no
+    // password, the user name: `<token>:` as Stripe's `curl -u sk_test_…:` sends its key.
     const decoded = Buffer.from(rest, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return null;
     const password = decoded.slice(colon + 1);
-    return password === '' ? null : password;
+    if (password !== '') return password;
+    return colon === 0 ? null : decoded.slice(0, colon);
   }
   return null;
 }
@@ -41,7 +43,7 @@ function fromAuthorization(header: string): string | null {
  * The credential a request presents. The world API reads `x-kit-token` and `x-twins-key`
  * (an attached app sends its requests to the world's own paths with the token there,
  * spec Authentication 3); the vendor API also the app's own `Authorization` (Bearer,
- * token, Basic password).
+ * token, Basic password, or Basic user name with no password).
  * `x-kit-token` wins over `x-twins-key`, which wins over `Authorization`, so an app whose
  * `Authorization` is the vendor's key keeps it when the world's token rides beside it.
  */

@@ -80,7 +80,8 @@ Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two to
 
 The twins answer at http://<host>:<port>/<org>/<world>/<vendor>/... with the vendors' own
 paths, and the world's endpoints at http://<host>:<port>/-/<org>/<world>/... . Send the
-printed token in x-kit-token, or to a twin as its API key (Bearer, token, Basic password).
+printed token in x-kit-token, or to a twin as its API key (Bearer, token, Basic
+password or user name).
 The read token opens GET and HEAD on the twins and the world's read endpoints.
 Ctrl-C (SIGINT) or SIGTERM stops it: requests in flight finish and commits are flushed.`;
 
