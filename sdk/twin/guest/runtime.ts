@@ -32,12 +32,11 @@ type HostValue = (op: string, arg: Record<string, unknown>) => unknown;
 
 
 /** A buffered write: `json` is its JSON text, or '' when `value` holds a host copy; null deletes. */
-interface Buffered {
-  type: string;
-  id: string;
-  json: string | null;
-  value?: unknown;
-}
+/** A buffered write: a deletion, or the value as JSON text or as the host's copy (`__host_copy`). */
+type Buffered =
+  | { type: string; id: string; kind: 'deleted' }
+  | { type: string; id: string; kind: 'text'; json: string }
+  | { type: string; id: string; kind: 'copy'; value: unknown };
 
 interface GuestGlobals {
   __host_call?: HostCall;
@@ -98,7 +97,7 @@ function checkName(what: string, v: unknown): asserts v is string {
  * the output is assembled without a second serialisation.
  */
 export class CallTree implements Tree {
-  /** `type\0id` → buffered write, in first-write order. `json: null` is a deletion. */
+  /** `type\0id` → buffered write, in first-write order. */
   private readonly buffer = new Map<string, Buffered>();
   /** type → id → committed JSON text (`null`: known absent). The committed tree does not change during a call. */
   private readonly committed = new Map<string, Map<string, string | null>>();
@@ -117,8 +116,8 @@ export class CallTree implements Tree {
 
   /** A fresh copy of a buffered write's value (undefined for a deletion). */
   private fresh(w: Buffered): unknown {
-    if (w.json === null) return undefined;
-    return w.json === '' ? (this.hostCopy as HostCopy)(w.value) : JSON.parse(w.json);
+    if (w.kind === 'deleted') return undefined;
+    return w.kind === 'copy' ? (this.hostCopy as HostCopy)(w.value) : JSON.parse(w.json);
   }
 
   private host(op: string, arg: unknown): string {
@@ -228,14 +227,14 @@ export class CallTree implements Tree {
       // follow. Otherwise the buffer may have hidden what the host had, so read on.
       if (limit !== undefined) {
         let upTo = merged.length;
-        for (const [id, w] of pending) if (w.json !== null && !beyond(id, tail.id)) upTo++;
+        for (const [id, w] of pending) if (w.kind !== 'deleted' && !beyond(id, tail.id)) upTo++;
         if (upTo > limit) break;
       }
       page = ask(tail.id);
     }
     // Buffered records beyond the host's last id (when it stopped early) sort after more than
     // `limit` known items, so the cut below drops them: they belong on a later page.
-    for (const [id, w] of pending) if (w.json !== null) merged.push({ id, value: this.fresh(w) });
+    for (const [id, w] of pending) if (w.kind !== 'deleted') merged.push({ id, value: this.fresh(w) });
     merged.sort((a, b) => (desc ? compareIds(b.id, a.id) : compareIds(a.id, b.id)));
     // The loop ends either with the host done (then `merged` is the whole range) or with more
     // than `limit` items known: either way the cut says whether more follow.
@@ -254,8 +253,8 @@ export class CallTree implements Tree {
     for (const w of this.buffer.values()) {
       if (w.type !== type) continue;
       const existed = this.committedExists(type, w.id);
-      if (w.json !== null && !existed) n++;
-      else if (w.json === null && existed) n--;
+      if (w.kind !== 'deleted' && !existed) n++;
+      else if (w.kind === 'deleted' && existed) n--;
     }
     return n;
   }
@@ -269,7 +268,7 @@ export class CallTree implements Tree {
   delete(type: string, id: string): void {
     this.checkWrite('delete', type, id);
     if (type.startsWith('__')) throw new TypeError(`tree.delete: record types starting with '__' belong to the SDK ('${type}')`);
-    this.buffer.set(`${type}\u0000${id}`, { type, id, json: null });
+    this.buffer.set(`${type}\u0000${id}`, { type, id, kind: 'deleted' });
   }
 
   /** The SDK's own writes (`__due`), past the reserved-type guard. */
@@ -280,7 +279,7 @@ export class CallTree implements Tree {
       const copied = tryCopy(this.hostCopy, value);
       if (copied !== FAILED) {
         if (copied === undefined) throw new TypeError(`tree.put: the value of ${type}/${id} is not JSON data`);
-        this.buffer.set(`${type}\u0000${id}`, { type, id, json: '', value: copied });
+        this.buffer.set(`${type}\u0000${id}`, { type, id, kind: 'copy', value: copied });
         return;
       }
       // The copy refused it: JSON.stringify below says why, in its own words.
@@ -292,12 +291,12 @@ export class CallTree implements Tree {
       throw new TypeError(`tree.put: the value of ${type}/${id} is not JSON data (${e instanceof Error ? e.message : String(e)})`);
     }
     if (json === undefined) throw new TypeError(`tree.put: the value of ${type}/${id} is not JSON data`);
-    this.buffer.set(`${type}\u0000${id}`, { type, id, json });
+    this.buffer.set(`${type}\u0000${id}`, { type, id, kind: 'text', json });
   }
 
   remove(type: string, id: string): void {
     this.checkWrite('delete', type, id);
-    this.buffer.set(`${type}\u0000${id}`, { type, id, json: null });
+    this.buffer.set(`${type}\u0000${id}`, { type, id, kind: 'deleted' });
   }
 
   private checkWrite(op: string, type: string, id: string): void {
@@ -310,7 +309,7 @@ export class CallTree implements Tree {
   writesJson(): string {
     const parts: string[] = [];
     for (const w of this.buffer.values()) {
-      const json = w.json === null ? 'null' : w.json === '' ? JSON.stringify(w.value) : w.json;
+      const json = w.kind === 'deleted' ? 'null' : w.kind === 'copy' ? JSON.stringify(w.value) : w.json;
       parts.push(`{"type":${JSON.stringify(w.type)},"id":${JSON.stringify(w.id)},"value":${json}}`);
     }
     return `[${parts.join(',')}]`;
@@ -320,7 +319,7 @@ export class CallTree implements Tree {
   writesValue(): { type: string; id: string; value: unknown }[] {
     const out: { type: string; id: string; value: unknown }[] = [];
     for (const w of this.buffer.values()) {
-      out.push({ type: w.type, id: w.id, value: w.json === null ? null : w.json === '' ? w.value : JSON.parse(w.json) });
+      out.push({ type: w.type, id: w.id, value: w.kind === 'deleted' ? null : w.kind === 'copy' ? w.value : JSON.parse(w.json) });
     }
     return out;
   }
