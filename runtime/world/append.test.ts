@@ -253,6 +253,20 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     expect(w.getRecord('stripe', 'customer', 'a', 2)).toBeUndefined();
     expect(w.entry('stripe', 3)?.writes.map((x) => x.value)).toEqual([3, null, 4]);
   });
+
+  it('an update after a restart finds the record, whatever order its id has in UTF-16 against the newest id', () => {
+    const { storage, store, clock } = setup();
+    const w = store.createWorld('acme', { twins: ['stripe'] });
+    // U+1F600 sorts after U+E000 in key (code point) order and before it in UTF-16 code units.
+    w.append('stripe', { cause, writes: [{ type: 'customer', id: '\uE000', value: 1 }, { type: 'customer', id: '\u{1F600}', value: 2 }] });
+    w.append('stripe', { cause, writes: [{ type: 'customer', id: 'a', value: 1 }] });
+    const again = new WorldStore(storage, { now: () => clock.now }).openWorld('acme');
+    again.append('stripe', { cause, writes: [{ type: 'customer', id: '\uE000', value: 3 }, { type: 'customer', id: 'a', value: 2 }] });
+    expect(again.countRecords('stripe', 'customer')).toBe(3);
+    expect(again.getRecord('stripe', 'customer', '\uE000', 2)).toBe(1);
+    expect(again.getRecord('stripe', 'customer', '\uE000')).toBe(3);
+    expect(again.getRecord('stripe', 'customer', 'a', 2)).toBe(1);
+  });
 });
 
 /** Opens world `acme` and its branch from `store`, checks both, appends on to both, and checks again. */

@@ -114,6 +114,13 @@ interface State {
    * parent's appends touch neither the other's head nor its counts.
    */
   counts: Map<string, Map<string, number>>;
+  /**
+   * By `<twin>\0<type>`: an id at or after (key order) every own head key's id of the type,
+   * read once and raised by each write. A write of an id beyond it (a create with an ordered
+   * id) is of a record with no own version, so appendBatch need not look for its head key.
+   * Only appendBatch adds head keys; a removal leaves this higher than need be, never lower.
+   */
+  headIdBounds: Map<string, string>;
 }
 
 /** The head index's value: the newest own version's position and value (null: deleted). */
@@ -181,7 +188,7 @@ class Engine {
     if (cached !== undefined) return cached;
     const meta = this.storage.get<WorldMeta>([id, '#meta']);
     if (meta === undefined) throw new KitError('internal', `world ${id} has no metadata`);
-    const state: State = { meta, removed: false, heads: new Map(), newest: new Map(), counts: new Map() };
+    const state: State = { meta, removed: false, heads: new Map(), newest: new Map(), counts: new Map(), headIdBounds: new Map() };
     this.byId.set(id, state);
     this.byName.set(meta.name, state);
     return state;
@@ -463,7 +470,7 @@ export class World {
         let ofType = latest.get(w.type);
         if (ofType === undefined) latest.set(w.type, (ofType = new Map()));
         let own = ofType.get(w.id);
-        if (own === undefined) own = storage.get<HeadVersion>([id, twin, 'head', w.type, w.id]) ?? null;
+        if (own === undefined) own = this.beyondOwnHeads(twin, w.type, w.id) ? null : (storage.get<HeadVersion>([id, twin, 'head', w.type, w.id]) ?? null);
         // Without an own version, a branch's record is its base's as of the cut.
         const before = own !== null ? own[1] !== null : this.s.meta.base !== null && this.recordAt(twin, w.type, w.id, head, head) !== undefined;
         if (own !== null && own[0] < position) superseded.push([w.type, w.id, own[0], own[1]]);
@@ -991,6 +998,20 @@ export class World {
       if (kv !== undefined) return kv.value ?? undefined;
     }
     return undefined;
+  }
+
+  /** Whether `rid` sorts after every own head key of the type (then it has none); raises the bound to it. */
+  private beyondOwnHeads(twin: string, type: string, rid: string): boolean {
+    const at = `${twin}\u0000${type}`;
+    let bound = this.s.headIdBounds.get(at);
+    if (bound === undefined) {
+      const prefix: Key = [this.s.meta.id, twin, 'head', type];
+      const last = first(this.e.storage, { start: prefix, end: prefixEnd(prefix), reverse: true });
+      bound = last === undefined ? '' : (last.key[4] as string);
+    }
+    const beyond = compareStrings(rid, bound) > 0;
+    this.s.headIdBounds.set(at, beyond ? rid : bound);
+    return beyond;
   }
 
   private headCounts(twin: string): Map<string, number> {
