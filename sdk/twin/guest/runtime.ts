@@ -30,8 +30,6 @@ type HostCall = (op: string, argJson: string) => string;
 /** Offered by engines whose guests share the host's heap (trusted V8 contexts): reads as values, not JSON. */
 type HostValue = (op: string, arg: Record<string, unknown>) => unknown;
 
-
-/** A buffered write: `json` is its JSON text, or '' when `value` holds a host copy; null deletes. */
 /** A buffered write: a deletion, or the value as JSON text or as the host's copy (`__host_copy`). */
 type Buffered =
   | { type: string; id: string; kind: 'deleted' }
