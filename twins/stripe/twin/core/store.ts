@@ -68,7 +68,8 @@ export function typeOfId(id: string): string | undefined {
   return undefined;
 }
 
-const pad = (n: number): string => String(n).padStart(12, '0');
+/** A whole number as 12 digits, so that ids order as numbers (seqs, instants). */
+export const pad = (n: number): string => String(n).padStart(12, '0');
 
 /**
  * What the twin keeps per account in one record, read by every request that creates

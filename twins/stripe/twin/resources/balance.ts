@@ -20,10 +20,10 @@
  * An account a twin without these sums began sums every transaction instead.
  */
 import type { Call } from '../core/call.js';
-import { accountState, newestFirst } from '../core/store.js';
+import { accountState, newestFirst, pad } from '../core/store.js';
 import type { Obj } from '../core/util.js';
 
-const { Math, Number, Object, String } = globalThis;
+const { Math, Number, Object } = globalThis;
 
 /** Per currency: what is available now, and what is pending. Every currency seen is in both. */
 export interface BalanceSums {
@@ -35,8 +35,6 @@ interface Settled {
   available: Record<string, number>;
   next: number | null;
 }
-
-const pad = (n: number): string => String(n).padStart(12, '0');
 
 function* buckets(c: Call, before?: string): Generator<{ on: number; currency: string; net: number; id: string }> {
   let after: string | undefined;
