@@ -1,6 +1,6 @@
 import vm from 'node:vm';
-import { describe, expect, it } from 'vitest';
-import { jsonCopy } from './json-copy.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { forgetClones, jsonAdopt, jsonClone, jsonCopy } from './json-copy.js';
 
 /** What the text round trip gives, compared as text (key order included) and as a structure. */
 function sameAsJson(value: unknown): void {
@@ -62,5 +62,68 @@ describe('jsonCopy past its cache of key lists', () => {
     for (let i = 0; i < 20_000; i++) sameAsJson({ [`k${i}`]: i, shared: true });
     sameAsJson({ a: 1, [`fresh-${Date.now()}`]: { b: [1, { c: 2 }] }, z: 'last' });
     sameAsJson({ id: 'cus_1', object: 'customer', metadata: { order: '7' } });
+  });
+});
+
+describe('jsonAdopt (a value handed over)', () => {
+  afterEach(() => forgetClones());
+
+  it("keeps the call's clones, wherever they sit in the value, and copies the rest", () => {
+    const guest = vm.createContext({});
+    const made = jsonClone(vm.runInContext('({ id: "cus_1", list: [1, { a: "b" }], none: null })', guest)) as object;
+    const wrapper = vm.runInContext('(o) => ({ s: 7, o, data: { object: o } })', guest) as (o: object) => { s: number; o: object; data: { object: object } };
+    const record = jsonAdopt(wrapper(made)) as { s: number; o: object; data: { object: object } };
+    expect(record.o).toBe(made);
+    expect(record.data.object).toBe(made);
+    expect(Object.getPrototypeOf(record)).toBe(Object.prototype);
+    expect(JSON.stringify(record)).toBe(JSON.stringify(wrapper(made)));
+    // Handed over whole, it is answered as it is.
+    expect(jsonAdopt(made)).toBe(made);
+    // Once the call is over, the clone is copied like anything else.
+    forgetClones();
+    expect(jsonAdopt(made)).not.toBe(made);
+    expect(jsonAdopt(made)).toStrictEqual(made);
+  });
+
+  it('copies a copy that is not a clone, and a clone changed since into what JSON would not keep as it is', () => {
+    const guest = vm.createContext({});
+    const plain = { a: 1 };
+    expect((jsonAdopt({ plain }) as { plain: object }).plain).not.toBe(plain);
+    const copied = jsonCopy({ a: 1 }) as object;
+    expect(jsonAdopt(copied)).not.toBe(copied);
+    const changes: ((o: Record<string, unknown>) => void)[] = [
+      (o) => (o['gone'] = undefined),
+      (o) => (o['n'] = NaN),
+      (o) => (o['n'] = -0),
+      (o) => (o['n'] = Infinity),
+      (o) => (o['when'] = new Date(0)),
+      (o) => (o['fn'] = () => 1),
+      (o) => (o['custom'] = { toJSON: () => 'custom' }),
+      (o) => (o['boxed'] = new String('s')),
+      (o) => (o['guest'] = vm.runInContext('({ a: 1 })', guest)),
+      (o) => (o['list'] = [1, , 3]),
+      (o) => (o['list'] as unknown[]).push(undefined),
+      (o) => (o['deep'] = { deeper: { n: 10n } }),
+    ];
+    for (const change of changes) {
+      const made = jsonClone({ id: 'x', list: [1, 2] }) as Record<string, unknown>;
+      change(made);
+      let adopted: unknown;
+      try {
+        adopted = jsonAdopt({ made });
+      } catch (e) {
+        // A BigInt: thrown as jsonCopy throws it.
+        expect(() => jsonCopy({ made })).toThrow((e as Error).message);
+        continue;
+      }
+      expect((adopted as { made: object }).made).not.toBe(made);
+      expect(adopted).toStrictEqual(JSON.parse(JSON.stringify({ made })));
+    }
+  });
+
+  it('still finds a cycle made since, as the copy does', () => {
+    const made = jsonClone({ a: { b: 1 } }) as { a: Record<string, unknown> };
+    made.a['loop'] = made;
+    expect(() => jsonAdopt({ made })).toThrow(TypeError);
   });
 });

@@ -6,9 +6,18 @@
  * (`bench/sandbox/run.ts` times a Stripe create's copies against the text round trip).
  * Throws on what `JSON.stringify` throws on (a cycle, a BigInt), with its own message: the
  * caller then asks `JSON.stringify` for the canonical error.
+ *
+ * `jsonClone` is the copy a twin's own `copyJson` asks for, remembered until `forgetClones()`
+ * (the trusted host calls it after each call). `jsonAdopt` is the copy for a value its maker
+ * hands over (it changes nothing in it afterwards): a clone of the same call in it, still
+ * plain JSON data of this realm, is kept as it is instead of being copied again. So a record
+ * the Stripe twin made from its clone crosses without a second copy.
  */
 const toTag = Object.prototype.toString;
 const hasOwn = Object.prototype.hasOwnProperty;
+const getProto = Object.getPrototypeOf;
+const ObjectProto = Object.prototype;
+const ArrayProto = Array.prototype;
 
 export function jsonCopy(value: unknown): unknown {
   const bottom = values.length;
@@ -19,6 +28,73 @@ export function jsonCopy(value: unknown): unknown {
   }
 }
 
+export function jsonClone(value: unknown): unknown {
+  const out = jsonCopy(value);
+  if (typeof out === 'object' && out !== null) clones.set(out, false);
+  return out;
+}
+
+export function jsonAdopt(value: unknown): unknown {
+  const bottom = values.length;
+  adopting = true;
+  try {
+    return copy(value, '', []);
+  } finally {
+    adopting = false;
+    values.length = bottom;
+  }
+}
+
+/** Drops the clones remembered so far: they may be changed again, and are no longer kept. */
+export function forgetClones(): void {
+  if (clones.size > 0) clones.clear();
+}
+
+/**
+ * The call's clones: objects of this realm made for the twin, which nobody else holds. True
+ * once jsonAdopt kept one, checked: handed over, it does not change, so another write holding
+ * it (a record and its event share the object) keeps it without a second walk. A Map, not a
+ * WeakSet: a WeakSet's add cost the copy of a Stripe create's five values ~2 µs more.
+ */
+const clones = new Map<object, boolean>();
+/** Set while jsonAdopt copies: clones may be kept. */
+let adopting = false;
+
+/** Deeper than this a kept object is copied instead (the copy then finds a cycle, if it is one). */
+const MAX_KEPT_DEPTH = 64;
+
+/**
+ * Whether encoding `v` as it is gives what encoding its JSON copy would: only strings,
+ * booleans, null, finite numbers other than -0, and arrays and plain objects of this realm
+ * (no toJSON) holding nothing else.
+ */
+function isSettledJson(v: unknown, depth: number): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v) && !(v === 0 && 1 / v < 0);
+    case 'object': {
+      if (v === null) return true;
+      if (depth >= MAX_KEPT_DEPTH) return false;
+      if (Array.isArray(v)) {
+        if (getProto(v) !== ArrayProto) return false;
+        // A hole reads as undefined, which is not settled: JSON writes it as null.
+        for (let i = 0; i < v.length; i++) if (!isSettledJson(v[i], depth + 1)) return false;
+        return true;
+      }
+      if (getProto(v) !== ObjectProto || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+      for (const k in v) {
+        if (!isSettledJson((v as Record<string, unknown>)[k], depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 /**
  * The values of the objects being copied, each object's on top of its parent's: an object's
  * kept values are pushed as its keys are walked, its maker reads them, and it pops them.
@@ -26,6 +102,14 @@ export function jsonCopy(value: unknown): unknown {
 const values: unknown[] = [];
 
 function copy(v: unknown, key: string, path: object[]): unknown {
+  if (adopting && typeof v === 'object' && v !== null) {
+    const kept = clones.get(v);
+    if (kept === true) return v;
+    if (kept === false && isSettledJson(v, path.length)) {
+      clones.set(v, true);
+      return v;
+    }
+  }
   if (typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
     v = (v as { toJSON(key: string): unknown }).toJSON(key);
   }

@@ -71,6 +71,25 @@ describe('TrustedContexts (V8 contexts for trusted code)', () => {
     expect(ok(engine.call('a', 'later', ''))).toContain('no host function is offered');
   });
 
+  it("keeps a call's clones in a write handed over during that call only", () => {
+    using engine = new TrustedContexts();
+    ok(
+      engine.load(
+        'a',
+        `globalThis.within = () => {
+           globalThis.made = __host_clone({ a: [1, 'b'] });
+           const adopted = __host_adopt({ record: made });
+           return String(adopted.record === made) + '|' + String(__host_copy({ record: made }).record === made);
+         };
+         globalThis.after = () => String(__host_adopt({ record: made }).record === made) + '|' + JSON.stringify(__host_adopt({ record: made }));`,
+        { hostCall: true },
+      ),
+    );
+    expect(ok(engine.call('a', 'within', ''))).toBe('true|false');
+    // The next call may have changed it: it is copied.
+    expect(ok(engine.call('a', 'after', ''))).toBe('false|{"record":{"a":[1,"b"]}}');
+  });
+
   it('passes strings with NUL, lone surrogates and a leading U+0001 through whole, both ways', () => {
     using engine = new TrustedContexts();
     ok(engine.load('a', `globalThis.echo = (s) => s; globalThis.viaHost = (s) => __host_call(s, s);`, { hostCall: true }));

@@ -17,7 +17,7 @@
  * prelude seeds `Math.random` before that.
  */
 import vm from 'node:vm';
-import { jsonCopy } from './json-copy.js';
+import { forgetClones, jsonAdopt, jsonClone, jsonCopy } from './json-copy.js';
 import { PRELUDE_SOURCE } from './prelude.js';
 import type { CallResult, GuestEngine, HostCall, HostValue } from './sandbox.js';
 
@@ -83,8 +83,12 @@ export class TrustedContexts implements GuestEngine {
       if (options?.hostCall === true) {
         prelude.installHost((op, arg, encoded) => this.#rawHostCall(op, arg, encoded));
         global['__host_value'] = (op: string, arg: Record<string, unknown>) => this.#rawHostValue(op, arg);
-        // The guest runtime's writes and events, copied into this realm as JSON would copy them.
+        // The guest runtime's writes and events, copied into this realm as JSON would copy them
+        // (`__host_clone`: a twin's copyJson, which `__host_adopt`, for a write handed over,
+        // keeps instead of copying again until the call ends).
         global['__host_copy'] = jsonCopy;
+        global['__host_clone'] = jsonClone;
+        global['__host_adopt'] = jsonAdopt;
       }
       new vm.Script(withBoundGlobals(source), { filename: name }).runInContext(context);
     } catch (e) {
@@ -145,6 +149,7 @@ export class TrustedContexts implements GuestEngine {
       this.#hostCall = undefined;
       this.#hostValue = undefined;
       this.#running = false;
+      forgetClones();
     }
   }
 

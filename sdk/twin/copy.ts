@@ -8,9 +8,12 @@ export type HostCopy = (value: unknown) => unknown;
 
 /**
  * The host's copy, where the engine offers one: a trusted V8 context, which shares the host's
- * heap (runtime/sandbox/json-copy.ts). It is installed before a twin's bundle runs.
+ * heap (runtime/sandbox/json-copy.ts). It is installed before a twin's bundle runs. The clone
+ * is that copy, remembered for the call: a write handed over (`put` with `handOver`) that
+ * holds it crosses without another copy.
  */
-const hostCopy = (globalThis as { __host_copy?: HostCopy }).__host_copy;
+const hostGlobals = globalThis as { __host_copy?: HostCopy; __host_clone?: HostCopy };
+const hostCopy = hostGlobals.__host_clone ?? hostGlobals.__host_copy;
 
 /**
  * `JSON.parse(JSON.stringify(value))`: a copy that shares nothing with `value`, with JSON's

@@ -16,6 +16,7 @@ export type {
   ListPage,
   Matcher,
   Move,
+  PutOptions,
   ReadTree,
   Route,
   Store,

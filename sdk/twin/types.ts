@@ -69,8 +69,20 @@ export interface ReadTree {
   count(type: string): number;
 }
 
+export interface PutOptions {
+  /**
+   * The caller hands `value` over: neither it nor anything in it changes after this call.
+   * What is stored is the same either way; a host that shares the twin's heap (a built-in
+   * twin) may then keep the objects in it that `copyJson` made as they are, where `put`
+   * otherwise copies them again. A twin that changes the value afterwards may find the change
+   * stored.
+   */
+  handOver?: boolean;
+}
+
 export interface Tree extends ReadTree {
-  put(type: string, id: string, value: unknown): void;
+  /** Stores a copy of `value` (JSON data), as the value is now: changing it afterwards changes nothing. */
+  put(type: string, id: string, value: unknown, options?: PutOptions): void;
   delete(type: string, id: string): void;
 }
 

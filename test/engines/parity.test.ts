@@ -104,25 +104,30 @@ async function storeAnswer(runner: Runner): Promise<string> {
   return `${r.status} ${JSON.stringify(r.headers)} ${String(r.body ?? '')}`;
 }
 
+/** A JSON POST to the probe twin: status and body. */
+async function postProbe(runner: Runner, path: string, body: unknown): Promise<string> {
+  const r = await runner.handle({
+    surface: 'vendor',
+    method: 'POST',
+    path: `/probe${path}`,
+    query: '',
+    headers: { 'content-type': 'application/json' },
+    body: new TextEncoder().encode(JSON.stringify(body)),
+    scope: 'write',
+    requestId: 'r',
+    receivedAt: 0,
+  });
+  return `${r.status} ${String(r.body)}`;
+}
+
+const PROBE = fileURLToPath(new URL('../../sdk/twin/guest/fixtures/probe.ts', import.meta.url));
+
 describe('the tree in both engines (values in V8, JSON text in QuickJS)', () => {
   it('merges buffered writes into gets, lists and counts the same way, and hands out fresh copies', async () => {
-    const built = await buildTwin(fileURLToPath(new URL('../../sdk/twin/guest/fixtures/probe.ts', import.meta.url)));
+    const built = await buildTwin(PROBE);
     const session = async (trusted: boolean): Promise<string[]> => {
       const runner = await openWorldRunner({ storage: new MemoryStorage(), world: 'w', twins: [{ ...built, trusted }] });
-      const post = async (path: string, body: unknown): Promise<string> => {
-        const r = await runner.handle({
-          surface: 'vendor',
-          method: 'POST',
-          path: `/probe${path}`,
-          query: '',
-          headers: { 'content-type': 'application/json' },
-          body: new TextEncoder().encode(JSON.stringify(body)),
-          scope: 'write',
-          requestId: 'r',
-          receivedAt: 0,
-        });
-        return `${r.status} ${String(r.body)}`;
-      };
+      const post = (path: string, body: unknown): Promise<string> => postProbe(runner, path, body);
       const put = (id: string, value: unknown) => ({ op: 'put', type: 'thing', id, value });
       try {
         return [
@@ -169,6 +174,38 @@ describe('the tree in both engines (values in V8, JSON text in QuickJS)', () => 
       '202 {"x-a":"b","content-type":"application/json"} {"ok":true,"list":[1,"two"]}',
       '200 {"content-type":"application/json"} {"items":[{"id":"a","value":{"v":"a"}},{"id":"bb","value":{"v":"new"}},{"id":"c","value":{"v":"rewritten"}},{"id":"d","value":{"v":"d"}},{"id":"e","value":{"v":"e"}},{"id":"m","value":{"n":1}},{"id":"rules","value":{"1":"one","2":"two","when":"1970-01-01T00:00:00.000Z","numbers":[null,0,null,1e+21],"holes":[1,null,null,3],"nested":{"custom":"toJSON(custom)"}}}],"hasMore":false}',
     ]);
+    expect(await session(false)).toEqual(v8);
+  });
+
+  it('stores a write handed over as put stores it, copies made with copyJson and changed since included', async () => {
+    const built = await buildTwin(PROBE);
+    const session = async (trusted: boolean): Promise<string[]> => {
+      const runner = await openWorldRunner({ storage: new MemoryStorage(), world: 'w', twins: [{ ...built, trusted }] });
+      try {
+        const answer = await postProbe(runner, '/hand-over', {});
+        const stored = await runner.handle({ surface: 'vendor', method: 'GET', path: '/probe/twin/store/things', query: '', headers: {}, scope: 'write', requestId: 'r', receivedAt: 0 });
+        const read = await runner.handle({ surface: 'vendor', method: 'GET', path: '/probe/hand-over', query: '', headers: {}, scope: 'write', requestId: 'r', receivedAt: 0 });
+        return [answer, JSON.stringify(runner.world.log('probe').entries.at(-1)?.writes), String(stored.body), String(read.body)];
+      } finally {
+        await runner.close();
+      }
+    };
+    const v8 = await session(true);
+    const changed = '{"n":2,"list":[1,2,null,4],"numbers":[null,0],"when":"1970-01-01T00:00:00.000Z","nested":{"custom":"custom"}}';
+    const kept = '{"n":1,"nested":{"list":[1,"two"]}}';
+    expect(v8[0]).toBe(`200 {"record":{"s":1,"o":${kept}},"changed":${changed}}`);
+    expect(v8[1]).toBe(
+      `[{"type":"thing","id":"record","value":{"s":1,"o":${kept}}},{"type":"thing","id":"event","value":{"data":{"object":${kept}}}},` +
+        `{"type":"thing","id":"changed","value":${changed}},{"type":"thing","id":"whole","value":{"n":3}},{"type":"thing","id":"snapshot","value":{"n":4}}]`,
+    );
+    expect(v8[2]).toContain(`{"id":"changed","value":${changed}}`);
+    expect(JSON.parse(v8[3] as string)).toEqual({
+      keys: ['n', 'list', 'numbers', 'when', 'nested'],
+      kinds: ['number', 'array', 'array', 'string', 'object'],
+      numbers: ['null', 'number'],
+      list: ['number', 'number', 'null', 'number'],
+      nested: ['custom'],
+    });
     expect(await session(false)).toEqual(v8);
   });
 });

@@ -17,6 +17,7 @@ import type { HostCopy } from '../copy.js';
 import type {
   ListOptions,
   ListPage,
+  PutOptions,
   StreamConnection,
   Tree,
   TwinContext,
@@ -40,6 +41,7 @@ interface GuestGlobals {
   __host_call?: HostCall;
   __host_value?: HostValue;
   __host_copy?: HostCopy;
+  __host_adopt?: HostCopy;
   __kit_manifest?: () => string;
   __kit_invoke?: (input: string | object) => string | ValueAnswer;
   __kit_error_body?: (input: string) => string;
@@ -110,6 +112,8 @@ export class CallTree implements Tree {
     private readonly readOnly: boolean,
     private readonly hostValue?: HostValue,
     private readonly hostCopy?: HostCopy,
+    /** The host's copy for a value handed over (`put` with `handOver`), where it offers one. */
+    private readonly hostAdopt?: HostCopy,
   ) {}
 
   /** A fresh copy of a buffered write's value (undefined for a deletion). */
@@ -257,10 +261,10 @@ export class CallTree implements Tree {
     return n;
   }
 
-  put(type: string, id: string, value: unknown): void {
+  put(type: string, id: string, value: unknown, options?: PutOptions): void {
     this.checkWrite('put', type, id);
     if (type.startsWith('__')) throw new TypeError(`tree.put: record types starting with '__' belong to the SDK ('${type}')`);
-    this.write(type, id, value);
+    this.write(type, id, value, options?.handOver === true);
   }
 
   delete(type: string, id: string): void {
@@ -270,11 +274,11 @@ export class CallTree implements Tree {
   }
 
   /** The SDK's own writes (`__due`), past the reserved-type guard. */
-  write(type: string, id: string, value: unknown): void {
+  write(type: string, id: string, value: unknown, handOver = false): void {
     this.checkWrite('put', type, id);
     if (value === undefined || value === null) throw new TypeError(`tree.put: the value of ${type}/${id} is ${value}; use tree.delete to remove a record`);
     if (this.hostCopy !== undefined) {
-      const copied = tryCopy(this.hostCopy, value);
+      const copied = tryCopy((handOver ? this.hostAdopt : undefined) ?? this.hostCopy, value);
       if (copied !== FAILED) {
         if (copied === undefined) throw new TypeError(`tree.put: the value of ${type}/${id} is not JSON data`);
         this.buffer.set(`${type}\u0000${id}`, { type, id, kind: 'copy', value: copied });
@@ -659,7 +663,8 @@ export function installTwin(def: TwinDefinition): void {
       const hostValue = g.__host_value;
       // Writes and events cross as values only where reads do: an engine sharing the host's heap.
       const copy = typeof hostValue === 'function' && typeof g.__host_copy === 'function' ? g.__host_copy : undefined;
-      const t = new CallTree(hostCall, input.kind === 'store', hostValue, copy);
+      const adopt = copy !== undefined && typeof g.__host_adopt === 'function' ? g.__host_adopt : undefined;
+      const t = new CallTree(hostCall, input.kind === 'store', hostValue, copy, adopt);
 
       // The world's clock and generator, for exactly this call.
       if (!installed) install();
@@ -697,7 +702,7 @@ export function installTwin(def: TwinDefinition): void {
         // this). Kept apart so a throwing move still leaves its schedule, and the runner
         // does not perform it again forever.
         const key = dueKey(ms, input.id);
-        dueWrites = new CallTree(hostCall, false, hostValue, copy);
+        dueWrites = new CallTree(hostCall, false, hostValue, copy, adopt);
         dueWrites.remove(DUE_TYPE, key);
         t.remove(DUE_TYPE, key);
         const pointer = t.get<{ key?: unknown }>(DUE_ID_TYPE, input.id);
