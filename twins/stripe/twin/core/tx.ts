@@ -3,13 +3,14 @@
  * all: handlers write here, and the route wrapper applies the writes (and the events)
  * only when the request succeeds — or fails in a way Stripe records, such as a decline.
  */
-import type { ListOptions, ListPage, Tree } from '../../../../sdk/twin/types.js';
+import type { ListOptions, ListPage, PutOptions, Tree } from '../../../../sdk/twin/types.js';
 import { clone } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
 const { Map } = globalThis;
 
 const SEP = '\u0000';
+const HAND_OVER: PutOptions = { handOver: true };
 
 interface Pending {
   type: string;
@@ -94,11 +95,14 @@ export class TxTree implements Tree {
     return { items, hasMore: page.hasMore || ids.length > items.length };
   }
 
-  /** Applies every buffered write to the real tree, in order. */
+  /**
+   * Applies every buffered write to the real tree, in order. The request is done with them, so
+   * they are handed over: what `clone` made crosses to the host without another copy.
+   */
   commit(): void {
     for (const w of this.writes.values()) {
       if (w.value === undefined) this.base.delete(w.type, w.id);
-      else this.base.put(w.type, w.id, w.value);
+      else this.base.put(w.type, w.id, w.value, HAND_OVER);
     }
     this.writes.clear();
   }
