@@ -10,6 +10,8 @@
  * - what a step of the budget is worth in time, for five kinds of loop
  * - a trusted twin's writes crossing into the host (`jsonCopy`: a Stripe create's customer,
  *   event, emitted event and account twice) against the JSON text round trip
+ * - the Stripe twin's create as it is now: its clone of the customer, then the record and the
+ *   event holding that clone crossing at the commit, handed over (`jsonAdopt`) against put
  *
  * Run (from the repository root, after `npx tsc -p tsconfig.json`):
  *   node --expose-gc dist/bench/sandbox/run.js
@@ -19,7 +21,7 @@ import vm from 'node:vm';
 import { loadSandboxModule, WorldSandbox, DEFAULT_CALL_STEPS } from '../../runtime/sandbox/index.js';
 import type { SandboxModule, HostCall } from '../../runtime/sandbox/index.js';
 import { SupervisedWorker } from '../../runtime/worker/index.js';
-import { jsonCopy } from '../../runtime/sandbox/json-copy.js';
+import { forgetClones, jsonAdopt, jsonClone, jsonCopy } from '../../runtime/sandbox/json-copy.js';
 import { writeBenchJson } from '../results/json.js';
 
 /** About 50 KB of script shaped like a bundle: many small functions and one entry point. */
@@ -52,6 +54,12 @@ const makeCreateValues = `(function (i) {
   const c = { id: 'cus_00000' + i + 'CfhRZsV0', object: 'customer', address: null, balance: 0, created: 1795360724, currency: null, default_source: null, delinquent: false, description: null, discount: null, email: 'a@b.com', invoice_prefix: 'E153BA4A', invoice_settings: { custom_fields: null, default_payment_method: null, footer: null, rendering_options: null }, livemode: false, metadata: {}, name: 'Ada', next_invoice_sequence: 1, phone: null, preferred_locales: [], shipping: null, tax_exempt: 'none', test_clock: null };
   const e = { id: 'evt_00000' + i + 'id5oxEAkwIXexDZMCs', object: 'event', api_version: '2026-10-28.endive', created: 1795360724, data: { object: c }, livemode: false, pending_webhooks: 0, request: { id: 'req_YdOnw6lMjzvE7Q', idempotency_key: null }, type: 'customer.created' };
   return [{ s: 5, o: c }, { s: 6, o: e }, { ...e, account: 'acct_s8WuIAFjYU517zmP' }, { n: i, hooks: 0 }, { n: i + 1, hooks: 0 }];
+})`;
+
+/** The Stripe twin's commit of a create: the customer record and its event, both holding the twin's clone `now`. */
+const makeCommitValues = `(function (now, i) {
+  const e = { id: 'evt_00000' + i + 'id5oxEAkwIXexDZMCs', object: 'event', api_version: '2026-10-28.endive', created: 1795360724, data: { object: now }, livemode: false, pending_webhooks: 0, request: { id: 'req_YdOnw6lMjzvE7Q', idempotency_key: null }, type: 'customer.created' };
+  return [{ s: 5, o: now }, { s: 6, o: e }];
 })`;
 
 const HOST_ANSWER = JSON.stringify({ id: 'cus_1', object: 'customer', email: 'a@example.com' });
@@ -104,6 +112,17 @@ async function run(): Promise<string> {
   const makeCreate = vm.runInContext(makeCreateValues, vm.createContext({})) as (i: number) => unknown[];
   const creates = Array.from({ length: 64 }, (_, i) => makeCreate(i));
   let nextCreate = 0;
+  const guestRealm = vm.createContext({});
+  const makeCustomer = vm.runInContext(`(i) => (${makeCreateValues})(i)[0].o`, guestRealm) as (i: number) => unknown;
+  const makeCommit = vm.runInContext(makeCommitValues, guestRealm) as (now: unknown, i: number) => unknown[];
+  const customers = Array.from({ length: 64 }, (_, i) => makeCustomer(i));
+  /** One call: the twin clones the customer (`copyJson`: the host's clone), then commits the record and event that hold the clone. */
+  const commitCreate = (cross: (v: unknown) => unknown): void => {
+    const i = nextCreate++ & 63;
+    const now = jsonClone(customers[i]);
+    for (const v of makeCommit(now, i)) if (cross(v) !== undefined) sink++;
+    forgetClones();
+  };
 
   const bench = new Bench({ time: 1500, warmupTime: 300 });
   let sink = 0;
@@ -113,6 +132,8 @@ async function run(): Promise<string> {
   bench.add('JSON text round trip, a Stripe create', () => {
     for (const v of creates[nextCreate++ & 63] as unknown[]) if (JSON.parse(JSON.stringify(v)) !== undefined) sink++;
   });
+  bench.add('Stripe create commit, handed over', () => commitCreate(jsonAdopt));
+  bench.add('Stripe create commit, put', () => commitCreate(jsonCopy));
   bench.add('world start: create + load 50 KB + dispose', () => {
     const w = WorldSandbox.create(mod);
     const r = w.load('w', source);
@@ -184,6 +205,8 @@ async function run(): Promise<string> {
   const workerCall = mean(bench, 'worker: sandbox call, 1 KB JSON in/out');
   const copied = mean(bench, 'jsonCopy, a Stripe create');
   const roundTrip = mean(bench, 'JSON text round trip, a Stripe create');
+  const handedOver = mean(bench, 'Stripe create commit, handed over');
+  const putCommit = mean(bench, 'Stripe create commit, put');
 
   // Memory: 50 idle worlds with the script loaded, against 50 vm contexts with the same script.
   const before = rss();
@@ -254,6 +277,8 @@ async function run(): Promise<string> {
     ...budgetRows.map((r) => ({ ...r, task: `step budget: ${r.task}` })),
     { task: "a trusted twin's values into the host (`jsonCopy`; a Stripe create's five)", value: us(copied), ratio: `${x(copied, roundTrip)} text round trip` },
     { task: 'baseline: `JSON.parse(JSON.stringify(v))` of the same', value: us(roundTrip), ratio: '1×' },
+    { task: "the Stripe twin's clone of a new customer, then its record and event handed over (`jsonAdopt`)", value: us(handedOver), ratio: `${x(handedOver, putCommit)} put` },
+    { task: 'baseline: the same, put (`jsonCopy` of both)', value: us(putCommit), ratio: '1×' },
   ];
   const table = ['| task | value | ratio |', '|---|---|---|', ...rows.map((r) => `| ${r.task} | ${r.value} | ${r.ratio} |`)].join('\n');
   // The rows as printed (value and ratio carry their units).
