@@ -367,10 +367,11 @@ export class WorldRunner implements WorldHandle {
   // ------------------------------------------------------------ sandbox
 
   /**
-   * Runs `__kit_invoke` for the twin at its next position, with the world clock. `input` is a
-   * fresh object of the caller's: the world, twin, position and instant are added to it.
+   * Runs `__kit_invoke` for the twin at its next position, at the instant its entry will be
+   * stamped with. `input` is a fresh object of the caller's: the world, twin, position and
+   * instant are added to it.
    */
-  invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.nowMs(), options?: { rawBody?: boolean }): GuestOutput {
+  invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.stampMs(twin.vendor), options?: { rawBody?: boolean }): GuestOutput {
     this.reviveSandbox();
     input['world'] = this.name;
     input['twin'] = twin.vendor;
@@ -467,7 +468,7 @@ export class WorldRunner implements WorldHandle {
   private recordDeliveryResult(twin: string, result: DeliveryResult): void {
     const served = this.twins.get(twin);
     if (this.closed || !served?.manifest.moves.includes('webhook.result')) return;
-    const now = this.world.nowMs();
+    const now = this.world.stampMs(twin);
     const at = new Date(now).toISOString();
     const out = this.invoke(served, { kind: 'move', move: 'webhook.result', id: `webhook-result-${result.id ?? 'anon'}`, data: result, dueAt: at }, now);
     if (out.thrown) {

@@ -173,6 +173,11 @@ describe.each(backends)('world engine on %s storage', (_name, makeStorage) => {
       wall.now -= 60_000;
       const e = w.append('stripe', draft());
       expect(e.occurredAt).toBe('2026-01-01T00:00:00.000Z');
+      // What the twin is handed as its now stands still with its log, for that twin only.
+      expect(w.stampMs('stripe')).toBe(Date.parse('2026-01-01T00:00:00.000Z'));
+      expect(w.nowMs()).toBe(Date.parse('2026-01-01T00:00:00.000Z') - 60_000);
+      wall.now += 120_000;
+      expect(w.stampMs('stripe')).toBe(Date.parse('2026-01-01T00:01:00.000Z'));
     });
   });
 

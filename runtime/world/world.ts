@@ -392,6 +392,15 @@ export class World {
     return this.setClockMs() ?? this.e.now();
   }
 
+  /**
+   * The instant a twin's next entry is stamped with: now, or its newest entry's instant if the
+   * wall clock has stepped back since. A twin handed this sees time stand still rather than
+   * run back, as its log does (the Stripe twin lists events from the newest `created` down).
+   */
+  stampMs(twin: string): number {
+    return Math.max(this.nowMs(), this.newestMs(twin));
+  }
+
   setClock(at: string): ClockState {
     this.alive();
     const ms = parseInstant(at);
