@@ -381,6 +381,48 @@ describe('test clocks', () => {
   });
 });
 
+describe('events listed since an instant', () => {
+  it('finds every event created since it, test clocks\' events in the past and the future included, page by page', async () => {
+    const s = twin.client('sk_test_eventPollsAccount001');
+    const start = Math.floor(twin.nowMs() / 1000);
+    const subscribe = async (frozen: number): Promise<void> => {
+      const clock = await s.testHelpers.testClocks.create({ frozen_time: frozen });
+      const customer = await s.customers.create({ test_clock: clock.id, payment_method: 'pm_card_visa' });
+      const pm = (await s.customers.listPaymentMethods(customer.id)).data[0] as Stripe.PaymentMethod;
+      await s.customers.update(customer.id, { invoice_settings: { default_payment_method: pm.id } });
+      const price = await s.prices.create({ currency: 'usd', unit_amount: 900, recurring: { interval: 'month' }, product_data: { name: 'Polled' } });
+      await s.subscriptions.create({ customer: customer.id, items: [{ price: price.id }] });
+      await s.testHelpers.testClocks.advance(clock.id, { frozen_time: frozen + 70 * 86_400 });
+      await s.testHelpers.testClocks.retrieve(clock.id);
+    };
+    for (let i = 0; i < 3; i++) await s.customers.create({ name: `Before ${i}` });
+    await twin.advance(60_000);
+    await subscribe(start - 200 * 86_400);
+    await twin.advance(60_000);
+    for (let i = 0; i < 3; i++) await s.customers.create({ name: `Between ${i}` });
+    await subscribe(start + 100 * 86_400);
+    await twin.advance(60_000);
+    for (let i = 0; i < 3; i++) await s.customers.create({ name: `After ${i}` });
+
+    const all: Stripe.Event[] = [];
+    for await (const e of s.events.list({ limit: 7 })) all.push(e);
+    const instants = [...new Set(all.map((e) => e.created))];
+    // Events at the world's three minutes and at both clocks' renewals, out of order between them.
+    expect(instants.some((t) => t < start - 100 * 86_400)).toBe(true);
+    expect(instants.some((t) => t > start + 100 * 86_400)).toBe(true);
+    const bounds = [...new Set(instants.flatMap((t) => [t - 1, t, t + 1]))];
+    for (const bound of bounds) {
+      const got: string[] = [];
+      for await (const e of s.events.list({ created: { gte: bound }, limit: 4 })) got.push(e.id);
+      expect(got, `created[gte]=${bound}`).toEqual(all.filter((e) => e.created >= bound).map((e) => e.id));
+    }
+    const newest = Math.max(...all.filter((e) => e.type === 'customer.created').map((e) => e.created));
+    const polled = await s.events.list({ created: { gt: newest - 1 }, type: 'customer.created' });
+    expect(polled.data.map((e) => (e.data.object as Stripe.Customer).name)).toEqual(['After 2', 'After 1', 'After 0']);
+    expect(polled.has_more).toBe(false);
+  });
+});
+
 describe('promotion codes, subscription items and the customer portal', () => {
   it('redeems a promotion code on a subscription, counting its use', async () => {
     const coupon = await stripe.coupons.create({ amount_off: 500, currency: 'usd', duration: 'once' });

@@ -14,7 +14,7 @@ const ACCT = 'acct_eventsTest';
 
 function call(): Call & { tree: TxTree } {
   return {
-    ctx: stubContext(1), tree: new TxTree(memoryTree()), acct: ACCT, requestId: 'req_test', idempotencyKey: null, now: 1_700_000_000,
+    ctx: stubContext(1, undefined, 1_700_000_000_000), tree: new TxTree(memoryTree()), acct: ACCT, requestId: 'req_test', idempotencyKey: null, now: 1_700_000_000,
     emits: [], schedules: [], endpoints: undefined,
   } as unknown as Call & { tree: TxTree };
 }

@@ -2,11 +2,11 @@
 import type { ListOptions, ListPage, Tree, TwinContext } from '../../../../sdk/twin/types.js';
 
 /**
- * A context at a log position with a stand-in id generator: each id is the prefix and one digit
- * repeated (0…, 1…, 2…), counted in `draws`, which calls may share.
+ * A context at a log position and world clock instant with a stand-in id generator: each id is
+ * the prefix and one digit repeated (0…, 1…, 2…), counted in `draws`, which calls may share.
  */
-export function stubContext(position: number, draws = { n: 0 }): TwinContext {
-  return { position, id: (prefix: string, length = 14) => prefix + String(draws.n++ % 10).repeat(length) } as unknown as TwinContext;
+export function stubContext(position: number, draws = { n: 0 }, nowMs = 0): TwinContext {
+  return { position, nowMs: () => nowMs, id: (prefix: string, length = 14) => prefix + String(draws.n++ % 10).repeat(length) } as unknown as TwinContext;
 }
 
 /** A plain in-memory tree with the SDK's list semantics. */

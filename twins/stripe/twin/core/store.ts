@@ -29,6 +29,11 @@ export interface Rec {
   o: Obj;
   /** Unlisted (a deleted customer's stub): not in the index. */
   u?: true;
+  /**
+   * An event stamped at another instant than its request's (a test clock's time, a timed
+   * move's due time): out of `created` order with the account's other events (`AccountState.ev`).
+   */
+  a?: 1;
 }
 
 /** Id prefix → object type, for `expand` and for errors that name a resource. */
@@ -101,6 +106,15 @@ export interface AccountState {
    * summed from every balance transaction.
    */
   bal?: 1;
+  /**
+   * 1: the account's events, newest first, come in `created` order (never rising), save those
+   * marked `a: 1` in their records, whose greatest `created` is `late`. So a list of events
+   * created since an instant stops at the first older one (`listOf`). Absent for an account a
+   * twin without it began: its lists by `created` read every event.
+   */
+  ev?: 1;
+  /** The greatest `created` of the account's events marked `a: 1`; absent while there are none. */
+  late?: number;
 }
 
 /**
@@ -113,28 +127,53 @@ export interface AccountState {
 let accountCall: TwinContext | undefined;
 let accountOf = '';
 let accountMemo: AccountState | undefined;
+/** The remembered state is not stored yet: the account's first create stores it. */
+let accountUnstored = false;
 
 export function accountState(c: Call): AccountState {
   if (accountCall === c.ctx && accountOf === c.acct && accountMemo !== undefined) return accountMemo;
-  // A new account is indexed, orders its ids and sums its balance from its first object on.
-  const st = c.tree.get<AccountState>('account', c.acct) ?? { n: 0, hooks: 0, ix: INDEX_VERSION, k: 1, bal: 1 };
-  remember(c, st);
-  return st;
+  const stored = c.tree.get<AccountState>('account', c.acct);
+  remember(c, stored ?? unstoredAccount(c), stored === undefined);
+  return accountMemo as AccountState;
 }
 
-function remember(c: Call, st: AccountState): void {
+/**
+ * The state of an account without a record. A new one is indexed, orders its ids, sums its
+ * balance and keeps its events in order from its first object on, and its first create stores
+ * that. One with events was begun by a twin that stored no record until it needed one (from
+ * ordered ids up to keeping events in order): it has ordered ids and sums, and its indexes
+ * are read as version 2's (a later one's are a superset; its other objects are walked).
+ */
+function unstoredAccount(c: Call): AccountState {
+  const anyEvent = c.tree.list('event', { after: `${c.acct}/`, before: `${c.acct}0`, limit: 1 }).items.length > 0;
+  return anyEvent ? { n: 0, hooks: 0, ix: 2, k: 1, bal: 1 } : { n: 0, hooks: 0, ix: INDEX_VERSION, k: 1, bal: 1, ev: 1 };
+}
+
+function remember(c: Call, st: AccountState, unstored: boolean): void {
   accountCall = c.ctx;
   accountOf = c.acct;
   accountMemo = st;
+  accountUnstored = unstored;
 }
 
-function putAccount(c: Call, n: number, hooks: number, was: AccountState): void {
+function putAccount(c: Call, n: number, hooks: number, was: AccountState, late = was.late): void {
   const st: AccountState = { n, hooks };
   if (was.ix !== undefined) st.ix = was.ix;
   if (was.k === 1) st.k = 1;
   if (was.bal === 1) st.bal = 1;
+  if (was.ev === 1) st.ev = 1;
+  if (late !== undefined) st.late = late;
   c.tree.put('account', c.acct, st);
-  remember(c, st);
+  remember(c, st, false);
+}
+
+/**
+ * Files an event stamped at another instant than its request's (`Rec.a`): the account's
+ * `late` rises to its `created`.
+ */
+function fileLate(c: Call, created: number): void {
+  const st = accountState(c);
+  if (st.ev === 1 && !(st.late !== undefined && st.late >= created)) putAccount(c, st.n, st.hooks, st, created);
 }
 
 /** Changes the account's webhook endpoint count (endpoint created: +1, deleted: -1). */
@@ -168,7 +207,7 @@ function nextSeq(c: Call): number {
   seqCall = c.ctx;
   seqLast = n;
   // The next entry's seqs start above floor + SEQS_PER_ENTRY: past that, remember this one.
-  if (n > floor + SEQS_PER_ENTRY) putAccount(c, n, st.hooks, st);
+  if (n > floor + SEQS_PER_ENTRY || accountUnstored) putAccount(c, n, st.hooks, st);
   return n;
 }
 
@@ -412,13 +451,22 @@ export function insertFresh(c: Call, type: string, obj: Obj): void {
   store(c, type, obj, obj);
 }
 
-function store(c: Call, type: string, obj: Obj, copy: Obj): void {
+/**
+ * Stores a new event (as insertFresh). One whose `created` is not its request's instant
+ * (`stampedNow`: a test clock's time, a timed move's due time) is filed out of order (`Rec.a`).
+ */
+export function insertEvent(c: Call, evt: Obj, stampedNow: boolean): void {
+  store(c, 'event', evt, evt, !stampedNow);
+  if (!stampedNow) fileLate(c, evt.created as number);
+}
+
+function store(c: Call, type: string, obj: Obj, copy: Obj, late = false): void {
   const id = obj.id as string;
   const prefix = keyedPrefix(c, type);
   const put = putFor(c, copy === obj);
   // A keyed type's id carries its seq; any other is listed through its `ix.` copy.
   const s = (prefix !== undefined ? seqOfId(id, prefix) : undefined) ?? nextSeq(c);
-  put(type, `${c.acct}/${id}`, { s, o: copy });
+  put(type, `${c.acct}/${id}`, late ? { s, o: copy, a: 1 } : { s, o: copy });
   if (prefix === undefined) put(`ix.${type}.${c.acct}`, pad(s), copy);
   reindex(c, type, id, s, undefined, copy);
 }
@@ -484,6 +532,8 @@ export interface Filter {
   values?: readonly string[];
   /** The only index that can serve it (`matching`: the field's index with computed values). */
   index?: string;
+  /** `rangeFilter`'s: the least value it keeps, when it has a lower bound. */
+  least?: number;
 }
 
 /** Iterates an account's objects newest first, starting below `beforeSeq`, reading `pageSize` at a time. */
@@ -546,17 +596,32 @@ export function rangeFilter(c: Call, key: string, field = key): Filter | undefin
   if (v === undefined) return undefined;
   if (!isObj(v)) {
     const n = c.p.int(key) as number;
-    return (o) => o[field] === n;
+    const exact: Filter = (o) => o[field] === n;
+    exact.least = n;
+    return exact;
   }
   const r = c.p.obj(key);
   if (r === null || r === undefined) return undefined;
   const gt = r.int('gt'), gte = r.int('gte'), lt = r.int('lt'), lte = r.int('lte');
-  return (o) => {
+  const f: Filter = (o) => {
     const x = o[field];
     if (typeof x !== 'number') return false;
     return (gt === undefined || x > gt) && (gte === undefined || x >= gte) &&
       (lt === undefined || x < lt) && (lte === undefined || x <= lte);
   };
+  if (gt !== undefined || gte !== undefined) f.least = Math.max(gt === undefined ? -Infinity : gt + 1, gte ?? -Infinity);
+  return f;
+}
+
+/**
+ * For a walk of the account's events newest first, kept from `least` on: whether the walk may
+ * end at a record, every older event being older than `least` too. Only where the account keeps
+ * its events in order (`AccountState.ev`) and none filed out of order is as recent.
+ */
+function eventsEndBelow(c: Call, least: number): ((r: Rec) => boolean) | undefined {
+  const st = accountState(c);
+  if (st.ev !== 1 || (st.late !== undefined && st.late >= least)) return undefined;
+  return (r) => r.a !== 1 && (r.o.created as number) < least;
 }
 
 /**
@@ -570,12 +635,16 @@ export function listOf(c: Call, type: string, url: string, filters: (Filter | un
   if (after !== undefined && before !== undefined && after !== '' && before !== '') {
     throw invalid('You may only specify one of these parameters: ending_before, starting_after.', 'ending_before');
   }
-  const all = [...filters, rangeFilter(c, 'created')].filter((f): f is Filter => f !== undefined);
+  const created = rangeFilter(c, 'created');
+  const all = [...filters, created].filter((f): f is Filter => f !== undefined);
   const keep = (o: Obj): boolean => all.every((f) => f(o));
   const by = indexedFilter(c, type, all);
-  // Unfiltered (or filtered by the index alone), one more than the page tells whether there
-  // is more; filtered, read wider.
-  const pageSize = all.length === 0 || (all.length === 1 && by !== undefined) ? limit + 1 : 100;
+  // Events since an instant (a poll's): the walk newest first ends at the first older one, often
+  // within a few events, so it reads a few first.
+  const ends = type === 'event' && created?.least !== undefined ? eventsEndBelow(c, created.least) : undefined;
+  // Unfiltered (or filtered by the index alone), one more than the page tells whether there is
+  // more; filtered, read wider.
+  const pageSize = ends !== undefined ? Math.min(limit + 1, 11) : all.length === 0 || (all.length === 1 && by !== undefined) ? limit + 1 : 100;
   const data: Obj[] = [];
   let hasMore = false;
   if (before !== undefined && before !== '') {
@@ -595,6 +664,7 @@ export function listOf(c: Call, type: string, url: string, filters: (Filter | un
       from = rec.s;
     }
     for (const r of by !== undefined ? fromIndex(c, type, by, true, from, pageSize) : newestFirst(c, type, from, pageSize)) {
+      if (ends?.(r) === true) break;
       if (!keep(r.o)) continue;
       if (data.length === limit) { hasMore = true; break; }
       data.push(r.o);
