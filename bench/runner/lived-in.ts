@@ -5,7 +5,8 @@
  * (n / 10), a price found and claimed by lookup key (n prices, each with a key), an invoice
  * for a customer (n invoice items of other customers), deleting a customer with
  * subscriptions and finding a subscription item (n subscriptions of others), and finding and
- * making promotion codes by code (n codes). Each as CPU µs per request (median of its
+ * making promotion codes by code (n codes), and polling for events since an instant (the
+ * account's ~10 n events all older). Each as CPU µs per request (median of its
  * batches) and as a ratio to a baseline in the same world (reads: retrieving a customer;
  * writes: creating one); run at two sizes, a request that reads only what it needs keeps its
  * ratio as n grows. In-process, the built tree's engine:
@@ -25,6 +26,12 @@ const sizes = process.argv.slice(3).map(Number);
 if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('usage: lived-in.js <tree root> <n> [<n> …]');
 
 interface Answer { status: number; json: Record<string, unknown> }
+
+/** Sets or advances the world clock (the world API, as `kit world clock` does). */
+async function clock(runner: WorldRunner, method: 'PUT' | 'POST', path: string, body: unknown): Promise<void> {
+  const r = await runner.handle({ surface: 'api', method, path, query: '', headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode(JSON.stringify(body)), scope: 'write', requestId: 'req_clock', receivedAt: 0 });
+  if (r.status !== 200) throw new Error(`${method} ${path} answered ${r.status}: ${String(r.body)}`);
+}
 
 async function call(runner: WorldRunner, method: string, path: string, form?: string, query = ''): Promise<Answer> {
   const r = await runner.handle(stripeRequest(method, `/stripe${path}`, form, query));
@@ -63,6 +70,9 @@ for (const n of sizes) {
   const tree = await openTreeStripeRunner(root, `lived-${n}`);
   const { runner } = tree;
   const started = Date.now();
+  // A set clock: every event made here is older than the instant the poll below asks from.
+  const start = Date.parse('2026-06-01T00:00:00Z');
+  await clock(runner, 'PUT', '/clock', { at: new Date(start).toISOString() });
   const customer = id(await call(runner, 'POST', '/v1/customers', 'name=Ada'));
   const product = id(await call(runner, 'POST', '/v1/products', 'name=Plan'));
   const plan = id(await call(runner, 'POST', '/v1/prices', `product=${product}&currency=usd&unit_amount=500&recurring[interval]=month`));
@@ -94,6 +104,8 @@ for (const n of sizes) {
   rows.push(['retrieve a subscription item', await time((i) => call(runner, 'GET', `/v1/subscription_items/${items[(i * 7919) % items.length] as string}`), 7, 20), 'read']);
   rows.push(['list promotion codes by code (as typed, any case)', await time((i) => call(runner, 'GET', '/v1/promotion_codes', undefined, `code=code${(i * 7919) % n}`), 7, 20), 'read']);
   rows.push(['search payment intents by a metadata value', await time((i) => call(runner, 'GET', '/v1/payment_intents/search', undefined, `query=${encodeURIComponent(`metadata['order_id']:'ORD_${(i * 7919) % n}'`)}`), 7, 20), 'read']);
+  await clock(runner, 'POST', '/clock/advance', { by: '60s' });
+  rows.push(['poll events since an instant (none newer)', await time(() => call(runner, 'GET', '/v1/events', undefined, `created[gte]=${start / 1000 + 60}&limit=100`), 7, 20), 'read']);
   rows.push(['search customers by email (n / 10 customers)', await time((i) => call(runner, 'GET', '/v1/customers/search', undefined, `query=${encodeURIComponent(`email:'Other${(i * 7919) % others.length}@example.com'`)}`), 7, 20), 'read']);
   rows.push(['create a payout (checks the available balance)', await time(() => call(runner, 'POST', '/v1/payouts', 'amount=1&currency=usd&method=instant'), 7, 20), 'write']);
   rows.push(['create a price with a lookup key', await time((i) => call(runner, 'POST', '/v1/prices', `product=${product}&currency=usd&unit_amount=100&lookup_key=new_${i}`), 7, 20), 'write']);
