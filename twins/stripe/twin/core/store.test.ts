@@ -174,6 +174,28 @@ describe('indexes whose values are computed', () => {
     expect(found(tree, matching('customer', 'email', 'Ada@Example.com'))).toEqual([shout, ada]);
   });
 
+  it('an account with events and no record is read at the index version it filed under', () => {
+    // As a twin that stored no record until it needed one left it: customers and their events.
+    const begun = (version: number): { tree: Tree; ada: string } => {
+      const tree = memoryTree();
+      tree.put('account', ACCT, { n: 0, hooks: 0, ix: version, k: 1 });
+      const [ada] = customers(tree, ['Ada@example.com']);
+      tree.put('event', `${ACCT}/evt_${'0'.repeat(24)}`, { s: 1, o: { id: `evt_${'0'.repeat(24)}`, object: 'event', created: 1 } });
+      tree.delete('account', ACCT);
+      return { tree, ada: ada as string };
+    };
+    for (const version of [2, 3]) {
+      const { tree, ada } = begun(version);
+      expect(found(tree, is('email', 'Ada@example.com')), `version ${version}`).toEqual([ada]);
+      // Its next customer is filed as the others were, and found beside them.
+      const c = callAt(tree, 10);
+      const bob = orderedId(c, 'cus_', 14);
+      insert(c, 'customer', { id: bob, object: 'customer', email: 'Ada@example.com', metadata: {} });
+      expect(tree.get<AccountState>('account', ACCT)?.ix, `version ${version}`).toBe(version);
+      expect(found(tree, is('email', 'Ada@example.com')), `version ${version}`).toEqual([bob, ada]);
+    }
+  });
+
   it('the metadata index holds each live object\'s entries, key as written and value in lower case', () => {
     const tree = memoryTree();
     const c = callAt(tree, 1);

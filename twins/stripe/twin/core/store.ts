@@ -141,12 +141,27 @@ export function accountState(c: Call): AccountState {
  * The state of an account without a record. A new one is indexed, orders its ids, sums its
  * balance and keeps its events in order from its first object on, and its first create stores
  * that. One with events was begun by a twin that stored no record until it needed one (from
- * ordered ids up to keeping events in order): it has ordered ids and sums, and its indexes
- * are read as version 2's (a later one's are a superset; its other objects are walked).
+ * ordered ids up to keeping events in order): it has ordered ids and sums, and index version
+ * 2 or 3 (`filedAt3`).
  */
 function unstoredAccount(c: Call): AccountState {
   const anyEvent = c.tree.list('event', { after: `${c.acct}/`, before: `${c.acct}0`, limit: 1 }).items.length > 0;
-  return anyEvent ? { n: 0, hooks: 0, ix: 2, k: 1, bal: 1 } : { n: 0, hooks: 0, ix: INDEX_VERSION, k: 1, bal: 1, ev: 1 };
+  if (!anyEvent) return { n: 0, hooks: 0, ix: INDEX_VERSION, k: 1, bal: 1, ev: 1 };
+  return { n: 0, hooks: 0, ix: filedAt3(c) ? 3 : 2, k: 1, bal: 1 };
+}
+
+/**
+ * Whether the account filed anything in an index only version 3 keeps. One that did not holds
+ * nothing such an index would (no customer with an email, no metadata), so version 2's read
+ * all it has, whichever it began with.
+ */
+function filedAt3(c: Call): boolean {
+  for (const type of Object.keys(INDEXES)) {
+    for (const index of INDEXES[type] ?? []) {
+      if (index.since === 3 && c.tree.list(`by.${type}.${index.name}.${c.acct}`, { limit: 1 }).items.length > 0) return true;
+    }
+  }
+  return false;
 }
 
 function remember(c: Call, st: AccountState, unstored: boolean): void {
