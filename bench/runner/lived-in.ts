@@ -18,7 +18,7 @@
 import { resolve } from 'node:path';
 import type { WorldRunner } from '../../runtime/runner/index.js';
 import { writeBenchJson } from '../results/json.js';
-import { stripeRequest } from './requests.js';
+import { apiRequest, stripeRequest } from './requests.js';
 import { openTreeStripeRunner } from './tree.js';
 
 const root = resolve(process.argv[2] ?? '.');
@@ -27,9 +27,9 @@ if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1)) thro
 
 interface Answer { status: number; json: Record<string, unknown> }
 
-/** Sets or advances the world clock (the world API, as `kit world clock` does). */
+/** Sets or advances the world clock (the world API's `PUT /clock`, `POST /clock/advance`). */
 async function clock(runner: WorldRunner, method: 'PUT' | 'POST', path: string, body: unknown): Promise<void> {
-  const r = await runner.handle({ surface: 'api', method, path, query: '', headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode(JSON.stringify(body)), scope: 'write', requestId: 'req_clock', receivedAt: 0 });
+  const r = await runner.handle(apiRequest(method, path, body));
   if (r.status !== 200) throw new Error(`${method} ${path} answered ${r.status}: ${String(r.body)}`);
 }
 

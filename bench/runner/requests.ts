@@ -20,6 +20,14 @@ function vendorRequest(method: string, path: string, query: string, headers: Rec
   };
 }
 
+/** A request to the world's own API (`PUT /clock`, say) with a JSON body. */
+export function apiRequest(method: string, path: string, body: unknown): WorldRequest {
+  return {
+    surface: 'api', method, path, query: '', headers: { 'content-type': 'application/json' }, body: encoder.encode(JSON.stringify(body)),
+    scope: 'write', requestId: 'req_bench', receivedAt: 0,
+  };
+}
+
 /** A hello twin request, with a JSON body when `body` is given. */
 export function helloRequest(method: string, path: string, body?: unknown): WorldRequest {
   const req = vendorRequest(method, path, '', {});
