@@ -4,6 +4,11 @@ NODE_MODULES := node_modules/.package-lock.json
 
 .PHONY: run test build install bench clean typecheck
 
+# Browser tests (test/browser/) drive Debian's Chromium through playwright-core; installed here
+# when missing, from Debian's packages (as root, or through sudo).
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
 $(NODE_MODULES): package.json package-lock.json
 	@# npm install, not npm ci: the registry reachable here lacks optional packages for other platforms,
 	@# which npm ci insists on; npm install still installs exactly what package-lock.json pins.
@@ -26,7 +31,12 @@ run: build
 	mkdir -p .kit-demo
 	node dist/sdk/cli/kit.js world serve .kit-demo --world demo --port $${PORT:-4440}
 
-test: build
+$(CHROMIUM):
+	@echo "installing Debian's chromium for the browser tests"
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
+
+test: build $(CHROMIUM)
 	npx tsc -p tsconfig.tests.json
 	node --test bench/results/render.test.mjs
 	npx vitest run

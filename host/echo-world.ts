@@ -3,7 +3,8 @@
  * benchmarking a host without a runner. Request headers steer it:
  * `x-echo-status` (the status), `x-echo-delay` (ms, answered as `delayMs`),
  * `x-echo-fault: reset`, `x-echo-throw: kit | plain` (handle rejects),
- * `x-echo-gate: <name>` (the answer waits until `release(name)`).
+ * `x-echo-gate: <name>` (the answer waits until `release(name)`),
+ * `x-echo-set-header: <name>: <value>` (one more header on the answer).
  */
 import { createHash } from 'node:crypto';
 import { KitError } from '../runtime/errors.js';
@@ -79,6 +80,9 @@ export function echoWorld(name = 'echo', code = 'echo-1'): EchoWorld {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(echo),
         };
+        const extra = h['x-echo-set-header'];
+        const colon = extra?.indexOf(':') ?? -1;
+        if (extra !== undefined && colon > 0) response.headers[extra.slice(0, colon).trim().toLowerCase()] = extra.slice(colon + 1).trim();
         if (h['x-echo-delay'] !== undefined) response.delayMs = Number(h['x-echo-delay']);
         if (h['x-echo-fault'] === 'reset') response.fault = 'reset';
         return response;

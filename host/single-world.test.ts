@@ -132,6 +132,77 @@ describe('request budget through the server', () => {
   });
 });
 
+describe('CORS: a page of another origin calls a twin', () => {
+  const world = echoWorld('shop', 'v3');
+  const { dispatch } = createSingleWorldCore({ world, org: 'local', tokens, twins: [], maxBodyBytes: 10 });
+  const origin = 'http://app.localhost:5173';
+  const preflight = (url: string, extra: Record<string, string> = {}) =>
+    dispatch({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': 'POST', ...extra } });
+
+  it('answers a preflight without a credential, allowing the method and the headers it asks for, on both surfaces', async () => {
+    const before = world.received.length;
+    for (const url of ['/local/shop/stripe/v1/customers', '/-/local/shop/clock']) {
+      const a = await preflight(url, { 'access-control-request-headers': 'authorization,content-type, stripe-version' });
+      expect([url, a.status, text(a)]).toEqual([url, 204, '']);
+      expect(a.headers).toMatchObject({
+        'access-control-allow-origin': '*',
+        'access-control-allow-headers': 'authorization,content-type, stripe-version',
+        'access-control-max-age': '300',
+        'x-kit-world-code': 'v3',
+      });
+      expect(a.headers['access-control-allow-methods']?.split(', ')).toContain('POST');
+      expect(a.headers['access-control-allow-credentials']).toBeUndefined();
+    }
+    // The twin never sees a preflight.
+    expect(world.received.length).toBe(before);
+  });
+
+  it('allows a method outside the usual ones when asked, echoes no malformed header list, and answers Private Network Access', async () => {
+    const a = await dispatch({
+      method: 'OPTIONS',
+      url: '/local/shop/github/repos/o/r',
+      headers: { origin, 'access-control-request-method': 'PROPFIND', 'access-control-request-headers': 'x-a\r\nset-cookie: 1', 'access-control-request-private-network': 'true' },
+    });
+    expect(a.status).toBe(204);
+    expect(a.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, PROPFIND');
+    expect(a.headers['access-control-allow-headers']).toBeUndefined();
+    expect(a.headers['access-control-allow-private-network']).toBe('true');
+    const odd = await preflight('/local/shop/stripe/v1/x', { 'access-control-request-method': 'GE T' });
+    expect(odd.headers['access-control-allow-methods']).toBe('GET, HEAD, POST, PUT, PATCH, DELETE');
+  });
+
+  it('treats an OPTIONS that is not a preflight as a request for the twin: credential first', async () => {
+    const bare = await dispatch({ method: 'OPTIONS', url: '/local/shop/stripe/v1/customers', headers: { origin } });
+    expect([bare.status, body(bare).error?.code]).toEqual([401, 'unauthenticated']);
+    const sent = await dispatch({ method: 'OPTIONS', url: '/local/shop/stripe/v1/customers', headers: auth });
+    expect(body(sent)).toMatchObject({ method: 'OPTIONS', path: '/stripe/v1/customers' });
+  });
+
+  it('lets the page read every answer to a request with Origin, refusals and 413 included, and leaves other answers alone', async () => {
+    const ok = await dispatch({ method: 'GET', url: '/local/shop/stripe/v1/customers', headers: { ...auth, origin } });
+    expect([ok.status, ok.headers['access-control-allow-origin'], ok.headers['access-control-expose-headers']]).toEqual([200, '*', '*']);
+    const refused = await dispatch({ method: 'GET', url: '/local/shop/stripe/v1/customers', headers: { origin, authorization: 'Bearer nope' } });
+    expect([refused.status, refused.headers['access-control-allow-origin']]).toEqual([401, '*']);
+    const big = await dispatch({ method: 'POST', url: '/local/shop/stripe/v1/customers', headers: { ...auth, origin }, body: 'x'.repeat(11) });
+    expect([big.status, big.headers['access-control-allow-origin']]).toEqual([413, '*']);
+    const missing = await dispatch({ method: 'GET', url: '/local/other/stripe/v1/customers', headers: { ...auth, origin } });
+    expect([missing.status, missing.headers['access-control-allow-origin']]).toEqual([404, '*']);
+    const plain = await dispatch({ method: 'GET', url: '/local/shop/stripe/v1/customers', headers: auth });
+    expect(plain.headers['access-control-allow-origin']).toBeUndefined();
+    expect(plain.headers['access-control-expose-headers']).toBeUndefined();
+  });
+
+  it("keeps a twin's own CORS answer", async () => {
+    const a = await dispatch({
+      method: 'GET',
+      url: '/local/shop/s3/bucket/key',
+      headers: { ...auth, origin, 'x-echo-set-header': 'access-control-allow-origin: https://only.example' },
+    });
+    expect(a.headers['access-control-allow-origin']).toBe('https://only.example');
+    expect(a.headers['access-control-expose-headers']).toBeUndefined();
+  });
+});
+
 describe('stopping', () => {
   it('answers 503 shutting_down through dispatch once closed, and closes the world once', async () => {
     const world = echoWorld('w');

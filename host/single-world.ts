@@ -15,6 +15,7 @@ import { findCredential, TokenVerifier } from './auth/credentials.js';
 import { readTokenOpens } from './auth/scopes.js';
 import type { WorldTokens } from './auth/tokens.js';
 import { DEFAULT_MAX_BODY_BYTES, listenHttp } from './http/uws.js';
+import { allowAnyOrigin, isPreflight, preflightAnswer } from './http/cors.js';
 import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './http/types.js';
 import { RequestBudget, retryAfterSeconds } from './limits.js';
 import type { BudgetOptions } from './limits.js';
@@ -237,7 +238,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     return `${scheme}://${authority}${vendorPrefix}${slash < 0 ? sub : sub.slice(0, slash)}`;
   };
 
-  const head = (h: HttpHead): HttpAnswer | BodyReader => {
+  const route = (h: HttpHead): HttpAnswer | BodyReader => {
     if (stopped) return errorAnswer('shutting_down', 'the server is stopping');
     // A doubled slash is nearly always a client joining a base URL that ends in `/`.
     const path = h.path.includes('//') ? h.path.replace(/\/{2,}/g, '/') : h.path;
@@ -263,6 +264,8 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     }
 
     const headers = h.headers;
+    // Before the credential: a browser sends none on a preflight (host/http/cors.ts).
+    if (isPreflight(h.method, headers)) return preflightAnswer(headers, { 'x-kit-world-code': world.code });
     const credential = findCredential(headers, surface);
     if (credential === null) {
       return unauthenticated(
@@ -338,9 +341,19 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     };
   };
 
+  /** `route`, and a page of another origin may read the answer (host/http/cors.ts). */
+  const head = (h: HttpHead): HttpAnswer | BodyReader => {
+    const answer = route(h);
+    if (h.headers['origin'] === undefined) return answer;
+    return typeof answer === 'function' ? (body) => answer(body).then(allowAnyOrigin) : allowAnyOrigin(answer);
+  };
+
   const handler: HttpHandler = {
     head,
-    tooLarge: (limit) => errorAnswer('body_too_large', `the request body is over ${limit} bytes`),
+    tooLarge: (limit, headers) => {
+      const answer = errorAnswer('body_too_large', `the request body is over ${limit} bytes`);
+      return headers?.['origin'] === undefined ? answer : allowAnyOrigin(answer);
+    },
     stopping: () => errorAnswer('shutting_down', 'the server is stopping'),
     failed: fromFailure,
   };
@@ -363,7 +376,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       // A copy with an ArrayBuffer of its own, as the socket layer hands over (see http/uws.ts).
       const body = raw === undefined ? undefined : typeof raw === 'string' ? new TextEncoder().encode(raw) : new Uint8Array(raw);
       if (stopped) return handler.stopping();
-      if (body !== undefined && body.byteLength > maxBody) return handler.tooLarge(maxBody);
+      if (body !== undefined && body.byteLength > maxBody) return handler.tooLarge(maxBody, headers);
       const first = head({ method: request.method.toUpperCase(), path, query, headers, receivedAt: Date.now() });
       if (typeof first !== 'function') return first;
       try {

@@ -43,8 +43,8 @@ export type BodyReader = (body: Uint8Array | undefined) => Promise<HttpAnswer>;
  */
 export interface HttpHandler {
   head(head: HttpHead): HttpAnswer | BodyReader;
-  /** The answer to a body over the limit (413), in the server's error shape. */
-  tooLarge(limit: number): HttpAnswer;
+  /** The answer to a body over the limit (413), in the server's error shape; `headers` are the request's. */
+  tooLarge(limit: number, headers?: Readonly<Record<string, string>>): HttpAnswer;
   /** The answer to a request that arrives while the server is stopping. */
   stopping(): HttpAnswer;
   /** The answer when a body reader throws (never expected: the server's own bug). */

@@ -202,7 +202,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
         // Answered unread, and the connection kept: closing with the body still arriving
         // makes the kernel reset the connection, and the client would never see the 413.
         // uWS drops the unread body as it arrives.
-        res.cork(() => write(res, handler.tooLarge(maxBody), isHead));
+        res.cork(() => write(res, handler.tooLarge(maxBody, headers), isHead));
         return;
       }
     }
@@ -244,7 +244,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
         refused = true;
         parts.length = 0;
         // Not closed, for the same reason as above: the rest is dropped unbuffered.
-        deliver(res, handler.tooLarge(maxBody), p);
+        deliver(res, handler.tooLarge(maxBody, headers), p);
         return;
       }
       if (fixed !== null) fixed.set(new Uint8Array(chunk), size);

@@ -185,7 +185,7 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
       if (size > options.maxBodyBytes) {
         refused = true;
         chunks.length = 0;
-        send(req, res, { ...options.handler.tooLarge(options.maxBodyBytes), close: true });
+        send(req, res, { ...options.handler.tooLarge(options.maxBodyBytes, headers), close: true });
         return;
       }
       chunks.push(chunk);
