@@ -64,8 +64,14 @@ export function checkRecordType(type: unknown): string {
   return type;
 }
 
+/** Whether a string is an id a record can have: not empty, at most MAX_ID_BYTES of UTF-8. */
+export function isRecordId(id: string): boolean {
+  // Up to MAX_ID_BYTES / 3 UTF-16 units cannot pass the limit; only longer ids are measured.
+  return id.length > 0 && (id.length <= MAX_ID_BYTES / 3 || Buffer.byteLength(id) <= MAX_ID_BYTES);
+}
+
 export function checkRecordId(id: unknown, param = 'id'): string {
-  if (typeof id !== 'string' || id.length === 0 || Buffer.byteLength(id) > MAX_ID_BYTES) {
+  if (typeof id !== 'string' || !isRecordId(id)) {
     throw new KitError('bad_request', `a record id is a non-empty string of at most ${MAX_ID_BYTES} bytes`, { param });
   }
   return id;

@@ -134,6 +134,21 @@ describe.each(backends)('world engine on %s storage', (_name, makeStorage) => {
       expect(w.appendBatch('stripe', [])).toEqual([]);
     });
 
+    it('finds no record under an id no record can have, and refuses to write one', () => {
+      const { store } = setup();
+      const w = store.createWorld('acme', { twins: ['stripe'] });
+      w.append('stripe', draft(put('customer', 'a', 1)));
+      const long = 'a'.repeat(1025);
+      expect(w.getRecord('stripe', 'customer', long)).toBeUndefined();
+      expect(w.getRecord('stripe', 'customer', 'é'.repeat(513))).toBeUndefined();
+      expect(w.getRecord('stripe', 'customer', '')).toBeUndefined();
+      expect(w.getRecord('stripe', 'customer', 'a'.repeat(1024))).toBeUndefined();
+      expect(codeOf(() => w.getRecord('stripe', 'customer', 7 as unknown as string))).toBe('bad_request');
+      expect(codeOf(() => w.append('stripe', draft(put('customer', long, 1))))).toBe('bad_request');
+      expect(codeOf(() => w.listRecords('stripe', 'customer', { after: long }))).toBe('invalid_cursor');
+      expect(w.getRecord('stripe', 'customer', 'a')).toBe(1);
+    });
+
     it('refuses malformed drafts with bad_request and writes nothing', () => {
       const { store } = setup();
       const w = store.createWorld('acme', { twins: ['stripe'] });

@@ -71,6 +71,7 @@ import {
   checkLimit,
   checkPosition,
   checkRecordId,
+  isRecordId,
   checkRecordType,
   checkTraceId,
   checkTtl,
@@ -626,6 +627,9 @@ export class World {
   getRecord<V>(twin: string, type: string, id: string, at?: number): V | undefined {
     const head = this.head(twin);
     checkRecordType(type);
+    // An id no record can have (empty, or over MAX_ID_BYTES) is simply not there: it usually
+    // comes from a request (a path, a `starting_after`), and the twin answers its own 404.
+    if (typeof id === 'string' && !isRecordId(id)) return undefined;
     checkRecordId(id);
     const pos = this.positionArg(at, head);
     return this.recordAt(twin, type, id, pos, head) as V | undefined;
@@ -1165,7 +1169,7 @@ export class World {
 }
 
 function cursorId(v: unknown, param: string): string {
-  if (typeof v !== 'string' || v.length === 0 || v.length > 1024) {
+  if (typeof v !== 'string' || !isRecordId(v)) {
     throw new KitError('invalid_cursor', `${param} is a record id`, { param });
   }
   return v;

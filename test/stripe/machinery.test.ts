@@ -54,6 +54,15 @@ describe('keys and accounts', () => {
     expect((await b.customers.list()).data.map((c) => c.id)).not.toContain(cus.id);
   });
 
+  it('answers resource_missing, not a server error, for an id longer than any id can be', async () => {
+    const long = `cus_${'a'.repeat(1100)}`;
+    const err = await stripe.customers.retrieve(long).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
+    expect([(err as Stripe.errors.StripeError).statusCode, (err as Stripe.errors.StripeError).code]).toEqual([404, 'resource_missing']);
+    const page = await stripe.customers.list({ starting_after: long }).catch((e: unknown) => e);
+    expect((page as Stripe.errors.StripeError).code).toBe('resource_missing');
+  });
+
   it('opens the default account for an app whose API key is the world token', async () => {
     const app = twin.worldTokenClient();
     const cus = await app.customers.create({ email: 'attached-app@example.com' });
