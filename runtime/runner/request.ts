@@ -37,7 +37,12 @@ export function parseBody(headers: Record<string, string>, bytes: Uint8Array | u
   } catch {
     text = undefined;
   }
-  if (text === undefined) return { body: undefined, bodyBase64: Buffer.from(bytes).toString('base64') };
+  if (text === undefined) {
+    // A form or JSON that is not UTF-8 is refused, never handed on as if it had no parameters.
+    if (isJsonType(type)) throw new KitError('invalid_json', 'The request body is not valid UTF-8.');
+    if (type === 'application/x-www-form-urlencoded') throw new KitError('bad_request', 'The form body is not valid UTF-8: percent-encode its bytes (name=%C3%A9t%C3%A9).');
+    return { body: undefined, bodyBase64: Buffer.from(bytes).toString('base64') };
+  }
   if (isJsonType(type)) {
     try {
       return { body: JSON.parse(text), bodyText: text };

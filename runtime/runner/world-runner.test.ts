@@ -75,6 +75,20 @@ describe('the vendor wire through the whole engine', () => {
     expect(broken.json.error.code).toBe('invalid_json');
   });
 
+  it('refuses a form or JSON body that is not UTF-8 instead of handing the twin no parameters', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const latin1 = Uint8Array.from([...Buffer.from('name='), 0xe9, ...Buffer.from('t'), 0xe9]);
+    const form = await world.vendor('POST', '/hello/v1/greetings', latin1, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([form.status, form.json.error.code]).toEqual([400, 'bad_request']);
+    expect(form.json.error.message).toMatch(/not valid UTF-8/);
+    const json = await world.vendor('POST', '/hello/v1/greetings', Uint8Array.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), { 'content-type': 'application/json' });
+    expect([json.status, json.json.error.code]).toEqual([400, 'invalid_json']);
+    expect(world.runner.world.head('hello')).toBe(0);
+    // The same name, percent-encoded as UTF-8, is taken.
+    const ok = await world.vendor('POST', '/hello/v1/greetings', 'name=%C3%A9t%C3%A9', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([ok.status, ok.json.name]).toEqual([200, 'été']);
+  });
+
   it('records the traceparent and follows it in the timeline', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     await world.vendor('POST', '/hello/v1/greetings', { name: 'traced' }, { traceparent: TRACE });

@@ -26,7 +26,8 @@ export interface TwinRequest {
   /**
    * The body: parsed JSON for `application/json`, nested objects and arrays for
    * `application/x-www-form-urlencoded` (bracket syntax: `a[b]=1`, `a[]=1`, `a[0][c]=2`),
-   * otherwise undefined.
+   * otherwise undefined. A JSON or form body that is not UTF-8 never reaches the twin: the
+   * runner answers it 400.
    */
   body: unknown;
   /** The body as UTF-8 text, when there is one. */

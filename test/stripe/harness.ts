@@ -56,13 +56,13 @@ export interface StripeTwin {
   /** The event types of the newest log entry. */
   lastEntryEvents(): Promise<string[]>;
   /** A raw HTTP request to the twin's vendor API (`path` starts with `/v1/`); the world token rides in x-twins-key unless `worldToken: false`. */
-  raw(method: string, path: string, init?: { headers?: Record<string, string>; body?: string }): Promise<RawAnswer>;
+  raw(method: string, path: string, init?: { headers?: Record<string, string>; body?: string | Uint8Array }): Promise<RawAnswer>;
   /** What the suite runs against, for the report. */
   readonly served: 'world-server' | 'guest-harness';
   close(): Promise<void>;
 }
 
-function rawRequest(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
+function rawRequest(url: URL, method: string, headers: Record<string, string>, body?: string | Uint8Array): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: url.hostname, port: url.port, method, path: url.pathname + url.search, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -154,7 +154,15 @@ export async function startStripeTwinInGuestHarness(): Promise<StripeTwin> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+      } catch {
+        // As the host refuses it (runtime/runner/request.ts).
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'bad_request', message: 'The form body is not valid UTF-8.' } }));
+        return;
+      }
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
       const contentType = headers['content-type'];

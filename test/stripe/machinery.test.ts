@@ -63,6 +63,14 @@ describe('keys and accounts', () => {
     expect((page as Stripe.errors.StripeError).code).toBe('resource_missing');
   });
 
+  it('refuses a form body that is not UTF-8 and creates nothing, instead of a customer without its parameters', async () => {
+    const before = (await stripe.customers.list({ limit: 100 })).data.length;
+    const body = Uint8Array.from([...Buffer.from('name='), 0xe9, ...Buffer.from('t&description=ok')]);
+    const res = await twin.raw('POST', '/v1/customers', { body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(res.status).toBe(400);
+    expect((await stripe.customers.list({ limit: 100 })).data.length).toBe(before);
+  });
+
   it('opens the default account for an app whose API key is the world token', async () => {
     const app = twin.worldTokenClient();
     const cus = await app.customers.create({ email: 'attached-app@example.com' });
