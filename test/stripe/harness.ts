@@ -160,7 +160,7 @@ export async function startStripeTwinInGuestHarness(): Promise<StripeTwin> {
       } catch {
         // As the host refuses it (runtime/runner/request.ts).
         res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 'bad_request', message: 'The form body is not valid UTF-8.' } }));
+        res.end(JSON.stringify({ error: { type: 'invalid_request_error', code: 'bad_request', message: 'The form body is not valid UTF-8.' } }));
         return;
       }
       const headers: Record<string, string> = {};
@@ -171,9 +171,9 @@ export async function startStripeTwinInGuestHarness(): Promise<StripeTwin> {
       try {
         out = harness.request(req.method ?? 'GET', req.url ?? '/', text === '' ? { headers } : { headers, body: text, contentType: contentType ?? 'application/x-www-form-urlencoded' });
       } catch (e) {
-        // A body the form parser refuses: 400, as the host answers it.
+        // A body the form parser refuses: 400, as the runner answers it (the twin's errorBody).
         res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 'bad_request', message: e instanceof Error ? e.message : String(e) } }));
+        res.end(JSON.stringify({ error: { type: 'invalid_request_error', code: 'bad_request', message: e instanceof Error ? e.message : String(e) } }));
         return;
       }
       res.writeHead(out.status, { 'content-type': 'application/json', ...out.headers });

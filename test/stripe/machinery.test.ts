@@ -71,6 +71,14 @@ describe('keys and accounts', () => {
     expect((await stripe.customers.list({ limit: 100 })).data.length).toBe(before);
   });
 
+  it('raises a body it cannot parse as an invalid request, not as a server error', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const conflict = await twin.raw('POST', '/v1/customers', { headers: form, body: 'metadata[a]=1&metadata[a][b]=2' });
+    expect([conflict.status, (conflict.body as { error: { type: string } }).error.type]).toEqual([400, 'invalid_request_error']);
+    const json = await twin.raw('POST', '/v1/customers', { headers: { 'content-type': 'application/json' }, body: '{' });
+    expect([json.status, (json.body as { error: { type: string } }).error.type]).toEqual([400, 'invalid_request_error']);
+  });
+
   it('opens the default account for an app whose API key is the world token', async () => {
     const app = twin.worldTokenClient();
     const cus = await app.customers.create({ email: 'attached-app@example.com' });

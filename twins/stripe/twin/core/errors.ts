@@ -58,7 +58,12 @@ export function unauthorized(message: string): StripeError {
   return new StripeError(401, 'invalid_request_error', message);
 }
 
-/** The body for a failure of the twin itself (a throwing handler). */
+/**
+ * The body for a failure the runner answers for the twin: the twin's own (a throwing handler,
+ * a call past its time: 5xx, `api_error`) or the request's (a form or JSON body it could not
+ * parse: 4xx, `invalid_request_error`, so the SDK raises StripeInvalidRequestError as Stripe
+ * would, not a server error it might retry).
+ */
 export function errorBody(status: number, code: string, message: string): unknown {
-  return { error: { type: 'api_error', code, message, status } };
+  return { error: { type: status >= 500 ? 'api_error' : 'invalid_request_error', code, message } };
 }
