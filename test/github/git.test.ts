@@ -163,4 +163,63 @@ describe('GitHub twin: git data and contents', () => {
     // getCommit still answers for a ref, beside the status paths under /commits/.
     expect((await gh.admin.repos.getCommit({ ...r, ref: 'main' })).data.sha).toBe(sha);
   });
+
+  it('contents: a path git cannot hold in a tree (NUL, .git in any case or spelling, empty, . or .. parts) is 422 and writes nothing', async () => {
+    const c = { owner: 'admin', repo: 'objects' };
+    const head = (await gh.admin.repos.getBranch({ ...c, branch: 'main' })).data.commit.sha;
+    const bad = ['h\u0000i.txt', '.git/config', 'f/.git/x', 'd//e.txt', '.GIT/x', 'x/.Git', 'git~1/x', '.git./x', '.g\u200cit/x', 'a/./b', 'a/../b', 'a/'];
+    for (const path of bad) {
+      const put = await failure(gh.admin.repos.createOrUpdateFileContents({ ...c, path, message: 'evil', content: b64('x') }));
+      expect(put.status, JSON.stringify(path)).toBe(422);
+      expect(put.response?.data).toMatchObject({ message: 'path contains a malformed path component', errors: [{ resource: 'Commit', field: 'path', code: 'invalid' }] });
+      expect((await failure(gh.admin.repos.deleteFile({ ...c, path, message: 'evil', sha: 'a'.repeat(40) }))).status, JSON.stringify(path)).toBe(422);
+    }
+    const slash = await failure(gh.admin.repos.createOrUpdateFileContents({ ...c, path: '/x.txt', message: 'evil', content: b64('x') }));
+    expect(slash.response?.data).toMatchObject({ message: 'path cannot start with a slash' });
+    expect((await gh.admin.repos.getBranch({ ...c, branch: 'main' })).data.commit.sha).toBe(head);
+    // A name that only looks like one: fine.
+    expect((await gh.admin.repos.createOrUpdateFileContents({ ...c, path: '.github/git~10/.gitx', message: 'ok', content: b64('x') })).status).toBe(201);
+  });
+
+  it('trees: an entry name git refuses is 422 in any case or spelling; an item replaces a folder, but nothing goes inside a file', async () => {
+    for (const path of ['a\u0000b', '.GIT', '.git', 'x/.Git/y', 'git~1', '.git ', '..', 'a//b', 'a/', '']) {
+      const res = await failure(gh.admin.git.createTree({ ...o, tree: [{ path, mode: '100644', type: 'blob', content: 'x' }] }));
+      expect(res.status, JSON.stringify(path)).toBe(422);
+      expect(res.response?.data, JSON.stringify(path)).toMatchObject({ message: 'tree.path contains a malformed path component' });
+    }
+    expect((await failure(gh.admin.git.createTree({ ...o, tree: [{ path: '/a', mode: '100644', type: 'blob', content: 'x' }] }))).response?.data)
+      .toMatchObject({ message: 'tree.path cannot start with a slash' });
+    const base = await gh.admin.git.createTree({ ...o, tree: [{ path: 'README.md', mode: '100644', type: 'blob', content: 'r\n' }, { path: 'src/main.ts', mode: '100644', type: 'blob', content: 'm\n' }] });
+    const inside = await failure(gh.admin.git.createTree({ ...o, base_tree: base.data.sha, tree: [{ path: 'README.md/inner', mode: '100644', type: 'blob', content: 'x' }] }));
+    expect(inside.response?.data).toMatchObject({ message: 'tree.path README.md is both a file and a directory' });
+    const replaced = await gh.admin.git.createTree({ ...o, base_tree: base.data.sha, tree: [{ path: 'src', mode: '100644', type: 'blob', content: 'now a file\n' }] });
+    const listed = await gh.admin.git.getTree({ ...o, tree_sha: replaced.data.sha, recursive: 'true' });
+    expect(listed.data.tree.map((e) => `${e.type} ${e.path}`)).toEqual(['blob README.md', 'blob src']);
+    // The same tree as git makes it.
+    const readme = git(['hash-object', '-w', '--stdin'], 'r\n'), src = git(['hash-object', '-w', '--stdin'], 'now a file\n');
+    expect(replaced.data.sha).toBe(git(['mktree'], `100644 blob ${readme}\tREADME.md\n100644 blob ${src}\tsrc\n`));
+  });
+
+  it('refs: a branch beside a sub-branch of the same name (either way round) is 422, as are names git check-ref-format refuses; release tags too', async () => {
+    const main = (await gh.admin.git.getRef({ ...o, ref: 'heads/main' })).data.object.sha;
+    await gh.admin.git.createRef({ ...o, ref: 'refs/heads/ok-branch', sha: main });
+    const sub = await failure(gh.admin.git.createRef({ ...o, ref: 'refs/heads/ok-branch/sub', sha: main }));
+    expect(sub.status).toBe(422);
+    expect(sub.response?.data).toMatchObject({ message: 'Reference update failed' });
+    await gh.admin.git.createRef({ ...o, ref: 'refs/heads/deep/a/b', sha: main });
+    for (const ref of ['refs/heads/deep', 'refs/heads/deep/a']) expect((await failure(gh.admin.git.createRef({ ...o, ref, sha: main }))).status, ref).toBe(422);
+    // Neighbours that only share a prefix are fine.
+    await gh.admin.git.createRef({ ...o, ref: 'refs/heads/ok-branch-2', sha: main });
+    await gh.admin.git.createRef({ ...o, ref: 'refs/heads/deep/ab', sha: main });
+    for (const ref of ['refs/heads/a.lock/b', 'refs/heads/x/.y', 'refs/heads/a b', 'refs/heads/a\\b', 'refs/heads/end.']) {
+      expect((await failure(gh.admin.git.createRef({ ...o, ref, sha: main }))).response?.data, ref).toMatchObject({ message: `${ref} is not a valid ref name.` });
+    }
+    await gh.admin.git.createRef({ ...o, ref: 'refs/tags/v9', sha: main });
+    const release = await failure(gh.admin.repos.createRelease({ ...o, tag_name: 'v9/rc1' }));
+    expect(release.status).toBe(422);
+    expect(release.response?.data).toMatchObject({ errors: [{ resource: 'Release', code: 'invalid', field: 'tag_name' }] });
+    const heads = (await gh.admin.git.listMatchingRefs({ ...o, ref: 'heads/' })).data.map((r) => r.ref);
+    expect(heads).toEqual(['refs/heads/deep/a/b', 'refs/heads/deep/ab', 'refs/heads/main', 'refs/heads/ok-branch', 'refs/heads/ok-branch-2']);
+    expect((await gh.admin.git.listMatchingRefs({ ...o, ref: 'tags/' })).data.map((r) => r.ref)).toEqual(['refs/tags/v1.0.0', 'refs/tags/v9']);
+  });
 });

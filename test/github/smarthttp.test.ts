@@ -5,11 +5,12 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOKENS, startGithubTwin, type GithubTwin } from './harness.js';
-import { b64, unb64 } from './helpers.js';
+import { b64, copy, delta, failure, pack, unb64 } from './helpers.js';
 
 describe('GitHub twin: git smart HTTP', () => {
   let gh: GithubTwin;
@@ -20,10 +21,19 @@ describe('GitHub twin: git smart HTTP', () => {
     GIT_AUTHOR_DATE: '2026-01-02T10:00:00+02:00', GIT_COMMITTER_DATE: '2026-01-02T10:00:00+02:00',
   });
   // Asynchronous: the world's server runs in this process, so a blocking exec would stall it.
-  const run = (cwd: string, args: string[]): Promise<{ ok: boolean; stdout: string; stderr: string }> =>
+  const run = (cwd: string, args: string[], input?: string): Promise<{ ok: boolean; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      execFile('git', args, { cwd, env: env(), timeout: 60_000 }, (error, stdout, stderr) => resolve({ ok: error === null, stdout: String(stdout).trim(), stderr: String(stderr) }));
+      const child = execFile('git', args, { cwd, env: env(), timeout: 60_000 }, (error, stdout, stderr) => resolve({ ok: error === null, stdout: String(stdout).trim(), stderr: String(stderr) }));
+      if (input !== undefined) {
+        child.stdin?.on('error', () => {});
+        child.stdin?.end(input);
+      }
     });
+  const gitWith = async (input: string, cwd: string, ...args: string[]): Promise<string> => {
+    const r = await run(cwd, args, input);
+    if (!r.ok) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`);
+    return r.stdout;
+  };
   const git = async (cwd: string, ...args: string[]): Promise<string> => {
     const r = await run(cwd, args);
     if (!r.ok) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`);
@@ -150,6 +160,96 @@ describe('GitHub twin: git smart HTTP', () => {
     expect(dumb.status).toBe(403);
     const nowhere = await fetch(`${gh.baseUrl}/admin/nope.git/info/refs?service=git-upload-pack`, { headers: { authorization: `token ${TOKENS.token}` } });
     expect(nowhere.status).toBe(404);
+    expect((await gh.admin.repos.getBranch({ owner: 'admin', repo: 'app', branch: 'main' })).data.commit.sha).toBe(before);
+    expect((await gh.admin.repos.listBranches({ owner: 'admin', repo: 'app' })).data.map((b) => b.name)).toEqual(['main']);
+  });
+
+  it('paths git cannot hold in a tree never reach one: the API answers 422, so a clone still checks out and passes fsck --strict', async () => {
+    const r = { owner: 'admin', repo: 'paths' };
+    await gh.admin.repos.createForAuthenticatedUser({ name: 'paths', auto_init: true });
+    for (const path of ['h\u0000i.txt', '.git/config', 'f/.git/x', 'd//e.txt', '.GIT/hooks/post-checkout']) {
+      expect((await failure(gh.admin.repos.createOrUpdateFileContents({ ...r, path, message: 'evil', content: b64('x') }))).status, JSON.stringify(path)).toBe(422);
+    }
+    const base = (await gh.admin.repos.getBranch({ ...r, branch: 'main' })).data.commit.commit.tree.sha;
+    for (const path of ['a\u0000b', '.GIT', 'git~1/x']) {
+      expect((await failure(gh.admin.git.createTree({ ...r, base_tree: base, tree: [{ path, mode: '100644', type: 'blob', content: 'x' }] }))).status, JSON.stringify(path)).toBe(422);
+    }
+    await gh.admin.repos.createOrUpdateFileContents({ ...r, path: 'fine/ok.txt', message: 'fine', content: b64('ok\n') });
+    await git(dir, 'clone', '-q', url('paths'), 'paths');
+    const work = join(dir, 'paths');
+    expect(await git(work, 'fsck', '--strict')).toBe('');
+    expect(await git(work, 'ls-files')).toBe('README.md\nfine/ok.txt');
+  });
+
+  it('a push of a tree git fsck refuses (.GIT, git~1, .git.) is refused with an unpack error naming the tree, and stores nothing', async () => {
+    const work = join(dir, 'app');
+    const blob = await git(work, 'rev-parse', 'HEAD:NOTES.md');
+    for (const name of ['.GIT', 'git~1', '.git.']) {
+      const inner = await gitWith(`100644 blob ${blob}\tconfig\n`, work, 'mktree');
+      const root = await gitWith(`100644 blob ${blob}\tNOTES.md\n040000 tree ${inner}\t${name}\n`, work, 'mktree');
+      const commit = await git(work, 'commit-tree', root, '-p', 'HEAD', '-m', 'evil');
+      const refused = await gitFails(work, 'push', 'origin', `${commit}:refs/heads/evil`);
+      expect(refused).toMatch(new RegExp(`remote unpack failed: error in tree ${root}: hasDotgit: contains '.git'`));
+      expect(refused).toMatch(/\[remote rejected\] .* -> evil \(unpacker error\)/);
+      expect((await failure(gh.admin.git.getTree({ owner: 'admin', repo: 'app', tree_sha: root }))).status).toBe(404);
+    }
+    expect((await gh.admin.repos.listBranches({ owner: 'admin', repo: 'app' })).data.map((b) => b.name)).toEqual(['main']);
+  });
+
+  it('a branch and a sub-branch of one name cannot coexist: the API answers 422, a push is rejected with git\'s reason, and clones keep working', async () => {
+    const r = { owner: 'admin', repo: 'nested' };
+    await gh.admin.repos.createForAuthenticatedUser({ name: 'nested', auto_init: true });
+    await git(dir, 'clone', '-q', url('nested'), 'nested');
+    const work = join(dir, 'nested');
+    const head = await git(work, 'rev-parse', 'HEAD');
+    await gh.admin.git.createRef({ ...r, ref: 'refs/heads/ok-branch', sha: head });
+    expect((await failure(gh.admin.git.createRef({ ...r, ref: 'refs/heads/ok-branch/sub', sha: head }))).status).toBe(422);
+    const rejected = await gitFails(work, 'push', 'origin', 'HEAD:refs/heads/ok-branch/sub');
+    expect(rejected).toContain("[remote rejected] HEAD -> ok-branch/sub (cannot lock ref 'refs/heads/ok-branch/sub': 'refs/heads/ok-branch' exists; cannot create 'refs/heads/ok-branch/sub')");
+    await git(work, 'push', '-q', 'origin', 'HEAD:refs/heads/topic/inner');
+    expect(await gitFails(work, 'push', 'origin', 'HEAD:refs/heads/topic')).toContain("'refs/heads/topic/inner' exists; cannot create 'refs/heads/topic'");
+    expect((await failure(gh.admin.git.createRef({ ...r, ref: 'refs/heads/topic', sha: head }))).status).toBe(422);
+    // One push may swap a branch for a folder of that name: the deletion goes first.
+    await git(work, 'push', '-q', 'origin', ':ok-branch', 'HEAD:refs/heads/ok-branch/sub');
+    await git(dir, 'clone', '-q', url('nested'), 'nested-2');
+    expect((await git(join(dir, 'nested-2'), 'branch', '-r')).split('\n').map((b) => b.trim())).toEqual(['origin/HEAD -> origin/main', 'origin/main', 'origin/ok-branch/sub', 'origin/topic/inner']);
+  });
+
+  it('a decompression bomb (61 KB inflating to 60 MiB, as an object, a delta or a gzip body) is refused at once with an unpack error; the world serves on', async () => {
+    const before = (await gh.admin.repos.getBranch({ owner: 'admin', repo: 'app', branch: 'main' })).data.commit.sha;
+    const receive = async (body: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; text: string; ms: number }> => {
+      const started = performance.now();
+      const res = await fetch(`${gh.baseUrl}/admin/app.git/git-receive-pack`, {
+        method: 'POST', headers: { authorization: `token ${TOKENS.token}`, 'content-type': 'application/x-git-receive-pack-request', ...headers }, body: new Uint8Array(body),
+      });
+      return { status: res.status, text: Buffer.from(await res.arrayBuffer()).toString('latin1'), ms: performance.now() - started };
+    };
+    const line = (t: string): string => (t.length + 4).toString(16).padStart(4, '0') + t;
+    const command = Buffer.from(line(`${'0'.repeat(40)} ${'b'.repeat(40)} refs/heads/bomb\0report-status\n`) + '0000');
+    const big = 60 * 2 ** 20;
+    const asObject = Buffer.concat([command, pack([{ type: 3, content: Buffer.alloc(big) }])]);
+    expect(asObject.length).toBeLessThan(64 * 1024);
+    const object = await receive(asObject);
+    expect(object.status).toBe(200);
+    expect(object.text).toContain(`unpack a blob of ${big} bytes is over the limit of 4194304 bytes per object`);
+    expect(object.text).toContain('ng refs/heads/bomb unpacker error');
+    // A blob of 60 000 bytes and a 5 KB delta that copies it a thousand times.
+    const copies = Array.from({ length: 1000 }, () => copy(0, 60_000));
+    const asDelta = await receive(Buffer.concat([command, pack([{ type: 3, content: Buffer.alloc(60_000) }, { type: 6, rel: 0, content: delta(60_000, 60_000_000, copies) }])]));
+    expect(asDelta.text).toContain('unpack a blob of 60000000 bytes is over the limit of 4194304 bytes per object');
+    const asGzip = await receive(gzipSync(Buffer.concat([command, Buffer.alloc(big)])), { 'content-encoding': 'gzip' });
+    expect(asGzip.status).toBe(200);
+    expect(asGzip.text).toContain('unpack inflated data too large');
+    // Refused on the sizes declared, before inflating: no time to speak of (a gzip body is
+    // inflated up to the 8 MiB limit first, about half a second in QuickJS).
+    for (const r of [object, asDelta]) expect(r.ms).toBeLessThan(1000);
+    // git itself is told why, for a file over the limit (zeros pack small; the twin reads the size).
+    const work = join(dir, 'app');
+    writeFileSync(join(work, 'big.bin'), Buffer.alloc(5 * 2 ** 20));
+    await git(work, 'add', 'big.bin');
+    await git(work, 'commit', '-q', '-m', 'big');
+    expect(await gitFails(work, 'push', 'origin', 'HEAD:refs/heads/big')).toContain('remote unpack failed: a blob of 5242880 bytes is over the limit of 4194304 bytes per object');
+    await git(work, 'reset', '-q', '--hard', 'HEAD~1');
     expect((await gh.admin.repos.getBranch({ owner: 'admin', repo: 'app', branch: 'main' })).data.commit.sha).toBe(before);
     expect((await gh.admin.repos.listBranches({ owner: 'admin', repo: 'app' })).data.map((b) => b.name)).toEqual(['main']);
   });

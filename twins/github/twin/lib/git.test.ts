@@ -1,7 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOptions, ListPage, TwinContext } from '../../../../sdk/twin/types.js';
 import { compareIds } from '../../../../sdk/twin/guest/runtime.js';
-import { buildTree, flatten, lineDiff, mergeFlat, paint, putBlob, putObject, walk, type CommitObject, type FileEntry } from './git.js';
+import {
+  buildTree, flatten, lineDiff, mergeFlat, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
+  objectId, validRefName, walk, type CommitObject, type FileEntry, type TreeEntry,
+} from './git.js';
 import { utf8Encode } from './bytes.js';
 
 /** A tree in memory, enough for git.ts (get, list by range, put). */
@@ -92,6 +99,100 @@ describe('trees and merges', () => {
     expect(mergeFlat(base, ours, new Map([['a', f('8')], ['b', f('2')]]))).toBe('conflict');
     // Deleted on one side, unchanged on the other: deleted.
     expect(mergeFlat(base, new Map([['b', f('2')]]), base)).toEqual(new Map([['b', f('2')]]));
+  });
+
+  it('mergeFlat: a file on one side where the other side made a folder of the same name is a conflict, not a corrupt tree', () => {
+    const f = (sha: string): FileEntry => ({ mode: '100644', type: 'blob', sha });
+    const base = new Map([['x', f('1')]]);
+    expect(mergeFlat(base, new Map([['x', f('1')], ['a', f('2')]]), new Map([['x', f('1')], ['a/b', f('3')]]))).toBe('conflict');
+  });
+});
+
+/** A bare repository for asking the real git what it thinks. */
+describe('names git refuses', () => {
+  let dir: string;
+  const git = (args: string[], input?: string): string =>
+    execFileSync('git', args, { cwd: dir, input, env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1' }, stdio: ['pipe', 'pipe', 'pipe'] }).toString().trim();
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'twin-names-'));
+    git(['init', '-q', '--bare']);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a tree entry name is refused exactly where `git fsck --strict` refuses it (.git in any case, NTFS and HFS+ spellings)', () => {
+    const names = [
+      '.git', '.GIT', '.Git', '.git.', '.git ', '.git. .', 'git~1', 'GIT~1', '.git::$INDEX_ALLOCATION', 'a\\.git', 'a\\GIT~1\\b', '.g\u200cit', '\ufeff.git', '.gi\u200dt',
+      '.', '..', '...', '.gitmodules', '.gitignore', '.git~1', 'git~10', 'git', '.gi', 'x.git', '.github', 'ok.txt', 'h i', 'ü.txt', '😀',
+    ];
+    const blob = git(['hash-object', '-w', '--stdin'], 'x\n');
+    const treeOf = new Map<string, string>();
+    for (const name of names) treeOf.set(git(['mktree'], `100644 blob ${blob}\t${name}\n`), name);
+    let report = '';
+    try {
+      git(['fsck', '--strict', '--no-dangling']);
+    } catch (e) {
+      report = String((e as { stderr: Buffer }).stderr);
+    }
+    const refusedByGit = new Set([...report.matchAll(/in tree ([0-9a-f]{40}): (\w+)/g)].map((m) => treeOf.get(m[1] as string)));
+    for (const name of names) expect(treeEntryProblem(name) !== undefined, JSON.stringify(name)).toBe(refusedByGit.has(name));
+    // What mktree cannot write: an empty name, a slash, a NUL.
+    expect(treeEntryProblem('')).toMatch(/^emptyName/);
+    expect(treeEntryProblem('a/b')).toMatch(/^fullPathname/);
+    expect(treeEntryProblem('h\u0000i.txt')).toBeDefined();
+    expect(pathProblem('d//e.txt')).toMatch(/^emptyName/);
+    expect(pathProblem('f/.git/x')).toMatch(/^hasDotgit/);
+    expect(pathProblem('src/ok.ts')).toBeUndefined();
+  });
+
+  it('entries out of git\'s byte order or named twice are refused, and sortEntries keeps git\'s order past U+FFFF', () => {
+    const e = (name: string, type: TreeEntry['type'] = 'blob'): TreeEntry => ({ mode: type === 'tree' ? '040000' : '100644', type, sha: 'a'.repeat(40), name });
+    expect(treeProblem([e('a'), e('b')])).toBeUndefined();
+    expect(treeProblem([e('b'), e('a')])).toMatch(/^treeNotSorted/);
+    expect(treeProblem([e('a'), e('a', 'tree')])).toMatch(/^duplicateEntries/);
+    // UTF-8 byte order: U+FF01 (EF BC 81) before U+1F600 (F0 9F 98 80), though UTF-16 puts the emoji's surrogate first.
+    const sorted = sortEntries([e('\u{1F600}'), e('\uFF01')]).map((x) => x.name);
+    expect(sorted).toEqual(['\uFF01', '\u{1F600}']);
+    // The same tree by git (mktree sorts what it is given) has the twin's id.
+    const blob = git(['hash-object', '-w', '--stdin'], 'x\n');
+    const entries = sortEntries([{ ...e('\u{1F600}'), sha: blob }, { ...e('\uFF01'), sha: blob }, { ...e('\uFF01x', 'tree'), sha: git(['mktree'], '') }]);
+    const listing = entries.map((x) => `${x.mode} ${x.type} ${x.sha}\t${x.name}\n`).join('');
+    expect(objectId({ t: 'tree', entries })).toBe(git(['mktree'], listing));
+    expect(treeProblem(sortEntries([e('\u{1F600}'), e('\uFF01')]))).toBeUndefined();
+  });
+
+  it('ref names: valid exactly when `git check-ref-format` says so', () => {
+    const refs = [
+      'refs/heads/main', 'refs/heads/ok-branch/sub', 'refs/tags/v1.0.0', 'refs/heads/ü', 'refs/heads/a.lock/b', 'refs/heads/a.lock', 'refs/heads/.hidden',
+      'refs/heads/a/.b', 'refs/heads/a..b', 'refs/heads/a b', 'refs/heads/a~b', 'refs/heads/a^b', 'refs/heads/a:b', 'refs/heads/a?b', 'refs/heads/a*b',
+      'refs/heads/a[b', 'refs/heads/a\\b', 'refs/heads/a@{b', 'refs/heads/a@b', 'refs/heads/end.', 'refs/heads/end/', 'refs/heads//x', '/refs/heads/x',
+      'refs/heads/a\u0001b', 'refs/heads/a\u007fb', '@', 'refs/heads/@', 'refs/heads/x.lockx', 'refs/heads/-dash',
+    ];
+    for (const ref of refs) {
+      let gitSays = true;
+      try {
+        git(['check-ref-format', ref]);
+      } catch {
+        gitSays = false;
+      }
+      expect(validRefName(ref), JSON.stringify(ref)).toBe(gitSays);
+    }
+  });
+
+  it('refConflict finds a ref that is a folder of the new one or sits inside it; setRef will not create either', () => {
+    const ctx = memoryCtx();
+    setRef(ctx, 1, 'refs/heads/ok-branch', 'a'.repeat(40));
+    setRef(ctx, 1, 'refs/heads/deep/a/b', 'a'.repeat(40));
+    setRef(ctx, 2, 'refs/heads/other', 'a'.repeat(40));
+    expect(refConflict(ctx.tree, 1, 'refs/heads/ok-branch/sub')).toBe('refs/heads/ok-branch');
+    expect(refConflict(ctx.tree, 1, 'refs/heads/deep')).toBe('refs/heads/deep/a/b');
+    expect(refConflict(ctx.tree, 1, 'refs/heads/deep/a')).toBe('refs/heads/deep/a/b');
+    expect(refConflict(ctx.tree, 1, 'refs/heads/ok-branch-2')).toBeUndefined();
+    expect(refConflict(ctx.tree, 1, 'refs/heads/deep/ab')).toBeUndefined();
+    expect(refConflict(ctx.tree, 1, 'refs/heads/other/x')).toBeUndefined();
+    expect(() => setRef(ctx, 1, 'refs/heads/ok-branch/sub', 'b'.repeat(40))).toThrow(TypeError);
+    expect(() => setRef(ctx, 1, 'refs/heads/bad..name', 'b'.repeat(40))).toThrow(TypeError);
+    // Moving an existing ref is no creation.
+    setRef(ctx, 1, 'refs/heads/ok-branch', 'b'.repeat(40));
   });
 
   it('lineDiff counts and prints a hunk', () => {

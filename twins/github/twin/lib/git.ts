@@ -60,12 +60,27 @@ function treeSortKey(e: TreeEntry): string {
   return e.type === 'tree' ? e.name + '/' : e.name;
 }
 
+/**
+ * Compares names in git's order, the byte order of their UTF-8: code point order, which is
+ * UTF-16's except that a surrogate (a code point past U+FFFF) sorts after U+E000–U+FFFF.
+ */
+function compareNames(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i), y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+function codePointRank(unit: number): number {
+  return unit >= 0xd800 && unit <= 0xdfff ? unit + 0x2000 : unit >= 0xe000 ? unit - 0x800 : unit;
+}
+
 /** Entries in git's order (byte order of names, a tree's name compared as if it ended in `/`). */
 export function sortEntries(entries: TreeEntry[]): TreeEntry[] {
-  return entries.slice().sort((a, b) => {
-    const x = treeSortKey(a), y = treeSortKey(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  return entries.slice().sort((a, b) => compareNames(treeSortKey(a), treeSortKey(b)));
 }
 
 /** The object's content as git hashes it (without the `<type> <size>\0` header). */
@@ -89,12 +104,14 @@ export function rawContent(o: GitObject): Uint8Array {
 /**
  * A raw git object (as a pack carries it) in the twin's stored form, or undefined when the
  * stored form could not give the same id back (annotated tags, signed commits, extra headers):
- * such a push is refused rather than stored under a different id.
+ * such a push is refused rather than stored under a different id. `sha` is the id of `content`
+ * (`rawId`), which the stored form must hash to.
  */
 export function fromRaw(type: string, content: Uint8Array, sha: string): GitObject | undefined {
   let o: GitObject | undefined;
-  if (type === 'blob') o = { t: 'blob', b64: base64Encode(content), size: content.length };
-  else if (type === 'tree') {
+  // A blob's stored form is its bytes: it hashes to `sha` whenever `content` does, so it is not hashed again.
+  if (type === 'blob') return { t: 'blob', b64: base64Encode(content), size: content.length };
+  if (type === 'tree') {
     const entries: TreeEntry[] = [];
     let pos = 0;
     while (pos < content.length) {
@@ -140,6 +157,76 @@ export function fromRaw(type: string, content: Uint8Array, sha: string): GitObje
   return o !== undefined && objectId(o) === sha ? o : undefined;
 }
 
+// ------------------------------------------------------------------ names git accepts in a tree
+
+/** Code points HFS+ ignores in a file name (git's `next_hfs_char`): `.g\u200cit` opens `.git` there. */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * Whether a name opens the repository's own `.git` on some file system, as git's fsck judges
+ * it (`is_hfs_dotgit`, `is_ntfs_dotgit`): `.git` in any letter case; on HFS+ with ignorable
+ * code points inside; on NTFS followed by dots or spaces (`.git.`, `.git `), as its short name
+ * `git~1`, or with a stream (`.git::$INDEX_ALLOCATION`), where a backslash separates folders.
+ */
+function isDotGit(name: string): boolean {
+  if (/^\.[gG][iI][tT]$/.test(name.replace(HFS_IGNORED, ''))) return true;
+  return name.split('\\').some((part) => /^(?:\.[gG][iI][tT]|[gG][iI][tT]~1)[. ]*(?::|$)/.test(part));
+}
+
+/**
+ * Why git would refuse `name` as a tree entry, in `git fsck`'s words, or undefined when it
+ * takes it. The one rule for every writer of trees (the contents and trees APIs, pushes): an
+ * entry git refuses makes a repository that `git clone` cannot check out or fsck flags.
+ */
+export function treeEntryProblem(name: string): string | undefined {
+  if (name === '') return 'emptyName: contains empty pathname';
+  if (name.includes('\0')) return 'badTree: contains a NUL in a name';
+  if (name.includes('/')) return 'fullPathname: contains full pathnames';
+  if (name === '.') return "hasDot: contains '.'";
+  if (name === '..') return "hasDotdot: contains '..'";
+  if (isDotGit(name)) return "hasDotgit: contains '.git'";
+  return undefined;
+}
+
+/** Why git would refuse a `/`-separated path (each part a tree entry), or undefined. */
+export function pathProblem(path: string): string | undefined {
+  for (const part of path.split('/')) {
+    const problem = treeEntryProblem(part);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/**
+ * Why `git fsck` would refuse a tree with these entries (as a pack brings them), or undefined:
+ * a name it refuses, or entries out of git's order or named twice (a file and a folder too).
+ */
+export function treeProblem(entries: TreeEntry[]): string | undefined {
+  const names = new Set<string>();
+  let last: string | undefined;
+  for (const e of entries) {
+    const problem = treeEntryProblem(e.name);
+    if (problem !== undefined) return problem;
+    if (names.has(e.name)) return 'duplicateEntries: contains duplicate file entries';
+    names.add(e.name);
+    const key = treeSortKey(e);
+    if (last !== undefined && compareNames(last, key) > 0) return 'treeNotSorted: not properly sorted';
+    last = key;
+  }
+  return undefined;
+}
+
+/**
+ * A path of `files` that is also a folder of another (`a` beside `a/b`), or undefined. No tree
+ * can hold both: git would see one name twice.
+ */
+export function fileFolderClash(files: Map<string, unknown>): string | undefined {
+  for (const path of files.keys()) {
+    for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) if (files.has(path.slice(0, i))) return path.slice(0, i);
+  }
+  return undefined;
+}
+
 /** The raw form of a stored object, for a pack. */
 export function toRaw(o: GitObject): { type: 'blob' | 'tree' | 'commit'; content: Uint8Array } {
   return { type: o.t, content: rawContent(o) };
@@ -149,9 +236,12 @@ export function objectId(o: GitObject): string {
   return gitObjectId(o.t, rawContent(o));
 }
 
-/** Stores an object (once) and answers its id. */
-export function putObject(ctx: TwinContext, repoId: number, o: GitObject): string {
-  const sha = objectId(o);
+/**
+ * Stores an object (once) and answers its id. `knownId` spares hashing it again when the caller
+ * has just computed it from the same raw content (a pushed object, a blob from bytes).
+ */
+export function putObject(ctx: TwinContext, repoId: number, o: GitObject, knownId?: string): string {
+  const sha = knownId ?? objectId(o);
   if (o.t === 'commit' && o.gen === undefined) {
     let gen = 0;
     for (const p of o.parents) gen = Math.max(gen, getCommit(ctx.tree, repoId, p)?.gen ?? 0);
@@ -162,7 +252,7 @@ export function putObject(ctx: TwinContext, repoId: number, o: GitObject): strin
 }
 
 export function putBlob(ctx: TwinContext, repoId: number, bytes: Uint8Array): string {
-  return putObject(ctx, repoId, { t: 'blob', b64: base64Encode(bytes), size: bytes.length });
+  return putObject(ctx, repoId, { t: 'blob', b64: base64Encode(bytes), size: bytes.length }, gitObjectId('blob', bytes));
 }
 
 export function blobBytes(tree: ReadTree, repoId: number, sha: string): Uint8Array | undefined {
@@ -176,7 +266,44 @@ export function getRef(tree: ReadTree, repoId: number, ref: string): string | un
   return tree.get<{ sha: string }>('ref', `${repoId}:${ref}`)?.sha;
 }
 
+/**
+ * Whether a name is a valid git ref name, by `git check-ref-format`'s rules: no part empty,
+ * starting with `.` or ending with `.lock`; no `..`, `@{`, control characters, space, `~^:?*[\\`;
+ * not `@`, not ending with `/` or `.`. GitHub also keeps names to 255 characters.
+ */
+export function validRefName(ref: string): boolean {
+  if (ref.length === 0 || ref.length > 255) return false;
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(ref)) return false;
+  if (ref.includes('..') || ref.includes('@{') || ref === '@') return false;
+  if (ref.endsWith('.')) return false;
+  return ref.split('/').every((p) => p !== '' && !p.startsWith('.') && !p.endsWith('.lock'));
+}
+
+/**
+ * The ref that keeps `ref` from being created, or undefined: one that is a folder of it
+ * (`refs/heads/a` for `refs/heads/a/b`) or that it would be a folder of. Git keeps refs as
+ * files, so it refuses to have both, and a clone of a repository with both fails.
+ */
+export function refConflict(tree: ReadTree, repoId: number, ref: string): string | undefined {
+  for (let i = ref.indexOf('/'); i >= 0; i = ref.indexOf('/', i + 1)) {
+    if (getRef(tree, repoId, ref.slice(0, i)) !== undefined) return ref.slice(0, i);
+  }
+  // `0` follows `/`: the range holds exactly the refs under `ref/`.
+  const under = tree.list<{ sha: string }>('ref', { after: `${repoId}:${ref}/`, before: `${repoId}:${ref}0`, limit: 1 }).items[0];
+  return under === undefined ? undefined : under.id.slice(String(repoId).length + 1);
+}
+
+/**
+ * Points a ref at a commit. Creating one is checked here too, whoever creates it: a name git
+ * refuses, or one beside an existing ref of the same path (`refConflict`), is a programmer's
+ * error (a TypeError), since every route checks first and answers in its own words.
+ */
 export function setRef(ctx: TwinContext, repoId: number, ref: string, sha: string): void {
+  if (ctx.tree.get('ref', `${repoId}:${ref}`) === undefined) {
+    if (!validRefName(ref)) throw new TypeError(`setRef: ${JSON.stringify(ref)} is not a valid ref name`);
+    const conflict = refConflict(ctx.tree, repoId, ref);
+    if (conflict !== undefined) throw new TypeError(`setRef: ${ref} cannot be created beside ${conflict}`);
+  }
   ctx.tree.put('ref', `${repoId}:${ref}`, { sha });
 }
 
@@ -471,5 +598,6 @@ export function mergeFlat(base: Map<string, FileEntry>, ours: Map<string, FileEn
     else return 'conflict';
     if (pick !== undefined) out.set(p, pick);
   }
-  return out;
+  // One side made a file `a` where the other made `a/b`: git calls it a conflict too.
+  return fileFolderClash(out) === undefined ? out : 'conflict';
 }

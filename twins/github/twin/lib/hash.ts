@@ -15,32 +15,79 @@ function pad(data: Uint8Array): { padded: Uint8Array; view: DataView } {
   return { padded, view };
 }
 
-export function sha1(data: Uint8Array): Uint8Array {
-  let h0 = 0x67452301, h1 = 0xefcdab89, h2 = 0x98badcfe, h3 = 0x10325476, h4 = 0xc3d2e1f0;
-  const { padded, view } = pad(data);
+/**
+ * SHA-1 of the concatenation of `parts`, read in place (a git object id hashes its header and a
+ * content of megabytes: no copy into one padded buffer). Whole blocks are read straight from each
+ * part; only a block that straddles two parts, and the padding, go through a 64-byte buffer.
+ */
+export function sha1(...parts: Uint8Array[]): Uint8Array {
+  const st = Int32Array.of(0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0);
   const w = new Int32Array(80);
-  for (let off = 0; off < padded.length; off += 64) {
-    for (let i = 0; i < 16; i++) w[i] = view.getInt32(off + i * 4);
-    for (let i = 16; i < 80; i++) {
-      const x = (w[i - 3] as number) ^ (w[i - 8] as number) ^ (w[i - 14] as number) ^ (w[i - 16] as number);
-      w[i] = (x << 1) | (x >>> 31);
+  const block = new Uint8Array(64);
+  let fill = 0, total = 0;
+  for (const p of parts) {
+    total += p.length;
+    let i = 0;
+    if (fill > 0) {
+      i = Math.min(64 - fill, p.length);
+      block.set(p.subarray(0, i), fill);
+      fill += i;
+      if (fill < 64) continue;
+      sha1Block(st, w, block, 0);
+      fill = 0;
     }
-    let a = h0, b = h1, c = h2, d = h3, e = h4;
-    for (let i = 0; i < 80; i++) {
-      let f: number, k: number;
-      if (i < 20) { f = (b & c) | (~b & d); k = 0x5a827999; }
-      else if (i < 40) { f = b ^ c ^ d; k = 0x6ed9eba1; }
-      else if (i < 60) { f = (b & c) | (b & d) | (c & d); k = 0x8f1bbcdc; }
-      else { f = b ^ c ^ d; k = 0xca62c1d6; }
-      const t = (((a << 5) | (a >>> 27)) + f + e + k + (w[i] as number)) | 0;
-      e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+    for (; i + 64 <= p.length; i += 64) sha1Block(st, w, p, i);
+    if (i < p.length) {
+      block.set(p.subarray(i), 0);
+      fill = p.length - i;
     }
-    h0 = (h0 + a) | 0; h1 = (h1 + b) | 0; h2 = (h2 + c) | 0; h3 = (h3 + d) | 0; h4 = (h4 + e) | 0;
   }
+  block[fill++] = 0x80;
+  if (fill > 56) {
+    block.fill(0, fill);
+    sha1Block(st, w, block, 0);
+    fill = 0;
+  }
+  block.fill(0, fill, 56);
+  const hi = Math.floor(total / 0x20000000), lo = (total * 8) >>> 0;
+  block[56] = hi >>> 24; block[57] = hi >>> 16; block[58] = hi >>> 8; block[59] = hi;
+  block[60] = lo >>> 24; block[61] = lo >>> 16; block[62] = lo >>> 8; block[63] = lo;
+  sha1Block(st, w, block, 0);
   const out = new Uint8Array(20);
-  const ov = new DataView(out.buffer);
-  ov.setInt32(0, h0); ov.setInt32(4, h1); ov.setInt32(8, h2); ov.setInt32(12, h3); ov.setInt32(16, h4);
+  for (let i = 0; i < 5; i++) {
+    const v = st[i] as number;
+    out[i * 4] = v >>> 24; out[i * 4 + 1] = v >>> 16; out[i * 4 + 2] = v >>> 8; out[i * 4 + 3] = v;
+  }
   return out;
+}
+
+/** One 64-byte block at `off` of `src` into the state `st`; `w` is scratch. The four rounds are separate loops: no branch per step. */
+function sha1Block(st: Int32Array, w: Int32Array, src: Uint8Array, off: number): void {
+  for (let i = 0; i < 16; i++, off += 4) {
+    w[i] = ((src[off] as number) << 24) | ((src[off + 1] as number) << 16) | ((src[off + 2] as number) << 8) | (src[off + 3] as number);
+  }
+  for (let i = 16; i < 80; i++) {
+    const x = (w[i - 3] as number) ^ (w[i - 8] as number) ^ (w[i - 14] as number) ^ (w[i - 16] as number);
+    w[i] = (x << 1) | (x >>> 31);
+  }
+  let a = st[0] as number, b = st[1] as number, c = st[2] as number, d = st[3] as number, e = st[4] as number, t: number;
+  for (let i = 0; i < 20; i++) {
+    t = (((a << 5) | (a >>> 27)) + ((b & c) | (~b & d)) + e + 0x5a827999 + (w[i] as number)) | 0;
+    e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+  }
+  for (let i = 20; i < 40; i++) {
+    t = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + 0x6ed9eba1 + (w[i] as number)) | 0;
+    e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+  }
+  for (let i = 40; i < 60; i++) {
+    t = (((a << 5) | (a >>> 27)) + ((b & c) | (b & d) | (c & d)) + e + 0x8f1bbcdc + (w[i] as number)) | 0;
+    e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+  }
+  for (let i = 60; i < 80; i++) {
+    t = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + 0xca62c1d6 + (w[i] as number)) | 0;
+    e = d; d = c; c = (b << 30) | (b >>> 2); b = a; a = t;
+  }
+  st[0] = (st[0] as number) + a; st[1] = (st[1] as number) + b; st[2] = (st[2] as number) + c; st[3] = (st[3] as number) + d; st[4] = (st[4] as number) + e;
 }
 
 const K = [
@@ -99,7 +146,7 @@ export function hmacSha256(key: Uint8Array, message: Uint8Array): Uint8Array {
 
 /** The git object id of `<type> <size>\0<content>`. */
 export function gitObjectId(type: string, content: Uint8Array): string {
-  return hex(sha1(concat([utf8Encode(`${type} ${content.length}\0`), content])));
+  return hex(sha1(utf8Encode(`${type} ${content.length}\0`), content));
 }
 
 /** `X-Hub-Signature-256` for a payload, as GitHub signs it: `sha256=<hex HMAC of the body>`. */

@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { deflateSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PackError, applyDelta, pkt, readPack, readPktLines, writePack, type RawType } from './pack.js';
+import { copy, delta, pack, type Entry } from '../../../../test/github/helpers.js';
+import { PACK_LIMITS, PackError, applyDelta, pkt, readPack, readPktLines, rawId, writePack, type RawType } from './pack.js';
 import { fromRaw, objectId, toRaw } from './git.js';
 
 describe('git packs', () => {
@@ -68,5 +70,47 @@ describe('git packs', () => {
     expect(() => applyDelta(Buffer.from('abc'), Uint8Array.from([3, 10, 0x90, 50]))).toThrow(PackError);
     expect(() => readPktLines(Buffer.from('zzzz'))).toThrow(PackError);
     expect(readPktLines(Buffer.concat([pkt('want x\n'), Buffer.from('0000')])).lines).toEqual(['want x\n', null]);
+  });
+
+  it('limits: an object, a delta\'s result or a pack over its limit is refused before it is inflated; at the limit it is read', () => {
+    const limits = { objectBytes: 1000, totalBytes: 2500, objects: 10 };
+    const blob = (n: number, fill = 0): Entry => ({ type: 3, content: Buffer.alloc(n, fill) });
+    expect(readPack(pack([blob(1000)]), () => undefined, limits)).toHaveLength(1);
+    expect(() => readPack(pack([blob(1001)]), () => undefined, limits)).toThrow(/a blob of 1001 bytes is over the limit of 1000 bytes per object/);
+    expect(() => readPack(pack([blob(900, 1), blob(900, 2), blob(900, 3)]), () => undefined, limits)).toThrow(/more than 2500 bytes, the limit per push/);
+    expect(() => readPack(pack(Array.from({ length: 11 }, (_, i) => blob(1, i))), () => undefined, limits)).toThrow(/11 objects, over the limit of 10/);
+    // A header that understates the size: inflating stops at the size declared.
+    expect(() => readPack(pack([{ ...blob(10), z: deflateSync(Buffer.alloc(5000)) }]), () => undefined, limits)).toThrow(PackError);
+    // A delta that makes 100 bytes into 5000: refused on the size it declares, before it is applied.
+    const base = Buffer.alloc(100);
+    const bomb = delta(100, 5000, Array.from({ length: 50 }, () => copy(0, 100)));
+    expect(() => readPack(pack([blob(100), { type: 6, rel: 0, content: bomb }]), () => undefined, limits)).toThrow(/5000 bytes is over the limit/);
+    expect(() => applyDelta(base, bomb, 1000)).toThrow(PackError);
+    // Deltas each within the object limit, together over the pack's.
+    const grow = delta(100, 900, Array.from({ length: 9 }, () => copy(0, 100)));
+    expect(() => readPack(pack([blob(100), { type: 6, rel: 0, content: grow }, { type: 6, rel: 1, content: grow }, { type: 6, rel: 2, content: grow }]), () => undefined, limits))
+      .toThrow(/the limit per push/);
+  });
+
+  it('a decompression bomb (61 KB that inflates to 60 MiB) is refused at once with the default limits', () => {
+    const bombPack = pack([{ type: 3, content: Buffer.alloc(60 * 2 ** 20) }]);
+    expect(bombPack.length).toBeLessThan(70_000);
+    const started = performance.now();
+    expect(() => readPack(bombPack, () => undefined)).toThrow(/over the limit of 4194304 bytes per object/);
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(PACK_LIMITS).toEqual({ objectBytes: 4 * 2 ** 20, totalBytes: 8 * 2 ** 20, objects: 8_000 });
+  });
+
+  it('ref-deltas resolve whatever their order (a chain given last-first)', () => {
+    // Object k is object k-1 with its last byte changed; the pack lists the chain last-first,
+    // the one whole object at the end.
+    const n = 2000;
+    const contents = [Buffer.from('a chain of deltas 00')];
+    for (let k = 1; k <= n; k++) contents.push(Buffer.concat([(contents[k - 1] as Buffer).subarray(0, 19), Buffer.from([k & 0xff])]));
+    const entries: Entry[] = [];
+    for (let k = n; k >= 1; k--) entries.push({ type: 7, base: rawId('blob', contents[k - 1] as Buffer), content: delta(20, 20, [copy(0, 19), Buffer.from([1, k & 0xff])]) });
+    entries.push({ type: 3, content: contents[0] as Buffer });
+    const objects = readPack(pack(entries), () => undefined);
+    expect(new Set(objects.map((o) => o.sha))).toEqual(new Set(contents.map((c) => rawId('blob', c))));
   });
 });

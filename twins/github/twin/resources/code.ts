@@ -6,7 +6,7 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, wrap60 } from '../lib/bytes.js';
 import {
-  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, paint, putBlob, putObject, resolveCommitish, walk,
+  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, paint, pathProblem, putBlob, putObject, resolveCommitish, walk,
   type CommitObject, type FileChange,
 } from '../lib/git.js';
 import { GhError, WEB, bodyObject, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
@@ -17,6 +17,19 @@ function cleanPath(raw: string): string {
   const path = raw.replace(/^\/+|\/+$/g, '');
   if (path.split('/').some((p) => p === '..' || p === '.')) throw notFound();
   return path;
+}
+
+/**
+ * The path of a contents write. A path git could not hold in a tree (`.git` in any spelling, a
+ * NUL, an empty, `.` or `..` part) is refused as GitHub refuses a bad path, before anything is
+ * written: such a tree breaks every clone.
+ */
+function writablePath(raw: string): string {
+  if (raw === '') throw notFound();
+  const invalid = (message: string): GhError => validation([{ resource: 'Commit', field: 'path', code: 'invalid' }], message);
+  if (raw.startsWith('/')) throw invalid('path cannot start with a slash');
+  if (pathProblem(raw) !== undefined) throw invalid('path contains a malformed path component');
+  return raw;
 }
 
 function emptyRepo(): GhError {
@@ -79,8 +92,7 @@ function listIsEmpty(tree: ReadTree, repo: StoredRepo): boolean {
 function writeFile(call: Call, remove: boolean): { status: number; body: Obj } {
   const { ctx } = call;
   const repo = loadRepo(call, 'write');
-  const path = cleanPath(call.req.params['path'] ?? '');
-  if (path === '') throw notFound();
+  const path = writablePath(call.req.params['path'] ?? '');
   const b = bodyObject(call.req);
   const message = reqString(b, 'message', 'Commit');
   const branch = optString(b, 'branch', 'Commit') ?? repo.default_branch;

@@ -5,8 +5,8 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, utf8Encode, wrap60 } from '../lib/bytes.js';
 import {
-  SHA, buildTree, deleteRef, flatten, getCommit, getObject, getRef, isAncestor, listRefs, paint, putBlob, putObject, setRef, walk,
-  type CommitObject, type FileEntry, type Person, type TreeEntry,
+  SHA, buildTree, deleteRef, fileFolderClash, flatten, getCommit, getObject, getRef, isAncestor, listRefs, paint, pathProblem, putBlob, putObject,
+  refConflict, setRef, validRefName, walk, type CommitObject, type FileEntry, type Person, type TreeEntry,
 } from '../lib/git.js';
 import {
   GhError, WEB, bodyObject, invalidField, isoNow, nodeId, notFound, optBool, optString, paginate, reqString, str, unprocessable, validation,
@@ -99,15 +99,6 @@ export function personFrom(call: Call, raw: unknown, field: string, fallback?: P
   return { name: p['name'], email: p['email'], date };
 }
 
-/** Whether a name is a valid git ref name (the parts of `git check-ref-format` that matter here). */
-export function validRefName(ref: string): boolean {
-  if (ref.length === 0 || ref.length > 255) return false;
-  if (/[\x00-\x20\x7f~^:?*[\\]/.test(ref)) return false;
-  if (ref.includes('..') || ref.includes('//') || ref.includes('@{') || ref === '@') return false;
-  if (ref.startsWith('/') || ref.endsWith('/') || ref.endsWith('.') || ref.endsWith('.lock')) return false;
-  return ref.split('/').every((p) => p !== '' && !p.startsWith('.'));
-}
-
 /**
  * Moves a ref (creating or deleting it) and sends the push event, as a `git push` would.
  * `before`/`after` of `null` mean the ref did not exist / is deleted.
@@ -197,9 +188,9 @@ export function createTree(call: Call): { status: number; body: Obj } {
     if (typeof raw !== 'object' || raw === null) throw validation([{ resource: 'Tree', field: 'tree', code: 'invalid' }]);
     const it = raw as Obj;
     const path = it['path'], mode = String(it['mode'] ?? ''), type = it['type'];
-    if (typeof path !== 'string' || path === '' || path.startsWith('/') || path.endsWith('/') || path.split('/').some((p) => p === '' || p === '.' || p === '..' || p === '.git')) {
-      throw unprocessable(`tree.path contains a malformed path component`);
-    }
+    if (typeof path !== 'string') throw unprocessable('tree.path contains a malformed path component');
+    if (path.startsWith('/')) throw unprocessable('tree.path cannot start with a slash');
+    if (pathProblem(path) !== undefined) throw unprocessable('tree.path contains a malformed path component');
     const normMode = mode === '40000' ? '040000' : mode;
     const expected = MODES[normMode];
     if (expected === undefined) throw unprocessable(`tree.mode must be one of 100644, 100755, 040000, 160000, 120000`);
@@ -218,20 +209,24 @@ export function createTree(call: Call): { status: number; body: Obj } {
     } else throw unprocessable('Must supply either tree.sha or tree.content');
     plan.push(entry);
   }
+  /** Items given as text: their blobs are written once the tree is known to be sound. */
+  const contents = new Map<string, string>();
   for (const p of plan) {
-    if (p.sha === null) {
-      files.delete(p.path);
-      for (const k of [...files.keys()]) if (k.startsWith(p.path + '/')) files.delete(k);
-      continue;
-    }
+    // An item replaces whatever is at its path, a file or a whole folder; `sha: null` only removes.
+    files.delete(p.path);
+    for (const k of [...files.keys()]) if (k.startsWith(p.path + '/')) files.delete(k);
+    if (p.sha === null) continue;
     if (p.type === 'tree') {
-      for (const k of [...files.keys()]) if (k.startsWith(p.path + '/')) files.delete(k);
       for (const [sub, f] of flatten(ctx.tree, repo.id, p.sha as string)) files.set(`${p.path}/${sub}`, f);
-      continue;
-    }
-    const sha = p.content !== undefined ? putBlob(ctx, repo.id, utf8Encode(p.content)) : (p.sha as string);
-    files.set(p.path, { mode: p.mode, type: p.type, sha });
+    } else if (p.content !== undefined) {
+      files.set(p.path, { mode: p.mode, type: 'blob', sha: '' });
+      contents.set(p.path, p.content);
+    } else files.set(p.path, { mode: p.mode, type: p.type, sha: p.sha as string });
   }
+  // A path inside what is a file (`a/b` where `a` is one): git would see the name twice.
+  const clash = fileFolderClash(files);
+  if (clash !== undefined) throw unprocessable(`tree.path ${clash} is both a file and a directory`);
+  for (const [path, f] of files) if (f.sha === '') files.set(path, { ...f, sha: putBlob(ctx, repo.id, utf8Encode(contents.get(path) as string)) });
   const sha = buildTree(ctx, repo.id, files);
   return { status: 201, body: presentTree(call, repo, sha, false) };
 }
@@ -340,6 +335,8 @@ export function createRef(call: Call): { status: number; body: Obj } {
   if (!ref.startsWith('refs/') || ref.split('/').length < 3 || !validRefName(ref)) throw unprocessable(`${ref} is not a valid ref name.`);
   if (getCommit(call.ctx.tree, repo.id, sha) === undefined) throw unprocessable('Object does not exist');
   if (getRef(call.ctx.tree, repo.id, ref) !== undefined) throw unprocessable('Reference already exists');
+  // `refs/heads/a` beside `refs/heads/a/b`: GitHub's answer names no reason.
+  if (refConflict(call.ctx.tree, repo.id, ref) !== undefined) throw unprocessable('Reference update failed');
   moveRef(call, repo, ref, null, sha);
   call.headers['location'] = `${repoApi(repo)}/git/${ref}`;
   return { status: 201, body: presentRef(repo, ref, sha) };

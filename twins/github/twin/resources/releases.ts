@@ -3,12 +3,11 @@
  * release for a tag that does not exist makes the tag (a lightweight ref) at `target_commitish`,
  * as GitHub does; drafts make no tag until published.
  */
-import { getRef, resolveCommitish, setRef } from '../lib/git.js';
+import { getRef, refConflict, resolveCommitish, setRef, validRefName } from '../lib/git.js';
 import { WEB, bodyObject, isoNow, nextNumber, nodeId, notFound, optBool, optString, pad, paginate, reqString, validation, type Call, type Obj } from '../lib/http.js';
 import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';
-import { validRefName } from './gitdata.js';
 import { fullName, loadRepo, repoApi, type StoredRepo } from './repos.js';
 
 interface StoredRelease {
@@ -49,6 +48,8 @@ function ensureTag(call: Call, repo: StoredRepo, r: StoredRelease): void {
   if (r.draft || getRef(call.ctx.tree, repo.id, `refs/tags/${r.tag_name}`) !== undefined) return;
   const sha = resolveCommitish(call.ctx.tree, repo.id, r.target_commitish);
   if (sha === undefined) throw validation([{ resource: 'Release', code: 'invalid', field: 'target_commitish' }]);
+  // A tag `v1/x` beside a tag `v1` (or the other way round): git cannot hold both.
+  if (refConflict(call.ctx.tree, repo.id, `refs/tags/${r.tag_name}`) !== undefined) throw validation([{ resource: 'Release', code: 'invalid', field: 'tag_name' }]);
   setRef(call.ctx, repo.id, `refs/tags/${r.tag_name}`, sha);
 }
 

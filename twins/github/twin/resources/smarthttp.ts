@@ -14,13 +14,13 @@
 import type { Handler, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/index.js';
 import { base64Decode, base64Encode, concat, utf8Encode } from '../lib/bytes.js';
 import {
-  SHA, fromRaw, getObject, getRef, listRefs, putObject, toRaw, type GitObject,
+  SHA, fromRaw, getObject, getRef, listRefs, putObject, refConflict, toRaw, treeProblem, validRefName, type CommitObject, type GitObject,
 } from '../lib/git.js';
 import { GhError, type Call } from '../lib/http.js';
-import { FLUSH, PackError, pkt, readPack, readPktLines, writePack, type RawType } from '../lib/pack.js';
+import { FLUSH, PACK_LIMITS, PackError, pkt, readPack, readPktLines, writePack, type RawType } from '../lib/pack.js';
 import { authenticate } from '../lib/users.js';
 import { InflateError, gunzip } from '../lib/zlib.js';
-import { moveRef, validRefName } from './gitdata.js';
+import { moveRef } from './gitdata.js';
 import { canRead, canWrite, repoByName, type StoredRepo } from './repos.js';
 
 const ZERO = '0000000000000000000000000000000000000000';
@@ -81,7 +81,8 @@ export const infoRefs: Handler = (req, ctx) => {
 function requestBytes(req: TwinRequest): Uint8Array {
   const raw = req.bodyBase64 !== undefined ? base64Decode(req.bodyBase64) : req.bodyText !== undefined ? utf8Encode(req.bodyText) : new Uint8Array(0);
   if (raw === undefined) throw new PackError('unreadable request body');
-  return (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip' ? gunzip(raw, 256 * 1024 * 1024) : raw;
+  // A gzip body is held to a push's inflated limit too: a small body must not inflate to gigabytes.
+  return (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip' ? gunzip(raw, PACK_LIMITS.totalBytes) : raw;
 }
 
 /** Every object reachable from `tips` (commits, their trees and blobs), skipping what `skip` holds. */
@@ -139,7 +140,6 @@ export const receivePack: Handler = (req, ctx) => {
   if (!('repo' in found)) return found;
   const { repo, call } = found;
   let commands: { old: string; new: string; ref: string }[] = [];
-  const statuses: string[] = [];
   let unpack = 'ok';
   try {
     const bytes = requestBytes(req);
@@ -162,24 +162,40 @@ export const receivePack: Handler = (req, ctx) => {
       for (const raw of raws) {
         const o = fromRaw(raw.type, raw.content, raw.sha);
         if (o === undefined) throw new PackError(`object ${raw.sha} (${raw.type}) is not supported by this twin (annotated tags, signed commits)`);
+        // What git's receive.fsckObjects refuses: a tree no clone could check out.
+        const problem = o.t === 'tree' ? treeProblem(o.entries) : undefined;
+        if (problem !== undefined) throw new PackError(`error in tree ${raw.sha}: ${problem}`);
         stored.push({ sha: raw.sha, o });
       }
-      // Parents before children, so each commit's generation number can be computed when stored.
-      const commits = stored.filter((s) => s.o.t === 'commit');
-      for (const s of stored) if (s.o.t !== 'commit') putObject(ctx, repo.id, s.o);
-      const placed = new Set<string>();
-      while (placed.size < commits.length) {
-        let moved = false;
-        for (const s of commits) {
-          if (placed.has(s.sha)) continue;
-          const parents = s.o.t === 'commit' ? s.o.parents : [];
-          if (parents.every((p) => placed.has(p) || !commits.some((c) => c.sha === p))) {
-            putObject(ctx, repo.id, s.o);
-            placed.add(s.sha);
-            moved = true;
+      // Parents before children, so each commit's generation number can be computed when stored:
+      // a depth-first walk over the pack's commits, linear in them.
+      const commits = new Map<string, CommitObject>();
+      for (const s of stored) {
+        if (s.o.t === 'commit') commits.set(s.sha, s.o);
+        else putObject(ctx, repo.id, s.o, s.sha);
+      }
+      const state = new Map<string, 'open' | 'stored'>();
+      for (const root of commits.keys()) {
+        if (state.has(root)) continue;
+        state.set(root, 'open');
+        const stack: { sha: string; next: number }[] = [{ sha: root, next: 0 }];
+        while (stack.length > 0) {
+          const top = stack[stack.length - 1] as { sha: string; next: number };
+          const commit = commits.get(top.sha) as CommitObject;
+          const parent = commit.parents[top.next++];
+          if (parent === undefined) {
+            putObject(ctx, repo.id, commit, top.sha);
+            state.set(top.sha, 'stored');
+            stack.pop();
+          } else if (commits.has(parent)) {
+            const seen = state.get(parent);
+            if (seen === 'open') throw new PackError('commit parents form a cycle');
+            if (seen === undefined) {
+              state.set(parent, 'open');
+              stack.push({ sha: parent, next: 0 });
+            }
           }
         }
-        if (!moved) throw new PackError('commit parents form a cycle');
       }
     }
   } catch (e) {
@@ -187,15 +203,28 @@ export const receivePack: Handler = (req, ctx) => {
     unpack = e.message.replace(/\n/g, ' ');
     commands = commands.length > 0 ? commands : [];
   }
-  for (const c of commands) {
-    if (unpack !== 'ok') { statuses.push(`ng ${c.ref} unpacker error`); continue; }
-    if (!c.ref.startsWith('refs/') || !validRefName(c.ref)) { statuses.push(`ng ${c.ref} funny refname`); continue; }
+  // Deletions first, as one push may replace `refs/heads/a` with `refs/heads/a/b`; answers in
+  // the order of the commands.
+  const statuses: string[] = [];
+  for (const deletions of [true, false]) {
+    commands.forEach((c, i) => {
+      if ((c.new === ZERO) === deletions) statuses[i] = command(c);
+    });
+  }
+  function command(c: { old: string; new: string; ref: string }): string {
+    if (unpack !== 'ok') return `ng ${c.ref} unpacker error`;
+    if (!c.ref.startsWith('refs/') || !validRefName(c.ref)) return `ng ${c.ref} funny refname`;
     const current = getRef(ctx.tree, repo.id, c.ref);
-    if ((current ?? ZERO) !== c.old) { statuses.push(`ng ${c.ref} stale info`); continue; }
-    if (c.new !== ZERO && getObject(ctx.tree, repo.id, c.new)?.t !== 'commit') { statuses.push(`ng ${c.ref} missing necessary objects`); continue; }
-    if (c.new === ZERO && c.ref === `refs/heads/${repo.default_branch}`) { statuses.push(`ng ${c.ref} refusing to delete the current branch`); continue; }
+    if ((current ?? ZERO) !== c.old) return `ng ${c.ref} stale info`;
+    if (c.new !== ZERO && getObject(ctx.tree, repo.id, c.new)?.t !== 'commit') return `ng ${c.ref} missing necessary objects`;
+    if (c.new === ZERO && c.ref === `refs/heads/${repo.default_branch}`) return `ng ${c.ref} refusing to delete the current branch`;
+    if (current === undefined && c.new !== ZERO) {
+      // git's own words when a ref and a folder of the same name collide.
+      const conflict = refConflict(ctx.tree, repo.id, c.ref);
+      if (conflict !== undefined) return `ng ${c.ref} cannot lock ref '${c.ref}': '${conflict}' exists; cannot create '${c.ref}'`;
+    }
     moveRef(call, repo, c.ref, current ?? null, c.new === ZERO ? null : c.new, false);
-    statuses.push(`ok ${c.ref}`);
+    return `ok ${c.ref}`;
   }
   const out = [pkt(unpack === 'ok' ? 'unpack ok\n' : `unpack ${unpack}\n`), ...statuses.map((s) => pkt(s + '\n')), FLUSH];
   return binary('application/x-git-receive-pack-result', concat(out));
