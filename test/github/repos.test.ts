@@ -125,6 +125,11 @@ describe('GitHub twin: repositories', () => {
   });
 
   it('hostile input: a body that is not an object, a huge page number, odd names — clear errors, no state', async () => {
+    // JSON under a form's content type (what `curl -d` sends) is read as JSON, as GitHub does; a form is not JSON.
+    const curled = await gh.raw('POST', '/user/repos', { headers: { authorization: `token ${dev}`, 'content-type': 'application/x-www-form-urlencoded' }, body: '{"name":"curled"}' });
+    expect([curled.status, JSON.parse(curled.text).name]).toEqual([201, 'curled']);
+    const form = await gh.raw('POST', '/user/repos', { headers: { authorization: `token ${dev}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=formed' });
+    expect([form.status, JSON.parse(form.text).message]).toEqual([400, 'Problems parsing JSON']);
     const arr = await gh.raw('POST', '/user/repos', { headers: { authorization: `token ${dev}`, 'content-type': 'application/json' }, body: '[1,2]' });
     expect(arr.status).toBe(400);
     expect(JSON.parse(arr.text)).toMatchObject({ message: 'Problems parsing JSON' });

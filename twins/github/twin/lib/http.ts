@@ -137,8 +137,20 @@ export function failureBody(status: number, _code: string, message: string): Obj
 
 // ------------------------------------------------------------------ input
 
+/**
+ * The request's JSON body as an object. GitHub reads every body as JSON whatever its content
+ * type says: `curl -d '{"name":"x"}'` sends a form's, and GitHub takes it.
+ */
 export function bodyObject(req: TwinRequest): Obj {
-  const b = req.body;
+  let b = req.body;
+  const type = (req.headers['content-type'] ?? '').toLowerCase();
+  if (!type.includes('json') && req.bodyText !== undefined && req.bodyText.trim() !== '') {
+    try {
+      b = JSON.parse(req.bodyText) as unknown;
+    } catch {
+      throw new GhError(400, 'Problems parsing JSON');
+    }
+  }
   if (b === undefined || b === null || b === '') return {};
   if (typeof b !== 'object' || Array.isArray(b)) throw new GhError(400, 'Problems parsing JSON');
   return b as Obj;
