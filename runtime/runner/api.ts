@@ -4,9 +4,10 @@
  * authenticated the caller and refused what its scope does not open.
  */
 import { KitError } from '../errors.js';
-import type { TimelineQuery } from '../world/types.js';
+import type { Entry, TimelineQuery } from '../world/types.js';
 import { parseQueryString } from '../router/index.js';
 import { decodeSegment, readJsonBody, readTextBody } from './request.js';
+import { redactEntry } from './secrets.js';
 import { jsonResponse, type WorldRunner } from './world-runner.js';
 import type { WorldRequest, WorldResponse } from './types.js';
 
@@ -44,6 +45,17 @@ function objectBody(req: WorldRequest): Record<string, unknown> {
 
 const noContent = (): WorldResponse => ({ status: 204, headers: {}, body: '' });
 
+/** How a twin's records are shown to this caller: its secrets hidden when it may only read. */
+function readerRedact(runner: WorldRunner, req: WorldRequest, twin: string): ((type: string, value: unknown) => unknown) | undefined {
+  return req.scope === 'read' ? runner.twins.get(twin)?.redact : undefined;
+}
+
+/** A timeline or diff item as a caller that may only read sees it. */
+function hideSecrets<T extends { twin: string; entry: Entry }>(runner: WorldRunner, req: WorldRequest, item: T): T {
+  const entry = redactEntry(item.entry, readerRedact(runner, req, item.twin));
+  return entry === item.entry ? item : { ...item, entry };
+}
+
 export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Promise<WorldResponse> {
   const segments = req.path.split('/').filter((s) => s !== '').map(decodeSegment);
   const query = parseQueryString(req.query);
@@ -59,13 +71,18 @@ export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Pr
       const limit = integer(query, 'limit', 'invalid_limit', 1);
       if (after !== undefined) options.after = after;
       if (limit !== undefined) options.limit = limit;
-      return jsonResponse(200, { twin: a, ...world.log(a, options) });
+      const page = world.log(a, options);
+      if (req.scope === 'read') {
+        const redact = readerRedact(runner, req, a);
+        page.entries = page.entries.map((e) => redactEntry(e, redact));
+      }
+      return jsonResponse(200, { twin: a, ...page });
     }
     case 'checkpoint': {
       allow(req, 'GET');
       if (!a || b !== undefined) break;
       const at = integer(query, 'at', 'invalid_position', 0);
-      const bytes = world.checkpoint(a, at);
+      const bytes = world.checkpoint(a, at, readerRedact(runner, req, a));
       return { status: 200, headers: { 'content-type': 'application/json' }, body: bytes };
     }
     case 'map':
@@ -84,12 +101,16 @@ export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Pr
       if (twin) q.twin = twin;
       const trace = one(query, 'trace');
       if (trace) q.trace = trace;
-      return jsonResponse(200, world.timeline(q));
+      const page = world.timeline(q);
+      if (req.scope === 'read') page.entries = page.entries.map((e) => hideSecrets(runner, req, e));
+      return jsonResponse(200, page);
     }
     case 'diff':
       allow(req, 'GET');
       if (a !== undefined) break;
-      return jsonResponse(200, world.diff());
+      const diff = world.diff();
+      if (req.scope === 'read') diff.changes = diff.changes.map((c) => hideSecrets(runner, req, c));
+      return jsonResponse(200, diff);
     case 'clock': {
       if (a === undefined) {
         allow(req, 'GET', 'PUT');

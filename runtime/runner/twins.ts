@@ -3,6 +3,7 @@
  * routes compiled for the host-side router, and the one host function its guest code
  * reads the tree through.
  */
+import { redactorOf } from './secrets.js';
 import type { GuestEngine, HostCall, HostValue } from '../sandbox/index.js';
 import { compileRouter, type CompiledRouter } from '../router/index.js';
 import { KitError } from '../errors.js';
@@ -25,6 +26,8 @@ export interface ServedTwin {
   bundle: TwinBundle;
   router: CompiledRouter<number>;
   readScoped: boolean;
+  /** Hides the twin's secrets from a caller that may only read (runner/secrets.ts); undefined when it names none. */
+  redact: ((type: string, value: unknown) => unknown) | undefined;
 }
 
 export function serveTwin(bundle: TwinBundle): ServedTwin {
@@ -35,6 +38,7 @@ export function serveTwin(bundle: TwinBundle): ServedTwin {
     bundle,
     router: compileRouter(manifest.routes.map((r, i) => ({ name: r.name, match: r.match, value: i }))),
     readScoped: manifest.requestScopes.includes('read'),
+    redact: redactorOf(manifest.secrets),
   };
 }
 

@@ -97,6 +97,8 @@ export interface TwinManifestJson {
   scenarios: boolean;
   /** true when the twin has a stream handler (its clients speak TCP through `…/streams/<vendor>`). */
   stream?: boolean;
+  /** Record types, or fields of them, a caller that may only read never sees (runner/secrets.ts). */
+  secrets?: Record<string, true | string[]>;
 }
 
 /** A built twin: its sandbox script and its manifest. */

@@ -693,9 +693,10 @@ export class World {
   /**
    * The twin's tree at a position (head by default) as deterministic JSON bytes:
    * `{"position":…,"records":{type:{id:value}},"twin":…}`, keys sorted at every level.
-   * Costs what the state costs, not what the log's length costs.
+   * Costs what the state costs, not what the log's length costs. `redact` may replace a
+   * record's value (runner/secrets.ts: a read-only caller's view).
    */
-  checkpoint(twin: string, at?: number): Uint8Array {
+  checkpoint(twin: string, at?: number, redact?: (type: string, value: unknown) => unknown): Uint8Array {
     const head = this.head(twin);
     const pos = this.positionArg(at, head);
     const layers = this.layers(twin, pos);
@@ -704,6 +705,7 @@ export class World {
     const tooLarge = (): KitError =>
       new KitError('checkpoint_too_large', `the checkpoint of ${twin} at ${pos} is larger than 24 MB`, { limit: CHECKPOINT_LIMIT_BYTES });
     const add = (type: string, id: string, value: unknown): void => {
+      if (redact !== undefined) value = redact(type, value);
       let piece: string;
       try {
         piece = `${JSON.stringify(id)}:${canonicalJson(value)}`;

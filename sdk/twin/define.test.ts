@@ -58,6 +58,15 @@ describe('defineTwin', () => {
     expect(refused((d) => { d.requestScopes = ['write'] as never; })).toMatch(/requestScopes/);
   });
 
+  it('takes secrets as whole record types or dotted field paths, and refuses anything else', () => {
+    expect(() => defineTwin({ ...base(), secrets: { webhook_secret: true, hook: ['config.secret'] } })).not.toThrow();
+    expect(refused((d) => { d.secrets = ['hook'] as never; })).toMatch(/secrets must be an object/);
+    expect(refused((d) => { d.secrets = { hook: [] }; })).toMatch(/secrets\["hook"\] must be true or a non-empty array/);
+    expect(refused((d) => { d.secrets = { hook: ['config..secret'] }; })).toMatch(/not a dotted field path/);
+    expect(refused((d) => { d.secrets = { hook: false as never }; })).toMatch(/secrets\["hook"\]/);
+    expect(refused((d) => { d.secrets = { '': true }; })).toMatch(/names no record type/);
+  });
+
   it('refuses duplicate route names, and routes without a handler', () => {
     expect(refused((d) => { d.routes[1]!.name = 'widgets.get'; })).toMatch(/routes\[1\].name repeats/);
     expect(refused((d) => { d.routes[0]!.name = ' '; })).toMatch(/routes\[0\].name/);

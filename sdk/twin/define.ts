@@ -103,6 +103,21 @@ function checkMatcher(match: unknown, where: string): void {
   }
 }
 
+/** `secrets`: record type → `true` (the whole value) or dotted field paths (`config.secret`). */
+function checkSecrets(v: unknown): void {
+  if (v === undefined) return;
+  if (!isRecord(v)) fail('secrets', "must be an object { <record type>: true | ['field.path', …] }");
+  for (const [type, spec] of Object.entries(v)) {
+    const where = `secrets[${JSON.stringify(type)}]`;
+    if (type === '' || type.length > 256) fail(where, 'names no record type');
+    if (spec === true) continue;
+    if (!Array.isArray(spec) || spec.length === 0) fail(where, "must be true or a non-empty array of field paths like 'config.secret'");
+    for (const path of spec) {
+      if (typeof path !== 'string' || path.split('.').some((part) => part === '')) fail(where, `holds ${JSON.stringify(path)}, not a dotted field path`);
+    }
+  }
+}
+
 function checkFunctions(v: unknown, where: string, namePattern: RegExp): void {
   if (v === undefined) return;
   if (!isRecord(v)) fail(where, 'must be an object of functions');
@@ -149,6 +164,7 @@ export function defineTwin<T extends TwinDefinition>(def: T): T {
   checkFunctions(def.moves, 'moves', MOVE_NAME);
   if (def.errorBody !== undefined && typeof def.errorBody !== 'function') fail('errorBody', 'must be a function');
   if (def.scenarios !== undefined && typeof def.scenarios !== 'boolean') fail('scenarios', 'must be a boolean');
+  checkSecrets(def.secrets);
   if (def.stream !== undefined) {
     const stream: unknown = def.stream;
     if (!isRecord(stream)) fail('stream', 'must be an object { open?, data, close? }');

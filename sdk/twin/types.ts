@@ -234,6 +234,13 @@ export interface TwinDefinition {
   errorBody?: (status: number, code: string, message: string) => unknown;
   /** Whether a scenario (handlers document) may be installed on this twin. Default true. */
   scenarios?: boolean;
+  /**
+   * Secrets kept in records (a webhook's signing secret), hidden from a caller that may only
+   * read wherever the world shows records (log, timeline, diff, checkpoint): a record type whose
+   * whole value is secret (`{ webhook_secret: true }`) or dotted paths of fields in its values
+   * (`{ hook: ['config.secret'] }`). A webhook delivery's signing secret is always hidden.
+   */
+  secrets?: Record<string, true | string[]>;
   /** The TCP side of a twin whose `protocol` is not `http` (SMTP, MySQL): see `StreamHandler`. */
   stream?: StreamHandler;
 }

@@ -530,6 +530,7 @@ export function manifestOf(def: TwinDefinition): unknown {
     moves: Object.keys(def.moves ?? {}),
     scenarios: def.scenarios !== false,
     ...(def.stream ? { stream: true } : {}),
+    ...(def.secrets ? { secrets: def.secrets } : {}),
   };
 }
 

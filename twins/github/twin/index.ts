@@ -191,4 +191,6 @@ export default defineTwin({
   routes,
   moves: { 'webhook.result': hooks.webhookResult },
   errorBody: failureBody,
+  // As GitHub answers `********`: a reader of the world's history never sees a hook's secret.
+  secrets: { hook: ['config.secret'] },
 });

@@ -71,4 +71,6 @@ export default defineTwin({
   stores: { accounts: accountsStore, objects: objectsStore },
   moves: { ...billingMoves, ...paymentMoves, ...checkoutMoves, ...payoutMoves },
   errorBody,
+  // A reader of the world's history never sees an endpoint's whsec_ (webhooks.ts keeps it apart).
+  secrets: { webhook_secret: true },
 });
