@@ -105,12 +105,13 @@ export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Pr
       if (req.scope === 'read') page.entries = page.entries.map((e) => hideSecrets(runner, req, e));
       return jsonResponse(200, page);
     }
-    case 'diff':
+    case 'diff': {
       allow(req, 'GET');
       if (a !== undefined) break;
       const diff = world.diff();
       if (req.scope === 'read') diff.changes = diff.changes.map((c) => hideSecrets(runner, req, c));
       return jsonResponse(200, diff);
+    }
     case 'clock': {
       if (a === undefined) {
         allow(req, 'GET', 'PUT');
