@@ -130,6 +130,17 @@ describe('GitHub twin: issues', () => {
     expect(mentioning.data.map((i) => i.title)).toEqual(['Crash on start']);
     const since = await gh.as(maint).issues.listForRepo({ ...r, state: 'all', since: '2027-01-01T00:00:00Z' });
     expect(since.data).toEqual([]);
+    // `since` compares instants, whatever the zone or precision; one GitHub cannot read is 422.
+    const updated = all.map((i) => i.updated_at).sort();
+    const newest = updated[updated.length - 1] as string;
+    const atNewest = await gh.as(maint).issues.listForRepo({ ...r, state: 'all', since: newest.replace('Z', '.000+00:00') });
+    expect(atNewest.data.map((i) => i.updated_at)).toEqual(updated.filter((u) => u === newest));
+    const early = await gh.as(maint).issues.listForRepo({ ...r, state: 'all', since: '2000-01-01T02:00:00+02:00', per_page: 100 });
+    expect(early.data).toHaveLength(all.length);
+    const bad = await failure(gh.as(maint).issues.listForRepo({ ...r, since: 'notadate' }));
+    expect([bad.status, (bad.response?.data as { message: string }).message]).toEqual([422, 'The since parameter needs to be in ISO 8601 format: YYYY-MM-DDTHH:MM:SSZ']);
+    const badUntil = await failure(gh.as(maint).repos.listCommits({ ...r, until: 'yesterday' }));
+    expect(badUntil.status).toBe(422);
   });
 
   it('search: free text, repo:, is:, label:, author:, no:, negation, sort', async () => {

@@ -156,6 +156,22 @@ export function bodyObject(req: TwinRequest): Obj {
   return b as Obj;
 }
 
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * A time filter of a list (`since`, `until`) as epoch ms, or undefined when absent. GitHub
+ * answers one it cannot read with 422 and says the format, instead of listing nothing.
+ */
+export function instantParam(query: TwinRequest['query'], name: string): number | undefined {
+  const raw = str(query, name);
+  if (raw === undefined || raw === '') return undefined;
+  // A time without a zone is UTC, as GitHub reads it (JavaScript would read it as local time).
+  const text = raw.replace(' ', 'T');
+  const ms = ISO_8601.test(raw) ? Date.parse(text.includes('T') && !/(?:Z|[+-]\d{2}:?\d{2})$/i.test(text) ? `${text}Z` : text) : NaN;
+  if (Number.isNaN(ms)) throw new GhError(422, `The ${name} parameter needs to be in ISO 8601 format: YYYY-MM-DDTHH:MM:SSZ`);
+  return ms;
+}
+
 export function str(query: TwinRequest['query'], name: string): string | undefined {
   const v = query[name];
   return Array.isArray(v) ? v[v.length - 1] : v;

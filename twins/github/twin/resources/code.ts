@@ -9,7 +9,7 @@ import {
   buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, paint, pathProblem, putBlob, putObject, resolveCommitish, walk,
   type CommitObject, type FileChange,
 } from '../lib/git.js';
-import { GhError, WEB, bodyObject, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
+import { GhError, WEB, bodyObject, instantParam, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
 import { fullName, loadRepo, repoApi, type StoredRepo } from './repos.js';
 import { moveRef, personFrom, presentCommit, presentGitCommit } from './gitdata.js';
 
@@ -201,14 +201,14 @@ export function listCommits(call: Call): { body: Obj[] } {
   let commits = walk(ctx.tree, repo.id, [head]);
   const path = str(call.req.query, 'path');
   const author = str(call.req.query, 'author');
-  const since = str(call.req.query, 'since');
-  const until = str(call.req.query, 'until');
+  const since = instantParam(call.req.query, 'since');
+  const until = instantParam(call.req.query, 'until');
   if (author !== undefined) {
     const a = author.toLowerCase();
     commits = commits.filter((c) => c.commit.author.email.toLowerCase() === a || c.commit.author.name.toLowerCase() === a || (ctx.tree.get<{ login: string }>('user_email', c.commit.author.email.toLowerCase())?.login ?? '') === a);
   }
-  if (since !== undefined) commits = commits.filter((c) => c.commit.committer.date >= since);
-  if (until !== undefined) commits = commits.filter((c) => c.commit.committer.date <= until);
+  if (since !== undefined) commits = commits.filter((c) => Date.parse(c.commit.committer.date) >= since);
+  if (until !== undefined) commits = commits.filter((c) => Date.parse(c.commit.committer.date) <= until);
   if (path !== undefined && path !== '') {
     const p = cleanPath(path);
     const shaAt = (sha: string | undefined): string | undefined => {

@@ -12,7 +12,7 @@
 import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import {
   GhError, WEB, bodyObject, forbidden, invalidField, isoNow, nextNumber, nodeId, notFound, optString, optStringArray, pad, paginate,
-  reqString, sortBy, str, validation, type Call, type Obj,
+  instantParam, reqString, sortBy, str, validation, type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';
@@ -408,8 +408,8 @@ export function listIssues(call: Call): { body: Obj[] } {
   if (milestone !== undefined) {
     items = items.filter((i) => (milestone === 'none' ? i.milestone === null : milestone === '*' ? i.milestone !== null : String(i.milestone) === milestone));
   }
-  const since = str(q, 'since');
-  if (since !== undefined) items = items.filter((i) => i.updated_at >= since);
+  const since = instantParam(q, 'since');
+  if (since !== undefined) items = items.filter((i) => Date.parse(i.updated_at) >= since);
   const sort = str(q, 'sort') ?? 'created';
   const direction = (str(q, 'direction') ?? 'desc') === 'asc' ? 'asc' : 'desc';
   items = sortIssues(items, sort, direction);
@@ -482,8 +482,8 @@ export function listComments(call: Call): { body: Obj[] } {
   const prefix = `${repo.id}:${pad(issue.number)}:`;
   const ids = listRange(ctx.tree, 'issue_comment', prefix, `${repo.id}:${pad(issue.number)};`).map((i) => i.id.slice(prefix.length));
   let comments = ids.map((id) => ctx.tree.get<StoredComment>('comment', `${repo.id}:${id}`)).filter((c): c is StoredComment => c !== undefined);
-  const since = str(call.req.query, 'since');
-  if (since !== undefined) comments = comments.filter((c) => c.updated_at >= since);
+  const since = instantParam(call.req.query, 'since');
+  if (since !== undefined) comments = comments.filter((c) => Date.parse(c.updated_at) >= since);
   return { body: paginate(call, comments).map((c) => presentComment(ctx.tree, repo, c)) };
 }
 
@@ -776,7 +776,7 @@ export function listAcross(call: Call, repos: StoredRepo[]): { body: Obj[] } {
   const state = str(q, 'state') ?? 'open';
   if (!['open', 'closed', 'all'].includes(state)) throw invalidField('Issue', 'state', state);
   const labels = (str(q, 'labels') ?? '').split(',').map((x) => x.trim().toLowerCase()).filter((x) => x !== '');
-  const since = str(q, 'since');
+  const since = instantParam(q, 'since');
   const mention = new RegExp(`(^|[^A-Za-z0-9-])@${me.replace(/[^a-z0-9-]/g, '')}(?![A-Za-z0-9-])`, 'i');
   const hits: { repo: StoredRepo; issue: StoredIssue; lk: IssueLookups }[] = [];
   for (const repo of repos) {
@@ -785,7 +785,7 @@ export function listAcross(call: Call, repos: StoredRepo[]): { body: Obj[] } {
     const lk = lookups(ctx.tree, repo, issues);
     for (const i of issues) {
       if (state !== 'all' && i.state !== state) continue;
-      if (since !== undefined && i.updated_at < since) continue;
+      if (since !== undefined && Date.parse(i.updated_at) < since) continue;
       const mentioned = mention.test(`${i.title}\n${i.body ?? ''}`);
       const ok = filter === 'assigned' ? i.assignees.includes(me) : filter === 'created' ? i.user === me : filter === 'mentioned' ? mentioned
         : filter === 'subscribed' ? i.user === me || i.assignees.includes(me) || mentioned : true;
