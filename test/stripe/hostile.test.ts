@@ -35,6 +35,8 @@ describe('hostile input', () => {
     ['a JSON body that is not an object', 'POST', '/v1/customers', { ...auth, 'content-type': 'application/json' }, '[1,2,3]', 400],
     ['an enum value Stripe does not have', 'POST', '/v1/customers', form, 'tax_exempt=sometimes', 400],
     ['a boolean that is not one', 'GET', '/v1/products?active=maybe', auth, undefined, 400],
+    ['an expand of the prototype', 'GET', '/v1/customers?expand[]=__proto__', auth, undefined, 400],
+    ['a range operator Stripe does not have', 'GET', '/v1/customers?created[foo]=1', auth, undefined, 400],
   ];
 
   for (const [name, method, path, headers, body, status] of cases) {

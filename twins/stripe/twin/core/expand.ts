@@ -41,7 +41,8 @@ function resolve(c: Call, id: string): Obj | undefined {
 function expandOne(c: Call, holder: Obj, parts: string[], full: string): void {
   const [head, ...rest] = parts;
   if (head === undefined) return;
-  if (!(head in holder)) {
+  // Own fields only: `expand[]=__proto__` names no field of the object.
+  if (!Object.prototype.hasOwnProperty.call(holder, head)) {
     const build = INCLUDABLE.get(`${String(holder.object)}.${head}`);
     if (build === undefined) throw invalid(`This property cannot be expanded (${full}).`, 'expand');
     holder[head] = build(c, holder);

@@ -606,6 +606,8 @@ function* oldestFirst(c: Call, type: string, afterSeq: number, pageSize: number)
 }
 
 /** `created` as a number or `{ gt, gte, lt, lte }`, as every Stripe list takes it. */
+const RANGE_KEYS = ['gt', 'gte', 'lt', 'lte'];
+
 export function rangeFilter(c: Call, key: string, field = key): Filter | undefined {
   const v = c.p.get(key);
   if (v === undefined) return undefined;
@@ -617,6 +619,9 @@ export function rangeFilter(c: Call, key: string, field = key): Filter | undefin
   }
   const r = c.p.obj(key);
   if (r === null || r === undefined) return undefined;
+  for (const k of Object.keys(r.raw)) {
+    if (!RANGE_KEYS.includes(k)) throw invalid(`Received unknown parameter: ${r.name(k)}`, r.name(k), 'parameter_unknown');
+  }
   const gt = r.int('gt'), gte = r.int('gte'), lt = r.int('lt'), lte = r.int('lte');
   const f: Filter = (o) => {
     const x = o[field];
