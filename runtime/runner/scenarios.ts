@@ -126,7 +126,9 @@ export class ScenarioSlot {
       if (h.action.kind !== 'js') continue;
       const call = jsCall(h, h.action.source, {});
       jsKeys.push(call.cacheKey);
-      routes.push(`{ name: ${JSON.stringify(call.cacheKey)}, match: { path: '/' }, handle: function (request, ctx) { var r = (${call.functionSource})(request, ctx); return { status: 200, body: { result: r === undefined ? null : r } }; } }`);
+      // A Promise or a function would cross as JSON `{}` (an empty 200) or nothing: refused by name.
+      const refuse = `throw new TypeError(${JSON.stringify(`scenario handler "${h.name}" returned `)} + (typeof r === 'function' ? 'a function' : 'a Promise') + ': return a response object { status, headers, body } or nothing (handlers are synchronous)');`;
+      routes.push(`{ name: ${JSON.stringify(call.cacheKey)}, match: { path: '/' }, handle: function (request, ctx) { var r = (${call.functionSource})(request, ctx); if (typeof r === 'function' || (r !== null && typeof r === 'object' && typeof r.then === 'function')) { ${refuse} } return { status: 200, body: { result: r === undefined ? null : r } }; } }`);
     }
     if (routes.length === 0) return { script: null, jsKeys };
     if (!this.guestRuntime) throw new KitError('invalid_scenario', 'This world cannot run JavaScript scenario handlers (no guest runtime was given).');

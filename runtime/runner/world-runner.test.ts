@@ -325,6 +325,22 @@ describe('the world API', () => {
 });
 
 describe('hostile guests', () => {
+  it('answers a scenario js handler that returns a Promise or a function with handler_error naming it, not an empty 200', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const doc = {
+      handlers: [
+        { name: 'async', match: { path: '/v1/async' }, js: 'return Promise.resolve({ status: 201 });' },
+        { name: 'fn', match: { path: '/v1/fn' }, js: 'return function () { return 1; };' },
+      ],
+    };
+    expect((await world.api('PUT', '/twins/hello/scenario', doc)).status).toBe(200);
+    for (const [path, what] of [['/hello/v1/async', 'a Promise'], ['/hello/v1/fn', 'a function']] as const) {
+      const res = await world.vendor('GET', path);
+      expect([path, res.status, res.json.error.code]).toEqual([path, 500, 'handler_error']);
+      expect(res.json.error.message).toContain(`returned ${what}`);
+    }
+  });
+
   it('refuses the writes of a scenario script that forges the guest protocol', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     // The js handler redefines the protocol function, then answers through it next time.
