@@ -58,6 +58,8 @@ export type KitErrorCode =
   // storage
   | 'storage_closed'
   | 'storage_failed'
+  | 'storage_locked'
+  | 'storage_corrupt'
   | 'internal';
 
 const STATUS: Record<KitErrorCode, number> = {
@@ -73,7 +75,7 @@ const STATUS: Record<KitErrorCode, number> = {
   shutting_down: 503, token_file_corrupt: 500, ca_file_corrupt: 500, bad_gateway: 502,
   handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,
   no_handler: 404,
-  storage_closed: 503, storage_failed: 503, internal: 500,
+  storage_closed: 503, storage_failed: 503, storage_locked: 409, storage_corrupt: 500, internal: 500,
 };
 
 export class KitError extends Error {

@@ -116,11 +116,22 @@ export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldH
     name: `world ${options.org}/${options.world}`,
   });
   const code = worldCode(options.twins);
-  // The first call starts the worker, which opens the storage and loads the twins.
-  const probe = responseFromWire(
-    (await worker.call(requestToWire({ surface: 'api', method: 'GET', path: '/clock', query: '', headers: {}, scope: 'read', requestId: 'start', receivedAt: Date.now() }))) as ResponseWire,
-  );
-  if (probe.status !== 200) throw new Error(`the world did not start: ${String(probe.body)}`);
+  // The first call starts the worker, which opens the storage and loads the twins. When that
+  // fails (a store another process serves, a damaged one), the worker goes too: it would keep
+  // the process alive after the caller reported the failure.
+  let probe: ReturnType<typeof responseFromWire>;
+  try {
+    probe = responseFromWire(
+      (await worker.call(requestToWire({ surface: 'api', method: 'GET', path: '/clock', query: '', headers: {}, scope: 'read', requestId: 'start', receivedAt: Date.now() }))) as ResponseWire,
+    );
+  } catch (e) {
+    await worker.close();
+    throw e;
+  }
+  if (probe.status !== 200) {
+    await worker.close();
+    throw new Error(`the world did not start: ${String(probe.body)}`);
+  }
   return {
     name: options.world,
     code,

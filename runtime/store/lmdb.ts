@@ -41,8 +41,10 @@
  * `mdb_freelist_save` (assertion `x <= dl[0].mid`, its write-map branch) under our tests.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { asBinary, open, type RootDatabase } from 'lmdb';
 import { KitError } from '../errors.js';
+import { checkDataFile, lockStore } from './guard.js';
 import { KeyMap, assertKey, assertSynchronous, compareKeys } from './keys.js';
 import type { Key, KeyPart, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
@@ -147,18 +149,30 @@ export class LmdbStorage implements Storage {
   private flushing: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
+  /** Gives back the store's lock file (runtime/store/guard.ts). */
+  private readonly unlock: () => void;
+
   constructor(readonly dir: string) {
+    // Before LMDB maps anything: a damaged file, or a store another process serves, is refused.
+    mkdirSync(dir, { recursive: true });
+    checkDataFile(dir);
+    this.unlock = lockStore(dir);
     // lmdb-js hands maxSharedStructures to msgpackr but does not type it.
     const encoderOptions = { maxSharedStructures: MAX_SHARED_STRUCTURES } as object;
-    this.db = open<unknown, KeyPart[]>({
-      path: dir,
-      encoding: 'msgpack',
-      sharedStructuresKey: Symbol.for('structures'),
-      ...encoderOptions,
-      noSync: true,
-      // Values are fresh objects on every read: a caller mutating one cannot change another's.
-      cache: false,
-    });
+    try {
+      this.db = open<unknown, KeyPart[]>({
+        path: dir,
+        encoding: 'msgpack',
+        sharedStructuresKey: Symbol.for('structures'),
+        ...encoderOptions,
+        noSync: true,
+        // Values are fresh objects on every read: a caller mutating one cannot change another's.
+        cache: false,
+      });
+    } catch (e) {
+      this.unlock();
+      throw e;
+    }
     // lmdb-js's msgpack codec with the shared structures (not in its types).
     this.codec = (this.db as unknown as { encoder: Codec }).encoder;
     this.sharedMarkBytes = Buffer.from(this.codec.encode(SHARED_MARK));
@@ -285,6 +299,7 @@ export class LmdbStorage implements Storage {
     await this.durable().catch(() => undefined);
     this.closed = true;
     await this.db.close();
+    this.unlock();
   }
 
   /**
