@@ -20,7 +20,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { syncBuiltinESMExports } from 'node:module';
 import type { IncomingMessage, ClientRequest, RequestOptions } from 'node:http';
-import { manifestUrl, parseAttachManifest } from './manifest.js';
+import { MANIFEST_PATH, ManifestError, manifestUrl, parseAttachManifest } from './manifest.js';
 import type { AttachManifest } from './manifest.js';
 import { createRouter, twinPath } from './route.js';
 import type { AttachRouter, Decision } from './route.js';
@@ -29,47 +29,143 @@ import type { AttachRouter, Decision } from './route.js';
 export class AttachError extends Error {
   override readonly name = 'AttachError';
   constructor(
-    readonly code: 'attach_not_configured' | 'attach_unreachable' | 'attach_refused' | 'invalid_manifest',
+    readonly code:
+      | 'attach_not_configured'
+      | 'attach_unreachable'
+      | 'attach_refused'
+      | 'attach_redirected'
+      | 'manifest_too_large'
+      | 'invalid_manifest'
+      | 'manifest_refused',
     message: string,
   ) {
     super(message);
   }
 }
 
-/** Fetches and checks the manifest, with the token in `x-kit-token`. */
+/**
+ * The most of a manifest answer read. A manifest is a few KiB: the world's CA certificate
+ * (about 1 KiB) and a line or two per twin, some 30 KiB for a hundred twins. 1 MiB is thirty
+ * times that and still nothing to hold; past it the answer is not a manifest, and reading on
+ * is how a world that streams gigabytes crashed kit.
+ */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+/** The most of an error answer read: enough for the line that says why. */
+const MAX_ERROR_BYTES = 4 * 1024;
+
+/**
+ * Reads at most `limit` bytes of a body. A declared length over it is refused before a byte
+ * is read; a body that runs past it is cancelled there (which drops the connection).
+ */
+async function readCapped(response: Response, limit: number): Promise<{ text: string; over: boolean }> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    return { text: '', over: true };
+  }
+  if (response.body === null) return { text: '', over: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.byteLength > limit) {
+      chunks.push(value.subarray(0, limit - size));
+      await reader.cancel().catch(() => undefined);
+      return { text: Buffer.concat(chunks).toString('utf8'), over: true };
+    }
+    size += value.byteLength;
+    chunks.push(value);
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), over: false };
+}
+
+function causeOf(e: unknown): string {
+  const c = (e as { cause?: { code?: string; message?: string } }).cause;
+  return c?.code ?? c?.message ?? (e instanceof Error ? (e.name === 'TimeoutError' ? 'timed out' : e.message) : String(e));
+}
+
+/** A world-chosen text made safe for one line of a message. */
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/[\x00-\x1f\x7f]+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/**
+ * Fetches and checks the manifest, with the token in `x-kit-token`. No redirect is followed
+ * (fetch would carry `x-kit-token` to whatever host the redirect names: it drops only
+ * `Authorization`); the answer is read up to `MAX_MANIFEST_BYTES`; and the manifest must
+ * keep to what a world may ask (`parseAttachManifest` with the world's URL).
+ */
 export async function fetchManifest(worldUrl: string, token: string, fetchImpl: typeof fetch = fetch): Promise<AttachManifest> {
   let url: string;
+  let world: string;
   try {
     const u = new URL(worldUrl);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    world = u.href;
     url = manifestUrl(u.href);
   } catch {
     throw new AttachError('attach_not_configured', `KIT_WORLD is not an http(s) URL: ${JSON.stringify(worldUrl.slice(0, 200))}`);
   }
   let response: Response;
   try {
-    response = await fetchImpl(url, { headers: { 'x-kit-token': token, accept: 'application/json' }, signal: AbortSignal.timeout(15_000) });
+    response = await fetchImpl(url, {
+      headers: { 'x-kit-token': token, accept: 'application/json' },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(15_000),
+    });
   } catch (e) {
-    const c = (e as { cause?: { code?: string; message?: string } }).cause;
-    const cause = c?.code ?? c?.message ?? (e instanceof Error ? e.message : String(e));
-    throw new AttachError('attach_unreachable', `cannot reach the world at ${url} (${cause})`);
+    throw new AttachError('attach_unreachable', `cannot reach the world at ${url} (${causeOf(e)})`);
   }
-  const text = await response.text();
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => undefined);
+    const location = response.headers.get('location');
+    let target: string | null = null;
+    try {
+      target = location === null ? null : new URL(location, url).href;
+    } catch {
+      target = null;
+    }
+    if (target === null) {
+      throw new AttachError('attach_redirected', `the world at ${worldUrl} answered ${response.status} (a redirect) with no usable Location; kit follows no redirect`);
+    }
+    const shown = oneLine(target, 300);
+    const suggested = target.endsWith(MANIFEST_PATH) ? oneLine(target.slice(0, -MANIFEST_PATH.length), 300) : null;
+    throw new AttachError(
+      'attach_redirected',
+      `the world at ${worldUrl} redirected to ${shown}; kit follows no redirect (the token would go with it): ` +
+        (suggested !== null ? `if that is the world, attach to ${suggested} directly` : "attach to the world's own URL"),
+    );
+  }
   if (response.status === 401 || response.status === 403) {
+    await response.body?.cancel().catch(() => undefined);
     throw new AttachError('attach_refused', `the world at ${worldUrl} refused the token (${response.status}); check KIT_WORLD_TOKEN`);
   }
+  let body: { text: string; over: boolean };
+  try {
+    body = await readCapped(response, response.status === 200 ? MAX_MANIFEST_BYTES : MAX_ERROR_BYTES);
+  } catch (e) {
+    throw new AttachError('attach_unreachable', `the world at ${url} did not finish its answer (${causeOf(e)})`);
+  }
   if (response.status !== 200) {
-    throw new AttachError('attach_unreachable', `the world at ${url} answered ${response.status}: ${text.slice(0, 200)}`);
+    const said = oneLine(body.text, 200);
+    throw new AttachError('attach_unreachable', `the world at ${url} answered ${response.status}${said !== '' ? `: ${said}` : ''}`);
+  }
+  if (body.over) {
+    throw new AttachError('manifest_too_large', `the manifest at ${url} is larger than 1 MiB; a manifest is a few KiB, so this answer is not one`);
   }
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(body.text);
   } catch {
     throw new AttachError('invalid_manifest', `${url} did not answer JSON`);
   }
   try {
-    return parseAttachManifest(raw);
+    return parseAttachManifest(raw, { worldUrl: world });
   } catch (e) {
+    if (e instanceof ManifestError && e.code === 'manifest_refused') throw new AttachError('manifest_refused', `the manifest at ${url} is refused: ${e.message}`);
     throw new AttachError('invalid_manifest', `the manifest at ${url} is not usable: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

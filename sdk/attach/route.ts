@@ -8,6 +8,7 @@
  *   added in `x-twins-key` when the app sent none (spec Authentication 3).
  * - Anything else → untouched.
  */
+import { isLoopbackHost as isLoopback } from './manifest.js';
 import type { AttachManifest } from './manifest.js';
 
 export interface TwinTarget {
@@ -83,10 +84,6 @@ export function createRouter(manifest: AttachManifest, worldUrl: string, token: 
       return { kind: 'pass' };
     },
   };
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** The path a twin target receives: the world's prefix, then the app's path (query kept). */

@@ -14,6 +14,12 @@ import { fillStreamEnv, type AttachManifest } from './manifest.js';
 
 /** Bytes per WebSocket message: the host takes up to 1 MiB; smaller keeps both sides responsive. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
+/**
+ * The largest message taken from the world: the host's own limit (it sends 64 KiB pieces).
+ * `ws` would take 100 MiB per message, held whole in memory before the app sees a byte; a
+ * bigger one closes the stream (1009).
+ */
+const MAX_RECEIVE_BYTES = 1024 * 1024;
 /** Unsent WebSocket bytes past which the TCP side is paused. */
 const HIGH_WATER_BYTES = 1024 * 1024;
 const LOOPBACK = '127.0.0.1';
@@ -43,10 +49,14 @@ function splitChunks(chunk: Buffer): Buffer[] {
 function pipe(socket: Socket, streamId: string, url: string, token: string, sockets: Set<Socket>, options: StreamListenerOptions): void {
   sockets.add(socket);
   socket.pause(); // nothing is read until the WebSocket is open and the token sent
-  const ws = new WebSocket(url, { perMessageDeflate: false });
+  // No redirect is followed: the first message is the world's token, for this URL only.
+  const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: MAX_RECEIVE_BYTES, followRedirects: false });
   let open = false;
 
+  let reported = false;
   const report = (code: number, reason: string): void => {
+    if (reported) return; // once per connection: an error is followed by its close
+    reported = true;
     if (options.onRefused) options.onRefused(streamId, code, reason);
     else console.error(`kit attach: stream ${streamId} closed: ${code} ${reason}`);
   };
@@ -105,9 +115,10 @@ function pipe(socket: Socket, streamId: string, url: string, token: string, sock
     if (code === 1000 || code === 1001) socket.end();
     else socket.destroy();
   });
-  ws.on('error', (e: Error) => {
+  ws.on('error', (e: Error & { code?: string }) => {
     open = false;
-    report(1006, e.message);
+    if (e.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') report(1009, `the world sent a message over ${MAX_RECEIVE_BYTES} bytes`);
+    else report(1006, e.message);
     socket.destroy();
   });
 }

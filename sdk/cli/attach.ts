@@ -191,6 +191,11 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
       }
     }
 
+    // The command is looked up in the user's own PATH (spawn searches the child's), whatever
+    // else the environment was given.
+    if (baseEnv['PATH'] === undefined) delete env['PATH'];
+    else env['PATH'] = baseEnv['PATH'];
+
     return await new Promise<number>((resolve) => {
       // Handlers go in before the child exists: a signal in between is held and passed on,
       // never left to kill kit by default while the command runs on, orphaned.
