@@ -215,6 +215,65 @@ describe('a stalled client', () => {
   });
 });
 
+describe('a stalled decrypted connection', () => {
+  /** A proxy with short limits, and a TLS connection to the twinned host through it. */
+  async function decrypted(): Promise<{ tls: import('node:tls').TLSSocket; closed: Promise<number>; close(): Promise<void> }> {
+    const { createSingleWorldCore } = await import('../single-world.js');
+    const { connect: tlsConnect } = await import('node:tls');
+    const core = createSingleWorldCore({ world: echoWorld('w'), org: 'local', tokens, twins: [{ vendor: 'stripe', requestScopes: [] }] });
+    const proxy = await startConnectProxy({
+      port: 0,
+      ca: await createMemoryCa(),
+      twins: new Map([['api.stripe.com', 'stripe']]),
+      authenticate: (t) => t === tokens.token,
+      handler: core.handler,
+      vendorPath: core.vendorPath,
+      maxBodyBytes: 1024,
+      realm: 'test',
+      innerTimeouts: { headersMs: 400, requestMs: 2000, idleMs: 600, checkEveryMs: 100 },
+    });
+    const socket = netConnect({ host: '127.0.0.1', port: proxy.port });
+    socket.on('error', () => undefined);
+    socket.write(`CONNECT api.stripe.com:443 HTTP/1.1\r\nProxy-Authorization: Basic ${Buffer.from(`k:${tokens.token}`).toString('base64')}\r\n\r\n`);
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    const tls = tlsConnect({ socket, servername: 'api.stripe.com', rejectUnauthorized: false });
+    tls.on('error', () => undefined);
+    await new Promise<void>((resolve) => tls.once('secureConnect', () => resolve()));
+    const started = Date.now();
+    const closed = new Promise<number>((resolve) => tls.once('close', () => resolve(Date.now() - started)));
+    return { tls, closed, close: () => proxy.close() };
+  }
+
+  it('is closed when its request head stalls, when it drips the head a byte at a time, and when it sends nothing', async () => {
+    const partial = await decrypted();
+    try {
+      partial.tls.write('GET /v1/customers HTTP/1.1\r\nHost: api.stripe.com\r\n');
+      expect(await partial.closed).toBeLessThan(1500);
+    } finally {
+      await partial.close();
+    }
+    const drip = await decrypted();
+    const head = 'GET /v1/customers HTTP/1.1\r\nHost: api.stripe.com\r\nX-Slow: ' + 'x'.repeat(200);
+    let at = 0;
+    // A byte every 50 ms: never idle, but the head is not done within 400 ms.
+    const timer = setInterval(() => {
+      if (at < head.length && !drip.tls.destroyed) drip.tls.write(head[at++] as string);
+    }, 50);
+    try {
+      expect(await drip.closed).toBeLessThan(1500);
+    } finally {
+      clearInterval(timer);
+      await drip.close();
+    }
+    const idle = await decrypted();
+    try {
+      expect(await idle.closed).toBeLessThan(1500);
+    } finally {
+      await idle.close();
+    }
+  });
+});
+
 describe('parseAuthority', () => {
   it('reads host:port and bracketed IPv6, and nothing else', () => {
     expect(parseAuthority('API.Stripe.com:443')).toEqual({ host: 'api.stripe.com', port: 443 });

@@ -40,6 +40,12 @@ export interface ConnectProxyOptions {
   connectTimeoutMs?: number;
   /** How long a client may take to finish the TLS handshake of a twinned host. Default 30 s. */
   handshakeTimeoutMs?: number;
+  /**
+   * A decrypted connection's limits: a request's head within `headersMs` (20 s), the whole
+   * request within `requestMs` (120 s), no byte for `idleMs` (30 s) closes it; checked every
+   * `checkEveryMs` (5 s).
+   */
+  innerTimeouts?: Partial<{ headersMs: number; requestMs: number; idleMs: number; checkEveryMs: number }>;
 }
 
 export interface ConnectProxy {
@@ -136,9 +142,10 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
   };
   const connectTimeout = options.connectTimeoutMs ?? 15_000;
   const handshakeTimeout = options.handshakeTimeoutMs ?? 30_000;
+  const innerTimeouts = { headersMs: 20_000, requestMs: 120_000, idleMs: 30_000, checkEveryMs: 5_000, ...options.innerTimeouts };
 
   // The decrypted side: HTTP/1.1 over each terminated TLS socket.
-  const inner: Server = createServer((req, res) => {
+  const inner: Server = createServer({ headersTimeout: innerTimeouts.headersMs, requestTimeout: innerTimeouts.requestMs, connectionsCheckingInterval: innerTimeouts.checkEveryMs }, (req, res) => {
     const meta = terminated.get(req.socket);
     if (meta === undefined) {
       req.socket.destroy();
@@ -201,6 +208,12 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
     req.on('error', () => req.socket.destroy());
   });
   inner.on('clientError', (_e, socket) => socket.destroy());
+  // Node checks a server's headersTimeout and requestTimeout only once it is listening, and
+  // this one never listens (it is fed the TLS sockets): without this a decrypted connection
+  // that stalls mid-request, or drips its head a byte at a time, was held for ever (500 such
+  // connections held 500 descriptors). 'listening' is what starts Node's own checks.
+  inner.timeout = innerTimeouts.idleMs;
+  inner.emit('listening');
 
   const outer: Server = createServer((req, res) => {
     // Plain (non-CONNECT) proxy requests: this proxy speaks CONNECT only, as HTTPS_PROXY clients do.
