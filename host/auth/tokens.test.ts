@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,5 +66,10 @@ describe('world tokens', () => {
       expect(String((error as Error).message)).toContain(path);
       expect(await readFile(path, 'utf8')).toBe(content);
     }
+    // A FIFO in its place would block a read for ever.
+    await rm(path);
+    execFileSync('mkfifo', [path]);
+    const fifo = await loadOrCreateTokens(dir, 'u').catch((e: unknown) => e);
+    expect(isKitError(fifo) && fifo.code).toBe('token_file_corrupt');
   });
 });

@@ -77,6 +77,8 @@ export async function readTokenFile(dir: string): Promise<TokenFile | null> {
   const path = tokenFilePath(dir);
   let text: string;
   try {
+    // A FIFO or a device in its place would block the read for ever: only a file is read.
+    if (!(await stat(path)).isFile()) throw new KitError('token_file_corrupt', `${path} is not a regular file; move it away to mint new tokens`);
     text = await readFile(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;

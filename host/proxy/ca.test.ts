@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -103,6 +104,23 @@ describe('the world CA', () => {
     expect(codes).toEqual(['ca_file_corrupt', 'ca_file_corrupt', 'ca_file_corrupt', 'ca_file_corrupt']);
     // Nothing was minted over it.
     expect(await readFile(certPath, 'utf8')).toContain('AAAA');
+  });
+
+  it('refuses a certificate that is no CA, and a ca.pem that is not a regular file, without waiting on it', async () => {
+    const ca = await loadOrCreateCa(dir);
+    const certPath = join(caDir(dir), 'ca.pem');
+    const good = await readFile(certPath, 'utf8');
+    await writeFile(certPath, await ca.leafPem('api.stripe.com'));
+    const leafAsCa = await loadOrCreateCa(dir).catch((e: unknown) => e);
+    expect(isKitError(leafAsCa) && leafAsCa.code).toBe('ca_file_corrupt');
+    expect(String((leafAsCa as Error).message)).toContain('CA:FALSE');
+    await rm(certPath);
+    execFileSync('mkfifo', [certPath]);
+    const fifo = await loadOrCreateCa(dir).catch((e: unknown) => e);
+    expect(isKitError(fifo) && fifo.code).toBe('ca_file_corrupt');
+    await rm(certPath);
+    await writeFile(certPath, good);
+    expect((await loadOrCreateCa(dir)).certPem).toBe(good);
   });
 
   it('tightens a loosened key mode on load', async () => {

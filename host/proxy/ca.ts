@@ -234,6 +234,8 @@ async function writeAtomic(path: string, text: string, mode: number): Promise<vo
 
 async function readOptional(path: string): Promise<string | null> {
   try {
+    // A FIFO or a device in its place would block the read for ever: only a file is read.
+    if (!(await stat(path)).isFile()) throw new KitError('ca_file_corrupt', `${path} is not a regular file; move the CA folder away to mint a new CA`);
     return await readFile(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -277,6 +279,8 @@ export async function loadOrCreateCa(dir: string, options: CaOptions = {}): Prom
   } catch {
     throw corrupt('ca.pem does not parse');
   }
+  // A certificate that may not sign others: every client would refuse the leaves it signs.
+  if (!new X509Certificate(certDer).ca) throw corrupt('ca.pem is not a CA certificate (its basic constraints say CA:FALSE)');
   const keyText = await readOptional(keyPath);
   if (keyText === null) throw corrupt('ca-key.pem is missing');
   const keyDer = derOf(keyText, 'PRIVATE KEY');
