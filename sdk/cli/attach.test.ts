@@ -139,6 +139,25 @@ describe('kit world serve runs the proxy and serves the manifest', () => {
     }
   });
 
+  it('says in one line that TMPDIR is not there, without running the command', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kit-serve-attach-'));
+    const serving = await serveWorld({ dir, port: 0, host: '127.0.0.1', org: 'local', world: 'shop' }, serveDeps);
+    const saved = process.env['TMPDIR'];
+    const err: string[] = [];
+    try {
+      process.env['TMPDIR'] = join(dir, 'not-there');
+      const deps = { ...serveDeps, version: '0', untilStopped: () => new Promise<string>(() => {}), attach: { env: {}, attachEntry: import.meta.filename } } as unknown as CliDeps;
+      const code = await main(['world', 'attach', serving.server.worldUrl, '--token', serving.tokens.token, '--', 'sh', '-c', 'exit 7'], { out: () => {}, err: (l) => err.push(l) }, deps);
+      expect(code).toBe(1);
+      expect(err).toEqual([`kit: cannot make a temporary folder in ${join(dir, 'not-there')} (ENOENT); set TMPDIR to a writable folder`]);
+    } finally {
+      if (saved === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = saved;
+      await serving.server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a bad --proxy-port with one line', async () => {
     const err: string[] = [];
     const deps = { ...serveDeps, version: '0', untilStopped: () => new Promise<string>(() => {}) } as unknown as CliDeps;

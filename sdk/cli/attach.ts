@@ -142,7 +142,14 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
     return 1;
   }
 
-  const temp = await mkdtemp(join(tmpdir(), 'kit-attach-'));
+  let temp: string;
+  try {
+    temp = await mkdtemp(join(tmpdir(), 'kit-attach-'));
+  } catch (e) {
+    // Where kit writes the CA bundle for the app: a TMPDIR that is not there says so in a line.
+    io.err(`kit: cannot make a temporary folder in ${tmpdir()} (${(e as NodeJS.ErrnoException).code ?? String(e)}); set TMPDIR to a writable folder`);
+    return 1;
+  }
   let streams: StreamListeners | null = null;
   try {
     const env: NodeJS.ProcessEnv = { ...baseEnv };

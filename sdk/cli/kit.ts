@@ -49,6 +49,13 @@ const io = {
   out: (line: string) => process.stdout.write(`${line}\n`),
   err: (line: string) => process.stderr.write(`${line}\n`),
 };
+// `kit world serve | head -1` closes the pipe: the server goes on serving, its lines unread
+// (an unhandled EPIPE would end it with a stack trace).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+}
 
 main(process.argv.slice(2), io, deps).then(
   (code) => {
