@@ -132,6 +132,22 @@ describe('request budget through the server', () => {
   });
 });
 
+describe('the app key beside x-twins-key', () => {
+  const world = echoWorld('shop', 'v3');
+  const { dispatch } = createSingleWorldCore({ world, org: 'local', tokens, twins: [] });
+  const seen = async (authorization: string): Promise<string | undefined> =>
+    body(await dispatch({ method: 'GET', url: '/local/shop/stripe/v1/customers', headers: { 'x-twins-key': tokens.token, authorization } })).headers?.['x-kit-auth'];
+
+  it("tells the twin when the app's own key is the world's token, in any form, as when that key opens the world", async () => {
+    expect(await seen(`Bearer ${tokens.token}`)).toBe('authorization');
+    expect(await seen(`Basic ${Buffer.from(`${tokens.token}:`).toString('base64')}`)).toBe('authorization');
+    expect(await seen(`Bearer ${tokens.readToken}`)).toBe('authorization');
+    expect(await seen('Bearer sk_test_appKey0001')).toBeUndefined();
+    expect(await seen('Bearer tok_not-this-worlds-token-0123456789')).toBeUndefined();
+    expect(await seen(`Basic ${Buffer.from('sk_test_x:').toString('base64')}`)).toBeUndefined();
+  });
+});
+
 describe('CORS: a page of another origin calls a twin', () => {
   const world = echoWorld('shop', 'v3');
   const { dispatch } = createSingleWorldCore({ world, org: 'local', tokens, twins: [], maxBodyBytes: 10 });

@@ -191,6 +191,19 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     return errorAnswer('internal', 'the world failed on this request');
   };
 
+  /**
+   * Whether the app's own `Authorization` (sent beside `x-twins-key`, as through the proxy or
+   * the attach entry) is a token of this world, so the twin takes it as the app's key as it
+   * does when it opens the world. Only a value that looks like a minted token (`tok_`) is
+   * hashed: a vendor key (`sk_test_…`) costs a substring test.
+   */
+  const authorizationIsWorldToken = (authorization: string | undefined): boolean => {
+    // Basic hides the value in base64: decoded only then.
+    if (authorization === undefined || (!authorization.includes('tok_') && !/^\s*basic\s/i.test(authorization))) return false;
+    const inIt = findCredential({ authorization }, 'vendor');
+    return inIt !== null && inIt.value.startsWith('tok_') && verifier.scopeOf(inIt.value) !== null;
+  };
+
   const unauthenticated = (surface: 'api' | 'vendor', message: string): HttpAnswer =>
     errorAnswer('unauthenticated', message, {
       // Basic is offered on the vendor wire so git-style clients know to send the token as a password.
@@ -312,7 +325,9 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     }
 
     for (const name of HOST_HEADERS) delete headers[name];
-    if (credential.source === 'authorization') headers['x-kit-auth'] = 'authorization';
+    if (credential.source === 'authorization' || (surface === 'vendor' && authorizationIsWorldToken(headers['authorization']))) {
+      headers['x-kit-auth'] = 'authorization';
+    }
     if (readOnly) headers['x-kit-read-only'] = '1';
     if (surface === 'vendor') {
       const twinUrl = h.twinOrigin ?? twinUrlOf(headers['host'], sub);
