@@ -36,6 +36,12 @@ describe('parseAttachArgs', () => {
     expect(parseAttachArgs([URL_, '--help'], {})).toBe('help');
   });
 
+  it('refuses a token with spaces or control characters (a copied line), and trims one that only ends in a newline', () => {
+    expect(() => parseAttachArgs(['http://w/o/x', '--token', 'tok_a\nb', 'node'], {})).toThrow(/spaces or control characters/);
+    expect(() => parseAttachArgs(['http://w/o/x', '--token', 'tok a', 'node'], {})).toThrow(/spaces or control characters/);
+    expect(parseAttachArgs(['http://w/o/x', '--token', 'tok_abc\n', 'node'], {})).toMatchObject({ token: 'tok_abc' });
+  });
+
   it('refuses what it cannot run with a one-line UsageError', () => {
     const cases: [string[], RegExp][] = [
       [[], /^name the world/],

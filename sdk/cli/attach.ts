@@ -86,6 +86,9 @@ export function parseAttachArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`the world URL must be http or https, got ${worldUrl}`);
   token ??= env['KIT_WORLD_TOKEN'];
   if (token === undefined || token === '') throw new UsageError('--token is needed (or KIT_WORLD_TOKEN)');
+  // It goes in a header: a stray newline or space (a copied line) would fail as "cannot reach".
+  token = token.trim();
+  if (!/^[\x21-\x7e]+$/.test(token)) throw new UsageError('the token holds spaces or control characters; give it as kit world serve printed it');
   if (rest === null || rest.length === 0 || rest[0] === '') throw new UsageError('name the command to run: kit world attach <world url> --token <token> -- <command>');
   return { worldUrl: worldUrl.replace(/\/+$/, ''), token, command: rest[0] as string, args: rest.slice(1) };
 }

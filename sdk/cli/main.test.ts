@@ -100,6 +100,11 @@ describe('kit help and usage errors', () => {
     expect(await main(['frobnicate'], io(h), h.deps)).toBe(2);
     expect(h.err[0]).toBe('kit: unknown command frobnicate');
     expect(await main([], io(harness()), harness().deps)).toBe(2);
+    // `kit world` alone or with an unknown command shows both commands, not serve's flags.
+    const w = harness();
+    expect(await main(['world', 'bogus'], io(w), w.deps)).toBe(2);
+    expect(w.err[0]).toBe('kit: unknown command world bogus');
+    expect(w.err.slice(2).join('\n')).toBe(USAGE);
   });
 
   it('treats demo as an unknown command (make run serves the demo world)', async () => {

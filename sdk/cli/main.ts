@@ -70,7 +70,7 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
     }
     return runAttach(options, io, deps.attach);
   }
-  if (sub !== 'serve') return usage(sub === undefined ? 'kit world needs a command: serve or attach' : `unknown command world ${sub}`, SERVE_USAGE);
+  if (sub !== 'serve') return usage(sub === undefined ? 'kit world needs a command: serve or attach' : `unknown command world ${sub}`, USAGE);
 
   let options;
   try {
