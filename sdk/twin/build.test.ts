@@ -57,6 +57,14 @@ describe('buildTwin', () => {
     expect((await refusal(entry('badvendor.ts', ok.replace("'tmp'", "'BAD'")))).message).toMatch(/defineTwin: vendor/);
     expect((await refusal(join(dir, 'missing.ts'))).message).toMatch(/does not exist/);
   });
+
+  it('refuses an endpoint variable no world may set for an app, naming it, and takes endpoint names', async () => {
+    const withEnv = (names: string[]) => ok.replace('resources: [] }', `resources: [], endpointEnv: ${JSON.stringify(names)} }`);
+    const e = await refusal(entry('env.ts', withEnv(['TMP_API_URL', 'NODE_OPTIONS', 'TMP_SECRET'])));
+    expect(e.message).toContain('NODE_OPTIONS, TMP_SECRET');
+    expect(e.message).not.toContain('TMP_API_URL,');
+    expect((await buildTwin(entry('env-ok.ts', withEnv(['TMP_API_URL', 'TMP_HOST'])))).manifest.models.endpointEnv).toEqual(['TMP_API_URL', 'TMP_HOST']);
+  });
 });
 
 describe('loadBuiltinTwins', () => {

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import * as esbuild from 'esbuild';
 import { KitError } from '../../runtime/errors.js';
+import { envNameAllowed } from '../attach/manifest.js';
 import type { TwinBundle, TwinManifestJson } from '../../runtime/runner/types.js';
 import { builtinTwinEntries } from '../../twins/index.js';
 
@@ -113,6 +114,11 @@ export async function buildTwin(entryFile: string): Promise<BuiltTwin> {
     manifest = readManifest(source, entry);
   } catch (e) {
     throw invalid(entryFile, `loading the bundle failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  // Every attach to the twin's world would refuse a variable no world may set: said here, once.
+  const refused = (manifest.models.endpointEnv ?? []).filter((name) => !envNameAllowed(name));
+  if (refused.length > 0) {
+    throw invalid(entryFile, `models.endpointEnv names ${refused.join(', ')}, which no world may set for an app (docs/attach.md, "What a world may ask"): an endpoint variable ends in _URL, _URI, _BASE, _HOST, _PORT, _ENDPOINT or _ADDR`);
   }
   return { vendor: manifest.vendor, source, manifest };
 }
