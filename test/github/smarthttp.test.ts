@@ -154,6 +154,18 @@ describe('GitHub twin: git smart HTTP', () => {
     expect(badCmd.text).toMatch(/unpack bad command/);
     const missing = await post('git-receive-pack', line(`${zero} ${'2'.repeat(40)} refs/heads/x\0report-status\n`) + '0000', 'application/x-git-receive-pack-request');
     expect(missing.text).toMatch(/unpack (?!ok)|ng refs\/heads\/x/);
+    // Deleting a ref that is not there: ok, as git reports it, and no push webhook.
+    const hook = await gh.admin.repos.createWebhook({ owner: 'admin', repo: 'app', config: { url: 'https://example.test/hook', content_type: 'json' }, events: ['push'] });
+    const deliveries = async (): Promise<number> => (await gh.admin.repos.listWebhookDeliveries({ owner: 'admin', repo: 'app', hook_id: hook.data.id })).data.length;
+    const sent = await deliveries();
+    const ghost = await post('git-receive-pack', line(`${zero} ${zero} refs/heads/never-was\0report-status\n`) + '0000', 'application/x-git-receive-pack-request');
+    expect(ghost.text).toContain('ok refs/heads/never-was');
+    expect(await deliveries()).toBe(sent);
+    await gh.admin.repos.deleteWebhook({ owner: 'admin', repo: 'app', hook_id: hook.data.id });
+    // A push of more ref updates than one request may make is refused whole.
+    const many = Array.from({ length: 1001 }, (_, i) => line(`${zero} ${zero} refs/heads/g${i}${i === 0 ? '\0report-status' : ''}\n`)).join('');
+    const tooMany = await post('git-receive-pack', many + '0000', 'application/x-git-receive-pack-request');
+    expect(tooMany.text).toMatch(/unpack too many ref updates/);
     expect((await post('git-upload-pack', 'zzzz', 'application/x-git-upload-pack-request')).status).toBe(400);
     expect((await post('git-upload-pack', line(`want ${'3'.repeat(40)}\n`) + '0000' + line('done\n'), 'application/x-git-upload-pack-request')).status).toBe(400);
     const dumb = await fetch(`${gh.baseUrl}/admin/app.git/info/refs`, { headers: { authorization: `token ${TOKENS.token}` } });

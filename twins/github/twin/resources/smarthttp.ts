@@ -24,6 +24,8 @@ import { moveRef } from './gitdata.js';
 import { canRead, canWrite, repoByName, type StoredRepo } from './repos.js';
 
 const ZERO = '0000000000000000000000000000000000000000';
+/** Ref updates in one push (git has no limit; each is a write and a webhook here). */
+const MAX_PUSH_COMMANDS = 1000;
 const AGENT = 'agent=twinkit-github/1';
 
 function text(status: number, message: string, extra: Record<string, string> = {}): TwinResponse {
@@ -150,6 +152,9 @@ export const receivePack: Handler = (req, ctx) => {
       const m = /^([0-9a-f]{40}) ([0-9a-f]{40}) (.+)$/.exec(l);
       if (m === null) throw new PackError(`bad command: ${l.slice(0, 80)}`);
       commands.push({ old: m[1] as string, new: m[2] as string, ref: m[3] as string });
+      // Each command is a ref write and a push webhook: a push of thousands would pass the
+      // world's writes per request, or its time.
+      if (commands.length > MAX_PUSH_COMMANDS) throw new PackError(`too many ref updates in one push (more than ${MAX_PUSH_COMMANDS})`);
     }
     const packBytes = bytes.subarray(head.end);
     if (commands.some((c) => c.new !== ZERO) || packBytes.length > 0) {
@@ -218,6 +223,8 @@ export const receivePack: Handler = (req, ctx) => {
     if ((current ?? ZERO) !== c.old) return `ng ${c.ref} stale info`;
     if (c.new !== ZERO && getObject(ctx.tree, repo.id, c.new)?.t !== 'commit') return `ng ${c.ref} missing necessary objects`;
     if (c.new === ZERO && c.ref === `refs/heads/${repo.default_branch}`) return `ng ${c.ref} refusing to delete the current branch`;
+    // git warns "deleting a non-existent ref", reports ok, and runs no hook for it: no webhook.
+    if (c.new === ZERO && current === undefined) return `ok ${c.ref}`;
     if (current === undefined && c.new !== ZERO) {
       // git's own words when a ref and a folder of the same name collide.
       const conflict = refConflict(ctx.tree, repo.id, c.ref);
