@@ -16,6 +16,7 @@ import { startSingleWorldServer } from '../single-world.js';
 import type { SingleWorldServer } from '../single-world.js';
 import { createMemoryCa } from './ca.js';
 import { parseAuthority, startConnectProxy } from './proxy.js';
+import type { ConnectProxy } from './proxy.js';
 
 const tokens = { token: 'tok_proxy-write-token-0123456789abcdef', readToken: 'tok_r_proxy-read-token-0123456789abcdef' };
 let world: EchoWorld;
@@ -184,21 +185,26 @@ describe('the CONNECT proxy', () => {
   });
 });
 
+/** A proxy of its own in front of an echo world, twinning api.stripe.com, with `limits` set. */
+async function stripeProxy(limits: Pick<Parameters<typeof startConnectProxy>[0], 'handshakeTimeoutMs' | 'innerTimeouts'>): Promise<ConnectProxy> {
+  const { createSingleWorldCore } = await import('../single-world.js');
+  const core = createSingleWorldCore({ world: echoWorld('w'), org: 'local', tokens, twins: [{ vendor: 'stripe', requestScopes: [] }] });
+  return startConnectProxy({
+    port: 0,
+    ca: await createMemoryCa(),
+    twins: new Map([['api.stripe.com', 'stripe']]),
+    authenticate: (t) => t === tokens.token,
+    handler: core.handler,
+    vendorPath: core.vendorPath,
+    maxBodyBytes: 1024,
+    realm: 'test',
+    ...limits,
+  });
+}
+
 describe('a stalled client', () => {
   it('is dropped when it never finishes the TLS handshake of a twinned host', async () => {
-    const { createSingleWorldCore } = await import('../single-world.js');
-    const core = createSingleWorldCore({ world: echoWorld('w'), org: 'local', tokens, twins: [{ vendor: 'stripe', requestScopes: [] }] });
-    const proxy = await startConnectProxy({
-      port: 0,
-      ca: await createMemoryCa(),
-      twins: new Map([['api.stripe.com', 'stripe']]),
-      authenticate: (t) => t === tokens.token,
-      handler: core.handler,
-      vendorPath: core.vendorPath,
-      maxBodyBytes: 1024,
-      realm: 'test',
-      handshakeTimeoutMs: 100,
-    });
+    const proxy = await stripeProxy({ handshakeTimeoutMs: 100 });
     try {
       const socket = netConnect({ host: '127.0.0.1', port: proxy.port });
       let text = '';
@@ -218,20 +224,8 @@ describe('a stalled client', () => {
 describe('a stalled decrypted connection', () => {
   /** A proxy with short limits, and a TLS connection to the twinned host through it. */
   async function decrypted(): Promise<{ tls: import('node:tls').TLSSocket; closed: Promise<number>; close(): Promise<void> }> {
-    const { createSingleWorldCore } = await import('../single-world.js');
     const { connect: tlsConnect } = await import('node:tls');
-    const core = createSingleWorldCore({ world: echoWorld('w'), org: 'local', tokens, twins: [{ vendor: 'stripe', requestScopes: [] }] });
-    const proxy = await startConnectProxy({
-      port: 0,
-      ca: await createMemoryCa(),
-      twins: new Map([['api.stripe.com', 'stripe']]),
-      authenticate: (t) => t === tokens.token,
-      handler: core.handler,
-      vendorPath: core.vendorPath,
-      maxBodyBytes: 1024,
-      realm: 'test',
-      innerTimeouts: { headersMs: 400, requestMs: 2000, idleMs: 600, checkEveryMs: 100 },
-    });
+    const proxy = await stripeProxy({ innerTimeouts: { headersMs: 400, requestMs: 2000, idleMs: 600, checkEveryMs: 100 } });
     const socket = netConnect({ host: '127.0.0.1', port: proxy.port });
     socket.on('error', () => undefined);
     socket.write(`CONNECT api.stripe.com:443 HTTP/1.1\r\nProxy-Authorization: Basic ${Buffer.from(`k:${tokens.token}`).toString('base64')}\r\n\r\n`);
