@@ -6,6 +6,13 @@
  * Generated once per world directory and kept in `<dir>/.kit/ca/`: `ca.pem` (the
  * certificate) and `ca-key.pem` (PKCS#8, mode 0600, never served). ECDSA P-256: small and
  * fast to sign with, and every TLS client of the last decade accepts it.
+ *
+ * The CA is name-constrained (RFC 5280 §4.2.1.10, critical) to the hosts it is minted for:
+ * the built-in twins' hosts. An app told to trust it (`kit world attach` adds it to the
+ * app's roots) then trusts it for those hosts only: whoever holds the key (anyone who can
+ * read the world's folder, or the operator of a world served elsewhere) cannot vouch for the
+ * app's other HTTPS traffic, which the proxy tunnels untouched anyway. Leaves are issued only
+ * for hosts the constraints cover. A CA minted before the constraints is loaded as it is.
  */
 import { createHash, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
@@ -13,6 +20,7 @@ import { createSecureContext } from 'node:tls';
 import type { SecureContext } from 'node:tls';
 import { join } from 'node:path';
 import { KitError } from '../../runtime/errors.js';
+import { dnsNameCovered, nameConstraints, NAME_CONSTRAINTS_OID, permittedDnsNames } from './name-constraints.js';
 
 type X509 = typeof import('@peculiar/x509');
 
@@ -107,6 +115,10 @@ export interface WorldCa {
   contextFor(host: string): Promise<SecureContext>;
   /** The leaf certificate (PEM) last issued for `host`, for tests and diagnostics. */
   leafPem(host: string): Promise<string>;
+  /** The DNS names the CA may vouch for (each with its subdomains); null when it is not constrained. */
+  readonly hosts: readonly string[] | null;
+  /** Whether a leaf for `host` would pass a client's name-constraint check. */
+  covers(host: string): boolean;
 }
 
 interface Leaf {
@@ -122,6 +134,9 @@ function makeCa(x509: X509, cert: InstanceType<X509['X509Certificate']>, caKey: 
   const certPem = endLine(cert.toString('pem'));
   const sha256 = createHash('sha256').update(Buffer.from(cert.rawData)).digest('hex');
   const leaves = new Map<string, Promise<Leaf>>();
+  const constraints = cert.getExtension(NAME_CONSTRAINTS_OID);
+  const hosts = constraints === null ? null : permittedDnsNames(new Uint8Array(constraints.value));
+  const covers = (host: string): boolean => hosts === null || dnsNameCovered(host.toLowerCase(), hosts);
 
   const issue = async (host: string): Promise<Leaf> => {
     const at = now();
@@ -151,6 +166,8 @@ function makeCa(x509: X509, cert: InstanceType<X509['X509Certificate']>, caKey: 
   const leafFor = (rawHost: string): Promise<Leaf> => {
     const host = rawHost.toLowerCase();
     if (!DNS_NAME.test(host)) return Promise.reject(new TypeError(`not a DNS name: ${JSON.stringify(rawHost.slice(0, 80))}`));
+    // A client would refuse the leaf: say so here, where the reason is known.
+    if (!covers(host)) return Promise.reject(new TypeError(`${host} is outside the names this CA may vouch for (${(hosts ?? []).join(', ') || 'none'})`));
     const cached = leaves.get(host);
     if (cached !== undefined) {
       return cached.then((leaf) => {
@@ -171,6 +188,8 @@ function makeCa(x509: X509, cert: InstanceType<X509['X509Certificate']>, caKey: 
     sha256,
     contextFor: async (host) => (await leafFor(host)).context,
     leafPem: async (host) => (await leafFor(host)).certPem,
+    hosts,
+    covers,
   };
 }
 
@@ -180,7 +199,7 @@ async function leafKeyPair(): Promise<{ keys: CryptoKeyPair; pem: string }> {
   return { keys, pem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)) };
 }
 
-async function generate(x509: X509, label: string, now: number): Promise<{ cert: InstanceType<X509['X509Certificate']>; keys: CryptoKeyPair }> {
+async function generate(x509: X509, label: string, now: number, hosts: readonly string[]): Promise<{ cert: InstanceType<X509['X509Certificate']>; keys: CryptoKeyPair }> {
   const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -194,6 +213,7 @@ async function generate(x509: X509, label: string, now: number): Promise<{ cert:
       new x509.BasicConstraintsExtension(true, 0, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      new x509.Extension(NAME_CONSTRAINTS_OID, true, nameConstraints(hosts)),
     ],
   });
   return { cert, keys };
@@ -204,13 +224,29 @@ export interface CaOptions {
   label?: string;
   /** The clock leaves are dated by (tests). Default `Date.now`. */
   now?: () => number;
+  /**
+   * The DNS names a new CA may vouch for, each with its subdomains (the twins' hosts); none
+   * given, none. A CA loaded from disk keeps the names it was minted with.
+   */
+  hosts?: readonly string[];
+}
+
+/** The hosts option, checked: lower-case DNS names, no duplicates. */
+function constrainedHosts(hosts: readonly string[] | undefined): string[] {
+  const names = new Set<string>();
+  for (const raw of hosts ?? []) {
+    const host = raw.toLowerCase();
+    if (!DNS_NAME.test(host)) throw new TypeError(`a CA host must be a DNS name: ${JSON.stringify(raw.slice(0, 80))}`);
+    names.add(host);
+  }
+  return [...names].sort();
 }
 
 /** A CA kept in memory only (tests, throwaway servers). */
 export async function createMemoryCa(options: CaOptions = {}): Promise<WorldCa> {
   const x509 = await loadX509();
   const now = options.now ?? Date.now;
-  const { cert, keys } = await generate(x509, options.label ?? 'kit world CA', now());
+  const { cert, keys } = await generate(x509, options.label ?? 'kit world CA', now(), constrainedHosts(options.hosts));
   const leaf = await leafKeyPair();
   return makeCa(x509, cert, keys.privateKey, leaf.keys, leaf.pem, now);
 }
@@ -249,6 +285,7 @@ async function readOptional(path: string): Promise<string | null> {
  * and silently minting a new one would break them in a way that is hard to see.
  */
 export async function loadOrCreateCa(dir: string, options: CaOptions = {}): Promise<WorldCa> {
+  const hosts = constrainedHosts(options.hosts);
   const x509 = await loadX509();
   const now = options.now ?? Date.now;
   const folder = caDir(dir);
@@ -260,7 +297,7 @@ export async function loadOrCreateCa(dir: string, options: CaOptions = {}): Prom
   if (certText === null) {
     // No certificate: nothing trusts this CA yet, so a key left by a crash mid-creation is discarded.
     await mkdir(folder, { recursive: true, mode: 0o700 });
-    const { cert, keys } = await generate(x509, options.label ?? 'kit world CA', now());
+    const { cert, keys } = await generate(x509, options.label ?? 'kit world CA', now(), hosts);
     const keyPem = pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
     await rm(keyPath, { force: true });
     // The key first: a certificate on disk means its key is there too.

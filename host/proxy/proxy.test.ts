@@ -59,7 +59,7 @@ beforeAll(async () => {
       { vendor: 'stripe', requestScopes: [], protocol: 'http', hosts: ['api.stripe.com'] },
       { vendor: 'hello', requestScopes: [], hosts: ['api.hello.test'] },
     ],
-    ca: await createMemoryCa({ label: 'kit world local/shop' }),
+    ca: await createMemoryCa({ label: 'kit world local/shop', hosts: ['api.stripe.com', 'api.hello.test'] }),
     proxyPort: 0,
   });
   const manifest = (await (await fetch(`${server.worldUrl}/.well-known/kit-world`, { headers: { 'x-kit-token': tokens.token } })).json()) as {
@@ -71,7 +71,7 @@ beforeAll(async () => {
   await writeFile(caFile, manifest.ca.pem);
 
   // "The outside": an HTTPS server with a certificate from a CA the world knows nothing of.
-  const outsideCa = await createMemoryCa({ label: 'outside CA' });
+  const outsideCa = await createMemoryCa({ label: 'outside CA', hosts: ['localhost'] });
   outsideCaFile = join(dir, 'outside-ca.pem');
   await writeFile(outsideCaFile, outsideCa.certPem);
   outside = createHttpsServer({ SNICallback: (name, cb) => outsideCa.contextFor(name).then((c) => cb(null, c), (e: Error) => cb(e)) }, (req, res) => {
@@ -186,12 +186,12 @@ describe('the CONNECT proxy', () => {
 });
 
 /** A proxy of its own in front of an echo world, twinning api.stripe.com, with `limits` set. */
-async function stripeProxy(limits: Pick<Parameters<typeof startConnectProxy>[0], 'handshakeTimeoutMs' | 'innerTimeouts'>): Promise<ConnectProxy> {
+async function stripeProxy(limits: Pick<Parameters<typeof startConnectProxy>[0], 'handshakeTimeoutMs' | 'innerTimeouts'>, caHosts = ['api.stripe.com']): Promise<ConnectProxy> {
   const { createSingleWorldCore } = await import('../single-world.js');
   const core = createSingleWorldCore({ world: echoWorld('w'), org: 'local', tokens, twins: [{ vendor: 'stripe', requestScopes: [] }] });
   return startConnectProxy({
     port: 0,
-    ca: await createMemoryCa(),
+    ca: await createMemoryCa({ hosts: caHosts }),
     twins: new Map([['api.stripe.com', 'stripe']]),
     authenticate: (t) => t === tokens.token,
     handler: core.handler,
@@ -201,6 +201,26 @@ async function stripeProxy(limits: Pick<Parameters<typeof startConnectProxy>[0],
     ...limits,
   });
 }
+
+describe('a twinned host the CA may not vouch for', () => {
+  it('is answered 502 bad_gateway naming why, not with a leaf every client would refuse', async () => {
+    const proxy = await stripeProxy({}, ['api.github.com']);
+    try {
+      const socket = netConnect({ host: '127.0.0.1', port: proxy.port });
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.on('error', () => undefined);
+      socket.write(`CONNECT api.stripe.com:443 HTTP/1.1\r\nProxy-Authorization: Basic ${Buffer.from(`k:${tokens.token}`).toString('base64')}\r\n\r\n`);
+      await closed;
+      expect(text).toMatch(/^HTTP\/1\.1 502 /);
+      const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { error: { code: string; message: string } };
+      expect(body.error).toEqual({ code: 'bad_gateway', message: 'no certificate could be issued for api.stripe.com: api.stripe.com is outside the names this CA may vouch for (api.github.com)' });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
 
 describe('a stalled client', () => {
   it('is dropped when it never finishes the TLS handshake of a twinned host', async () => {

@@ -277,7 +277,8 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
         terminated.set(tls, meta);
         inner.emit('connection', tls);
       },
-      () => rawAnswer(client, 502, 'Bad Gateway', {}, json('internal', `no certificate could be issued for ${hostName}`)),
+      // A host the CA may not vouch for (a CA minted before its twin) is the usual reason: say it.
+      (e: unknown) => rawAnswer(client, 502, 'Bad Gateway', {}, json('bad_gateway', `no certificate could be issued for ${hostName}: ${e instanceof Error ? e.message : String(e)}`)),
     );
   };
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { echoWorld } from '../../host/echo-world.js';
+import { loadOrCreateCa } from '../../host/index.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import { parseAttachManifest } from '../attach/manifest.js';
 import { describeServing, serveWorld } from './serve.js';
@@ -142,6 +143,31 @@ describe('kit world serve runs the proxy and serves the manifest', () => {
       expect(shas[1]).toBe(shas[0]);
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('mints a CA that may vouch for the built-in twins\' hosts only, and says so when an older CA cannot serve a twin', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kit-serve-attach-'));
+    const older = await mkdtemp(join(tmpdir(), 'kit-serve-attach-'));
+    try {
+      const serving = await serveWorld({ dir, port: 0, host: '127.0.0.1', org: 'local', world: 'shop', twins: ['smtp'] }, serveDeps);
+      await serving.server.close();
+      // Stripe is not served, but a later `--twins stripe` from the same folder needs its host.
+      expect((await loadOrCreateCa(dir)).hosts).toEqual(['api.stripe.com']);
+      expect(serving.uncoveredHosts).toEqual([]);
+      expect(describeServing(serving).join('\n')).not.toContain('note');
+
+      // A CA minted for other hosts (as by a kit before the twin existed) is kept, and the line says what to do.
+      await loadOrCreateCa(older, { hosts: ['api.github.com'] });
+      const stale = await serveWorld({ dir: older, port: 0, host: '127.0.0.1', org: 'local', world: 'shop' }, serveDeps);
+      await stale.server.close();
+      expect(stale.uncoveredHosts).toEqual(['api.stripe.com']);
+      expect(describeServing(stale)).toContain(
+        `  note         the world's CA may not vouch for api.stripe.com: the proxy cannot serve it; move ${join(older, '.kit', 'ca')} away to mint a CA that may (apps that trust the old one must then trust the new one)`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      await rm(older, { recursive: true, force: true });
     }
   });
 

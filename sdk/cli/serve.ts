@@ -47,6 +47,8 @@ export interface ServingWorld {
   twins: string[];
   /** The world runs in the server's thread (`--inline`). */
   inline: boolean;
+  /** Twinned hosts the world's CA may not vouch for (a CA minted by an older kit, before a twin with a new host). */
+  uncoveredHosts: string[];
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
@@ -162,8 +164,11 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   }
   const bundles = names.map((n) => builtins.get(n) as TwinBundle);
 
-  // Before the world opens: a corrupt CA stops us with nothing to close.
-  const ca = await loadOrCreateCa(dir, { label: `kit world ${options.org}/${world}` });
+  // Before the world opens: a corrupt CA stops us with nothing to close. A new CA may vouch
+  // for every built-in twin's host, served now or later from this folder, and nothing else.
+  const builtinHosts = [...builtins.values()].flatMap((b) => b.manifest.models.hosts);
+  const ca = await loadOrCreateCa(dir, { label: `kit world ${options.org}/${world}`, hosts: builtinHosts });
+  const uncoveredHosts = bundles.flatMap((b) => b.manifest.models.hosts).filter((h) => !ca.covers(h));
   const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles, ...(options.inline === true ? { thread: 'inline' as const } : {}) });
   const tokens = existing ?? { url: '', ...mintTokens() };
   let server: SingleWorldServer;
@@ -199,7 +204,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       throw e;
     }
   }
-  return { server, tokens: file, dir, org: options.org, world, twins: names, inline: options.inline === true };
+  return { server, tokens: file, dir, org: options.org, world, twins: names, inline: options.inline === true, uncoveredHosts };
 }
 
 /** What `serve` prints once it listens. */
@@ -216,6 +221,9 @@ export function describeServing(s: ServingWorld): string[] {
     `  state        ${join(s.dir, '.kit', 'world')}/`,
     `  tokens file  ${tokenFilePath(s.dir)}`,
     ...(s.inline ? ['  thread       the server\'s own (--inline): no watchdog ends a handler stuck in native work'] : []),
+    ...(s.uncoveredHosts.length > 0
+      ? [`  note         the world's CA may not vouch for ${s.uncoveredHosts.join(', ')}: the proxy cannot serve ${s.uncoveredHosts.length > 1 ? 'them' : 'it'}; move ${join(s.dir, '.kit', 'ca')} away to mint a CA that may (apps that trust the old one must then trust the new one)`]
+      : []),
     '',
     'Try:',
     `  curl -H "x-kit-token: ${tokens.token}" ${server.worldApi}/clock`,

@@ -41,7 +41,7 @@ export async function serveWorld(vendors: string[], name = 'shop'): Promise<Serv
     worldName: name,
     tokens: TOKENS,
     twins,
-    ca: await createMemoryCa({ label: `kit world local/${name}` }),
+    ca: await createMemoryCa({ label: `kit world local/${name}`, hosts: [...builtins.values()].flatMap((b) => b.manifest.models.hosts) }),
     proxyPort: 0,
   });
   return { world, server, close: () => server.close() };
