@@ -48,6 +48,19 @@ describe('hostile input', () => {
     });
   }
 
+  it('takes an array only in bracket syntax, as Stripe does: a lone value is 400 Invalid array', async () => {
+    const lone = await twin.raw('GET', '/v1/customers?expand=data.default_source', { headers: auth });
+    expect(lone.status).toBe(400);
+    expect(lone.body).toEqual({ error: { message: 'Invalid array', param: 'expand', type: 'invalid_request_error' } });
+    const types = await twin.raw('POST', '/v1/webhook_endpoints', { headers: form, body: 'url=https%3A%2F%2Fexample.com%2Fhook&enabled_events=*' });
+    expect(types.status).toBe(400);
+    expect((types.body as { error: { param: string } }).error.param).toBe('enabled_events');
+    // `expand[]=` (curl's spelling) and `expand[0]=` (the SDKs') both work, with one element too.
+    for (const q of ['expand[]=data.default_source', 'expand[0]=data.default_source', 'expand[0]=data.default_source&expand[1]=data.test_clock']) {
+      expect((await twin.raw('GET', `/v1/customers?${q}`, { headers: auth })).status).toBe(200);
+    }
+  });
+
   it('refuses an idempotency key over 255 characters', async () => {
     const res = await twin.raw('POST', '/v1/customers', { headers: { ...form, 'idempotency-key': 'k'.repeat(300) }, body: 'name=x' });
     expect(res.status).toBe(400);

@@ -194,13 +194,16 @@ export class Params {
     return new Params(v, this.name(key));
   }
 
-  /** An array of strings (`expand[]`, `ids[]`); a lone string counts as one. */
+  /**
+   * An array of strings (`expand[]=a`, `ids[0]=a`); `key=` empties it. A lone value
+   * (`expand=a`) is refused as Stripe refuses it: 400 `Invalid array` naming the parameter.
+   */
   strings(key: string): string[] | undefined {
     const v = this.raw[key];
     if (v === undefined) return undefined;
     if (v === '') return [];
-    const arr = Array.isArray(v) ? v : [v];
-    return arr.map((x, i) => {
+    if (!Array.isArray(v)) throw invalid(`Invalid array`, this.name(key));
+    return v.map((x, i) => {
       if (typeof x === 'string') return x;
       if (typeof x === 'number') return String(x);
       throw invalid(`Invalid array`, `${this.name(key)}[${i}]`);
