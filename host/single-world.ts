@@ -79,6 +79,12 @@ export interface PublishedAddress {
   baseUrl: string;
   proxyUrl: string | null;
   ca: AttachCa | null;
+  /**
+   * The server listens on every address (`0.0.0.0`, `::`): `baseUrl` names loopback, which is
+   * wrong for a client on another machine, so the manifest names the host that client used
+   * (its `Host`), with the published ports.
+   */
+  everyAddress?: boolean;
 }
 
 /** A request as a test writes it: `url` is a path (`/local/w/hello/x?a=1`) or a full URL. */
@@ -123,6 +129,15 @@ const HOST_HEADERS = ['x-kit-token', 'x-twins-key', 'x-kit-auth', 'x-kit-read-on
 
 /** A `Host` header a URL can carry: a name or IPv4 address, or a bracketed IPv6 one, and a port. */
 const URL_AUTHORITY = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/** `new URL`, or null for what does not parse (a port over 65535). */
+function parsedUrl(text: string): URL | null {
+  try {
+    return new URL(text);
+  } catch {
+    return null;
+  }
+}
 
 function stripPrefix(path: string, prefix: string): string | null {
   if (!path.startsWith(prefix)) return null;
@@ -210,12 +225,22 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       'www-authenticate': surface === 'vendor' ? `Bearer realm="${realm}", Basic realm="${realm}"` : `Bearer realm="${realm}"`,
     });
 
-  const manifestAnswer = (method: string, presented: string): HttpAnswer => {
+  const manifestAnswer = (method: string, presented: string, hostHeader: string | undefined): HttpAnswer => {
     if (method !== 'GET' && method !== 'HEAD') {
       return errorAnswer('method_not_allowed', 'the attach manifest answers GET', { allow: 'GET, HEAD' });
     }
     if (published === null) return errorAnswer('shutting_down', 'the server is not listening yet');
-    const base = published.baseUrl.replace(/\/+$/, '');
+    let base = published.baseUrl.replace(/\/+$/, '');
+    let proxyUrl = published.proxyUrl;
+    const asked = published.everyAddress === true && hostHeader !== undefined && URL_AUTHORITY.test(hostHeader) ? parsedUrl(`http://${hostHeader}`) : null;
+    if (asked !== null) {
+      base = `${base.slice(0, base.indexOf('//') + 2)}${asked.host}`;
+      if (proxyUrl !== null) {
+        const proxy = new URL(proxyUrl);
+        proxy.hostname = asked.hostname;
+        proxyUrl = proxy.href.replace(/\/$/, '');
+      }
+    }
     const manifest = buildAttachManifest({
       name,
       worldUrl: `${base}${vendorPrefix}`,
@@ -225,7 +250,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       token: presented,
       twins: options.twins,
       ca: published.ca,
-      proxyUrl: published.proxyUrl,
+      proxyUrl,
     });
     return {
       status: 200,
@@ -292,7 +317,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     if (scope === null) return unauthenticated(surface, `the token in ${credential.source} does not open this world`);
 
     const method = h.method;
-    if (surface === 'vendor' && sub === MANIFEST_SUB) return manifestAnswer(method, credential.value);
+    if (surface === 'vendor' && sub === MANIFEST_SUB) return manifestAnswer(method, credential.value, headers['host']);
     let readOnly = false;
     if (surface === 'api') {
       if (scope === 'read' && !readTokenOpens(method, sub)) {
@@ -451,7 +476,7 @@ export async function startSingleWorldServer(options: SingleWorldOptions): Promi
       throw new Error(`the proxy cannot listen: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
-  core.publish({ baseUrl: url, proxyUrl: proxy?.url ?? null, ca: ca === undefined ? null : { pem: ca.certPem, sha256: ca.sha256 } });
+  core.publish({ baseUrl: url, proxyUrl: proxy?.url ?? null, ca: ca === undefined ? null : { pem: ca.certPem, sha256: ca.sha256 }, everyAddress: host === '0.0.0.0' || host === '::' || host === '' });
   let closing: Promise<void> | null = null;
   return {
     url,

@@ -76,6 +76,33 @@ describe('GET {world_url}/.well-known/kit-world', () => {
     expect(post.headers['allow']).toBe('GET, HEAD');
   });
 
+  it('names the host the client used when the server listens on every address, so another machine can attach', async () => {
+    const c = createSingleWorldCore({ world: echoWorld('shop'), org: 'acme', worldName: 'shop', tokens, twins });
+    c.publish({ baseUrl: 'http://127.0.0.1:4440', proxyUrl: 'http://127.0.0.1:4441', ca, everyAddress: true });
+    const manifestFor = async (host: string | undefined): Promise<AttachManifest> => {
+      const r = await c.dispatch({ method: 'GET', url: '/acme/shop/.well-known/kit-world', headers: { 'x-kit-token': tokens.token, ...(host === undefined ? {} : { host }) } });
+      return JSON.parse(r.body as string) as AttachManifest;
+    };
+    const remote = await manifestFor('192.0.2.7:4440');
+    expect(remote.vendors['stripe']).toBe('http://192.0.2.7:4440/acme/shop/stripe');
+    expect(remote.env['STRIPE_API_BASE']).toBe('http://192.0.2.7:4440/acme/shop/stripe');
+    expect(remote.streams['smtp']?.url).toBe('ws://192.0.2.7:4440/-/acme/shop/streams/smtp');
+    expect(remote.proxy?.url).toBe('http://192.0.2.7:4441');
+    // What the remote attacher checks against the world URL it used: it accepts it.
+    expect(parseAttachManifest(remote, { worldUrl: 'http://192.0.2.7:4440/acme/shop' })).toEqual(remote);
+    // A name and an IPv6 literal, as sent; a port-forwarded one keeps the port the client used.
+    expect((await manifestFor('kit.example.test:8080')).vendors['hello']).toBe('http://kit.example.test:8080/acme/shop/hello');
+    expect((await manifestFor('kit.example.test:8080')).proxy?.url).toBe('http://kit.example.test:4441');
+    expect((await manifestFor('[fd00::2]:4440')).proxy?.url).toBe('http://[fd00::2]:4441');
+    // A Host that is no authority (or none at all) gets the published address.
+    for (const host of [undefined, 'a/b', 'x:99999', 'evil.test:1@x', '']) {
+      expect((await manifestFor(host)).vendors['stripe'], String(host)).toBe('http://127.0.0.1:4440/acme/shop/stripe');
+    }
+    // A server on one address names that address whatever the Host says.
+    const one = await core().dispatch({ method: 'GET', url: '/acme/shop/.well-known/kit-world', headers: { 'x-kit-token': tokens.token, host: '192.0.2.7:4440' } });
+    expect((JSON.parse(one.body as string) as AttachManifest).vendors['stripe']).toBe('http://127.0.0.1:4440/acme/shop/stripe');
+  });
+
   it('names no CA and no proxy when the server runs none', async () => {
     const c = createSingleWorldCore({ world: echoWorld('shop'), org: 'acme', worldName: 'shop', tokens, twins });
     c.publish({ baseUrl: 'http://127.0.0.1:9', proxyUrl: null, ca: null });
