@@ -208,6 +208,37 @@ describe('GitHub twin: git smart HTTP', () => {
     expect((await gh.admin.repos.listBranches({ owner: 'admin', repo: 'app' })).data.map((b) => b.name)).toEqual(['main']);
   });
 
+  it('a .gitmodules symlink (gitmodulesSymlink, as git fsck says) is refused: a push with an unpack error and the branch unmoved, the trees API with 422', async () => {
+    const r = { owner: 'admin', repo: 'app' };
+    await git(dir, 'clone', '-q', url('app'), 'app-gitmodules');
+    const work = join(dir, 'app-gitmodules');
+    const before = await git(work, 'rev-parse', 'HEAD');
+    const target = await gitWith('/etc/passwd', work, 'hash-object', '-w', '--stdin');
+    // The local git will not put such a symlink in its index (update-index: Invalid path), so mktree writes the tree.
+    const root = await gitWith(`${await git(work, 'ls-tree', 'HEAD')}\n120000 blob ${target}\t.gitmodules\n`, work, 'mktree');
+    const commit = await git(work, 'commit-tree', root, '-p', before, '-m', 'symlinked .gitmodules');
+    const refused = await gitFails(work, 'push', 'origin', `${commit}:refs/heads/main`);
+    expect(refused).toContain(`remote unpack failed: error in tree ${root}: gitmodulesSymlink: .gitmodules is a symbolic link`);
+    expect(refused).toMatch(/\[remote rejected\] .* -> main \(unpacker error\)/);
+    expect((await gh.admin.repos.getBranch({ ...r, branch: 'main' })).data.commit.sha).toBe(before);
+    expect((await failure(gh.admin.git.getTree({ ...r, tree_sha: root }))).status).toBe(404);
+    // The NTFS short name in a folder, too.
+    const inner = await gitWith(`120000 blob ${target}\tGITMOD~1\n`, work, 'mktree');
+    const root2 = await gitWith(`040000 tree ${inner}\tsub\n`, work, 'mktree');
+    const commit2 = await git(work, 'commit-tree', root2, '-p', before, '-m', 'short name');
+    expect(await gitFails(work, 'push', 'origin', `${commit2}:refs/heads/evil`)).toContain(`error in tree ${inner}: gitmodulesSymlink: .gitmodules is a symbolic link`);
+    expect((await gh.admin.repos.listBranches(r)).data.map((b) => b.name)).not.toContain('evil');
+    // The trees API: a symlink named .gitmodules is 422; a plain .gitmodules file and a symlink of another name are fine.
+    const base = (await gh.admin.git.getCommit({ ...r, commit_sha: before })).data.tree.sha;
+    for (const path of ['.gitmodules', 'sub/.GitModules', 'gitmod~1']) {
+      const res = await failure(gh.admin.git.createTree({ ...r, base_tree: base, tree: [{ path, mode: '120000', type: 'blob', content: '/etc/passwd' }] }));
+      expect(res.status, path).toBe(422);
+      expect((res.response?.data as { message: string }).message).toBe(`tree.path ${path} is a symbolic link named .gitmodules`);
+    }
+    expect((await gh.admin.git.createTree({ ...r, base_tree: base, tree: [{ path: '.gitmodules', mode: '100644', type: 'blob', content: '' }] })).status).toBe(201);
+    expect((await gh.admin.git.createTree({ ...r, base_tree: base, tree: [{ path: '.gitmodulesx', mode: '120000', type: 'blob', content: 'x' }] })).status).toBe(201);
+  });
+
   it('a branch and a sub-branch of one name cannot coexist: the API answers 422, a push is rejected with git\'s reason, and clones keep working', async () => {
     const r = { owner: 'admin', repo: 'nested' };
     await gh.admin.repos.createForAuthenticatedUser({ name: 'nested', auto_init: true });

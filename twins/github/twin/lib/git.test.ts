@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOptions, ListPage, TwinContext } from '../../../../sdk/twin/types.js';
 import { compareIds } from '../../../../sdk/twin/guest/runtime.js';
 import {
-  buildTree, flatten, lineDiff, mergeFlat, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
+  buildTree, flatten, isDotGitmodules, lineDiff, mergeFlat, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
   objectId, validRefName, walk, type CommitObject, type FileEntry, type TreeEntry,
 } from './git.js';
 import { utf8Encode } from './bytes.js';
@@ -142,6 +142,34 @@ describe('names git refuses', () => {
     expect(pathProblem('d//e.txt')).toMatch(/^emptyName/);
     expect(pathProblem('f/.git/x')).toMatch(/^hasDotgit/);
     expect(pathProblem('src/ok.ts')).toBeUndefined();
+  });
+
+  it('a symlink is refused as .gitmodules exactly where `git fsck --strict` says gitmodulesSymlink (any case, NTFS short names and streams, HFS+ ignorables)', () => {
+    const matches = [
+      '.gitmodules', '.GITMODULES', '.GitModules', '.gitmodules.', '.gitmodules ', '.gitmodules. .', '.gitmodules:$DATA', 'gitmod~1', 'GITMOD~4', 'gitmod~1.',
+      'gi7eba~1', 'GI7EBA~9', 'gi7eb~12', '~1234567', '.git\u200cmodules', '\ufeff.gitmodules', '.gitmodules\u200d', 'a\\.gitmodules', 'a\\b\\GITMOD~2',
+    ];
+    const others = [
+      '.gitmodulesx', 'gitmodules', '.gitmodule', '.gitmodules\\a', 'gitmod~5', 'gitmod~1x', 'gitmod~11', 'gi7eba~12', '.gitmodules.x', '.gitignore', '.gitmodul\u212aes',
+      '.gitmodules\u00a0', 'x.gitmodules', '~123456',
+    ];
+    for (const name of matches) expect(isDotGitmodules(name), JSON.stringify(name)).toBe(true);
+    for (const name of others) expect(isDotGitmodules(name), JSON.stringify(name)).toBe(false);
+    const blob = git(['hash-object', '-w', '--stdin'], '/etc/passwd');
+    const treeOf = new Map<string, string>();
+    for (const name of [...matches, ...others]) treeOf.set(git(['mktree'], `120000 blob ${blob}\t${name}\n`), name);
+    let report = '';
+    try {
+      git(['fsck', '--strict', '--no-dangling']);
+    } catch (e) {
+      report = String((e as { stderr: Buffer }).stderr);
+    }
+    const refusedByGit = new Set([...report.matchAll(/in tree ([0-9a-f]{40}): gitmodulesSymlink: \.gitmodules is a symbolic link/g)].map((m) => treeOf.get(m[1] as string)));
+    expect([...refusedByGit].sort()).toEqual([...matches].sort());
+    const e = (name: string, mode: string): TreeEntry => ({ mode, type: 'blob', sha: blob, name });
+    expect(treeProblem([e('.GITMODULES', '120000')])).toBe('gitmodulesSymlink: .gitmodules is a symbolic link');
+    expect(treeProblem([e('.gitmodules', '100644')])).toBeUndefined();
+    expect(treeEntryProblem('.gitmodules')).toBeUndefined();
   });
 
   it('entries out of git\'s byte order or named twice are refused, and sortEntries keeps git\'s order past U+FFFF', () => {

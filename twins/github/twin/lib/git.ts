@@ -173,18 +173,67 @@ function isDotGit(name: string): boolean {
   return name.split('\\').some((part) => /^(?:\.[gG][iI][tT]|[gG][iI][tT]~1)[. ]*(?::|$)/.test(part));
 }
 
+/** `text` with ASCII capitals lowered and nothing else touched, as C's `tolower` in git's checks. */
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]+/g, (s) => s.toLowerCase());
+}
+
+/**
+ * Whether NTFS may open `name` as `.<needle>` (git's `is_ntfs_dot_generic`): `.<needle>` in any
+ * case followed only by dots and spaces (or a `:` stream); the short name `<needle's first
+ * six>~1` to `~4`; or the fallback short name, up to six characters of `shortPrefix` then `~`
+ * and digits, eight characters in all (so even `~1234567`, as in git).
+ */
+function isNtfsDot(name: string, needle: string, shortPrefix: string): boolean {
+  const low = asciiLower(name);
+  const onlyDotsAndSpaces = (from: number): boolean => /^[. ]*(?::|$)/.test(low.slice(from));
+  if (low.startsWith('.' + needle)) return onlyDotsAndSpaces(needle.length + 1);
+  if (low.startsWith(needle.slice(0, 6) + '~') && low[7] !== undefined && low[7] >= '1' && low[7] <= '4') return onlyDotsAndSpaces(8);
+  let sawTilde = false;
+  for (let i = 0; i < 8; i++) {
+    const c = low[i];
+    if (c === undefined) return false;
+    if (sawTilde) {
+      if (c < '0' || c > '9') return false;
+    } else if (c === '~') {
+      const d = low[++i];
+      if (d === undefined || d < '1' || d > '9') return false;
+      sawTilde = true;
+    } else if (i >= 6 || c !== shortPrefix[i]) return false;
+  }
+  return onlyDotsAndSpaces(8);
+}
+
+/**
+ * Whether a name is `.gitmodules` on some file system, as git's fsck judges it
+ * (`is_hfs_dotgitmodules`, `is_ntfs_dotgitmodules`, and each part after a backslash):
+ * `.gitmodules` in any letter case; on HFS+ with ignorable code points inside; on NTFS with
+ * trailing dots or spaces, a `:` stream, or as a short name (`gitmod~1`, `gi7eba~1`).
+ */
+export function isDotGitmodules(name: string): boolean {
+  if (asciiLower(name.replace(HFS_IGNORED, '')) === '.gitmodules') return true;
+  // The whole name, then what follows each backslash (to the end: `.gitmodules\x` is no match).
+  for (let i = -1; ; i = name.indexOf('\\', i + 1)) {
+    if (isNtfsDot(name.slice(i + 1), 'gitmodules', 'gi7eba')) return true;
+    if (name.indexOf('\\', i + 1) < 0) return false;
+  }
+}
+
 /**
  * Why git would refuse `name` as a tree entry, in `git fsck`'s words, or undefined when it
  * takes it. The one rule for every writer of trees (the contents and trees APIs, pushes): an
- * entry git refuses makes a repository that `git clone` cannot check out or fsck flags.
+ * entry git refuses makes a repository that `git clone` cannot check out or fsck flags. With
+ * `mode`, the entry's mode is judged too (`.gitmodules` may not be a symlink).
  */
-export function treeEntryProblem(name: string): string | undefined {
+export function treeEntryProblem(name: string, mode?: string): string | undefined {
   if (name === '') return 'emptyName: contains empty pathname';
   if (name.includes('\0')) return 'badTree: contains a NUL in a name';
   if (name.includes('/')) return 'fullPathname: contains full pathnames';
   if (name === '.') return "hasDot: contains '.'";
   if (name === '..') return "hasDotdot: contains '..'";
   if (isDotGit(name)) return "hasDotgit: contains '.git'";
+  // git reads .gitmodules from a checkout; a symlink there could point it anywhere (CVE-2018-11235).
+  if (mode === '120000' && isDotGitmodules(name)) return 'gitmodulesSymlink: .gitmodules is a symbolic link';
   return undefined;
 }
 
@@ -205,7 +254,7 @@ export function treeProblem(entries: TreeEntry[]): string | undefined {
   const names = new Set<string>();
   let last: string | undefined;
   for (const e of entries) {
-    const problem = treeEntryProblem(e.name);
+    const problem = treeEntryProblem(e.name, e.mode);
     if (problem !== undefined) return problem;
     if (names.has(e.name)) return 'duplicateEntries: contains duplicate file entries';
     names.add(e.name);

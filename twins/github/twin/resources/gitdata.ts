@@ -5,7 +5,7 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, utf8Encode, wrap60 } from '../lib/bytes.js';
 import {
-  SHA, buildTree, deleteRef, fileFolderClash, flatten, getCommit, getObject, getRef, isAncestor, listRefs, paint, pathProblem, putBlob, putObject,
+  SHA, buildTree, deleteRef, fileFolderClash, flatten, getCommit, getObject, getRef, isAncestor, isDotGitmodules, listRefs, paint, pathProblem, putBlob, putObject,
   refConflict, setRef, validRefName, walk, type CommitObject, type FileEntry, type Person, type TreeEntry,
 } from '../lib/git.js';
 import {
@@ -207,6 +207,10 @@ export function createTree(call: Call): { status: number; body: Obj } {
       if (expected === 'commit' && !SHA.test(sha)) throw unprocessable(`tree.sha ${sha} is not a valid commit`);
       entry.sha = sha;
     } else throw unprocessable('Must supply either tree.sha or tree.content');
+    // git's fsck (which GitHub runs on what it creates) refuses a symlink named .gitmodules: gitmodulesSymlink.
+    if (entry.sha !== null && normMode === '120000' && isDotGitmodules(path.slice(path.lastIndexOf('/') + 1))) {
+      throw unprocessable(`tree.path ${path} is a symbolic link named .gitmodules`);
+    }
     plan.push(entry);
   }
   /** Items given as text: their blobs are written once the tree is known to be sound. */
