@@ -7,7 +7,7 @@
  * - `ref/<repo id>:<refs/heads/main>` → `{ sha }`.
  */
 import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
-import { base64Decode, base64Encode, concat, fromHex, utf8Decode, utf8Encode } from './bytes.js';
+import { base64Decode, base64DecodeCanonical, base64Encode, concat, fromHex, utf8Decode, utf8Encode } from './bytes.js';
 import { gitObjectId } from './hash.js';
 
 export interface Person {
@@ -276,8 +276,15 @@ export function fileFolderClash(files: Map<string, unknown>): string | undefined
   return undefined;
 }
 
-/** The raw form of a stored object, for a pack. */
-export function toRaw(o: GitObject): { type: 'blob' | 'tree' | 'commit'; content: Uint8Array } {
+/**
+ * The raw form of a stored object, for a pack; a blob stored as plain base64 (as the twin writes
+ * it) brings that text too, which the pack's base64 answer copies instead of encoding again.
+ */
+export function toRaw(o: GitObject): { type: 'blob' | 'tree' | 'commit'; content: Uint8Array; b64?: string } {
+  if (o.t === 'blob') {
+    const content = base64DecodeCanonical(o.b64);
+    if (content !== undefined) return { type: 'blob', content, b64: o.b64 };
+  }
   return { type: o.t, content: rawContent(o) };
 }
 

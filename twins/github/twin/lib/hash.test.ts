@@ -56,6 +56,20 @@ describe('bytes', () => {
     expect(utf8Decode(base64Decode('aGVs\nbG8=\n') as Uint8Array)).toBe('hello');
   });
 
+  it('base64 of megabytes matches Buffer across its 8192-character chunks, and decodes back (padded, wrapped or not)', () => {
+    let seed = 3;
+    const bytes = Buffer.from(Array.from({ length: 200_003 }, () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24)));
+    for (const n of [6143, 6144, 6145, 12_288, 100_000, 100_001, 200_003]) {
+      const b64 = base64Encode(bytes.subarray(0, n));
+      expect(b64).toBe(bytes.subarray(0, n).toString('base64'));
+      expect(Buffer.from(base64Decode(b64) as Uint8Array).equals(bytes.subarray(0, n))).toBe(true);
+      expect(Buffer.from(base64Decode(b64.replace(/(.{60})/g, '$1\n')) as Uint8Array).equals(bytes.subarray(0, n))).toBe(true);
+    }
+    // What Buffer reads too: padding left off, stray bits in the last character.
+    for (const text of ['aGVsbG8', 'aGVsbA', 'QR==', 'QUJ=']) expect(Buffer.from(base64Decode(text) as Uint8Array)).toEqual(Buffer.from(text, 'base64'));
+    for (const text of ['A===', '====', 'QQ=A', 'QQ==QQ==', '\u00e9AAA']) expect(base64Decode(text), text).toBeUndefined();
+  });
+
   it('decodes a stray or broken UTF-8 byte to U+FFFD like TextDecoder', () => {
     const bad = Uint8Array.from([0x61, 0xc3, 0x28, 0xff, 0x62]);
     expect(utf8Decode(bad)).toBe(new TextDecoder().decode(bad));

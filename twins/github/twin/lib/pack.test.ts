@@ -5,7 +5,7 @@ import { deflateSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copy, delta, pack, type Entry } from '../../../../test/github/helpers.js';
-import { PACK_LIMITS, PackError, applyDelta, pkt, readPack, readPktLines, rawId, writePack, type RawType } from './pack.js';
+import { PACK_LIMITS, PackError, applyDelta, pkt, readPack, readPktLines, rawId, writePack, writePackBase64, type PackObject, type RawType } from './pack.js';
 import { fromRaw, objectId, toRaw } from './git.js';
 
 describe('git packs', () => {
@@ -59,6 +59,35 @@ describe('git packs', () => {
     expect(out).toMatch(/^[0-9a-f]{40}$/);
     const shown = git('verify-pack', '-v', path.replace(/\.pack$/, '.idx')).toString();
     expect(shown).toContain('ce013625030ba8dba906f756967f9e9ca394464a');
+  });
+
+  it('writePackBase64 copies stored base64 into a pack git accepts, at every block size and alignment (empty stored blocks realign it)', () => {
+    let seed = 7;
+    const bytes = (n: number): Buffer => Buffer.from(Array.from({ length: n }, () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24)));
+    // Sizes about the 64 KiB stored block, the 3-byte base64 group and the spliced minimum.
+    const sizes = [0, 1, 2, 3, 1023, 1024, 1025, 65534, 65535, 65536, 65537, 131070, 131071, 131072, 200_003];
+    const objects: PackObject[] = sizes.map((n) => {
+      const content = bytes(n);
+      return { type: 'blob', content, b64: content.toString('base64') };
+    });
+    objects.push({ type: 'tree', content: toRaw({ t: 'tree', entries: [{ mode: '100644', type: 'blob', sha: rawId('blob', bytes(5)), name: 'a' }] }).content });
+    // All of them; none spliced (under 1024 bytes); one spliced and nothing after it; the last two.
+    const cases = [objects, objects.slice(0, 4), objects.slice(5, 6), objects.slice(-2)];
+    for (const [c, before] of cases.flatMap((c) => [Buffer.alloc(0), Buffer.from('0008NAK\n'), Buffer.from('x')].map((b) => [c, b] as const))) {
+      const objects = c;
+      const b64 = writePackBase64(objects, before);
+      const answer = Buffer.from(b64, 'base64');
+      expect(answer.toString('base64')).toBe(b64);
+      // The same bytes as writePack, whichever way they are made.
+      expect(answer.equals(Buffer.from(writePack(objects, before)))).toBe(true);
+      expect(answer.subarray(0, before.length).equals(before)).toBe(true);
+      const path = join(dir, `spliced-${objects.length}-${before.length}.pack`);
+      writeFileSync(path, answer.subarray(before.length));
+      expect(git('index-pack', path).toString().trim()).toMatch(/^[0-9a-f]{40}$/);
+      const listed = git('verify-pack', '-v', path.replace(/\.pack$/, '.idx')).toString();
+      for (const o of objects) expect(listed).toContain(rawId(o.type, o.content));
+      expect(readPack(answer.subarray(before.length), () => undefined).map((o) => Buffer.from(o.content).toString('base64'))).toEqual(objects.map((o) => Buffer.from(o.content).toString('base64')));
+    }
   });
 
   it('refuses broken packs and deltas with PackError', () => {

@@ -2,9 +2,9 @@
  * Git's wire formats for smart HTTP: pkt-lines, packfiles (read, with ofs- and ref-deltas; and
  * written, undeltified with stored zlib streams), and the raw object encodings.
  */
-import { concat, hex, utf8Decode, utf8Encode } from './bytes.js';
+import { base64Encode, concat, hex, utf8Decode, utf8Encode } from './bytes.js';
 import { sha1 } from './hash.js';
-import { InflateError, deflateStored, inflate } from './zlib.js';
+import { InflateError, adler32, inflate, storedInto, storedSize } from './zlib.js';
 
 export class PackError extends Error {}
 
@@ -51,29 +51,123 @@ export function rawId(type: RawType, content: Uint8Array): string {
   return hex(sha1(utf8Encode(`${type} ${content.length}\0`), content));
 }
 
-export function writePack(objects: { type: RawType; content: Uint8Array }[]): Uint8Array {
-  const parts: Uint8Array[] = [];
-  const head = new Uint8Array(12);
-  head.set(utf8Encode('PACK'));
-  const dv = new DataView(head.buffer);
-  dv.setUint32(4, 2);
-  dv.setUint32(8, objects.length);
-  parts.push(head);
-  for (const o of objects) {
-    let size = o.content.length;
-    const header: number[] = [];
-    let byte = (TYPE_CODE[o.type] << 4) | (size & 15);
-    size = Math.floor(size / 16);
-    while (size > 0) {
-      header.push(byte | 0x80);
-      byte = size & 0x7f;
-      size = Math.floor(size / 128);
-    }
-    header.push(byte);
-    parts.push(Uint8Array.from(header), deflateStored(o.content));
+/** An object for a pack; a blob may bring `b64`, its content's base64 as stored (no whitespace). */
+export interface PackObject { type: RawType; content: Uint8Array; b64?: string }
+
+/** A piece of a written pack: bytes, and for a run of a blob given with `b64`, those bytes' base64. */
+interface PackPiece { bytes: Uint8Array; b64?: string }
+
+/** Blobs smaller than this are written out whole: a piece of their own would cost more than it saves. */
+const SPLICE_MIN = 1024;
+/** A non-final stored block of no bytes: inflate skips it, and it moves what follows by 5 bytes. */
+const EMPTY_BLOCK = [0, 0, 0, 0xff, 0xff];
+
+function objectHeader(type: RawType, size: number): Uint8Array {
+  const header: number[] = [];
+  let byte = (TYPE_CODE[type] << 4) | (size & 15);
+  size = Math.floor(size / 16);
+  while (size > 0) {
+    header.push(byte | 0x80);
+    byte = size & 0x7f;
+    size = Math.floor(size / 128);
   }
-  const body = concat(parts);
-  return concat([body, sha1(body)]);
+  header.push(byte);
+  return Uint8Array.from(header);
+}
+
+/**
+ * A pack of `objects` (undeltified, each in stored zlib blocks) after the bytes `before`, as
+ * pieces whose bytes, joined, are the answer. An upload-pack answer leaves the twin as base64,
+ * and a blob is stored as base64: so each stored block of a blob given with `b64` is placed
+ * where the answer's base64 is on a 3-byte boundary (empty stored blocks move it there), and its
+ * base64 is then a slice of the stored text instead of megabytes encoded again. The bytes are
+ * still read once, for the adler-32 of each stream and the pack's SHA-1.
+ */
+function packPieces(objects: PackObject[], before: Uint8Array): PackPiece[] {
+  const spliced = (o: PackObject): o is PackObject & { b64: string } => o.b64 !== undefined && o.content.length >= SPLICE_MIN;
+  const headers = objects.map((o) => objectHeader(o.type, o.content.length));
+  // Everything but the blob runs goes through `frame`: per spliced block at most two empty
+  // blocks, its header and two bytes of the blob that are not a whole base64 group.
+  let bound = before.length + 12 + 20;
+  objects.forEach((o, i) => {
+    const blocks = Math.max(1, Math.ceil(o.content.length / 65535));
+    bound += (headers[i] as Uint8Array).length + (spliced(o) ? 2 + blocks * 17 + 4 : storedSize(o.content.length));
+  });
+  const frame = new Uint8Array(bound);
+  const pieces: PackPiece[] = [];
+  let f = 0, from = 0, done = 0;
+  /** Ends the bytes framed so far as a piece (before a run, and at the end). */
+  const close = (): void => {
+    if (f > from) pieces.push({ bytes: frame.subarray(from, f) });
+    done += f - from;
+    from = f;
+  };
+  frame.set(before);
+  f = before.length;
+  frame.set(utf8Encode('PACK'), f);
+  const dv = new DataView(frame.buffer, frame.byteOffset, frame.byteLength);
+  dv.setUint32(f + 4, 2);
+  dv.setUint32(f + 8, objects.length);
+  f += 12;
+  objects.forEach((o, i) => {
+    const header = headers[i] as Uint8Array;
+    frame.set(header, f);
+    f += header.length;
+    if (!spliced(o)) {
+      f = storedInto(frame, f, o.content);
+      return;
+    }
+    const data = o.content;
+    frame[f++] = 0x78;
+    frame[f++] = 0x01;
+    const blocks = Math.max(1, Math.ceil(data.length / 65535));
+    for (let b = 0; b < blocks; b++) {
+      // 65535 is a multiple of 3: every block starts on a whole base64 group of the blob.
+      const at = b * 65535, size = Math.min(data.length - at, 65535);
+      while ((done + f - from + 5) % 3 !== 0) {
+        frame.set(EMPTY_BLOCK, f);
+        f += 5;
+      }
+      frame[f++] = b === blocks - 1 ? 1 : 0;
+      frame[f++] = size & 0xff;
+      frame[f++] = size >> 8;
+      frame[f++] = ~size & 0xff;
+      frame[f++] = (~size >> 8) & 0xff;
+      const run = size - (size % 3);
+      if (run > 0) {
+        close();
+        pieces.push({ bytes: data.subarray(at, at + run), b64: o.b64.slice((at / 3) * 4, ((at + run) / 3) * 4) });
+        done += run;
+      }
+      frame.set(data.subarray(at + run, at + size), f);
+      f += size - run;
+    }
+    const a = adler32(data);
+    frame[f++] = a >>> 24;
+    frame[f++] = (a >>> 16) & 0xff;
+    frame[f++] = (a >>> 8) & 0xff;
+    frame[f++] = a & 0xff;
+  });
+  // The pack's checksum covers the pack, not `before` (which opens the first piece, framed).
+  const hashed = [...pieces.map((p) => p.bytes), frame.subarray(from, f)];
+  hashed[0] = (hashed[0] as Uint8Array).subarray(before.length);
+  frame.set(sha1(...hashed), f);
+  f += 20;
+  close();
+  return pieces;
+}
+
+/** A pack of `objects` (undeltified, stored zlib streams) after the bytes `before`. */
+export function writePack(objects: PackObject[], before: Uint8Array = new Uint8Array(0)): Uint8Array {
+  return concat(packPieces(objects, before).map((p) => p.bytes));
+}
+
+/**
+ * `writePack`'s bytes as base64, as an upload-pack answer leaves the twin: the runs of blobs
+ * given with `b64` are copied from it (a clone's megabytes are not encoded again).
+ */
+export function writePackBase64(objects: PackObject[], before: Uint8Array = new Uint8Array(0)): string {
+  return packPieces(objects, before).map((p) => p.b64 ?? base64Encode(p.bytes)).join('');
 }
 
 /**

@@ -168,22 +168,35 @@ export function inflateRaw(src: Uint8Array, start: number, maxOut = 64 * 1024 * 
   return { data: out.slice(0, outLen), end: pos };
 }
 
+/** Adler-32, reducing modulo 65521 once per 5552 bytes (zlib's NMAX: the sums cannot pass 2^32 before). */
 export function adler32(data: Uint8Array): number {
   let a = 1, b = 0;
-  for (let i = 0; i < data.length; i++) {
-    a = (a + (data[i] as number)) % 65521;
-    b = (b + a) % 65521;
+  for (let i = 0; i < data.length; ) {
+    const stop = Math.min(data.length, i + 5552);
+    for (; i < stop; i++) {
+      a += data[i] as number;
+      b += a;
+    }
+    a %= 65521;
+    b %= 65521;
   }
   return ((b << 16) | a) >>> 0;
 }
 
-/** A zlib stream of stored (uncompressed) blocks. */
-export function deflateStored(data: Uint8Array): Uint8Array {
+/** The size of `storedInto`'s stream for `length` bytes. */
+export function storedSize(length: number): number {
+  return 2 + Math.max(1, Math.ceil(length / 65535)) * 5 + length + 4;
+}
+
+/**
+ * Writes a zlib stream of stored (uncompressed) blocks of `data` into `out` at `at`, and answers
+ * where it ends (`at + storedSize(data.length)`): a pack is written in place, not copied together.
+ */
+export function storedInto(out: Uint8Array, at: number, data: Uint8Array): number {
   const blocks = Math.max(1, Math.ceil(data.length / 65535));
-  const out = new Uint8Array(2 + blocks * 5 + data.length + 4);
-  out[0] = 0x78;
-  out[1] = 0x01;
-  let o = 2;
+  out[at] = 0x78;
+  out[at + 1] = 0x01;
+  let o = at + 2;
   for (let b = 0; b < blocks; b++) {
     const chunk = data.subarray(b * 65535, Math.min(data.length, (b + 1) * 65535));
     out[o++] = b === blocks - 1 ? 1 : 0;
@@ -199,5 +212,12 @@ export function deflateStored(data: Uint8Array): Uint8Array {
   out[o++] = (a >>> 16) & 0xff;
   out[o++] = (a >>> 8) & 0xff;
   out[o++] = a & 0xff;
+  return o;
+}
+
+/** A zlib stream of stored (uncompressed) blocks. */
+export function deflateStored(data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(storedSize(data.length));
+  storedInto(out, 0, data);
   return out;
 }

@@ -17,7 +17,7 @@ import {
   SHA, fromRaw, getObject, getRef, listRefs, putObject, refConflict, toRaw, treeProblem, validRefName, type CommitObject, type GitObject,
 } from '../lib/git.js';
 import { GhError, type Call } from '../lib/http.js';
-import { FLUSH, PACK_LIMITS, PackError, pkt, readPack, readPktLines, writePack, type RawType } from '../lib/pack.js';
+import { FLUSH, PACK_LIMITS, PackError, pkt, readPack, readPktLines, writePackBase64, type RawType } from '../lib/pack.js';
 import { authenticate } from '../lib/users.js';
 import { InflateError, gunzip } from '../lib/zlib.js';
 import { moveRef } from './gitdata.js';
@@ -33,7 +33,11 @@ function text(status: number, message: string, extra: Record<string, string> = {
 }
 
 function binary(type: string, bytes: Uint8Array): TwinResponse {
-  return { status: 200, headers: { 'content-type': type, 'cache-control': 'no-cache' }, bodyBase64: base64Encode(bytes) };
+  return binaryBase64(type, base64Encode(bytes));
+}
+
+function binaryBase64(type: string, bodyBase64: string): TwinResponse {
+  return { status: 200, headers: { 'content-type': type, 'cache-control': 'no-cache' }, bodyBase64 };
 }
 
 /** The repository a git URL names, with the caller's rights; errors as git prints them. */
@@ -134,7 +138,7 @@ export const uploadPack: Handler = (req, ctx) => {
   if (wants.length === 0) return binary('application/x-git-upload-pack-result', new Uint8Array(0));
   const skip = new Set(reachable(ctx, repo.id, common, new Set()).keys());
   const objects = [...reachable(ctx, repo.id, wants, skip).values()].map(toRaw);
-  return binary('application/x-git-upload-pack-result', concat([ack, writePack(objects)]));
+  return binaryBase64('application/x-git-upload-pack-result', writePackBase64(objects, ack));
 };
 
 export const receivePack: Handler = (req, ctx) => {
