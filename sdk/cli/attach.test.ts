@@ -155,7 +155,12 @@ describe('kit world serve runs the proxy and serves the manifest', () => {
       // Stripe is not served, but a later `--twins stripe` from the same folder needs its host.
       expect((await loadOrCreateCa(dir)).hosts).toEqual(['api.stripe.com']);
       expect(serving.uncoveredHosts).toEqual([]);
+      expect(serving.caUnconstrained).toBe(false);
       expect(describeServing(serving).join('\n')).not.toContain('note');
+      // A CA from before the constraints (ca.test: its hosts are null) is named as such.
+      expect(describeServing({ ...serving, caUnconstrained: true })).toContain(
+        `  note         the world's CA, minted by an older kit, may vouch for any host to apps that trust it; move ${join(dir, '.kit', 'ca')} away to mint one limited to the twins' hosts`,
+      );
 
       // A CA minted for other hosts (as by a kit before the twin existed) is kept, and the line says what to do.
       await loadOrCreateCa(older, { hosts: ['api.github.com'] });

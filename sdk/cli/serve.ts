@@ -49,6 +49,8 @@ export interface ServingWorld {
   inline: boolean;
   /** Twinned hosts the world's CA may not vouch for (a CA minted by an older kit, before a twin with a new host). */
   uncoveredHosts: string[];
+  /** The world's CA was minted by a kit from before name constraints: it may vouch for any host. */
+  caUnconstrained: boolean;
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
@@ -204,7 +206,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       throw e;
     }
   }
-  return { server, tokens: file, dir, org: options.org, world, twins: names, inline: options.inline === true, uncoveredHosts };
+  return { server, tokens: file, dir, org: options.org, world, twins: names, inline: options.inline === true, uncoveredHosts, caUnconstrained: ca.hosts === null };
 }
 
 /** What `serve` prints once it listens. */
@@ -223,6 +225,9 @@ export function describeServing(s: ServingWorld): string[] {
     ...(s.inline ? ['  thread       the server\'s own (--inline): no watchdog ends a handler stuck in native work'] : []),
     ...(s.uncoveredHosts.length > 0
       ? [`  note         the world's CA may not vouch for ${s.uncoveredHosts.join(', ')}: the proxy cannot serve ${s.uncoveredHosts.length > 1 ? 'them' : 'it'}; move ${join(s.dir, '.kit', 'ca')} away to mint a CA that may (apps that trust the old one must then trust the new one)`]
+      : []),
+    ...(s.caUnconstrained
+      ? [`  note         the world's CA, minted by an older kit, may vouch for any host to apps that trust it; move ${join(s.dir, '.kit', 'ca')} away to mint one limited to the twins' hosts`]
       : []),
     '',
     'Try:',
