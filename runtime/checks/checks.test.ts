@@ -1,7 +1,7 @@
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { KitError } from '../errors.js';
-import { compileCheck, MAX_CHECK_SOURCE } from './compile.js';
+import { compileCheck, MAX_CHECK_NESTING, MAX_CHECK_SOURCE, nestingDepth } from './compile.js';
 import { MAX_FAILURES } from './guest.js';
 import { checkRunInput, readCheckName, readCheckVerdict } from './result.js';
 import type { CheckVerdict } from './result.js';
@@ -80,6 +80,25 @@ describe('compileCheck', () => {
   it('refuses a source too large, or not text', () => {
     expect(refusal(`export default 1;//${'x'.repeat(MAX_CHECK_SOURCE)}`).message).toMatch(/larger than/);
     expect(refusal(42 as never).message).toMatch(/source text/);
+  });
+
+  it('measures bracket nesting as code nests, not inside comments, strings or template text', () => {
+    expect(nestingDepth('f({ a: [1, (2)] })')).toBe(4);
+    expect(nestingDepth(`const s = '((((' + "[[[" ; // {{{{\n /* (((( */ x = 1;`)).toBe(0);
+    expect(nestingDepth('const t = `a ( b ${ f({ c: 1 }) } { d`;')).toBe(3);
+    expect(nestingDepth('const t = `${ `${ [1] }` }`;')).toBe(3);
+    expect(nestingDepth("const s = 'it\\'s ( not';")).toBe(0);
+    expect(nestingDepth('((((')).toBe(4);
+  });
+
+  it('refuses a check nested deeper than the limit before compiling it, and compiles others after', () => {
+    const blocks = (d: number): string => `export const check = { name: 'deep', run() { ${'{'.repeat(d)}${'}'.repeat(d)} return { ok: true }; } };`;
+    // 120,000 nested blocks fit in the size limit; esbuild took 131 s over them and then stopped.
+    expect(refusal(blocks(120_000)).message).toBe(`the check nests brackets deeper than ${MAX_CHECK_NESTING}`);
+    expect(refusal(`export default ${'['.repeat(MAX_CHECK_NESTING + 1)}${']'.repeat(MAX_CHECK_NESTING + 1)};`).message).toMatch(/nests brackets deeper/);
+    // At the limit it compiles (the object and the function take the first three levels).
+    expect(compileCheck(blocks(MAX_CHECK_NESTING - 3)).script).toContain('__kit_check_run');
+    expect(compileCheck("export const check = { name: 'after', run() { return { ok: true }; } };").script).toContain('__kit_check_run');
   });
 
   it('finds out once loaded that the export is not a check', () => {

@@ -15,6 +15,76 @@ import { CHECK_GUEST_SOURCE, CHECK_MODULE_GLOBAL } from './guest.js';
 /** The largest check source accepted. A check is a few functions, not a bundle. */
 export const MAX_CHECK_SOURCE = 256 * 1024;
 
+/**
+ * The deepest nesting of brackets a check may have. esbuild's time grows with the square of
+ * nested blocks (4,000 took 0.6 s here; 120,000, within the size limit, blocked the world's
+ * thread for 131 s and then stopped esbuild's service for the whole process), so deeper
+ * sources are refused before esbuild sees them. Real code nests a few dozen deep.
+ */
+export const MAX_CHECK_NESTING = 1000;
+
+/**
+ * How deep `source` nests `(`, `[`, `{` and template `${`, outside comments and string
+ * literals. Regular expression literals are read as code: a bracket inside one counts, which
+ * can only overstate the depth.
+ */
+export function nestingDepth(source: string): number {
+  // What each open bracket is: 1 a bracket, 2 a template's `${`; the stack's length is the depth.
+  const open: number[] = [];
+  let deepest = 0;
+  let i = 0;
+  const n = source.length;
+  /** Skips a template's text from `i` (after its backtick or the `}` of an expression). */
+  const templateText = (): void => {
+    while (i < n) {
+      const c = source.charCodeAt(i);
+      if (c === 92 /* \ */) i += 2;
+      else if (c === 96 /* ` */) {
+        i++;
+        return;
+      } else if (c === 36 /* $ */ && source.charCodeAt(i + 1) === 123 /* { */) {
+        i += 2;
+        open.push(2);
+        if (open.length > deepest) deepest = open.length;
+        return;
+      } else i++;
+    }
+  };
+  while (i < n) {
+    const c = source.charCodeAt(i);
+    if (c === 47 /* / */ && source.charCodeAt(i + 1) === 47) {
+      const end = source.indexOf('\n', i);
+      i = end < 0 ? n : end + 1;
+    } else if (c === 47 && source.charCodeAt(i + 1) === 42 /* * */) {
+      const end = source.indexOf('*/', i + 2);
+      i = end < 0 ? n : end + 2;
+    } else if (c === 39 /* ' */ || c === 34 /* " */) {
+      i++;
+      while (i < n) {
+        const d = source.charCodeAt(i);
+        if (d === 92) i += 2;
+        else {
+          i++;
+          if (d === c || d === 10) break;
+        }
+      }
+    } else if (c === 96) {
+      i++;
+      templateText();
+    } else if (c === 40 || c === 91 || c === 123) {
+      open.push(1);
+      if (open.length > deepest) deepest = open.length;
+      i++;
+    } else if (c === 41 || c === 93 || c === 125) {
+      const was = open.pop();
+      i++;
+      // The `}` of a template's expression: the template's text goes on.
+      if (was === 2) templateText();
+    } else i++;
+  }
+  return deepest;
+}
+
 export interface CompiledCheck {
   /** The sandbox script: defines `__kit_check_name()` and `__kit_check_run(inputJson)`. */
   script: string;
@@ -35,13 +105,14 @@ function firstError(e: unknown): esbuild.Message | undefined {
 
 /**
  * Compiles a check's source into a sandbox script. Refuses (KitError `invalid_check`) a source
- * that is not a string, too large, does not parse, imports anything, is CommonJS, or exports
+ * that is not a string, too large, nested too deep, does not parse, imports anything, is CommonJS, or exports
  * neither `check` nor `default`.
  */
 export function compileCheck(source: string): CompiledCheck {
   if (typeof source !== 'string') throw invalid('a check is JavaScript source text');
   if (source.length > MAX_CHECK_SOURCE) throw invalid(`the check is larger than ${MAX_CHECK_SOURCE} characters`);
   if (source.trim() === '') throw invalid('the check is empty: export const check = { name, run(entry, tree) }');
+  if (nestingDepth(source) > MAX_CHECK_NESTING) throw invalid(`the check nests brackets deeper than ${MAX_CHECK_NESTING}`);
 
   // Pass 1: parse and read the module's shape; every import is left external and reported.
   let meta: esbuild.Metafile;
