@@ -27,8 +27,8 @@ function tree(records: Record<string, Record<string, unknown>>) {
 }
 
 /** Loads a compiled check in a fresh context (the real runner uses the sandbox; this is the same protocol). */
-function load(source: string, records: Record<string, Record<string, unknown>> = {}) {
-  const { script } = compileCheck(source);
+async function load(source: string, records: Record<string, Record<string, unknown>> = {}) {
+  const { script } = await compileCheck(source);
   const t = tree(records);
   const context = vm.createContext({ __host_call: t.hostCall });
   vm.runInContext(script, context);
@@ -40,9 +40,9 @@ function load(source: string, records: Record<string, Record<string, unknown>> =
   return { name, run, calls: t.calls };
 }
 
-function refusal(source: string): KitError {
+async function refusal(source: string, deadlineMs?: number): Promise<KitError> {
   try {
-    compileCheck(source);
+    await compileCheck(source, deadlineMs);
   } catch (e) {
     expect(e).toBeInstanceOf(KitError);
     expect((e as KitError).code).toBe('invalid_check');
@@ -54,35 +54,35 @@ function refusal(source: string): KitError {
 const entry = { position: 3, occurredAt: '2026-01-01T00:00:00.000Z', cause: { kind: 'request', method: 'POST', route: 'greetings.create', path: '/v1/greetings', status: 200, requestId: 'r' }, writes: [{ type: 'greeting', id: 'g1', value: { name: '' } }] };
 
 describe('compileCheck', () => {
-  it('refuses a source that does not parse, with its place', () => {
-    const e = refusal('export const check = {');
+  it('refuses a source that does not parse, with its place', async () => {
+    const e = await refusal('export const check = {');
     expect(e.message).toMatch(/does not parse: line 1, column \d+/);
     expect(e.details).toMatchObject({ line: 1 });
   });
 
-  it('refuses a module that exports no check', () => {
-    expect(refusal('export function helper() {}').message).toMatch(/exports no check \(it exports helper\)/);
-    expect(refusal('const x = 1;').message).toMatch(/exports nothing/);
-    expect(refusal('module.exports = { check: {} };').message).toMatch(/ES module/);
-    expect(refusal('').message).toMatch(/empty/);
+  it('refuses a module that exports no check', async () => {
+    expect((await refusal('export function helper() {}')).message).toMatch(/exports no check \(it exports helper\)/);
+    expect((await refusal('const x = 1;')).message).toMatch(/exports nothing/);
+    expect((await refusal('module.exports = { check: {} };')).message).toMatch(/ES module/);
+    expect((await refusal('')).message).toMatch(/empty/);
   });
 
-  it('refuses imports of any kind: a check sees only the entry and the tree', () => {
-    expect(refusal("import fs from 'node:fs'; export default { name: 'x', run() {} };").message).toMatch(/cannot import anything \(it imports 'node:fs'\)/);
-    expect(refusal("export default { name: 'x', run() { return import('./y.js'); } };").message).toMatch(/cannot import/);
-    expect(refusal("export * from './other.js'; export const check = 1;").message).toMatch(/cannot import/);
+  it('refuses imports of any kind: a check sees only the entry and the tree', async () => {
+    expect((await refusal("import fs from 'node:fs'; export default { name: 'x', run() {} };")).message).toMatch(/cannot import anything \(it imports 'node:fs'\)/);
+    expect((await refusal("export default { name: 'x', run() { return import('./y.js'); } };")).message).toMatch(/cannot import/);
+    expect((await refusal("export * from './other.js'; export const check = 1;")).message).toMatch(/cannot import/);
   });
 
-  it('refuses top-level await: a check runs synchronously', () => {
-    expect(refusal("await 1; export const check = { name: 'x', run() {} };").message).toMatch(/cannot be compiled: .*[Tt]op-level await/);
+  it('refuses top-level await: a check runs synchronously', async () => {
+    expect((await refusal("await 1; export const check = { name: 'x', run() {} };")).message).toMatch(/cannot be compiled: .*[Tt]op-level await/);
   });
 
-  it('refuses a source too large, or not text', () => {
-    expect(refusal(`export default 1;//${'x'.repeat(MAX_CHECK_SOURCE)}`).message).toMatch(/larger than/);
-    expect(refusal(42 as never).message).toMatch(/source text/);
+  it('refuses a source too large, or not text', async () => {
+    expect((await refusal(`export default 1;//${'x'.repeat(MAX_CHECK_SOURCE)}`)).message).toMatch(/larger than/);
+    expect((await refusal(42 as never)).message).toMatch(/source text/);
   });
 
-  it('measures bracket nesting as code nests, not inside comments, strings or template text', () => {
+  it('measures bracket nesting as code nests, not inside comments, strings or template text', async () => {
     expect(nestingDepth('f({ a: [1, (2)] })')).toBe(4);
     expect(nestingDepth(`const s = '((((' + "[[[" ; // {{{{\n /* (((( */ x = 1;`)).toBe(0);
     expect(nestingDepth('const t = `a ( b ${ f({ c: 1 }) } { d`;')).toBe(3);
@@ -91,23 +91,41 @@ describe('compileCheck', () => {
     expect(nestingDepth('((((')).toBe(4);
   });
 
-  it('refuses a check nested deeper than the limit before compiling it, and compiles others after', () => {
+  it('refuses a check nested deeper than the limit before compiling it, and compiles others after', async () => {
     const blocks = (d: number): string => `export const check = { name: 'deep', run() { ${'{'.repeat(d)}${'}'.repeat(d)} return { ok: true }; } };`;
     // 120,000 nested blocks fit in the size limit; esbuild took 131 s over them and then stopped.
-    expect(refusal(blocks(120_000)).message).toBe(`the check nests brackets deeper than ${MAX_CHECK_NESTING}`);
-    expect(refusal(`export default ${'['.repeat(MAX_CHECK_NESTING + 1)}${']'.repeat(MAX_CHECK_NESTING + 1)};`).message).toMatch(/nests brackets deeper/);
+    expect((await refusal(blocks(120_000))).message).toBe(`the check nests brackets deeper than ${MAX_CHECK_NESTING}`);
+    expect((await refusal(`export default ${'['.repeat(MAX_CHECK_NESTING + 1)}${']'.repeat(MAX_CHECK_NESTING + 1)};`)).message).toMatch(/nests brackets deeper/);
     // At the limit it compiles (the object and the function take the first three levels).
-    expect(compileCheck(blocks(MAX_CHECK_NESTING - 3)).script).toContain('__kit_check_run');
-    expect(compileCheck("export const check = { name: 'after', run() { return { ok: true }; } };").script).toContain('__kit_check_run');
+    expect((await compileCheck(blocks(MAX_CHECK_NESTING - 3))).script).toContain('__kit_check_run');
+    expect((await compileCheck("export const check = { name: 'after', run() { return { ok: true }; } };")).script).toContain('__kit_check_run');
   });
 
-  it('finds out once loaded that the export is not a check', () => {
+  it('refuses a check esbuild is slow over once the deadline passes, leaving the thread free, and compiles the next', async () => {
+    // 6 KB: 2,000 nested arrow functions took esbuild 24.5 s.
+    const arrows = `export const check = { name: 'slow', run() { return ${'x=>'.repeat(2000)}1; } };`;
+    const queued = compileCheck("export const check = { name: 'queued', run() { return { ok: true }; } };");
+    let ticks = 0;
+    const tick = setInterval(() => ticks++, 10);
+    const started = Date.now();
+    const e = await refusal(arrows, 300);
+    clearInterval(tick);
+    expect(e.message).toBe('the check took longer than 300 ms to compile; simplify it');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // The event loop kept turning while esbuild worked in its own process.
+    expect(ticks).toBeGreaterThan(5);
+    // The check queued before it compiled; one after it starts a new esbuild service.
+    expect((await queued).script).toContain('__kit_check_run');
+    expect((await load("export const check = { name: 'after', run() { return { ok: true }; } };")).name()).toBe('after');
+  });
+
+  it('finds out once loaded that the export is not a check', async () => {
     for (const [source, reason] of [
       ['export default 42;', /exports no check/],
       ["export const check = { run() {} };", /has no name/],
       ["export const check = { name: 'x' };", /no run\(entry, tree\)/],
     ] as const) {
-      const c = load(source);
+      const c = await load(source);
       expect(() => c.name(), source).toThrow(reason);
       expect(c.run(entry), source).toEqual({ pass: false, failures: [expect.stringMatching(reason)] });
     }
@@ -115,12 +133,12 @@ describe('compileCheck', () => {
 });
 
 describe('running a check', () => {
-  it('answers its declared name, from `check` or from default', () => {
-    expect(load("export const check = { name: 'names-set', run() {} };").name()).toBe('names-set');
-    expect(load("export default { name: 'by-default', run() {} };").name()).toBe('by-default');
+  it('answers its declared name, from `check` or from default', async () => {
+    expect((await load("export const check = { name: 'names-set', run() {} };")).name()).toBe('names-set');
+    expect((await load("export default { name: 'by-default', run() {} };")).name()).toBe('by-default');
   });
 
-  it('maps every result form to pass or failures', () => {
+  it('maps every result form to pass or failures', async () => {
     const cases: [string, CheckVerdict][] = [
       ['return true', { pass: true, failures: [] }],
       ['return undefined', { pass: true, failures: [] }],
@@ -136,17 +154,17 @@ describe('running a check', () => {
       ['throw { toString() { throw 1; } }', { pass: false, failures: ['the check threw: a value that cannot be described'] }],
     ];
     for (const [body, expected] of cases) {
-      expect(load(`export const check = { name: 'c', run(entry, tree) { ${body}; } };`).run(entry), body).toEqual(expected);
+      expect((await load(`export const check = { name: 'c', run(entry, tree) { ${body}; } };`)).run(entry), body).toEqual(expected);
     }
   });
 
-  it('caps how many failures one run reports', () => {
-    const v = load("export const check = { name: 'c', run() { return Array.from({ length: 1000 }, (_, i) => 'f' + i); } };").run(entry);
+  it('caps how many failures one run reports', async () => {
+    const v = (await load("export const check = { name: 'c', run() { return Array.from({ length: 1000 }, (_, i) => 'f' + i); } };")).run(entry);
     expect(v.failures).toHaveLength(MAX_FAILURES + 1);
     expect(v.failures[MAX_FAILURES]).toBe('… and 900 more failures');
   });
 
-  it('sees the entry and reads the tree through the host, read-only', () => {
+  it('sees the entry and reads the tree through the host, read-only', async () => {
     const source = `
       export const check = {
         name: 'greetings-have-names',
@@ -165,7 +183,7 @@ describe('running a check', () => {
           return failures;
         },
       };`;
-    const c = load(source, { greeting: { g1: { name: '' }, g2: { name: 'Bob' } } });
+    const c = await load(source, { greeting: { g1: { name: '' }, g2: { name: 'Bob' } } });
     expect(c.run(entry)).toEqual({ pass: false, failures: ['hello g1 at 3 has no name'] });
     expect(c.calls).toEqual(['get', 'get', 'count', 'list']);
     expect(c.run({ ...entry, writes: [] })).toEqual({ pass: true, failures: [] });
@@ -173,7 +191,7 @@ describe('running a check', () => {
 });
 
 describe('reading guest answers', () => {
-  it('refuses a malformed verdict', () => {
+  it('refuses a malformed verdict', async () => {
     for (const out of ['nope', '{}', '{"pass":true,"failures":["x"]}', '{"pass":false,"failures":[1]}', 42]) {
       expect(() => readCheckVerdict(out)).toThrow(KitError);
     }

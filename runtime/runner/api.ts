@@ -169,7 +169,7 @@ export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Pr
       }
       if (b !== undefined) break;
       allow(req, 'GET', 'PUT', 'DELETE');
-      if (req.method === 'PUT') return jsonResponse(200, runner.checks.put(a, readTextBody(req)));
+      if (req.method === 'PUT') return jsonResponse(200, await runner.checks.put(a, readTextBody(req)));
       if (req.method === 'DELETE') {
         runner.checks.delete(a);
         return noContent();

@@ -72,10 +72,10 @@ export class CheckSet {
   }
 
   /** Stores a check; a source that does not parse or exports no check is refused and nothing changes. */
-  put(name: string, source: string): { name: string; declared: string; updatedAt: string } {
+  async put(name: string, source: string): Promise<{ name: string; declared: string; updatedAt: string }> {
     if (!CHECK_NAME.test(name)) throw new KitError('invalid_check', 'A check name matches ^[a-z0-9][a-z0-9._-]{0,63}$.', { param: 'name' });
     if (source.trim() === '') throw new KitError('invalid_check', 'Send the check as JavaScript exporting `check` (or default) as { name, run(entry, tree) }.');
-    const { script } = compileCheck(source);
+    const { script } = await compileCheck(source);
     const previous = this.checks.get(name);
     const failed = this.load(name, script);
     if (failed !== null) {
