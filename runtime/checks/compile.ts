@@ -172,6 +172,8 @@ async function compileNow(source: string, deadlineMs: number): Promise<CompiledC
   } catch (e) {
     if (e instanceof KitError) throw e;
     const m = firstError(e);
+    // No message of esbuild's: its service failed (the sync API's stayed dead for the process); start afresh next time.
+    if (m === undefined) void esbuild.stop();
     throw invalid(`the check does not parse: ${m ? place(m) : String(e)}`, m?.location ? { line: m.location.line, column: m.location.column + 1 } : undefined);
   }
   const input = meta.inputs['check.js'];
@@ -198,6 +200,7 @@ async function compileNow(source: string, deadlineMs: number): Promise<CompiledC
   } catch (e) {
     if (e instanceof KitError) throw e;
     const m = firstError(e);
+    if (m === undefined) void esbuild.stop();
     throw invalid(`the check cannot be compiled: ${m ? place(m) : String(e)}`);
   }
   return { script: `${code}\n${CHECK_GUEST_SOURCE}` };
