@@ -342,13 +342,16 @@ function indexStem(value: string): string {
   return `${value.length}:${value}`;
 }
 
-/** What `index` files `o` under (nothing for undefined), each value once. */
-function filedValues(index: Index, o: Obj | undefined): string[] {
-  const out: string[] = [];
+/**
+ * What `index` files `o` under (nothing for undefined), each value once. A set: a subscription
+ * of thousands of items filed each of its prices, and lists made that quadratic (5,000 items: 1.8 s).
+ */
+function filedValues(index: Index, o: Obj | undefined): Set<string> {
+  const out = new Set<string>();
   if (o === undefined) return out;
   for (const x of index.values === undefined ? [o[index.field]] : index.values(o)) {
     const v = indexValue(x);
-    if (v !== undefined && !out.includes(v)) out.push(v);
+    if (v !== undefined) out.add(v);
   }
   return out;
 }
@@ -359,8 +362,8 @@ function reindex(c: Call, type: string, id: string, s: number, before: Obj | und
     const tree = `by.${type}.${index.name}.${c.acct}`;
     const was = filedValues(index, before);
     const now = filedValues(index, after);
-    for (const v of was) if (!now.includes(v)) c.tree.delete(tree, `${indexStem(v)}/${pad(s)}`);
-    for (const v of now) if (!was.includes(v)) c.tree.put(tree, `${indexStem(v)}/${pad(s)}`, id);
+    for (const v of was) if (!now.has(v)) c.tree.delete(tree, `${indexStem(v)}/${pad(s)}`);
+    for (const v of now) if (!was.has(v)) c.tree.put(tree, `${indexStem(v)}/${pad(s)}`, id);
   }
 }
 
