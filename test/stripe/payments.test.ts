@@ -295,6 +295,18 @@ describe('refunds and balance', () => {
     expect(withRefunds.refunds?.data.map((r) => r.id)).toEqual([r2.id, r1.id]);
   });
 
+  it("expands a charge's refunds as Stripe lists inside objects: the ten newest and has_more", async () => {
+    const pi = await stripe.paymentIntents.create({ amount: 1200, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, ...cardOnly });
+    const made: string[] = [];
+    for (let i = 0; i < 12; i++) made.push((await stripe.refunds.create({ payment_intent: pi.id, amount: 100 })).id);
+    const ch = await stripe.charges.retrieve(pi.latest_charge as string, { expand: ['refunds'] });
+    expect(ch.refunds).toMatchObject({ object: 'list', has_more: true, url: `/v1/charges/${ch.id}/refunds` });
+    expect(ch.refunds?.data.map((r) => r.id)).toEqual(made.slice(2).reverse());
+    // The rest is a page of the refunds list away.
+    const rest = await stripe.refunds.list({ charge: ch.id, starting_after: made[2] });
+    expect(rest.data.map((r) => r.id)).toEqual([made[1], made[0]]);
+  });
+
   it('searches charges by card last4, amount and refunded', async () => {
     const s = twin.client('sk_test_chargeSearchAccount01');
     const visa = await s.paymentIntents.create({ amount: 3100, currency: 'usd', payment_method: 'pm_card_visa', confirm: true, ...cardOnly });

@@ -32,6 +32,32 @@ export function registerIncludable(objectType: string, field: string, build: (c:
   INCLUDABLE.set(`${objectType}.${field}`, build);
 }
 
+/** The objects of a walk of records (`newestWhere`), read only as far as they are taken. */
+export function* objectsOf(records: Iterable<{ o: Obj }>): Generator<Obj> {
+  for (const r of records) yield r.o;
+}
+
+/** How many items a list inside an object holds, as at Stripe; the rest is `has_more`. */
+export const INCLUDED_LIST_SIZE = 10;
+
+/**
+ * A list inside an object (`charge.refunds`, `customer.subscriptions`): its first ten items and
+ * `has_more`. Unbounded, `expand[]=data.charge.refunds.data.charge.refunds` over a list of 100
+ * refunds of one charge copied a number of objects cubic in the refunds (80 refunds: 322 MB).
+ */
+export function includedList(items: Iterable<Obj>, url: string): Obj {
+  const data: Obj[] = [];
+  let hasMore = false;
+  for (const item of items) {
+    if (data.length === INCLUDED_LIST_SIZE) {
+      hasMore = true;
+      break;
+    }
+    data.push(item);
+  }
+  return { object: 'list', data, has_more: hasMore, url };
+}
+
 function resolve(c: Call, id: string): Obj | undefined {
   const type = typeOfId(id);
   if (type === undefined) return undefined;

@@ -8,7 +8,7 @@ import type { Move, Route, TwinContext } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid, paramMissing } from '../core/errors.js';
 import { event, insertWithEvent, previousAttributes, saveWithEvent, updated } from '../core/events.js';
-import { registerIncludable } from '../core/expand.js';
+import { includedList, objectsOf, registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
@@ -1288,18 +1288,16 @@ function changeItems(c0: Call, subId: string, change: (items: Obj[], sub: Obj) =
   return result;
 }
 
-registerIncludable('invoice', 'payments', (c, inv) => {
-  const data: Obj[] = [];
-  for (const rec of newestWhere(c, 'invoice_payment', is('invoice', inv.id as string))) data.push(rec.o);
-  return { object: 'list', data, has_more: false, url: `/v1/invoice_payments?invoice=${inv.id as string}` };
-});
+registerIncludable('invoice', 'payments', (c, inv) =>
+  includedList(objectsOf(newestWhere(c, 'invoice_payment', is('invoice', inv.id as string))), `/v1/invoice_payments?invoice=${inv.id as string}`));
 
 registerIncludable('customer', 'subscriptions', (c, cus) => {
-  const data: Obj[] = [];
-  for (const rec of newestWhere(c, 'subscription', is('customer', cus.id as string))) {
-    if (rec.o.status !== 'canceled' && rec.o.status !== 'incomplete_expired') data.push(rec.o);
-  }
-  return { object: 'list', data, has_more: false, url: `/v1/customers/${cus.id as string}/subscriptions` };
+  const live = function* (): Generator<Obj> {
+    for (const rec of newestWhere(c, 'subscription', is('customer', cus.id as string))) {
+      if (rec.o.status !== 'canceled' && rec.o.status !== 'incomplete_expired') yield rec.o;
+    }
+  };
+  return includedList(live(), `/v1/customers/${cus.id as string}/subscriptions`);
 });
 
 /** Deleting a customer ends their subscriptions at once, as at Stripe. */

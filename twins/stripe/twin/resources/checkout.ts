@@ -7,7 +7,7 @@ import type { Move, Route } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid, paramMissing } from '../core/errors.js';
 import { saveWithEvent } from '../core/events.js';
-import { registerIncludable } from '../core/expand.js';
+import { includedList, registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
 import { eq, insert, listOf, load, mustLoad, newId, save } from '../core/store.js';
@@ -197,7 +197,7 @@ export function complete(c: Call): Obj {
 // `line_items` is includable on a session: `expand: ['line_items']`, as webhook handlers do.
 registerIncludable('checkout.session', 'line_items', (c, session) => {
   const items = c.tree.get<Obj[]>('checkout.line_items', `${c.acct}/${session.id as string}`) ?? [];
-  return { object: 'list', data: items, has_more: false, url: `/v1/checkout/sessions/${session.id as string}/line_items` };
+  return includedList(items, `/v1/checkout/sessions/${session.id as string}/line_items`);
 });
 
 export const checkoutRoutes: Route[] = [

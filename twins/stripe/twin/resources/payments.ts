@@ -7,7 +7,7 @@ import type { Move, Route } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
 import { StripeError, invalid } from '../core/errors.js';
 import { event, insertWithEvent, saveWithEvent, updated } from '../core/events.js';
-import { registerIncludable } from '../core/expand.js';
+import { includedList, objectsOf, registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import { Params } from '../core/params.js';
 import { search } from '../core/search.js';
@@ -705,11 +705,8 @@ export const paymentMoves: Record<string, Move> = {
   },
 };
 
-registerIncludable('charge', 'refunds', (c, charge) => {
-  const data: Obj[] = [];
-  for (const rec of newestWhere(c, 'refund', is('charge', charge.id as string))) data.push(rec.o);
-  return { object: 'list', data, has_more: false, url: `/v1/charges/${charge.id as string}/refunds` };
-});
+registerIncludable('charge', 'refunds', (c, charge) =>
+  includedList(objectsOf(newestWhere(c, 'refund', is('charge', charge.id as string))), `/v1/charges/${charge.id as string}/refunds`));
 
 export const paymentRoutes: Route[] = [
   route('payment_intents.search', 'GET', '/v1/payment_intents/search', (c) =>
