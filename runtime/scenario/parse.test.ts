@@ -143,8 +143,8 @@ describe('parseScenario: refusals name the handler and the field', () => {
     expect(refused('handlers: []\nstate: a\nstate: b').message).toBe('the document is not YAML: the key "state" appears twice in one map');
     expect(refused('handlers:\n  - match: GET /x\n    respond: { status: 200, status: 201 }').message).toMatch(/the key "status" appears twice/);
     expect(refused('{ handlers: [], 1: a, "1": b }').message).toMatch(/the key "1" appears twice/);
-    // 60,000 keys (589 KB): yaml's own pairwise check took 36 s; this is refused for what it is.
-    const many = Array.from({ length: 60_000 }, (_, i) => `k${i}: 1`).join('\n');
+    // 40,000 keys (389 KB): yaml's own pairwise check took 36 s over 60,000; this is refused for what it is.
+    const many = Array.from({ length: 40_000 }, (_, i) => `k${i}: 1`).join('\n');
     expect(refused(many).message).toMatch(/^k0: unknown field/);
     // The same key in two maps is no repeat.
     expect(parseScenario('handlers:\n  - { match: /a, delay: 1s }\n  - { match: /b, delay: 1s }', 'application/yaml').handlers).toHaveLength(2);
@@ -168,8 +168,13 @@ describe('parseScenario: refusals name the handler and the field', () => {
     expect(refused('{"handlers":[{"match":"/x","respond":{"body":{"__proto__":{"a":1}}}}]}', 'application/json').code).toBe('invalid_scenario');
   });
 
-  it('refuses a document over 4 MB and an unknown content type with their own codes', () => {
+  it('refuses a document over 4 MB (YAML: 512 KB) and an unknown content type with their own codes', () => {
     expect(refused(`handlers: []\n#${'x'.repeat(4 * 1024 * 1024)}`).code).toBe('body_too_large');
+    // YAML reads slowly (600 KB of `[{},…]` took 1.7 s); the same size as JSON is fine.
+    const flow = `{"handlers": [{"match": "/x", "respond": {"body": [${Array(200_000).fill('{}').join(',')}]}}]}`;
+    expect(flow.length).toBeGreaterThan(512 * 1024);
+    expect(refused(flow, 'application/yaml').message).toBe('a YAML scenario is at most 524288 bytes; send a larger one as JSON (Content-Type: application/json, up to 4194304 bytes)');
+    expect(parseScenario(flow, 'application/json').handlers).toHaveLength(1);
     expect(refused('handlers: []', 'multipart/form-data').code).toBe('unsupported_media_type');
   });
 });
