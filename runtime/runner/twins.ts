@@ -99,7 +99,7 @@ export function invokeGuest(
       : sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall);
   if ('error' in result) {
     const { code, message } = result.error;
-    if (code === 'timeout') throw new KitError('handler_timeout', `The handler ran past its step budget: ${message}`);
+    if (code === 'timeout') throw new KitError('handler_timeout', `The handler ran past its budget: ${message}`);
     if (code === 'out_of_memory') throw new KitError('handler_out_of_memory', `The handler ran out of memory: ${message}`);
     if (code === 'disposed') throw new KitError('sandbox_crashed', 'The world sandbox was restarted; try again.');
     throw new KitError('handler_error', message);

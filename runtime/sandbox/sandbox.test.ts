@@ -147,6 +147,20 @@ describe('WorldSandbox calls', () => {
     for (let i = 0; i < 3; i++) expect('ok' in sb.call('b', 'spin', n)).toBe(true);
     expect(err(sb.call('b', 'spin', String(perStep * 4))).code).toBe('timeout');
   });
+
+  it('ends a call that runs past its wall time in builtins, which the step budget barely counts', () => {
+    // With steps enough for minutes of this loop, the time limit ends it.
+    using sb = WorldSandbox.create(mod, { callSteps: 10_000_000, callMs: 300 });
+    ok(sb.load('n', 'function sorts() { for (;;) Array(200).fill(0).sort(); } function quick() { return "ok"; }'));
+    const started = performance.now();
+    const e = err(sb.call('n', 'sorts', ''));
+    expect(e.code).toBe('timeout');
+    expect(e.message).toMatch(/time limit of 300 ms/);
+    // Well before the 5 s watchdog a worker would be ended by.
+    expect(performance.now() - started).toBeLessThan(3000);
+    // The next call gets a fresh deadline.
+    expect(ok(sb.call('n', 'quick', ''))).toBe('ok');
+  });
 });
 
 describe('host calls', () => {
@@ -269,6 +283,7 @@ describe('lifetime', () => {
     expect(() => WorldSandbox.create(mod, { memoryBytes: 8 * 2 ** 20 })).toThrow(TypeError);
     expect(() => WorldSandbox.create(mod, { stackBytes: 10 })).toThrow(TypeError);
     expect(() => WorldSandbox.create(mod, { callSteps: 0 })).toThrow(TypeError);
+    expect(() => WorldSandbox.create(mod, { callMs: 0 })).toThrow(TypeError);
     expect(runtimeMemoryLimit(64 * 2 ** 20)).toBeLessThan(64 * 2 ** 20 - 6 * 2 ** 20);
   });
 });

@@ -31,6 +31,12 @@ export interface SandboxLimits {
    * every turn (see README.md); the worker watchdog bounds the rest.
    */
   callSteps: number;
+  /**
+   * Wall time per call (and per load), in ms, checked at the same interrupts. Steps count the
+   * interpreter's work, not a builtin's: `for (;;) Array(20).fill(0).sort()` polls rarely per
+   * second of work and ran into the worker's 5 s watchdog, which ends the world. Default 2 500.
+   */
+  callMs: number;
 }
 
 export type SandboxErrorCode = 'guest_error' | 'timeout' | 'out_of_memory' | 'stack_overflow' | 'load_error' | 'disposed';
@@ -62,6 +68,7 @@ export interface GuestEngine {
 
 export const DEFAULT_MEMORY_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_CALL_STEPS = 8_000;
+export const DEFAULT_CALL_MS = 2_500;
 const MAX_STACK_BYTES = 512 * 1024;
 /**
  * The floor of the default. On a main thread (984 KiB of native stack) the clean fit would be
@@ -132,7 +139,11 @@ export class WorldSandbox implements GuestEngine {
   readonly #contexts = new Map<string, LoadedContext>();
   #steps = 0;
   #budget = 0;
+  /** `performance.now()` past which the running call is interrupted. */
+  #deadline = 0;
   #interrupted = false;
+  /** The interrupt was the wall-time limit, not the step budget. */
+  #overTime = false;
   #running = false;
   #disposeAfterCall = false;
   #hostCall: HostCall | undefined;
@@ -165,6 +176,11 @@ export class WorldSandbox implements GuestEngine {
       this.#steps++;
       if (this.#steps > this.#budget) {
         this.#interrupted = true;
+        return true;
+      }
+      if (performance.now() > this.#deadline) {
+        this.#interrupted = true;
+        this.#overTime = true;
         return true;
       }
       return false;
@@ -310,7 +326,14 @@ export class WorldSandbox implements GuestEngine {
   #arm(steps: number): void {
     this.#steps = 0;
     this.#budget = steps;
+    this.#deadline = performance.now() + this.limits.callMs;
     this.#interrupted = false;
+    this.#overTime = false;
+  }
+
+  /** Why the running call was interrupted, for its `timeout` error. */
+  #overBudget(prefix: string): string {
+    return this.#overTime ? `${prefix} its time limit of ${this.limits.callMs} ms` : `${prefix} its budget of ${this.limits.callSteps} steps`;
   }
 
   #assertNotRunning(what: string): void {
@@ -368,7 +391,7 @@ export class WorldSandbox implements GuestEngine {
       const jobs = runtime.executePendingJobs(1);
       if (jobs.error) jobs.error.dispose();
     }
-    if (this.#interrupted) return { error: { code: 'timeout', message: `call exceeded its budget of ${this.limits.callSteps} steps` } };
+    if (this.#interrupted) return { error: { code: 'timeout', message: this.#overBudget('call exceeded') } };
     return out;
   }
 
@@ -391,7 +414,7 @@ export class WorldSandbox implements GuestEngine {
       }
       if (state.type === 'pending') {
         current.dispose();
-        if (this.#interrupted) return { error: { code: 'timeout', message: `call exceeded its budget of ${this.limits.callSteps} steps` } };
+        if (this.#interrupted) return { error: { code: 'timeout', message: this.#overBudget('call exceeded') } };
         if (jobFailure !== undefined) return jobFailure;
         // QuickJS drops a job it has no memory to queue, which strands the promise.
         if (this.#growFailed) return this.#outOfMemory();
@@ -425,7 +448,7 @@ export class WorldSandbox implements GuestEngine {
   /** Maps a thrown guest value to an error code; `fallback` is the code of an ordinary exception. */
   #classify(ctx: QuickJSContext, describe: QuickJSHandle | undefined, thrown: QuickJSHandle, fallback: 'guest_error' | 'load_error'): CallFailure {
     if (this.#interrupted) {
-      return { error: { code: 'timeout', message: `exceeded the budget of ${this.limits.callSteps} steps` } };
+      return { error: { code: 'timeout', message: this.#overTime ? `exceeded the time limit of ${this.limits.callMs} ms` : `exceeded the budget of ${this.limits.callSteps} steps` } };
     }
     let name = '';
     let message = 'a thrown value that cannot be described';
@@ -529,8 +552,9 @@ function resolveLimits(partial: Partial<SandboxLimits> | undefined): SandboxLimi
     memoryBytes: partial?.memoryBytes ?? DEFAULT_MEMORY_BYTES,
     stackBytes: partial?.stackBytes ?? defaultStackBytes(),
     callSteps: partial?.callSteps ?? DEFAULT_CALL_STEPS,
+    callMs: partial?.callMs ?? DEFAULT_CALL_MS,
   };
-  const { memoryBytes, stackBytes, callSteps } = limits;
+  const { memoryBytes, stackBytes, callSteps, callMs } = limits;
   if (!Number.isSafeInteger(memoryBytes) || memoryBytes < MIN_MEMORY_BYTES + 8 * WASM_PAGE * 16 || memoryBytes > 2 ** 31) {
     throw new TypeError(`memoryBytes must be an integer from ${MIN_MEMORY_BYTES + 8 * WASM_PAGE * 16} to 2 GiB, got ${memoryBytes}`);
   }
@@ -539,6 +563,9 @@ function resolveLimits(partial: Partial<SandboxLimits> | undefined): SandboxLimi
   }
   if (!Number.isSafeInteger(callSteps) || callSteps < 1) {
     throw new TypeError(`callSteps must be a positive integer, got ${callSteps}`);
+  }
+  if (!Number.isSafeInteger(callMs) || callMs < 1) {
+    throw new TypeError(`callMs must be a positive integer, got ${callMs}`);
   }
   return limits;
 }
