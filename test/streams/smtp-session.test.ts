@@ -147,6 +147,39 @@ describe('smtp twin: a session in the sandbox', () => {
     expect(world.runner.world.head('smtp')).toBe(1);
   });
 
+  it('takes a message whose address headers and body are shaped to make a parser rescan, within the watchdog', async () => {
+    world = await openStreamWorld([SMTP]);
+    const c = await connect(world);
+    await c.send('EHLO x.test\r\nMAIL FROM:<a@b.test>\r\nRCPT TO:<c@d.test>\r\nDATA\r\n');
+    // Each header took seconds (comments, group colons) before the scanners were made one-pass.
+    const colons = `${'x'.repeat(200_000)}@${':'.repeat(200_000)}`;
+    const message = [
+      `To: ${'('.repeat(500_000)}c@d.test`,
+      `Cc: ${colons}`,
+      `Reply-To: "${'\\'.repeat(200_000)}" <r@d.test>`,
+      'Subject: hostile',
+      'Content-Type: text/plain',
+      'Content-Transfer-Encoding: quoted-printable',
+      '',
+      `hi${' '.repeat(500_000)}=`,
+      'there',
+      '',
+    ].join('\r\n');
+    const done = await c.send(`${message}.\r\n`);
+    const id = /^250 2\.0\.0 Ok: queued as (msg_\w+)\r\n$/.exec(done)?.[1];
+    expect(id).toBeDefined();
+    const msg = (await world.vendor('GET', `/smtp/messages/${id}`)).json;
+    // Compared by length and equality, so a failure does not print megabytes.
+    expect([msg.subject, msg.to[0].address.length, msg.cc[0].address === colons, msg.replyTo[0].address, msg.replyTo[0].name === '\\'.repeat(100_000), msg.text === `hi${' '.repeat(500_000)}there\n`]).toEqual([
+      'hostile',
+      500_008,
+      true,
+      'r@d.test',
+      true,
+      true,
+    ]);
+  });
+
   it('serves the mailbox: list newest first with filters and a cursor, delete one, clear', async () => {
     world = await openStreamWorld([SMTP]);
     const c = await connect(world);

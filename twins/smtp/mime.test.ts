@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseAddresses, parseHeaderValue, parseMail, parseMailDate } from './twin/mime.js';
-import { base64Decode, base64Encode, decodeWords, quotedPrintableDecode, utf8Decode, utf8Encode } from './twin/encoding.js';
+import { base64Decode, base64Encode, base64Size, decodeWords, quotedPrintableDecode, utf8Decode, utf8Encode } from './twin/encoding.js';
 
 const bin = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
 
@@ -32,6 +32,14 @@ describe('encodings', () => {
     expect(decodeWords('=?iso-8859-1?Q?Gr=FC=DFe_Welt?= und mehr')).toBe('Grüße Welt und mehr');
     expect(decodeWords('plain =?utf-8?q?caf=C3=A9?=')).toBe('plain café');
   });
+  it('decodes quoted-printable and sizes base64 in linear time on long runs of blanks and padding', () => {
+    expect(quotedPrintableDecode(' '.repeat(200_000) + 'x')).toBe(' '.repeat(200_000) + 'x');
+    expect(quotedPrintableDecode('a' + ' \t'.repeat(100_000) + '\r\nb' + '\t'.repeat(100_000) + '\nc')).toBe('a\r\nb\nc');
+    expect(base64Size('='.repeat(200_000) + 'A')).toBe(150_000);
+    expect(base64Size('QUJD' + '='.repeat(200_000))).toBe(3);
+    const m = parseMail(`Content-Type: text/plain\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nhi${' '.repeat(300_000)}=\r\nthere`);
+    expect(m.text).toBe(`hi${' '.repeat(300_000)}there`);
+  });
 });
 
 describe('headers and addresses', () => {
@@ -49,6 +57,44 @@ describe('headers and addresses', () => {
       { name: '', address: 'a@x.test' },
       { name: '', address: 'b@x.test' },
     ]);
+  });
+
+  it('strips comments outside quoted strings, nested and with escapes', () => {
+    expect(parseAddresses('a@x.test (Ada Lovelace)')).toEqual([{ name: 'Ada Lovelace', address: 'a@x.test' }]);
+    expect(parseAddresses('a@x.test (outer (inner) tail)')).toEqual([{ name: 'outer (inner) tail', address: 'a@x.test' }]);
+    expect(parseAddresses('a@x.test (Ada \\) L), b@x.test')).toEqual([
+      { name: 'Ada ) L', address: 'a@x.test' },
+      { name: '', address: 'b@x.test' },
+    ]);
+    expect(parseAddresses('"John (Work)" <j@x.test>, Ada (the first) <a@x.test>')).toEqual([
+      { name: 'John (Work)', address: 'j@x.test' },
+      { name: 'Ada', address: 'a@x.test' },
+    ]);
+    // A comma or a `<` inside a comment is comment text.
+    expect(parseAddresses('a@x.test (x, <y>), b@x.test')).toEqual([
+      { name: 'x, <y>', address: 'a@x.test' },
+      { name: '', address: 'b@x.test' },
+    ]);
+  });
+
+  // Each of these took seconds to minutes (quadratic scans); the test timeout catches a regression.
+  it('parses hostile address headers in linear time', () => {
+    const parens = '('.repeat(200_000) + 'a@b.c';
+    expect(parseAddresses(parens)).toEqual([{ name: '', address: parens }]); // an unclosed comment is kept as written
+    const nested = '('.repeat(100_000) + ')'.repeat(100_000);
+    expect(parseAddresses(`${nested} a@b.c`)).toEqual([{ name: nested.slice(1, -1), address: 'a@b.c' }]);
+    expect(parseAddresses('a@b.c ' + '(c)'.repeat(100_000))).toEqual([{ name: 'c', address: 'a@b.c' }]);
+    const colons = 'x'.repeat(100_000) + '@' + ':'.repeat(100_000);
+    expect(parseAddresses(colons)).toEqual([{ name: '', address: colons }]);
+    expect(parseAddresses(':'.repeat(200_000) + 'a@b.c')).toEqual([{ name: '', address: 'a@b.c' }]);
+    expect(parseAddresses('a@b.c, ' + '"'.repeat(100_001) + 'x, '.repeat(50_000))).toHaveLength(2); // an unclosed quote runs to the end
+    expect(parseAddresses('"' + '\\'.repeat(200_000) + '" <a@b.c>')).toEqual([{ name: '\\'.repeat(100_000), address: 'a@b.c' }]);
+    expect(parseAddresses('a@b.c (' + '\\'.repeat(200_000) + ')')).toEqual([{ name: '\\'.repeat(100_000), address: 'a@b.c' }]);
+    expect(parseAddresses('\\'.repeat(200_001) + '@b.c')).toEqual([{ name: '', address: '\\'.repeat(200_001) + '@b.c' }]);
+    const many = parseAddresses('a@b.c,'.repeat(100_000));
+    expect([many.length, many[99_999]]).toEqual([100_000, { name: '', address: 'a@b.c' }]);
+    const m = parseMail(`From: ${'('.repeat(300_000)}a@b.c\r\nTo: ${colons}\r\nCc: ${nested} c@d.e\r\n\r\nbody`);
+    expect([m.from[0]!.address.length, m.to[0]!.address, m.cc[0]!.address, m.text]).toEqual([300_005, colons, 'c@d.e', 'body']);
   });
 
   it('reads RFC 5322 dates with zones', () => {

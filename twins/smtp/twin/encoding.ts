@@ -71,14 +71,19 @@ export function base64Clean(text: string): string {
 
 /** Bytes a clean base64 text stands for. */
 export function base64Size(clean: string): number {
-  const body = clean.replace(/=+$/, '');
-  return Math.floor((body.length * 3) / 4);
+  // Trailing padding counted by hand: `/=+$/` retries from every `=` of a long run (quadratic).
+  let end = clean.length;
+  while (end > 0 && clean.charCodeAt(end - 1) === 61) end--;
+  return Math.floor((end * 3) / 4);
 }
 
 /** Quoted-printable (RFC 2045 6.7): soft line breaks dropped, `=XX` decoded, bad escapes kept as written. */
 export function quotedPrintableDecode(text: string): string {
   return text
-    .replace(/[ \t]+(\r?\n)/g, '$1')
+    // Trailing white space before a line break is dropped. A match may only start where a run
+    // starts: `/[ \t]+(?=\r?\n)/` alone would retry from each character of a run that is not
+    // followed by a break, quadratic in the run's length.
+    .replace(/(?<![ \t])[ \t]+(?=\r?\n)/g, '')
     .replace(/=\r?\n/g, '')
     .replace(/=([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }

@@ -158,54 +158,107 @@ export function parseHeaderValue(raw: string): HeaderValue {
   return { value: (first ?? '').trim().toLowerCase(), params };
 }
 
-/** Splits an address list on commas outside quotes, angle brackets and comments. */
+// Character codes the address scanners look at.
+const BACKSLASH = 92;
+const QUOTE = 34;
+const OPEN = 40;
+const CLOSE = 41;
+const AT = 64;
+
+/**
+ * Splits an address list on commas (and a group's closing `;`) outside quoted strings, angle
+ * brackets and comments. One pass, each character looked at once: a header is attacker-sized
+ * (up to the 3 MiB message limit), so nothing here may rescan what it has passed.
+ */
 function splitAddresses(raw: string): string[] {
   const out: string[] = [];
-  let cur = '';
+  let start = 0; // the current item is raw.slice(start, i)
+  let lastAt = -1; // index of the last `@` seen, quoted or not
   let quoted = false;
   let angle = 0;
-  let comment = 0;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i]!;
-    if (quoted) {
-      if (c === '\\') {
-        cur += c + (raw[i + 1] ?? '');
-        i++;
-        continue;
-      }
-      if (c === '"') quoted = false;
-    } else if (c === '"') quoted = true;
-    else if (c === '<') angle++;
-    else if (c === '>') angle = Math.max(0, angle - 1);
-    else if (c === '(') comment++;
-    else if (c === ')') comment = Math.max(0, comment - 1);
-    else if ((c === ',' || c === ';') && angle === 0 && comment === 0) {
-      out.push(cur);
-      cur = '';
-      continue;
-    } else if (c === ':' && angle === 0 && comment === 0 && !cur.includes('@')) {
+  let comment = 0; // RFC 5322 comments nest
+  const n = raw.length;
+  for (let i = 0; i < n; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === AT) lastAt = i;
+    if (comment > 0) {
+      if (c === BACKSLASH) {
+        if (raw.charCodeAt(++i) === AT) lastAt = i; // a quoted-pair: the next character is text
+      } else if (c === OPEN) comment++;
+      else if (c === CLOSE) comment--;
+    } else if (quoted) {
+      if (c === BACKSLASH) {
+        if (raw.charCodeAt(++i) === AT) lastAt = i;
+      } else if (c === QUOTE) quoted = false;
+    } else if (c === QUOTE) quoted = true;
+    else if (c === OPEN) comment = 1;
+    else if (c === 60 /* < */) angle++;
+    else if (c === 62 /* > */) angle = Math.max(0, angle - 1);
+    else if ((c === 44 /* , */ || c === 59 /* ; */) && angle === 0) {
+      out.push(raw.slice(start, i));
+      start = i + 1;
+    } else if (c === 58 /* : */ && angle === 0 && lastAt < start) {
       // `Group name: a@b, c@d;` — the group's name is dropped, its members kept.
-      cur = '';
-      continue;
+      start = i + 1;
     }
-    cur += c;
   }
-  out.push(cur);
+  out.push(raw.slice(start));
   return out.map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function unescapePairs(s: string): string {
+  return s.indexOf('\\') < 0 ? s : s.replace(/\\(.)/gs, '$1');
+}
+
+/**
+ * Removes RFC 5322 comments (`(…)`, nested, with `\)` escapes) outside quoted strings, in one
+ * pass; also answers the first comment's text (quoted-pairs undone). A comment that never
+ * closes is kept as written, with everything after it (so the pass never rescans).
+ */
+function stripComments(s: string): { text: string; comment: string | null } {
+  const kept: string[] = [];
+  let comment: string | null = null;
+  let from = 0; // start of the text being kept
+  let quoted = false;
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (quoted) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) quoted = false;
+    } else if (c === QUOTE) quoted = true;
+    else if (c === OPEN) {
+      let depth = 1;
+      let j = i + 1;
+      for (; j < n && depth > 0; j++) {
+        const d = s.charCodeAt(j);
+        if (d === BACKSLASH) j++;
+        else if (d === OPEN) depth++;
+        else if (d === CLOSE) depth--;
+      }
+      if (depth > 0) break; // unclosed: the rest stays as written
+      kept.push(s.slice(from, i));
+      comment ??= unescapePairs(s.slice(i + 1, j - 1));
+      from = j;
+      i = j - 1;
+    }
+  }
+  kept.push(s.slice(from));
+  return { text: kept.length === 1 ? kept[0]! : kept.join(''), comment };
 }
 
 export function parseAddresses(raw: string | undefined): MailAddress[] {
   if (raw === undefined) return [];
   const out: MailAddress[] = [];
   for (const item of splitAddresses(raw)) {
-    const lt = item.lastIndexOf('<');
-    const gt = item.lastIndexOf('>');
+    // Comments go first, so a `<` or `>` inside one is not taken for the angle address.
+    const { text, comment } = stripComments(item);
+    const lt = text.lastIndexOf('<');
+    const gt = text.lastIndexOf('>');
     if (lt >= 0 && gt > lt) {
-      const name = decodeWords(unquote(item.slice(0, lt).replace(/\([^)]*\)/g, '').trim()));
-      out.push({ name, address: item.slice(lt + 1, gt).trim() });
+      out.push({ name: decodeWords(unquote(text.slice(0, lt).trim())), address: text.slice(lt + 1, gt).trim() });
     } else {
-      const comment = /\(([^)]*)\)/.exec(item);
-      out.push({ name: comment ? decodeWords(comment[1]!.trim()) : '', address: item.replace(/\([^)]*\)/g, '').trim() });
+      out.push({ name: comment === null ? '' : decodeWords(comment.trim()), address: text.trim() });
     }
   }
   return out;
