@@ -21,25 +21,58 @@ export function decodeLenient(text: string): string {
   }
 }
 
+/** The value of one hex digit's character code (the run's digits are all hex). */
+function hexValue(c: number): number {
+  return c <= 57 ? c - 48 : (c | 32) - 87;
+}
+
+/**
+ * Decodes a run of `%XX` escapes as UTF-8, as `decodeURIComponent` would each well-formed
+ * sequence (no overlong forms, surrogates or code points past U+10FFFF); an escape that does
+ * not start one stays as written. By hand, not one thrown exception per bad escape: a body of
+ * 1.8 MB of `%80` took 1.5 s that way.
+ */
 function decodeRun(run: string): string {
-  try {
-    return decodeURIComponent(run);
-  } catch {
-    let out = '';
-    let i = 0;
-    while (i < run.length) {
-      const lead = parseInt(run.slice(i + 1, i + 3), 16);
-      const width = lead < 0x80 ? 1 : lead >= 0xf0 && lead <= 0xf7 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-      try {
-        out += decodeURIComponent(run.slice(i, i + 3 * width));
-        i += 3 * width;
-      } catch {
-        out += run.slice(i, i + 3);
-        i += 3;
-      }
+  const n = run.length / 3;
+  const bytes = new Uint8Array(n);
+  for (let k = 0; k < n; k++) bytes[k] = (hexValue(run.charCodeAt(3 * k + 1)) << 4) | hexValue(run.charCodeAt(3 * k + 2));
+  const out: string[] = [];
+  let k = 0;
+  while (k < n) {
+    const b = bytes[k] as number;
+    if (b < 0x80) {
+      out.push(String.fromCharCode(b));
+      k++;
+      continue;
     }
-    return out;
+    // The sequence's width and the range its second byte must fall in.
+    let width = 0, low = 0x80, high = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) width = 2;
+    else if (b >= 0xe0 && b <= 0xef) {
+      width = 3;
+      if (b === 0xe0) low = 0xa0;
+      else if (b === 0xed) high = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      width = 4;
+      if (b === 0xf0) low = 0x90;
+      else if (b === 0xf4) high = 0x8f;
+    }
+    let ok = width > 0 && k + width <= n;
+    for (let j = 1; ok && j < width; j++) {
+      const c = bytes[k + j] as number;
+      ok = j === 1 ? c >= low && c <= high : c >= 0x80 && c <= 0xbf;
+    }
+    if (!ok) {
+      out.push(run.slice(3 * k, 3 * k + 3));
+      k++;
+      continue;
+    }
+    let cp = b & (width === 2 ? 0x1f : width === 3 ? 0x0f : 0x07);
+    for (let j = 1; j < width; j++) cp = (cp << 6) | ((bytes[k + j] as number) & 0x3f);
+    out.push(String.fromCodePoint(cp));
+    k += width;
   }
+  return out.join('');
 }
 
 /** Percent-decodes `text`, or answers null when an escape is malformed. */
