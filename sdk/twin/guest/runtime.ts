@@ -206,7 +206,8 @@ export class CallTree implements Tree {
       if (upper !== undefined) arg['before'] = upper;
       // Each buffered write can hide one committed item: ask for that many more (and at
       // least one, so a limit of 0 still learns whether anything is there).
-      if (limit !== undefined) arg['limit'] = Math.max(limit, pending.size > 0 ? 1 : 0) + pending.size;
+      // The host answers at most 1,000 a page (more is refused); the loop below reads on.
+      if (limit !== undefined) arg['limit'] = Math.min(HOST_PAGE_MAX, Math.max(limit, pending.size > 0 ? 1 : 0) + pending.size);
       if (desc) arg['reverse'] = true;
       const page = this.read('list', arg) as HostPage;
       if (!page || !Array.isArray(page.items)) throw new Error("__host_call('list') answered no items");
@@ -327,6 +328,8 @@ export class CallTree implements Tree {
   }
 }
 
+/** The most items the host's `list` answers in one page (runtime/world: `listRecords`). */
+const HOST_PAGE_MAX = 1000;
 const FAILED: unique symbol = Symbol('copy failed');
 
 /** The host's copy of `value`, or FAILED when it threw (a cycle, a BigInt, a throwing toJSON). */
