@@ -222,4 +222,39 @@ describe('GitHub twin: git data and contents', () => {
     expect(heads).toEqual(['refs/heads/deep/a/b', 'refs/heads/deep/ab', 'refs/heads/main', 'refs/heads/ok-branch', 'refs/heads/ok-branch-2']);
     expect((await gh.admin.git.listMatchingRefs({ ...o, ref: 'tags/' })).data.map((r) => r.ref)).toEqual(['refs/tags/v1.0.0', 'refs/tags/v9']);
   });
+
+  it('hostile trees: 10,000 items, 1,000 entries of one 2.9 MB blob, a path 400,000 folders deep each answer in time', async () => {
+    const h = { owner: 'admin', repo: 'hostile' };
+    await gh.admin.repos.createForAuthenticatedUser({ name: 'hostile', auto_init: true });
+    // Each item used to scan every path so far (served: 10,000 took 0.43 s, 20,000 1.4 s, 40,000 ended the world).
+    const wide = await gh.admin.git.createTree({ ...h, tree: Array.from({ length: 10_000 }, (_, i) => ({ path: `d${i % 50}/f${i}`, mode: '100644' as const, type: 'blob' as const, content: '' })) });
+    expect(wide.data.tree.length).toBe(50);
+    const replaced = await gh.admin.git.createTree({ ...h, base_tree: wide.data.sha, tree: [{ path: 'd7', mode: '100644', type: 'blob', content: 'file now' }, { path: 'd8/f8', mode: '100644', type: 'blob', sha: null }] });
+    expect(replaced.data.tree.find((e) => e.path === 'd7')?.type).toBe('blob');
+    const d8 = await gh.admin.git.getTree({ ...h, tree_sha: replaced.data.tree.find((e) => e.path === 'd8')?.sha as string });
+    expect(d8.data.tree.length).toBe(199);
+    const clash = await failure(gh.admin.git.createTree({ ...h, base_tree: wide.data.sha, tree: [{ path: 'd7/f7/x', mode: '100644', type: 'blob', content: '' }] }));
+    expect([clash.status, clash.message]).toEqual([422, expect.stringContaining('tree.path d7/f7 is both a file and a directory')]);
+
+    // One big (binary) blob named 1,000 times: its type and size are read once per request.
+    const big = await gh.admin.git.createBlob({ ...h, content: Buffer.concat([Buffer.from([0]), Buffer.alloc(2_900_000, 'x')]).toString('base64'), encoding: 'base64' });
+    const many = await gh.admin.git.createTree({ ...h, tree: Array.from({ length: 1000 }, (_, i) => ({ path: `f${i}`, mode: '100644' as const, type: 'blob' as const, sha: big.data.sha })) });
+    expect(many.data.tree.every((e) => e.size === 2_900_001)).toBe(true);
+    expect((await gh.admin.git.getTree({ ...h, tree_sha: many.data.sha })).data.tree.length).toBe(1000);
+    const main = (await gh.admin.git.getRef({ ...h, ref: 'heads/main' })).data.object.sha;
+    const c = await gh.admin.git.createCommit({ ...h, message: 'many', tree: many.data.sha, parents: [main] });
+    await gh.admin.git.updateRef({ ...h, ref: 'heads/main', sha: c.data.sha });
+    const listing = await gh.admin.repos.getContent({ ...h, path: '' });
+    expect((listing.data as { size: number }[]).map((e) => e.size)).toEqual(Array(1000).fill(2_900_001));
+    const cmp = await gh.admin.repos.compareCommitsWithBasehead({ ...h, basehead: `${main}...${c.data.sha}` });
+    expect(cmp.data.files?.length).toBe(300);
+
+    // Deeper than git's core.maxTreeDepth (4,096): 422 like any path git refuses, not a stack overflow.
+    const deep = await failure(gh.admin.git.createTree({ ...h, tree: [{ path: 'a/'.repeat(400_000) + 'f', mode: '100644', type: 'blob', content: 'x' }] }));
+    expect([deep.status, deep.message]).toEqual([422, expect.stringContaining('tree.path contains a malformed path component')]);
+    const deepest = await gh.admin.git.createTree({ ...h, tree: [{ path: 'a/'.repeat(4095) + 'f', mode: '100644', type: 'blob', content: 'x' }] });
+    expect(deepest.status).toBe(201);
+    expect(deepest.data.tree.map((e) => e.path)).toEqual(['a']);
+  });
 });
+

@@ -176,4 +176,29 @@ describe('GitHub twin: issues', () => {
     expect(mentioned.data.map((i) => i.title)).toEqual(['Crash on start']);
     expect((await failure(gh.anonymous.issues.list())).status).toBe(401);
   });
+
+  it('labels: a PATCH naming 1,000 new labels is 200 (each label event built from one lookup), 1,001 is 422, not a 500', async () => {
+    const q = { owner: 'maint', repo: 'labelled' };
+    await gh.as(maint).repos.createForAuthenticatedUser({ name: 'labelled' });
+    const issue = await gh.as(maint).issues.create({ ...q, title: 'many labels' });
+    const names = Array.from({ length: 1000 }, (_, i) => `l${i}`);
+    // 901 new labels made the sandbox ask the host for a page past its 1,000: a 500.
+    const updated = await gh.as(maint).issues.update({ ...q, issue_number: issue.data.number, labels: names });
+    expect(updated.data.labels.length).toBe(1000);
+    const over = await failure(gh.as(maint).issues.update({ ...q, issue_number: issue.data.number, labels: [...names, 'one more'] }));
+    expect([over.status, over.message]).toEqual([422, expect.stringContaining('Validation Failed')]);
+    expect((await gh.as(maint).issues.get({ ...q, issue_number: issue.data.number })).data.labels.length).toBe(1000);
+    // With a hook listening: one `labeled` (or `unlabeled`) event per label, each naming its own.
+    await gh.as(maint).repos.createWebhook({ ...q, config: { url: 'https://example.test/labels', content_type: 'json' }, events: ['issues'] });
+    const second = await gh.as(maint).issues.create({ ...q, title: 'fewer labels', labels: names.slice(0, 100) });
+    await gh.as(maint).issues.update({ ...q, issue_number: second.data.number, labels: ['l0', 'l1', 'fresh', 'l2'] });
+    const sent = (): { action: string; label: { name: string }; issue: { labels: unknown[] } }[] =>
+      gh.received.filter((x) => x.url === 'https://example.test/labels').map((x) => JSON.parse(x.body) as { action: string; label: { name: string }; issue: { labels: unknown[] } });
+    await gh.until(() => sent().filter((e) => e.action === 'unlabeled').length === 97);
+    const events = sent();
+    expect(events.filter((e) => e.action === 'labeled').map((e) => e.label.name).slice(-1)).toEqual(['fresh']);
+    expect(events.filter((e) => e.action === 'unlabeled').map((e) => e.label.name)).toEqual(names.slice(3, 100));
+    expect(events.filter((e) => e.action === 'unlabeled').every((e) => e.issue.labels.length === 4)).toBe(true);
+  });
 });
+

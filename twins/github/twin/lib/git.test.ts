@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOptions, ListPage, TwinContext } from '../../../../sdk/twin/types.js';
 import { compareIds } from '../../../../sdk/twin/guest/runtime.js';
 import {
-  buildTree, flatten, isDotGitmodules, lineDiff, mergeFlat, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
+  buildTree, fileFolderClash, flatten, fromRaw, isDotGitmodules, personLine, rawContent, lineDiff, mergeFlat, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
   objectId, validRefName, walk, type CommitObject, type FileEntry, type TreeEntry,
 } from './git.js';
 import { utf8Encode } from './bytes.js';
@@ -232,5 +232,106 @@ describe('names git refuses', () => {
     expect(d.patch).toBe('@@ -1,3 +1,4 @@\n one\n-two\n+2\n three\n+four');
     const bin = putBlob(ctx, 1, Uint8Array.from([0, 1, 2]));
     expect(lineDiff(ctx.tree, 1, a, bin)).toEqual({ additions: 0, deletions: 0 });
+  });
+});
+
+describe('hostile inputs cost time in proportion to their size', () => {
+  it('fromRaw splits author lines as /^(.*) <(.*)> (\\d+) ([+-]\\d{4})$/ does, in one pass over 600 KB of " <>"', () => {
+    const who = { name: ' <>'.repeat(200_000), email: 'e<x> 1', date: '2026-01-01T00:00:00Z' };
+    const o: CommitObject = { t: 'commit', tree: 'a'.repeat(40), parents: [], author: who, committer: who, message: 'm', tz: ['+0200', '-0130'] };
+    const raw = rawContent(o);
+    expect(fromRaw('commit', raw, objectId(o))).toEqual(o);
+    const bad = utf8Encode(`tree ${'a'.repeat(40)}\nauthor ${' <>'.repeat(200_000)}\ncommitter x <y> 1 +0000\n\nm`);
+    expect(fromRaw('commit', bad, 'b'.repeat(40))).toBeUndefined();
+    // Against the regex on short random lines (its cost only shows on long ones).
+    const re = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/;
+    const alphabet = [' ', '<', '>', '1', '0', '+', '-', 'a', '\r', '\u2028'];
+    const next = rng(7);
+    for (let k = 0; k < 20_000; k++) {
+      let v = '';
+      for (let i = Math.floor(next() * 14); i > 0; i--) v += alphabet[Math.floor(next() * alphabet.length)];
+      if (next() < 0.5) v += next() < 0.5 ? ' <x> 12 +0100' : '> 3 -0000';
+      const m = re.exec(v);
+      expect(personLine(v), JSON.stringify(v)).toEqual(m === null ? undefined : { name: m[1], email: m[2], seconds: m[3], tz: m[4] });
+    }
+  });
+
+  it('isDotGitmodules and treeEntryProblem over 1 MB of "A\\" look at each part once', () => {
+    const name = 'A\\'.repeat(500_000) + 'z';
+    expect(isDotGitmodules(name)).toBe(false);
+    expect(isDotGitmodules(name + '\\GITMOD~1. .')).toBe(true);
+    expect(isDotGitmodules('.gitmodules '.repeat(100_000))).toBe(false);
+    expect(treeEntryProblem(name, '120000')).toBeUndefined();
+    expect(treeEntryProblem(name + '\\.GIT. ', '100644')).toBe("hasDotgit: contains '.git'");
+    expect(treeEntryProblem(name + '\\.gitmodules:x', '120000')).toBe('gitmodulesSymlink: .gitmodules is a symbolic link');
+  });
+
+  it('fileFolderClash over a path 200,000 folders deep finds the file among its folders', { timeout: 5000 }, () => {
+    const deep = 'a/'.repeat(200_000) + 'f';
+    const file = 'a/'.repeat(1000).slice(0, -1);
+    expect(fileFolderClash(new Map([[deep, 1], [file, 2]]))).toBe(file);
+    expect(fileFolderClash(new Map([[deep, 1], ['a/b', 2]]))).toBeUndefined();
+    // The first path (in the map's order) inside a file names it.
+    expect(fileFolderClash(new Map([['x', 1], ['x/y/z', 1], ['y/z', 1], ['x/y', 1], ['y', 1]]))).toBe('x');
+    expect(fileFolderClash(new Map([['y/z', 1], ['x', 1], ['x/y', 1], ['y', 1]]))).toBe('y');
+  });
+
+  it('walk and paint take the same order as the linear scans they replace, and an octopus of 30,000 parents (the scans took 54 s over it)', () => {
+    // The scans as they were: the newest (then first queued) commit taken each step.
+    const oldWalk = (ctx: TwinContext, start: string[]): string[] => {
+      const out: string[] = [];
+      const seen = new Set<string>();
+      const queue: { sha: string; commit: CommitObject }[] = [];
+      const push = (sha: string): void => {
+        if (seen.has(sha)) return;
+        seen.add(sha);
+        const commit = ctx.tree.get<CommitObject>('obj', `1:${sha}`);
+        if (commit !== undefined) queue.push({ sha, commit });
+      };
+      for (const s of start) push(s);
+      while (queue.length > 0) {
+        let best = 0;
+        for (let i = 1; i < queue.length; i++) if ((queue[i] as { commit: CommitObject }).commit.committer.date > (queue[best] as { commit: CommitObject }).commit.committer.date) best = i;
+        const next = queue.splice(best, 1)[0] as { sha: string; commit: CommitObject };
+        out.push(next.sha);
+        for (const p of next.commit.parents) push(p);
+      }
+      return out;
+    };
+    for (const seed of [11, 12, 13, 14]) {
+      const next = rng(seed);
+      const ctx = memoryCtx();
+      const tree = buildTree(ctx, 1, new Map());
+      const shas: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        const parents = new Set<string>();
+        for (let k = next() < 0.3 ? 3 : 1; k > 0 && shas.length > 0; k--) parents.add(shas[Math.floor(next() * shas.length)] as string);
+        const date = new Date(Date.UTC(2026, 0, 1) + Math.floor(next() * (seed % 2 === 0 ? 3 : 1e6)) * 1000).toISOString().replace('.000', '');
+        const who = { name: 'a', email: 'a@x', date };
+        shas.push(putObject(ctx, 1, { t: 'commit', tree, parents: [...parents], author: who, committer: who, message: `c${i}` }));
+      }
+      for (let k = 0; k < 40; k++) {
+        const a = shas[Math.floor(next() * shas.length)] as string, b = shas[Math.floor(next() * shas.length)] as string;
+        expect(walk(ctx.tree, 1, [a, b]).map((c) => c.sha)).toEqual(oldWalk(ctx, [a, b]));
+        const full = paint(ctx.tree, 1, a, b).ahead.map((c) => c.sha);
+        for (const n of [1, 3, 20]) expect(paint(ctx.tree, 1, a, b, n).ahead.map((c) => c.sha)).toEqual(full.slice(Math.max(0, full.length - n)));
+      }
+    }
+    const ctx = memoryCtx();
+    const tree = buildTree(ctx, 1, new Map());
+    const at = (s: number): { name: string; email: string; date: string } => ({ name: 'a', email: 'a@x', date: new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString().replace('.000', '') });
+    const root = putObject(ctx, 1, { t: 'commit', tree, parents: [], author: at(0), committer: at(0), message: 'root' });
+    const parents: string[] = [];
+    for (let i = 1; i <= 30_000; i++) parents.push(putObject(ctx, 1, { t: 'commit', tree, parents: [root], author: at(i), committer: at(i), message: `p${i}` }));
+    const oct = putObject(ctx, 1, { t: 'commit', tree, parents, author: at(40_000), committer: at(40_000), message: 'octopus' });
+    const log = walk(ctx.tree, 1, [oct], 100_000).map((c) => c.sha);
+    expect(log).toEqual([oct, ...parents.slice().reverse(), root]);
+    const p = paint(ctx.tree, 1, root, oct);
+    expect(p.mergeBase).toBe(root);
+    expect(p.behind).toBe(0);
+    expect(p.ahead.length).toBe(30_001);
+    expect(p.ahead[p.ahead.length - 1]?.sha).toBe(oct);
+    expect(paint(ctx.tree, 1, root, oct, 20).ahead.map((c) => c.sha)).toEqual(p.ahead.slice(-20).map((c) => c.sha));
+    expect(paint(ctx.tree, 1, parents[0] as string, oct).ahead.length).toBe(30_000);
   });
 });

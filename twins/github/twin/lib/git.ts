@@ -47,6 +47,22 @@ export function getObject(tree: ReadTree, repoId: number, sha: string): GitObjec
   return tree.get<GitObject>('obj', objKey(repoId, sha));
 }
 
+/**
+ * A reader of objects' type and size (a blob's `size`), each object read once per reader: a
+ * blob's record holds its whole content, so a tree naming one blob many times reads it once.
+ * Make one per request (objects never change, but a request may store new ones).
+ */
+export function objectInfo(tree: ReadTree, repoId: number): (sha: string) => { t: GitObject['t']; size: number } | undefined {
+  const memo = new Map<string, { t: GitObject['t']; size: number } | undefined>();
+  return (sha) => {
+    if (memo.has(sha)) return memo.get(sha);
+    const o = getObject(tree, repoId, sha);
+    const info = o === undefined ? undefined : { t: o.t, size: o.t === 'blob' ? o.size : 0 };
+    memo.set(sha, info);
+    return info;
+  };
+}
+
 export function getCommit(tree: ReadTree, repoId: number, sha: string): CommitObject | undefined {
   const o = getObject(tree, repoId, sha);
   return o?.t === 'commit' ? o : undefined;
@@ -101,6 +117,31 @@ export function rawContent(o: GitObject): Uint8Array {
   return utf8Encode(text);
 }
 
+const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';
+
+/**
+ * An author or committer line's value (`Name <email> 1700000000 +0200`), split as
+ * `/^(.*) <(.*)> (\d+) ([+-]\d{4})$/` would split it (the name up to the last ` <`, the
+ * email up to the `> ` before the time), but in one pass: that regex backtracks quadratically
+ * over a line of many ` <>`.
+ */
+export function personLine(value: string): { name: string; email: string; seconds: string; tz: string } | undefined {
+  // `.` matches no line terminator, so no part of the regex would.
+  if (/[\n\r\u2028\u2029]/.test(value)) return undefined;
+  const n = value.length;
+  // ` [+-]dddd` at the end.
+  if (n < 6 || value[n - 6] !== ' ' || (value[n - 5] !== '+' && value[n - 5] !== '-')) return undefined;
+  for (let i = n - 4; i < n; i++) if (!isDigit(value[i])) return undefined;
+  // The seconds: every digit before it (the `> ` before them ends the email, so the run is whole).
+  let start = n - 6;
+  while (isDigit(value[start - 1])) start--;
+  if (start === n - 6 || value[start - 1] !== ' ' || value[start - 2] !== '>') return undefined;
+  const head = value.slice(0, start - 2);
+  const lt = head.lastIndexOf(' <');
+  if (lt < 0) return undefined;
+  return { name: head.slice(0, lt), email: head.slice(lt + 2), seconds: value.slice(start, n - 6), tz: value.slice(n - 5) };
+}
+
 /**
  * A raw git object (as a pack carries it) in the twin's stored form, or undefined when the
  * stored form could not give the same id back (annotated tags, signed commits, extra headers):
@@ -144,10 +185,10 @@ export function fromRaw(type: string, content: Uint8Array, sha: string): GitObje
       if (key === 'tree') tree = value;
       else if (key === 'parent') parents.push(value);
       else if (key === 'author' || key === 'committer') {
-        const m = /^(.*) <(.*)> (\d+) ([+-]\d{4})$/.exec(value);
-        if (m === null) return undefined;
-        const p: Person = { name: m[1] as string, email: m[2] as string, date: new Date(Number(m[3]) * 1000).toISOString().replace('.000Z', 'Z') };
-        if (key === 'author') { author = p; tz[0] = m[4] as string; } else { committer = p; tz[1] = m[4] as string; }
+        const m = personLine(value);
+        if (m === undefined) return undefined;
+        const p: Person = { name: m.name, email: m.email, date: new Date(Number(m.seconds) * 1000).toISOString().replace('.000Z', 'Z') };
+        if (key === 'author') { author = p; tz[0] = m.tz; } else { committer = p; tz[1] = m.tz; }
       } else return undefined;
     }
     if (tree === undefined || author === undefined || committer === undefined) return undefined;
@@ -184,24 +225,29 @@ function asciiLower(text: string): string {
  * six>~1` to `~4`; or the fallback short name, up to six characters of `shortPrefix` then `~`
  * and digits, eight characters in all (so even `~1234567`, as in git).
  */
-function isNtfsDot(name: string, needle: string, shortPrefix: string): boolean {
-  const low = asciiLower(name);
-  const onlyDotsAndSpaces = (from: number): boolean => /^[. ]*(?::|$)/.test(low.slice(from));
-  if (low.startsWith('.' + needle)) return onlyDotsAndSpaces(needle.length + 1);
-  if (low.startsWith(needle.slice(0, 6) + '~') && low[7] !== undefined && low[7] >= '1' && low[7] <= '4') return onlyDotsAndSpaces(8);
+function isNtfsDot(low: string, at: number, needle: string, shortPrefix: string): boolean {
+  // Only the dots and spaces right after the name are read, so each call costs what it matches.
+  const onlyDotsAndSpaces = (from: number): boolean => {
+    let i = from;
+    while (low[i] === '.' || low[i] === ' ') i++;
+    return i >= low.length || low[i] === ':';
+  };
+  if (low.startsWith('.' + needle, at)) return onlyDotsAndSpaces(at + needle.length + 1);
+  const c7 = low[at + 7];
+  if (low.startsWith(needle.slice(0, 6) + '~', at) && c7 !== undefined && c7 >= '1' && c7 <= '4') return onlyDotsAndSpaces(at + 8);
   let sawTilde = false;
   for (let i = 0; i < 8; i++) {
-    const c = low[i];
+    const c = low[at + i];
     if (c === undefined) return false;
     if (sawTilde) {
       if (c < '0' || c > '9') return false;
     } else if (c === '~') {
-      const d = low[++i];
+      const d = low[at + ++i];
       if (d === undefined || d < '1' || d > '9') return false;
       sawTilde = true;
     } else if (i >= 6 || c !== shortPrefix[i]) return false;
   }
-  return onlyDotsAndSpaces(8);
+  return onlyDotsAndSpaces(at + 8);
 }
 
 /**
@@ -212,10 +258,12 @@ function isNtfsDot(name: string, needle: string, shortPrefix: string): boolean {
  */
 export function isDotGitmodules(name: string): boolean {
   if (asciiLower(name.replace(HFS_IGNORED, '')) === '.gitmodules') return true;
-  // The whole name, then what follows each backslash (to the end: `.gitmodules\x` is no match).
-  for (let i = -1; ; i = name.indexOf('\\', i + 1)) {
-    if (isNtfsDot(name.slice(i + 1), 'gitmodules', 'gi7eba')) return true;
-    if (name.indexOf('\\', i + 1) < 0) return false;
+  // Lowered once; then the whole name, and what follows each backslash (to the end:
+  // `.gitmodules\x` is no match), each looked at only as far as the NTFS rules read.
+  const low = asciiLower(name);
+  for (let i = -1; ; i = low.indexOf('\\', i + 1)) {
+    if (isNtfsDot(low, i + 1, 'gitmodules', 'gi7eba')) return true;
+    if (low.indexOf('\\', i + 1) < 0) return false;
   }
 }
 
@@ -237,9 +285,17 @@ export function treeEntryProblem(name: string, mode?: string): string | undefine
   return undefined;
 }
 
+/**
+ * The deepest path git will walk: `core.maxTreeDepth`'s default (a path of 4,096 parts). A
+ * deeper one is refused before any tree is built or read for it.
+ */
+export const MAX_PATH_DEPTH = 4096;
+
 /** Why git would refuse a `/`-separated path (each part a tree entry), or undefined. */
 export function pathProblem(path: string): string | undefined {
-  for (const part of path.split('/')) {
+  const parts = path.split('/');
+  if (parts.length > MAX_PATH_DEPTH) return `treeTooDeep: more than ${MAX_PATH_DEPTH} folders deep`;
+  for (const part of parts) {
     const problem = treeEntryProblem(part);
     if (problem !== undefined) return problem;
   }
@@ -267,11 +323,35 @@ export function treeProblem(entries: TreeEntry[]): string | undefined {
 
 /**
  * A path of `files` that is also a folder of another (`a` beside `a/b`), or undefined. No tree
- * can hold both: git would see one name twice.
+ * can hold both: git would see one name twice. The first such folder of the first path that
+ * has one, found through a tree of the paths' parts, so a deep path costs its length, not the
+ * square of it.
  */
 export function fileFolderClash(files: Map<string, unknown>): string | undefined {
+  interface Node { file: boolean; dirs?: Map<string, Node> }
+  const root: Node = { file: false };
   for (const path of files.keys()) {
-    for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) if (files.has(path.slice(0, i))) return path.slice(0, i);
+    let node = root;
+    for (let from = 0; ;) {
+      const slash = path.indexOf('/', from);
+      const part = slash < 0 ? path.slice(from) : path.slice(from, slash);
+      node.dirs ??= new Map();
+      let next = node.dirs.get(part);
+      if (next === undefined) node.dirs.set(part, (next = { file: false }));
+      node = next;
+      if (slash < 0) break;
+      from = slash + 1;
+    }
+    node.file = true;
+  }
+  for (const path of files.keys()) {
+    let node = root;
+    let from = 0;
+    for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) {
+      node = (node.dirs as Map<string, Node>).get(path.slice(from, i)) as Node;
+      from = i + 1;
+      if (node.file) return path.slice(0, i);
+    }
   }
   return undefined;
 }
@@ -412,12 +492,23 @@ export interface FileEntry {
 
 /** A tree as `path → file`, recursively (trees themselves are implied by paths). */
 export function flatten(tree: ReadTree, repoId: number, treeSha: string, prefix = '', out = new Map<string, FileEntry>()): Map<string, FileEntry> {
-  const o = getObject(tree, repoId, treeSha);
-  if (o?.t !== 'tree') return out;
-  for (const e of o.entries) {
-    const path = prefix + e.name;
-    if (e.type === 'tree') flatten(tree, repoId, e.sha, path + '/', out);
-    else out.set(path, { mode: e.mode, type: e.type, sha: e.sha });
+  // Depth first with a stack of its own (a deep tree would overflow the call stack), each
+  // folder's files in place of the folder, as a recursive walk would list them.
+  const root = getObject(tree, repoId, treeSha);
+  if (root?.t !== 'tree') return out;
+  const stack: { entries: TreeEntry[]; next: number; prefix: string }[] = [{ entries: root.entries, next: 0, prefix }];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as { entries: TreeEntry[]; next: number; prefix: string };
+    const e = top.entries[top.next++];
+    if (e === undefined) {
+      stack.pop();
+      continue;
+    }
+    const path = top.prefix + e.name;
+    if (e.type === 'tree') {
+      const o = getObject(tree, repoId, e.sha);
+      if (o?.t === 'tree') stack.push({ entries: o.entries, next: 0, prefix: path + '/' });
+    } else out.set(path, { mode: e.mode, type: e.type, sha: e.sha });
   }
   return out;
 }
@@ -437,12 +528,26 @@ export function buildTree(ctx: TwinContext, repoId: number, files: Map<string, F
     }
     dir.files.push({ mode: f.mode, type: f.type, sha: f.sha, name: parts[parts.length - 1] as string });
   }
-  const write = (dir: Dir): string => {
-    const entries = dir.files.slice();
-    for (const [name, sub] of dir.dirs) entries.push({ mode: '040000', type: 'tree', sha: write(sub), name });
-    return putObject(ctx, repoId, { t: 'tree', entries: sortEntries(entries) });
-  };
-  return write(root);
+  // Each folder written after its subfolders, in the order a recursive writer would take, with a
+  // stack of its own (a deep path would overflow the call stack).
+  interface Frame { dir: Dir; entries: TreeEntry[]; subs: [string, Dir][]; next: number }
+  const frame = (dir: Dir): Frame => ({ dir, entries: dir.files.slice(), subs: [...dir.dirs], next: 0 });
+  const stack: Frame[] = [frame(root)];
+  let written = '';
+  for (;;) {
+    const top = stack[stack.length - 1] as Frame;
+    const sub = top.subs[top.next];
+    if (sub !== undefined) {
+      stack.push(frame(sub[1]));
+      continue;
+    }
+    written = putObject(ctx, repoId, { t: 'tree', entries: sortEntries(top.entries) });
+    stack.pop();
+    const parent = stack[stack.length - 1];
+    if (parent === undefined) return written;
+    const [name] = parent.subs[parent.next++] as [string, Dir];
+    parent.entries.push({ mode: '040000', type: 'tree', sha: written, name });
+  }
 }
 
 /** The entry at a path inside a tree (the root itself for `''`). */
@@ -462,26 +567,64 @@ export function entryAt(tree: ReadTree, repoId: number, treeSha: string, path: s
 
 // ------------------------------------------------------------------ history
 
+/**
+ * A binary heap: `pop` answers the item `first` puts before all others. `first` must be a strict
+ * total order (the walks below break ties by the order items were pushed in).
+ */
+class Heap<T> {
+  private readonly items: T[] = [];
+  constructor(private readonly first: (a: T, b: T) => boolean) {}
+  get size(): number {
+    return this.items.length;
+  }
+  push(item: T): void {
+    const a = this.items;
+    let i = a.push(item) - 1;
+    while (i > 0) {
+      const up = (i - 1) >> 1;
+      if (!this.first(a[i] as T, a[up] as T)) break;
+      [a[i], a[up]] = [a[up] as T, a[i] as T];
+      i = up;
+    }
+  }
+  pop(): T | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length > 0 && last !== undefined) {
+      a[0] = last;
+      for (let i = 0; ;) {
+        const l = 2 * i + 1, r = l + 1;
+        let best = i;
+        if (l < a.length && this.first(a[l] as T, a[best] as T)) best = l;
+        if (r < a.length && this.first(a[r] as T, a[best] as T)) best = r;
+        if (best === i) break;
+        [a[i], a[best]] = [a[best] as T, a[i] as T];
+        i = best;
+      }
+    }
+    return top;
+  }
+}
+
 /** Commits reachable from `start`, newest committer date first (git log's default walk). */
 export function walk(tree: ReadTree, repoId: number, start: string[], limit = 10_000, stopAt?: Set<string>): { sha: string; commit: CommitObject }[] {
   const out: { sha: string; commit: CommitObject }[] = [];
   const seen = new Set<string>();
-  const queue: { sha: string; commit: CommitObject }[] = [];
+  // Newest first; a tie keeps discovery order (children before parents).
+  const queue = new Heap<{ sha: string; commit: CommitObject; seq: number }>((a, b) =>
+    a.commit.committer.date !== b.commit.committer.date ? a.commit.committer.date > b.commit.committer.date : a.seq < b.seq);
+  let seq = 0;
   const push = (sha: string): void => {
     if (seen.has(sha) || stopAt?.has(sha)) return;
     seen.add(sha);
     const commit = getCommit(tree, repoId, sha);
-    if (commit !== undefined) queue.push({ sha, commit });
+    if (commit !== undefined) queue.push({ sha, commit, seq: seq++ });
   };
   for (const s of start) push(s);
-  while (queue.length > 0 && out.length < limit) {
-    // Newest first; a tie keeps discovery order (children before parents).
-    let best = 0;
-    for (let i = 1; i < queue.length; i++) {
-      if ((queue[i] as { commit: CommitObject }).commit.committer.date > (queue[best] as { commit: CommitObject }).commit.committer.date) best = i;
-    }
-    const next = queue.splice(best, 1)[0] as { sha: string; commit: CommitObject };
-    out.push(next);
+  while (queue.size > 0 && out.length < limit) {
+    const next = queue.pop() as { sha: string; commit: CommitObject; seq: number };
+    out.push({ sha: next.sha, commit: next.commit });
     for (const p of next.commit.parents) push(p);
   }
   return out;
@@ -501,12 +644,28 @@ export interface Painted {
  * does: a commit reached from both sides is common and so are all its ancestors, and the walk
  * stops once only common commits are left. The cost is the commits since the sides diverged,
  * not the whole history.
+ *
+ * With `newest`, only the newest `newest` commits of `ahead` are wanted (a push event's list):
+ * the walk stops once they are known, and `mergeBase` and `behind` are not computed (undefined
+ * and 0). Commits are taken in generation order, so a commit's flags are final when taken and
+ * the ones ahead come out newest first.
  */
-export function paint(tree: ReadTree, repoId: number, base: string, head: string): Painted {
+export function paint(tree: ReadTree, repoId: number, base: string, head: string, newest?: number): Painted {
   const BASE = 1, HEAD = 2, BOTH = 3;
   const flags = new Map<string, number>();
   const commits = new Map<string, CommitObject>();
-  const queue: string[] = [];
+  // Highest generation first: every descendant in reach is painted before its ancestors, so a
+  // commit's flags are final when it is taken.
+  const later = (a: string, b: string): boolean => {
+    const x = commits.get(a) as CommitObject, y = commits.get(b) as CommitObject;
+    return (x.gen ?? 0) !== (y.gen ?? 0) ? (x.gen ?? 0) > (y.gen ?? 0) : x.committer.date > y.committer.date;
+  };
+  // A commit may be queued more than once (once per new flag); ties go in the order queued.
+  const queue = new Heap<{ sha: string; seq: number }>((a, b) => (later(a.sha, b.sha) ? true : later(b.sha, a.sha) ? false : a.seq < b.seq));
+  let seq = 0;
+  /** How many times each commit is queued, and how many queued entries are not yet common. */
+  const queued = new Map<string, number>();
+  let uncommon = 0;
   const load = (sha: string): CommitObject | undefined => {
     let c = commits.get(sha);
     if (c === undefined) {
@@ -518,25 +677,46 @@ export function paint(tree: ReadTree, repoId: number, base: string, head: string
   const mark = (sha: string, f: number): void => {
     const old = flags.get(sha) ?? 0;
     if ((old | f) === old || load(sha) === undefined) return;
-    flags.set(sha, old | f);
-    queue.push(sha);
-  };
-  // Highest generation first: every descendant in reach is painted before its ancestors, so a
-  // commit's flags are final when it is taken.
-  const later = (a: string, b: string): boolean => {
-    const x = commits.get(a) as CommitObject, y = commits.get(b) as CommitObject;
-    return (x.gen ?? 0) !== (y.gen ?? 0) ? (x.gen ?? 0) > (y.gen ?? 0) : x.committer.date > y.committer.date;
+    const now = old | f;
+    flags.set(sha, now);
+    const q = queued.get(sha) ?? 0;
+    if (now === BOTH) uncommon -= q;
+    else uncommon++;
+    queued.set(sha, q + 1);
+    queue.push({ sha, seq: seq++ });
   };
   mark(base, BASE);
   mark(head, HEAD);
   let mergeBase: string | undefined;
-  while (queue.some((sha) => flags.get(sha) !== BOTH)) {
-    let best = 0;
-    for (let i = 1; i < queue.length; i++) if (later(queue[i] as string, queue[best] as string)) best = i;
-    const sha = queue.splice(best, 1)[0] as string;
+  const taken = new Set<string>();
+  const newestAhead: string[] = [];
+  while (uncommon > 0) {
+    const { sha } = queue.pop() as { sha: string; seq: number };
     const f = flags.get(sha) as number;
+    queued.set(sha, (queued.get(sha) as number) - 1);
+    if (f !== BOTH) uncommon--;
+    if (newest !== undefined) {
+      // Past the `newest`th commit ahead (and every commit tied with it): the rest are older.
+      const last = newestAhead[newest - 1];
+      if (last !== undefined && later(last, sha)) break;
+      if (f === HEAD && !taken.has(sha)) { taken.add(sha); newestAhead.push(sha); }
+    }
     if (f === BOTH && mergeBase === undefined) mergeBase = sha;
-    for (const p of (commits.get(sha) as CommitObject).parents) mark(p, f);
+    const c = commits.get(sha) as CommitObject;
+    for (const p of c.parents) {
+      mark(p, f);
+      // Generations that do not fall from child to parent (a commit stored before its parent,
+      // or before generations were kept): no order makes flags final early, so paint it all.
+      if (newest !== undefined && (c.gen === undefined || (commits.get(p)?.gen ?? 0) >= c.gen)) {
+        const ahead = paint(tree, repoId, base, head).ahead;
+        return { mergeBase: undefined, ahead: ahead.slice(Math.max(0, ahead.length - newest)), behind: 0 };
+      }
+    }
+  }
+  const byAge = (a: { sha: string }, b: { sha: string }): number => (later(a.sha, b.sha) ? 1 : later(b.sha, a.sha) ? -1 : a.sha < b.sha ? -1 : 1);
+  if (newest !== undefined) {
+    const ahead = newestAhead.map((sha) => ({ sha, commit: commits.get(sha) as CommitObject })).sort(byAge);
+    return { mergeBase: undefined, ahead: ahead.slice(Math.max(0, ahead.length - newest)), behind: 0 };
   }
   const ahead: { sha: string; commit: CommitObject }[] = [];
   let behind = 0;
@@ -550,7 +730,7 @@ export function paint(tree: ReadTree, repoId: number, base: string, head: string
     for (const [sha, f] of flags) if (f === BOTH && (mergeBase === undefined || later(sha, mergeBase))) mergeBase = sha;
   }
   // Oldest first: by generation, parents always come before their children.
-  ahead.sort((a, b) => (later(a.sha, b.sha) ? 1 : later(b.sha, a.sha) ? -1 : a.sha < b.sha ? -1 : 1));
+  ahead.sort(byAge);
   return { mergeBase, ahead, behind };
 }
 

@@ -6,7 +6,7 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, wrap60 } from '../lib/bytes.js';
 import {
-  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, paint, pathProblem, putBlob, putObject, resolveCommitish, walk,
+  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, objectInfo, paint, pathProblem, putBlob, putObject, resolveCommitish, walk,
   type CommitObject, type FileChange,
 } from '../lib/git.js';
 import { GhError, WEB, bodyObject, instantParam, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
@@ -72,9 +72,10 @@ export function getContent(call: Call): { body: Obj | Obj[] } {
   if (entry.type === 'tree') {
     const o = getObject(ctx.tree, repo.id, entry.sha);
     if (o?.t !== 'tree') throw notFound();
+    const info = objectInfo(ctx.tree, repo.id);
     return {
       body: o.entries.map((e) => {
-        const blob = e.type === 'blob' ? getObject(ctx.tree, repo.id, e.sha) : undefined;
+        const blob = e.type === 'blob' ? info(e.sha) : undefined;
         return fileObject(repo, path === '' ? e.name : `${path}/${e.name}`, e.sha, e.type === 'tree' ? 'dir' : e.type === 'commit' ? 'submodule' : e.mode === '120000' ? 'symlink' : 'file', blob?.t === 'blob' ? blob.size : 0, ref);
       }),
     };
@@ -166,8 +167,12 @@ export function getReadme(call: Call): { body: Obj | Obj[] } {
 
 /** The `files` of a diff as GitHub lists them. */
 export function presentFiles(tree: ReadTree, repo: StoredRepo, ref: string, changes: FileChange[]): Obj[] {
+  // Many files may share one pair of blobs: each pair is read and compared once.
+  const diffs = new Map<string, ReturnType<typeof lineDiff>>();
   return changes.slice(0, 300).map((f) => {
-    const d = lineDiff(tree, repo.id, f.previousSha, f.sha);
+    const key = `${f.previousSha}:${f.sha}`;
+    let d = diffs.get(key);
+    if (d === undefined) diffs.set(key, (d = lineDiff(tree, repo.id, f.previousSha, f.sha)));
     const out: Obj = {
       sha: f.sha ?? f.previousSha,
       filename: f.filename,

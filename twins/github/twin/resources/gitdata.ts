@@ -5,7 +5,7 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, utf8Encode, wrap60 } from '../lib/bytes.js';
 import {
-  SHA, buildTree, deleteRef, fileFolderClash, flatten, getCommit, getObject, getRef, isAncestor, isDotGitmodules, listRefs, paint, pathProblem, putBlob, putObject,
+  SHA, buildTree, deleteRef, fileFolderClash, flatten, getCommit, getObject, getRef, isAncestor, isDotGitmodules, listRefs, objectInfo, paint, pathProblem, putBlob, putObject,
   refConflict, setRef, validRefName, walk, type CommitObject, type FileEntry, type Person, type TreeEntry,
 } from '../lib/git.js';
 import {
@@ -13,7 +13,7 @@ import {
   type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, userByEmail, type Caller } from '../lib/users.js';
-import { deliver } from './hooks.js';
+import { deliver, listens } from './hooks.js';
 import { fullName, loadRepo, repoApi, touchRepo, type StoredRepo } from './repos.js';
 
 // ------------------------------------------------------------------ presentation
@@ -107,9 +107,11 @@ export function moveRef(call: Call, repo: StoredRepo, ref: string, before: strin
   if (after === null) deleteRef(call.ctx, repo.id, ref);
   else setRef(call.ctx, repo.id, ref, after);
   touchRepo(call.ctx, repo, true);
+  // Nothing listens: the payload (a walk of history) would be built for nothing.
+  if (!listens(call, repo, 'push')) return;
   const zero = '0000000000000000000000000000000000000000';
-  // The commits the push brings (GitHub lists at most 20 in the payload).
-  const commits = after === null ? [] : before === null ? walk(call.ctx.tree, repo.id, [after], 20).reverse() : paint(call.ctx.tree, repo.id, before, after).ahead.slice(-20);
+  // The commits the push brings (GitHub lists at most 20 in the payload): the walk stops there.
+  const commits = after === null ? [] : before === null ? walk(call.ctx.tree, repo.id, [after], 20).reverse() : paint(call.ctx.tree, repo.id, before, after, 20).ahead;
   const me = call.caller === null ? undefined : loadUser(call.ctx.tree, call.caller.login);
   const pushCommit = (x: { sha: string; commit: CommitObject }): Obj => ({
     id: x.sha,
@@ -170,6 +172,58 @@ export function getBlob(call: Call): { body: Obj } {
 
 const MODES: Record<string, TreeEntry['type']> = { '100644': 'blob', '100755': 'blob', '120000': 'blob', '040000': 'tree', '160000': 'commit' };
 
+/**
+ * The folders of a set of paths, each with the paths directly inside it, so the paths under a
+ * folder are found by walking to it rather than by testing every path.
+ */
+class FolderIndex {
+  private readonly root: Folder = { paths: new Set(), folders: new Map() };
+  constructor(paths: Iterable<string>) {
+    for (const p of paths) this.add(p);
+  }
+  /** The folder of these parts (creating it), or undefined when it is not there and `create` is false. */
+  private folder(parts: string[], create: boolean): Folder | undefined {
+    let f = this.root;
+    for (const part of parts) {
+      let next = f.folders.get(part);
+      if (next === undefined) {
+        if (!create) return undefined;
+        f.folders.set(part, (next = { paths: new Set(), folders: new Map() }));
+      }
+      f = next;
+    }
+    return f;
+  }
+  add(path: string): void {
+    const parts = path.split('/');
+    parts.pop();
+    (this.folder(parts, true) as Folder).paths.add(path);
+  }
+  remove(path: string): void {
+    const parts = path.split('/');
+    parts.pop();
+    this.folder(parts, false)?.paths.delete(path);
+  }
+  /** Every path under the folder `path` (`path/…` at any depth), which the index forgets. */
+  takeUnder(path: string): string[] {
+    const parts = path.split('/');
+    const name = parts.pop() as string;
+    const parent = this.folder(parts, false);
+    const top = parent?.folders.get(name);
+    if (parent === undefined || top === undefined) return [];
+    parent.folders.delete(name);
+    const out: string[] = [];
+    const stack = [top];
+    for (let f = stack.pop(); f !== undefined; f = stack.pop()) {
+      for (const p of f.paths) out.push(p);
+      for (const sub of f.folders.values()) stack.push(sub);
+    }
+    return out;
+  }
+}
+
+interface Folder { paths: Set<string>; folders: Map<string, Folder> }
+
 export function createTree(call: Call): { status: number; body: Obj } {
   const { ctx } = call;
   const repo = loadRepo(call, 'write');
@@ -182,7 +236,8 @@ export function createTree(call: Call): { status: number; body: Obj } {
     if (getObject(ctx.tree, repo.id, baseTree)?.t !== 'tree') throw unprocessable('base_tree is not a valid tree oid');
     files = flatten(ctx.tree, repo.id, baseTree);
   }
-  // Check every item before writing anything.
+  // Check every item before writing anything (each object's type read once).
+  const info = objectInfo(ctx.tree, repo.id);
   const plan: { path: string; mode: string; type: TreeEntry['type']; sha?: string | null; content?: string }[] = [];
   for (const raw of items) {
     if (typeof raw !== 'object' || raw === null) throw validation([{ resource: 'Tree', field: 'tree', code: 'invalid' }]);
@@ -202,7 +257,7 @@ export function createTree(call: Call): { status: number; body: Obj } {
     } else if (it['sha'] === null) entry.sha = null;
     else if (typeof it['sha'] === 'string') {
       const sha = it['sha'];
-      const o = expected === 'commit' ? undefined : getObject(ctx.tree, repo.id, sha);
+      const o = expected === 'commit' ? undefined : info(sha);
       if (expected !== 'commit' && (o === undefined || o.t !== expected)) throw unprocessable(`tree.sha ${sha} is not a valid ${expected}`);
       if (expected === 'commit' && !SHA.test(sha)) throw unprocessable(`tree.sha ${sha} is not a valid commit`);
       entry.sha = sha;
@@ -215,17 +270,23 @@ export function createTree(call: Call): { status: number; body: Obj } {
   }
   /** Items given as text: their blobs are written once the tree is known to be sound. */
   const contents = new Map<string, string>();
+  const folders = new FolderIndex(files.keys());
+  const set = (path: string, f: FileEntry): void => {
+    files.set(path, f);
+    folders.add(path);
+  };
   for (const p of plan) {
     // An item replaces whatever is at its path, a file or a whole folder; `sha: null` only removes.
     files.delete(p.path);
-    for (const k of [...files.keys()]) if (k.startsWith(p.path + '/')) files.delete(k);
+    folders.remove(p.path);
+    for (const k of folders.takeUnder(p.path)) files.delete(k);
     if (p.sha === null) continue;
     if (p.type === 'tree') {
-      for (const [sub, f] of flatten(ctx.tree, repo.id, p.sha as string)) files.set(`${p.path}/${sub}`, f);
+      for (const [sub, f] of flatten(ctx.tree, repo.id, p.sha as string)) set(`${p.path}/${sub}`, f);
     } else if (p.content !== undefined) {
-      files.set(p.path, { mode: p.mode, type: 'blob', sha: '' });
+      set(p.path, { mode: p.mode, type: 'blob', sha: '' });
       contents.set(p.path, p.content);
-    } else files.set(p.path, { mode: p.mode, type: p.type, sha: p.sha as string });
+    } else set(p.path, { mode: p.mode, type: p.type, sha: p.sha as string });
   }
   // A path inside what is a file (`a/b` where `a` is one): git would see the name twice.
   const clash = fileFolderClash(files);
@@ -238,21 +299,30 @@ export function createTree(call: Call): { status: number; body: Obj } {
 function presentTree(call: Call, repo: StoredRepo, sha: string, recursive: boolean): Obj {
   const u = repoApi(repo);
   const entries: Obj[] = [];
-  const add = (treeSha: string, prefix: string): void => {
-    const o = getObject(call.ctx.tree, repo.id, treeSha);
-    if (o?.t !== 'tree') return;
-    for (const e of o.entries) {
-      const item: Obj = { path: prefix + e.name, mode: e.mode, type: e.type, sha: e.sha };
-      if (e.type === 'blob') {
-        const blob = getObject(call.ctx.tree, repo.id, e.sha);
-        item['size'] = blob?.t === 'blob' ? blob.size : 0;
-        item['url'] = `${u}/git/blobs/${e.sha}`;
-      } else if (e.type === 'tree') item['url'] = `${u}/git/trees/${e.sha}`;
-      entries.push(item);
-      if (recursive && e.type === 'tree') add(e.sha, prefix + e.name + '/');
+  const info = objectInfo(call.ctx.tree, repo.id);
+  // Depth first (a folder, then what is in it) with a stack of its own: a deep tree would
+  // overflow the call stack.
+  const root = getObject(call.ctx.tree, repo.id, sha);
+  const stack: { entries: TreeEntry[]; next: number; prefix: string }[] = root?.t === 'tree' ? [{ entries: root.entries, next: 0, prefix: '' }] : [];
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as { entries: TreeEntry[]; next: number; prefix: string };
+    const e = top.entries[top.next++];
+    if (e === undefined) {
+      stack.pop();
+      continue;
     }
-  };
-  add(sha, '');
+    const item: Obj = { path: top.prefix + e.name, mode: e.mode, type: e.type, sha: e.sha };
+    if (e.type === 'blob') {
+      const blob = info(e.sha);
+      item['size'] = blob?.t === 'blob' ? blob.size : 0;
+      item['url'] = `${u}/git/blobs/${e.sha}`;
+    } else if (e.type === 'tree') item['url'] = `${u}/git/trees/${e.sha}`;
+    entries.push(item);
+    if (recursive && e.type === 'tree') {
+      const o = getObject(call.ctx.tree, repo.id, e.sha);
+      if (o?.t === 'tree') stack.push({ entries: o.entries, next: 0, prefix: top.prefix + e.name + '/' });
+    }
+  }
   return { sha, url: `${u}/git/trees/${sha}`, tree: entries, truncated: false };
 }
 

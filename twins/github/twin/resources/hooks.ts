@@ -125,10 +125,16 @@ function record(ctx: TwinContext, req: TwinRequest | undefined, repo: StoredRepo
   return stored;
 }
 
+/** Whether any active hook of the repository takes `event`: when none does, a payload need not be built. */
+export function listens(call: { ctx: TwinContext; req?: TwinRequest; caller: Caller | null }, repo: StoredRepo, event: string): boolean {
+  return hooksOf(call, repo.id).some((h) => h.active && (h.events.includes(event) || h.events.includes('*')));
+}
+
 /**
  * Sends `event` to every active hook of the repository that listens for it. `payload` gets
  * `repository` and `sender` added, as in every GitHub webhook.
  */
+
 export function deliver(call: { ctx: TwinContext; req?: TwinRequest; caller: Caller | null }, repo: StoredRepo, event: string, payload: Obj): void {
   const hooks = hooksOf(call, repo.id).filter((h) => h.active && (h.events.includes(event) || h.events.includes('*')));
   if (hooks.length === 0) return;

@@ -15,7 +15,7 @@ import {
   instantParam, reqString, sortBy, str, validation, type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
-import { deliver } from './hooks.js';
+import { deliver, listens } from './hooks.js';
 import { allRepos, canRead, canWrite, fullName, loadRepo, permissionOf, presentRepo, repoApi, saveRepo, type StoredRepo } from './repos.js';
 import { listRange } from '../lib/records.js';
 
@@ -221,10 +221,15 @@ export function ensureLabels(ctx: TwinContext, repo: StoredRepo, names: string[]
   return ids;
 }
 
+/** The most labels one request may name (GitHub keeps an issue to 100; more were taken here before). */
+const MAX_LABELS = 1000;
+
 function readLabelNames(b: Obj, resource: string): string[] | undefined {
   const v = b['labels'];
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v)) throw invalidField(resource, 'labels', v);
+  // Each new name is a label written: past this many, refused as too many assignees are.
+  if (v.length > MAX_LABELS) throw validation([{ resource, field: 'labels', code: 'invalid' }]);
   const out: string[] = [];
   for (const x of v) {
     const name = typeof x === 'string' ? x : typeof x === 'object' && x !== null && typeof (x as Obj)['name'] === 'string' ? ((x as Obj)['name'] as string) : undefined;
@@ -246,14 +251,18 @@ function readMilestone(call: Call, repo: StoredRepo, b: Obj, resource: string): 
 // ------------------------------------------------------------------ events
 
 /** The `issues` (or, for a pull request, `pull_request`) webhook. */
-export function issueEvent(call: Call, repo: StoredRepo, issue: StoredIssue, action: string, extra: Obj = {}): void {
+/**
+ * Sends an event about an issue (or pull request). `presented` keeps the issue's presentation
+ * between events of one change that leave the issue as it is (one `labeled` per label).
+ */
+export function issueEvent(call: Call, repo: StoredRepo, issue: StoredIssue, action: string, extra: Obj = {}, presented: { issue?: Obj } = {}): void {
   if (issue.pull) {
     // Pull request events carry the pull request object; pulls.ts registers the presenter.
     const present = pullPresenter.fn;
-    if (present !== undefined) deliver(call, repo, 'pull_request', { action, number: issue.number, pull_request: present(call, repo, issue), ...extra });
+    if (present !== undefined) deliver(call, repo, 'pull_request', { action, number: issue.number, pull_request: (presented.issue ??= present(call, repo, issue)), ...extra });
     return;
   }
-  deliver(call, repo, 'issues', { action, issue: presentIssue(call.ctx.tree, repo, issue), ...extra });
+  deliver(call, repo, 'issues', { action, issue: (presented.issue ??= presentIssue(call.ctx.tree, repo, issue)), ...extra });
 }
 
 /** Set by pulls.ts (which imports this file) so issue edits on a pull request send `pull_request` events. */
@@ -353,18 +362,25 @@ export function applyIssueUpdate(call: Call, repo: StoredRepo, issue: StoredIssu
   if (issue.title !== before.title) changes['title'] = { from: before.title };
   if (issue.body !== before.body) changes['body'] = { from: before.body };
   if (Object.keys(changes).length > 0) issueEvent(call, repo, issue, 'edited', { changes });
-  for (const id of issue.labels) if (!before.labels.includes(id)) issueEvent(call, repo, issue, 'labeled', { label: labelPayload(call, repo, id) });
-  for (const id of before.labels) if (!issue.labels.includes(id)) issueEvent(call, repo, issue, 'unlabeled', { label: labelPayload(call, repo, id) });
+  // One lookup of the labels and one presentation of the issue for all the label events, when any hook listens.
+  const had = new Set(before.labels), has = new Set(issue.labels);
+  const added = issue.labels.filter((id) => !had.has(id));
+  const removed = before.labels.filter((id) => !has.has(id));
+  if ((added.length > 0 || removed.length > 0) && listens(call, repo, issue.pull ? 'pull_request' : 'issues')) {
+    const labels = new Map(labelsOf(ctx.tree, repo.id).map((l) => [l.id, l]));
+    const labelPayload = (id: number): Obj | null => {
+      const l = labels.get(id);
+      return l === undefined ? null : presentLabel(repo, l);
+    };
+    const presented: { issue?: Obj } = {};
+    for (const id of added) issueEvent(call, repo, issue, 'labeled', { label: labelPayload(id) }, presented);
+    for (const id of removed) issueEvent(call, repo, issue, 'unlabeled', { label: labelPayload(id) }, presented);
+  }
   for (const a of issue.assignees) if (!before.assignees.includes(a)) issueEvent(call, repo, issue, 'assigned', { assignee: simpleUserByLogin(ctx.tree, a) });
   for (const a of before.assignees) if (!issue.assignees.includes(a)) issueEvent(call, repo, issue, 'unassigned', { assignee: simpleUserByLogin(ctx.tree, a) });
   if (issue.milestone !== before.milestone) issueEvent(call, repo, issue, issue.milestone === null ? 'demilestoned' : 'milestoned');
   if (issue.state !== before.state) issueEvent(call, repo, issue, issue.state === 'closed' ? 'closed' : 'reopened');
   return issue;
-}
-
-function labelPayload(call: Call, repo: StoredRepo, id: number): Obj | null {
-  const l = labelsOf(call.ctx.tree, repo.id).find((x) => x.id === id);
-  return l === undefined ? null : presentLabel(repo, l);
 }
 
 export function updateIssue(call: Call): { body: Obj } {
