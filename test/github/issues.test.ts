@@ -158,6 +158,10 @@ describe('GitHub twin: issues', () => {
     const byComments = await gh.as(maint).search.issuesAndPullRequests({ q: 'repo:maint/tracker', sort: 'comments', order: 'desc' });
     expect(byComments.data.items[0]?.title).toBe('Discuss');
     expect((await q('"on start" in:title')).data.items.map((i) => i.title)).toEqual(['Crash on start']);
+    // Many words against one issue's text (lower-cased once per issue, not per word).
+    const negated = Array.from({ length: 30 }, (_, i) => `-z${i}`).join(' ');
+    expect((await q(`crash start ${negated} repo:maint/tracker`)).data.items.map((i) => i.title)).toEqual(['Crash on start']);
+    expect((await q(`crash -start repo:maint/tracker`)).data.items).toEqual([]);
     const missing = await failure(q('repo:maint/nothing-here'));
     expect(missing.status).toBe(422);
     expect((await failure(gh.as(maint).search.issuesAndPullRequests({ q: '' }))).status).toBe(422);

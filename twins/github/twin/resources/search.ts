@@ -46,7 +46,14 @@ function compareRange(actual: string | number, spec: string): boolean {
   }
 }
 
-interface Candidate { repo: StoredRepo; issue: StoredIssue; lk: IssueLookups; merged: boolean }
+interface Candidate {
+  repo: StoredRepo;
+  issue: StoredIssue;
+  lk: IssueLookups;
+  merged: boolean;
+  /** The lower-cased text the query's words are looked for in, made once per issue and `in:` choice, not once per word. */
+  hay?: Map<string, string>;
+}
 
 function matches(tree: ReadTree, c: Candidate, t: Term, words: { inTitle: boolean; inBody: boolean; inComments: boolean }): boolean {
   const { issue, lk, repo } = c;
@@ -55,16 +62,22 @@ function matches(tree: ReadTree, c: Candidate, t: Term, words: { inTitle: boolea
   const mentions = (login: string): boolean => new RegExp(`(^|[^A-Za-z0-9-])@${login.replace(/[^A-Za-z0-9-]/g, '')}(?![A-Za-z0-9-])`, 'i').test(`${issue.title}\n${issue.body ?? ''}`);
   switch (t.key) {
     case null: {
-      let hay = '';
-      if (words.inTitle) hay += issue.title + '\n';
-      if (words.inBody) hay += (issue.body ?? '') + '\n';
-      if (words.inComments) {
-        const p = `${repo.id}:${String(issue.number).padStart(10, '0')}:`;
-        for (const i of listRange(tree, 'issue_comment', p, `${repo.id}:${String(issue.number).padStart(10, '0')};`)) {
-          hay += (tree.get<{ body: string }>('comment', `${repo.id}:${i.id.slice(p.length)}`)?.body ?? '') + '\n';
+      const key = `${Number(words.inTitle)}${Number(words.inBody)}${Number(words.inComments)}`;
+      let hay = c.hay?.get(key);
+      if (hay === undefined) {
+        hay = '';
+        if (words.inTitle) hay += issue.title + '\n';
+        if (words.inBody) hay += (issue.body ?? '') + '\n';
+        if (words.inComments) {
+          const p = `${repo.id}:${String(issue.number).padStart(10, '0')}:`;
+          for (const i of listRange(tree, 'issue_comment', p, `${repo.id}:${String(issue.number).padStart(10, '0')};`)) {
+            hay += (tree.get<{ body: string }>('comment', `${repo.id}:${i.id.slice(p.length)}`)?.body ?? '') + '\n';
+          }
         }
+        hay = hay.toLowerCase();
+        (c.hay ??= new Map()).set(key, hay);
       }
-      return hay.toLowerCase().includes(v);
+      return hay.includes(v);
     }
     case 'repo': return `${repo.owner}/${repo.name}`.toLowerCase() === v;
     case 'user': case 'org': case 'owner': return repo.owner.toLowerCase() === v;
