@@ -25,8 +25,8 @@ export const MAX_CHECK_NESTING = 1000;
 
 /**
  * How deep `source` nests `(`, `[`, `{` and template `${`, outside comments and string
- * literals. Regular expression literals are read as code: a bracket inside one counts, which
- * can only overstate the depth.
+ * literals. Regular expression literals are read as code: their brackets count too, so a
+ * regex of unbalanced brackets moves the measure by that many, no more.
  */
 export function nestingDepth(source: string): number {
   // What each open bracket is: 1 a bracket, 2 a template's `${`; the stack's length is the depth.
