@@ -46,6 +46,7 @@ export type KitErrorCode =
   | 'read_only'
   // the host
   | 'shutting_down'
+  | 'catching_up'
   | 'token_file_corrupt'
   | 'ca_file_corrupt'
   | 'bad_gateway'
@@ -72,7 +73,7 @@ const STATUS: Record<KitErrorCode, number> = {
   clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409,
   body_too_large: 413, checkpoint_too_large: 413, request_budget_exhausted: 429,
   unauthenticated: 401, forbidden: 403, read_only: 403,
-  shutting_down: 503, token_file_corrupt: 500, ca_file_corrupt: 500, bad_gateway: 502,
+  shutting_down: 503, catching_up: 503, token_file_corrupt: 500, ca_file_corrupt: 500, bad_gateway: 502,
   handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,
   no_handler: 404,
   storage_closed: 503, storage_failed: 503, storage_locked: 409, storage_corrupt: 500, internal: 500,

@@ -154,6 +154,26 @@ describe('the clock and timed moves', () => {
     expect(moves.map((e: { occurredAt: string }) => e.occurredAt)).toEqual(['2026-03-01T00:01:00.000Z', '2026-03-01T02:00:00.000Z']);
   });
 
+  it('answers 503 catching_up while more moves fell due than one request performs, and the next requests go on until it is done', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    await world.api('PUT', '/clock', { at: '2026-03-01T00:00:00Z' });
+    // More than one request performs (10,000 moves, or a second of them).
+    const n = 10_050;
+    for (let i = 0; i < n; i++) await world.vendor('POST', '/hello/v1/greetings', { name: `g${i}`, expires_in: 60 });
+    await world.api('POST', '/clock/advance', { by: '2m' });
+    const first = await world.vendor('GET', '/hello/v1/greetings?limit=1');
+    expect(first.status).toBe(503);
+    expect(first.json.error.code).toBe('catching_up');
+    expect(first.json.error.message).toMatch(/^The world is performing the timed moves of 'hello' that fell due up to its clock: \d+ performed for this request, more remain\. Retry the request\.$/);
+    let answered = first;
+    for (let tries = 0; answered.status === 503 && tries < 50; tries++) answered = await world.vendor('GET', '/hello/v1/greetings?limit=1');
+    expect(answered.status).toBe(200);
+    // Every greeting expired, each in its own move entry: none was skipped or done twice.
+    const moves = (await world.api('GET', '/map')).json.twins[0].position;
+    expect(moves).toBe(2 * n);
+    expect(answered.json.data[0].status).toBe('expired');
+  }, 60_000);
+
   it('refuses to move the clock backward and to advance an unset clock', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const unset = await world.api('POST', '/clock/advance', { by: '1h' });
