@@ -163,6 +163,7 @@ describe('the clock and timed moves', () => {
     await world.api('POST', '/clock/advance', { by: '2m' });
     const first = await world.vendor('GET', '/hello/v1/greetings?limit=1');
     expect(first.status).toBe(503);
+    expect(first.headers['retry-after']).toBe('1');
     expect(first.json.error.code).toBe('catching_up');
     expect(first.json.error.message).toMatch(/^The world is performing the timed moves of 'hello' that fell due up to its clock: \d+ performed for this request, more remain\. Retry the request\.$/);
     let answered = first;

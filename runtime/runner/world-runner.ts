@@ -63,10 +63,15 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
   return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
+/** `Retry-After` for an answer a client should simply send again: the world catching up its clock. */
+function retryHeaders(e: KitError): Record<string, string> {
+  return e.code === 'catching_up' ? { 'retry-after': '1' } : {};
+}
+
 export function errorResponse(e: unknown): WorldResponse {
   const err = isKitError(e) ? e : new KitError('internal', 'The world failed to answer this request.');
   if (!isKitError(e)) console.error('twinkit: unexpected error', e);
-  return jsonResponse(err.status, err.toBody());
+  return jsonResponse(err.status, err.toBody(), retryHeaders(err));
 }
 
 function newRequestId(): string {
@@ -349,7 +354,7 @@ export class WorldRunner implements WorldHandle {
   private vendorError(twin: ServedTwin, e: unknown): WorldResponse {
     if (!isKitError(e)) return errorResponse(e);
     const r = this.vendorBody(twin, e);
-    return { status: r.status ?? e.status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(r.body) };
+    return { status: r.status ?? e.status, headers: { 'content-type': 'application/json', ...retryHeaders(e) }, body: JSON.stringify(r.body) };
   }
 
   /**
