@@ -490,26 +490,34 @@ export interface FileEntry {
   sha: string;
 }
 
-/** A tree as `path → file`, recursively (trees themselves are implied by paths). */
-export function flatten(tree: ReadTree, repoId: number, treeSha: string, prefix = '', out = new Map<string, FileEntry>()): Map<string, FileEntry> {
-  // Depth first with a stack of its own (a deep tree would overflow the call stack), each
-  // folder's files in place of the folder, as a recursive walk would list them.
+/**
+ * A tree's entries depth first (a folder, then what is in it), each with its path below
+ * `prefix`, walked with a stack of its own: a deep tree would overflow the call stack. With
+ * `recursive` false, only the tree's own entries.
+ */
+export function* treeWalk(tree: ReadTree, repoId: number, treeSha: string, prefix = '', recursive = true): Generator<{ path: string; entry: TreeEntry }> {
   const root = getObject(tree, repoId, treeSha);
-  if (root?.t !== 'tree') return out;
+  if (root?.t !== 'tree') return;
   const stack: { entries: TreeEntry[]; next: number; prefix: string }[] = [{ entries: root.entries, next: 0, prefix }];
   while (stack.length > 0) {
     const top = stack[stack.length - 1] as { entries: TreeEntry[]; next: number; prefix: string };
-    const e = top.entries[top.next++];
-    if (e === undefined) {
+    const entry = top.entries[top.next++];
+    if (entry === undefined) {
       stack.pop();
       continue;
     }
-    const path = top.prefix + e.name;
-    if (e.type === 'tree') {
-      const o = getObject(tree, repoId, e.sha);
+    const path = top.prefix + entry.name;
+    yield { path, entry };
+    if (recursive && entry.type === 'tree') {
+      const o = getObject(tree, repoId, entry.sha);
       if (o?.t === 'tree') stack.push({ entries: o.entries, next: 0, prefix: path + '/' });
-    } else out.set(path, { mode: e.mode, type: e.type, sha: e.sha });
+    }
   }
+}
+
+/** A tree as `path → file`, recursively (trees themselves are implied by paths). */
+export function flatten(tree: ReadTree, repoId: number, treeSha: string, prefix = '', out = new Map<string, FileEntry>()): Map<string, FileEntry> {
+  for (const { path, entry: e } of treeWalk(tree, repoId, treeSha, prefix)) if (e.type !== 'tree') out.set(path, { mode: e.mode, type: e.type, sha: e.sha });
   return out;
 }
 

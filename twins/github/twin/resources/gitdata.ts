@@ -6,7 +6,7 @@ import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, utf8Encode, wrap60 } from '../lib/bytes.js';
 import {
   SHA, buildTree, deleteRef, fileFolderClash, flatten, getCommit, getObject, getRef, isAncestor, isDotGitmodules, listRefs, objectInfo, paint, pathProblem, putBlob, putObject,
-  refConflict, setRef, validRefName, walk, type CommitObject, type FileEntry, type Person, type TreeEntry,
+  refConflict, treeWalk, setRef, validRefName, walk, type CommitObject, type FileEntry, type Person, type TreeEntry,
 } from '../lib/git.js';
 import {
   GhError, WEB, bodyObject, invalidField, isoNow, nodeId, notFound, optBool, optString, paginate, reqString, str, unprocessable, validation,
@@ -300,28 +300,14 @@ function presentTree(call: Call, repo: StoredRepo, sha: string, recursive: boole
   const u = repoApi(repo);
   const entries: Obj[] = [];
   const info = objectInfo(call.ctx.tree, repo.id);
-  // Depth first (a folder, then what is in it) with a stack of its own: a deep tree would
-  // overflow the call stack.
-  const root = getObject(call.ctx.tree, repo.id, sha);
-  const stack: { entries: TreeEntry[]; next: number; prefix: string }[] = root?.t === 'tree' ? [{ entries: root.entries, next: 0, prefix: '' }] : [];
-  while (stack.length > 0) {
-    const top = stack[stack.length - 1] as { entries: TreeEntry[]; next: number; prefix: string };
-    const e = top.entries[top.next++];
-    if (e === undefined) {
-      stack.pop();
-      continue;
-    }
-    const item: Obj = { path: top.prefix + e.name, mode: e.mode, type: e.type, sha: e.sha };
+  for (const { path, entry: e } of treeWalk(call.ctx.tree, repo.id, sha, '', recursive)) {
+    const item: Obj = { path, mode: e.mode, type: e.type, sha: e.sha };
     if (e.type === 'blob') {
       const blob = info(e.sha);
       item['size'] = blob?.t === 'blob' ? blob.size : 0;
       item['url'] = `${u}/git/blobs/${e.sha}`;
     } else if (e.type === 'tree') item['url'] = `${u}/git/trees/${e.sha}`;
     entries.push(item);
-    if (recursive && e.type === 'tree') {
-      const o = getObject(call.ctx.tree, repo.id, e.sha);
-      if (o?.t === 'tree') stack.push({ entries: o.entries, next: 0, prefix: top.prefix + e.name + '/' });
-    }
   }
   return { sha, url: `${u}/git/trees/${sha}`, tree: entries, truncated: false };
 }
