@@ -126,6 +126,30 @@ describe('GitHub twin: git data and contents', () => {
     expect(one.data.files?.[0]?.patch).toContain('-# Guide\n+# Guide v2');
   });
 
+  it('listCommits by path: a file, its folder, commits that change only a sibling, a path never there', async () => {
+    const c = { owner: 'admin', repo: 'history' };
+    await gh.admin.repos.createForAuthenticatedUser({ name: 'history', auto_init: true });
+    const readme = (await gh.admin.repos.getContent({ ...c, path: 'README.md' })).data as { sha: string };
+    let file: Record<string, string> = { 'README.md': readme.sha };
+    const put = async (path: string, content: string, message: string): Promise<void> => {
+      const made = await gh.admin.repos.createOrUpdateFileContents({ ...c, path, message, content: b64(content), ...(file[path] === undefined ? {} : { sha: file[path] }) });
+      file = { ...file, [path]: made.data.content?.sha as string };
+    };
+    await put('docs/a.md', 'a1\n', 'add a');
+    await put('src/x.ts', 'x1\n', 'add x');
+    await put('docs/b.md', 'b1\n', 'add b');
+    await put('src/x.ts', 'x2\n', 'edit x');
+    await put('docs/a.md', 'a2\n', 'edit a');
+    await put('README.md', 'readme\n', 'edit readme');
+    const messages = async (path: string): Promise<string[]> => (await gh.admin.repos.listCommits({ ...c, path })).data.map((x) => x.commit.message);
+    expect(await messages('docs/a.md')).toEqual(['edit a', 'add a']);
+    expect(await messages('docs')).toEqual(['edit a', 'add b', 'add a']);
+    expect(await messages('src/x.ts')).toEqual(['edit x', 'add x']);
+    expect(await messages('README.md')).toEqual(['edit readme', 'Initial commit']);
+    expect(await messages('docs/nothing.md')).toEqual([]);
+    expect(await messages('docs/a.md/deeper')).toEqual([]);
+  });
+
   it('compare: ahead_by, behind_by, merge base, status and files', async () => {
     const r = { owner: 'admin', repo: 'cmp' };
     await gh.admin.repos.createForAuthenticatedUser({ name: 'cmp', auto_init: true });

@@ -560,17 +560,43 @@ export function buildTree(ctx: TwinContext, repoId: number, files: Map<string, F
 
 /** The entry at a path inside a tree (the root itself for `''`). */
 export function entryAt(tree: ReadTree, repoId: number, treeSha: string, path: string): TreeEntry | undefined {
-  if (path === '') return { mode: '040000', type: 'tree', sha: treeSha, name: '' };
-  let current: TreeEntry | undefined;
-  let sha = treeSha;
-  for (const part of path.split('/')) {
-    const o = getObject(tree, repoId, sha);
-    if (o?.t !== 'tree') return undefined;
-    current = o.entries.find((e) => e.name === part);
-    if (current === undefined) return undefined;
-    sha = current.sha;
-  }
-  return current;
+  return pathInTrees(tree, repoId, path)(treeSha);
+}
+
+/**
+ * `entryAt` for one path in many trees, as a history walk asks it: each tree read once per
+ * lookup, so a commit's tree looked up as a commit and again as its child's parent, and the
+ * subtrees commits share, are decoded once. Make one per request.
+ */
+export function pathInTrees(tree: ReadTree, repoId: number, path: string): (treeSha: string) => TreeEntry | undefined {
+  const parts = path === '' ? [] : path.split('/');
+  // memos[i]: a tree at depth i, by its id → the entry `parts[i..]` names under it.
+  const memos = parts.map(() => new Map<string, TreeEntry | undefined>());
+  return (treeSha) => {
+    if (parts.length === 0) return { mode: '040000', type: 'tree', sha: treeSha, name: '' };
+    // Down the path until a tree already looked up, a missing part or the end; then every tree
+    // passed on the way learns the answer. (A loop, not recursion: paths go 4,096 folders deep.)
+    const passed: string[] = [];
+    let sha = treeSha;
+    let found: TreeEntry | undefined;
+    for (let depth = 0; ; depth++) {
+      const memo = memos[depth] as Map<string, TreeEntry | undefined>;
+      if (memo.has(sha)) {
+        found = memo.get(sha);
+        break;
+      }
+      passed.push(sha);
+      const o = getObject(tree, repoId, sha);
+      const entry = o?.t === 'tree' ? o.entries.find((e) => e.name === parts[depth]) : undefined;
+      if (entry === undefined || depth === parts.length - 1) {
+        found = entry;
+        break;
+      }
+      sha = entry.sha;
+    }
+    passed.forEach((at, depth) => (memos[depth] as Map<string, TreeEntry | undefined>).set(at, found));
+    return found;
+  };
 }
 
 // ------------------------------------------------------------------ history

@@ -6,7 +6,7 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, wrap60 } from '../lib/bytes.js';
 import {
-  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, objectInfo, paint, pathProblem, putBlob, putObject, resolveCommitish, walk,
+  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, objectInfo, paint, pathInTrees, pathProblem, putBlob, putObject, resolveCommitish, walk,
   type CommitObject, type FileChange,
 } from '../lib/git.js';
 import { GhError, WEB, bodyObject, instantParam, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
@@ -215,10 +215,10 @@ export function listCommits(call: Call): { body: Obj[] } {
   if (since !== undefined) commits = commits.filter((c) => Date.parse(c.commit.committer.date) >= since);
   if (until !== undefined) commits = commits.filter((c) => Date.parse(c.commit.committer.date) <= until);
   if (path !== undefined && path !== '') {
-    const p = cleanPath(path);
+    const entryIn = pathInTrees(ctx.tree, repo.id, cleanPath(path));
     const shaAt = (sha: string | undefined): string | undefined => {
       const c = sha === undefined ? undefined : getCommit(ctx.tree, repo.id, sha);
-      return c === undefined ? undefined : entryAt(ctx.tree, repo.id, c.tree, p)?.sha;
+      return c === undefined ? undefined : entryIn(c.tree)?.sha;
     };
     commits = commits.filter((c) => shaAt(c.sha) !== shaAt(c.commit.parents[0]));
   }
