@@ -4,7 +4,7 @@
  * authenticated the caller and refused what its scope does not open.
  */
 import { KitError } from '../errors.js';
-import type { Entry, TimelineQuery } from '../world/types.js';
+import type { DiffQuery, Entry, TimelineQuery } from '../world/types.js';
 import { parseQueryString } from '../router/index.js';
 import { decodeSegment, readJsonBody, readTextBody } from './request.js';
 import { redactEntry } from './secrets.js';
@@ -108,7 +108,12 @@ export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Pr
     case 'diff': {
       allow(req, 'GET');
       if (a !== undefined) break;
-      const diff = world.diff();
+      const q: DiffQuery = {};
+      const limit = integer(query, 'limit', 'invalid_limit', 1);
+      if (limit !== undefined) q.limit = limit;
+      const after = one(query, 'after');
+      if (after) q.after = after;
+      const diff = world.diff(q);
       if (req.scope === 'read') diff.changes = diff.changes.map((c) => hideSecrets(runner, req, c));
       return jsonResponse(200, diff);
     }

@@ -99,6 +99,21 @@ describe('the vendor wire through the whole engine', () => {
     expect(timeline.json.entries[0].entry.traceparent).toBe(TRACE);
   });
 
+  it('pages the diff with limit and after, and refuses a bad cursor or limit', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    for (const name of ['a', 'b', 'c']) await world.vendor('POST', '/hello/v1/greetings', { name });
+    const first = await world.api('GET', '/diff?limit=2');
+    expect(first.status).toBe(200);
+    expect(first.json.changes.map((c: { entry: { position: number } }) => c.entry.position)).toEqual([1, 2]);
+    expect(typeof first.json.next).toBe('string');
+    const second = await world.api('GET', `/diff?limit=2&after=${first.json.next}`);
+    expect(second.json.changes.map((c: { entry: { position: number } }) => c.entry.position)).toEqual([3]);
+    expect(second.json.next).toBeNull();
+    const bad = await world.api('GET', '/diff?after=nope!');
+    expect([bad.status, bad.json.error.code, bad.json.error.param]).toEqual([400, 'invalid_cursor', 'after']);
+    expect((await world.api('GET', '/diff?limit=5000')).json.error.code).toBe('invalid_limit');
+  });
+
   it('answers a malformed escape in the twin or store name with a 400, not a 500', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     for (const path of ['/%E0%A4%A/v1/x', '/hello/twin/store/%E0%A4%A']) {

@@ -177,6 +177,10 @@ describe.each(backends)('branches on %s storage', (_name, makeStorage) => {
     expect(JSON.parse(text(l3.checkpoint('stripe', 4)))).toEqual(JSON.parse(text(l1.checkpoint('stripe', 4))));
     expect(l3.diff().changes.map((c) => c.entry.position)).toEqual([6]);
     expect(l2.diff().changes.map((c) => c.entry.position)).toEqual([5, 6]);
+    // A page of a branch's diff starts past the cut and past the cursor.
+    const firstPage = l2.diff({ limit: 1 });
+    expect(firstPage.changes.map((c) => c.entry.position)).toEqual([5]);
+    expect(l2.diff({ limit: 1, after: firstPage.next as string })).toMatchObject({ changes: [{ twin: 'stripe', entry: { position: 6 } }], next: null });
     // Reverse listing across layers.
     expect(l3.listRecords('stripe', 'customer', { reverse: true, limit: 3 }).records.map((r) => r.id)).toEqual(['e', 'd', 'b']);
     expect(l3.listRecords('stripe', 'customer', { after: 'a', limit: 2 })).toMatchObject({ hasMore: true });

@@ -12,6 +12,7 @@ export type {
   RecordWrite,
   TimelinePage,
   TimelineQuery,
+  DiffQuery,
   WorldDiff,
   WorldMap,
 } from './types.js';

@@ -114,7 +114,13 @@ export interface WorldMap {
   twins: { twin: string; position: number; mirror: string | null; root: unknown | null; resources: { type: string; count: number }[] }[];
 }
 
+export interface DiffQuery {
+  limit?: number;
+  after?: string;
+}
+
 export interface WorldDiff {
   base: { id: string | null; at: string | null };
   changes: { twin: string; entry: Entry }[];
+  next: string | null;
 }

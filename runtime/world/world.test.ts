@@ -424,6 +424,64 @@ describe.each(backends)('world engine on %s storage', (_name, makeStorage) => {
       const d = w.diff();
       expect(d.base).toEqual({ id: null, at: null });
       expect(d.changes.map((c) => `${c.twin}:${c.entry.position}`)).toEqual(['stripe:1', 'github:1', 'stripe:2']);
+      expect(d.next).toBeNull();
+    });
+
+    it('diff pages: every page size walks the same changes in the same order, ties at one instant included', () => {
+      const { w } = world3();
+      // Three twins, several entries at each instant, so pages end inside a run of ties.
+      for (let i = 0; i < 7; i++) {
+        w.append('stripe', draft());
+        w.append('github', draft());
+        if (i % 2 === 0) w.append('slack', draft());
+        w.append('stripe', draft());
+        if (i % 3 !== 2) w.advanceClock('1s');
+      }
+      const label = (c: { twin: string; entry: { position: number } }): string => `${c.twin}:${c.entry.position}`;
+      const whole = w.diff({ limit: 1000 });
+      expect(whole.changes).toHaveLength(7 * 3 + 4);
+      expect(whole.next).toBeNull();
+      for (const limit of [1, 2, 3, 5, 8]) {
+        const seen: string[] = [];
+        let after: string | undefined;
+        for (;;) {
+          const page = w.diff({ limit, ...(after === undefined ? {} : { after }) });
+          expect(page.changes.length).toBeLessThanOrEqual(limit);
+          seen.push(...page.changes.map(label));
+          if (page.next === null) break;
+          after = page.next;
+        }
+        expect(seen).toEqual(whole.changes.map(label));
+      }
+      expect(codeOf(() => w.diff({ after: 'garbage!' }))).toBe('invalid_cursor');
+      expect(codeOf(() => w.diff({ limit: 1001 }))).toBe('invalid_limit');
+      expect(codeOf(() => w.diff({ limit: 0 }))).toBe('invalid_limit');
+    });
+
+    it('a page of the log, timeline or diff stops at about 8 MiB of entries; a bigger entry comes alone', () => {
+      const { w } = world3();
+      const mb = (n: number): string => 'x'.repeat(n * 1024 * 1024);
+      for (const size of [3, 3, 3, 9, 1]) w.append('github', draft(put('obj', `o${size}`, { b64: mb(size) })));
+      const positions = (entries: { position: number }[]): number[] => entries.map((e) => e.position);
+      const log1 = w.log('github');
+      expect(positions(log1.entries)).toEqual([1, 2]);
+      const log2 = w.log('github', { after: log1.next as number });
+      expect(positions(log2.entries)).toEqual([3]);
+      const log3 = w.log('github', { after: log2.next as number });
+      expect(positions(log3.entries)).toEqual([4]);
+      expect(w.log('github', { after: log3.next as number })).toMatchObject({ next: null });
+      expect(positions(w.log('github', { after: 4 }).entries)).toEqual([5]);
+
+      const pages: number[][] = [];
+      for (let before: string | null | undefined; before !== null; ) {
+        const page = w.timeline(before === undefined ? {} : { before });
+        pages.push(positions(page.entries));
+        before = page.next;
+      }
+      expect(pages).toEqual([[5], [4], [3, 2], [1]]);
+      const d1 = w.diff();
+      expect(d1.changes.map((c) => c.entry.position)).toEqual([1, 2]);
+      expect(w.diff({ after: d1.next as string }).changes.map((c) => c.entry.position)).toEqual([3]);
     });
   });
 

@@ -55,6 +55,7 @@ import type {
   BranchOptions,
   BranchRecord,
   ClockState,
+  DiffQuery,
   Entry,
   EntryDraft,
   HistoryCut,
@@ -559,8 +560,15 @@ export class World {
     const limit = checkLimit(options.limit, 100, 1000);
     this.notBeyond(from, head);
     const to = Math.min(head, from + limit);
-    const entries = this.readForward(twin, from + 1, to, head);
-    return { entries, next: to < head ? to : null };
+    const entries: Entry[] = [];
+    const page = new PageBudget();
+    let last = from;
+    for (const entry of this.entriesForward(twin, from + 1, to, head)) {
+      if (!page.admits(entry)) break;
+      entries.push(entry);
+      last = entry.position;
+    }
+    return { entries, next: last < head ? last : null };
   }
 
   /** The twins' logs merged, newest first by occurredAt, then twin, then position (newest first). */
@@ -570,7 +578,7 @@ export class World {
     const limit = checkLimit(query.limit, 50, 500);
     const trace = query.trace === undefined ? undefined : checkTraceId(query.trace);
     const twins = query.twin === undefined ? [...this.s.meta.twins].sort() : [this.twinOf(query.twin)];
-    const cursor = query.before === undefined ? undefined : decodeCursor(query.before);
+    const cursor = query.before === undefined ? undefined : decodeCursor(query.before, 'before');
 
     // One descending reader per twin, starting just past the cursor.
     const readers = twins.map((twin) => {
@@ -583,24 +591,17 @@ export class World {
         else if (twin > ctwin) next = this.lastAtOrBefore(twin, ms, head, layers);
         else next = this.lastAtOrBefore(twin, ms - 1, head, layers);
       }
-      return { twin, next, buffer: [] as Entry[] };
+      return new EntryReader(twin, trace === undefined ? this.entriesBackward(twin, next) : this.traceEntriesBackward(twin, trace, next));
     });
-    const peek = (r: (typeof readers)[number]): Entry | undefined => {
-      if (r.buffer.length === 0 && r.next >= 1) {
-        r.buffer = trace === undefined ? this.readBackward(r.twin, r.next, 64) : this.readTraceBackward(r.twin, trace, r.next, 64);
-        const last = r.buffer[r.buffer.length - 1];
-        r.next = last === undefined ? 0 : last.position - 1;
-      }
-      return r.buffer[0];
-    };
 
     const entries: TimelinePage['entries'] = [];
+    const page = new PageBudget();
     let more = false;
     for (;;) {
-      let best: (typeof readers)[number] | undefined;
+      let best: EntryReader | undefined;
       let bestMs = -1;
       for (const r of readers) {
-        const top = peek(r);
+        const top = r.peek();
         if (top === undefined) continue;
         const ms = msOf(top);
         // Readers are in twin order, so on a tie the first (smaller twin) is kept.
@@ -610,9 +611,9 @@ export class World {
         }
       }
       if (best === undefined) break;
-      const entry = best.buffer.shift() as Entry;
+      const entry = best.take();
       if (trace !== undefined && traceIdOf(entry.traceparent) !== trace) continue;
-      if (entries.length === limit) {
+      if (entries.length === limit || !page.admits(entry)) {
         more = true;
         break;
       }
@@ -830,19 +831,57 @@ export class World {
     return b === null ? null : { world: b.world, at: formatInstant(b.at), positions: { ...b.positions } };
   }
 
-  /** The world's own entries (a branch's since its cut), oldest first by occurredAt, twin, position. */
-  diff(): WorldDiff {
+  /**
+   * The world's own entries since its base (every entry of a world with none): oldest first by
+   * occurredAt, then twin, then position, a page at a time; `next` is the `after` of the next.
+   */
+  diff(query: DiffQuery = {}): WorldDiff {
     this.alive();
+    query = query ?? {};
+    const limit = checkLimit(query.limit, 500, 1000);
+    const cursor = query.after === undefined ? undefined : decodeCursor(query.after, 'after');
     const b = this.s.meta.base;
-    const changes: WorldDiff['changes'] = [];
-    for (const twin of [...this.s.meta.twins].sort()) {
+    // One ascending reader per twin, from its cut (or just past the cursor) to its head.
+    const readers = [...this.s.meta.twins].sort().map((twin) => {
       const head = this.head(twin);
-      const cut = cutOf(b, twin);
-      for (const entry of this.readForward(twin, cut + 1, head, head)) changes.push({ twin, entry });
+      let next = cutOf(b, twin) + 1;
+      if (cursor !== undefined) {
+        const [ms, ctwin, cpos] = cursor;
+        // Past the cursor: at its instant, only the twins after its twin (and its own later positions).
+        const layers = this.layers(twin, head);
+        const through = twin === ctwin ? cpos : this.lastAtOrBefore(twin, twin < ctwin ? ms : ms - 1, head, layers);
+        next = Math.max(next, through + 1);
+      }
+      return new EntryReader(twin, this.entriesForward(twin, next, head, head));
+    });
+    const changes: WorldDiff['changes'] = [];
+    const page = new PageBudget();
+    let more = false;
+    for (;;) {
+      let best: EntryReader | undefined;
+      let bestMs = Infinity;
+      for (const r of readers) {
+        const top = r.peek();
+        // Readers are in twin order, so on a tie the first (smaller twin) is kept.
+        if (top !== undefined && msOf(top) < bestMs) {
+          best = r;
+          bestMs = msOf(top);
+        }
+      }
+      if (best === undefined) break;
+      const entry = best.take();
+      if (changes.length === limit || !page.admits(entry)) {
+        more = true;
+        break;
+      }
+      changes.push({ twin: best.twin, entry });
     }
-    // Stable sort: within a twin, positions are already in order.
-    changes.sort((x, y) => msOf(x.entry) - msOf(y.entry) || (x.twin < y.twin ? -1 : x.twin > y.twin ? 1 : 0));
-    return { base: b === null ? { id: null, at: null } : { id: b.world, at: formatInstant(b.at) }, changes };
+    const last = changes[changes.length - 1];
+    return {
+      base: b === null ? { id: null, at: null } : { id: b.world, at: formatInstant(b.at) },
+      changes,
+      next: more && last !== undefined ? encodeCursor([msOf(last.entry), last.twin, last.entry.position]) : null,
+    };
   }
 
   map(): WorldMap {
@@ -949,50 +988,38 @@ export class World {
     return lo;
   }
 
-  /** Entries at positions from..to, ascending. */
-  private readForward(twin: string, from: number, to: number, head: number): Entry[] {
-    const out: Entry[] = [];
-    if (from > to) return out;
+  /** Entries at positions from..to, ascending, each read when asked for. */
+  private *entriesForward(twin: string, from: number, to: number, head: number): Generator<Entry> {
+    if (from > to) return;
     for (const l of this.layers(twin, head).reverse()) {
       const lo = Math.max(l.lo + 1, from);
       const hi = Math.min(l.hi, to);
       if (lo > hi) continue;
-      for (const kv of this.e.storage.range<Entry>({ start: [l.id, twin, 'log', lo], end: [l.id, twin, 'log', hi + 1] })) {
-        out.push(kv.value);
-      }
+      for (const kv of this.e.storage.range<Entry>({ start: [l.id, twin, 'log', lo], end: [l.id, twin, 'log', hi + 1] })) yield kv.value;
     }
-    return out;
   }
 
-  /** Up to n entries at positions from, from-1, …, descending. */
-  private readBackward(twin: string, from: number, n: number): Entry[] {
-    const out: Entry[] = [];
+  /** Entries at positions from, from-1, …, descending, each read when asked for. */
+  private *entriesBackward(twin: string, from: number): Generator<Entry> {
     for (const l of this.layers(twin, this.head(twin))) {
       const hi = Math.min(l.hi, from);
       if (hi <= l.lo) continue;
-      const range = { start: [l.id, twin, 'log', l.lo + 1], end: [l.id, twin, 'log', hi + 1], reverse: true, limit: n - out.length };
-      for (const kv of this.e.storage.range<Entry>(range)) out.push(kv.value);
-      if (out.length >= n) break;
+      for (const kv of this.e.storage.range<Entry>({ start: [l.id, twin, 'log', l.lo + 1], end: [l.id, twin, 'log', hi + 1], reverse: true })) yield kv.value;
     }
-    return out;
   }
 
-  /** Up to n entries of one trace at positions ≤ from, descending, from the trace index. */
-  private readTraceBackward(twin: string, trace: string, from: number, n: number): Entry[] {
-    const out: Entry[] = [];
+  /** Entries of one trace at positions ≤ from, descending, from the trace index. */
+  private *traceEntriesBackward(twin: string, trace: string, from: number): Generator<Entry> {
     const storage = this.e.storage;
     for (const l of this.layers(twin, this.head(twin))) {
       const hi = Math.min(l.hi, from);
       if (hi <= l.lo) continue;
       const prefix = [l.id, '#trace', trace, twin];
-      const range = { start: [...prefix, l.lo + 1], end: [...prefix, hi + 1], reverse: true, limit: n - out.length };
-      for (const { key } of storage.range(range)) {
+      for (const { key } of storage.range({ start: [...prefix, l.lo + 1], end: [...prefix, hi + 1], reverse: true })) {
         const entry = storage.get<Entry>([l.id, twin, 'log', key[4] as number]);
-        if (entry !== undefined) out.push(entry);
+        if (entry !== undefined) yield entry;
       }
-      if (out.length >= n) break;
     }
-    return out;
   }
 
   /** A record's value as of `at` (undefined when absent or deleted). */
@@ -1179,12 +1206,81 @@ function cursorId(v: unknown, param: string): string {
 
 type TimelineCursor = [ms: number, twin: string, position: number];
 
+/** One twin's entries in a merge of several logs, with the next one read ahead. */
+class EntryReader {
+  private top: Entry | undefined;
+  private done = false;
+  constructor(
+    readonly twin: string,
+    private readonly entries: Iterator<Entry>,
+  ) {}
+  peek(): Entry | undefined {
+    if (this.top === undefined && !this.done) {
+      const r = this.entries.next();
+      if (r.done === true) this.done = true;
+      else this.top = r.value;
+    }
+    return this.top;
+  }
+  take(): Entry {
+    const entry = this.peek() as Entry;
+    this.top = undefined;
+    return entry;
+  }
+}
+
+/**
+ * About how many bytes of entries one page of the log, timeline or diff holds. A page stops
+ * before the entry that would take it past this (a first entry always fits), so a page of
+ * GitHub pushes, each up to 8 MiB of objects, is not a limit's worth of them in one answer.
+ */
+export const PAGE_BYTES = 8 * 1024 * 1024;
+
+/** Counts a page's entries against PAGE_BYTES, each as about the bytes its JSON takes. */
+class PageBudget {
+  private used = 0;
+  private empty = true;
+  admits(entry: Entry): boolean {
+    const room = PAGE_BYTES - this.used;
+    const size = jsonBytesUpTo(entry, room + 1);
+    if (size > room && !this.empty) return false;
+    this.used += size;
+    this.empty = false;
+    return true;
+  }
+}
+
+/**
+ * Roughly the length of `value` as JSON (strings and keys by their length), counted no further
+ * than `cap`: the walk stops there, so sizing a large entry costs at most `cap` characters.
+ */
+function jsonBytesUpTo(value: unknown, cap: number): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && total < cap) {
+    const v = stack.pop();
+    if (typeof v === 'string') total += v.length + 2;
+    else if (v === null || typeof v !== 'object') total += 8;
+    else if (ArrayBuffer.isView(v)) total += v.byteLength * 2;
+    else if (Array.isArray(v)) {
+      total += 2 + v.length;
+      for (const item of v) stack.push(item);
+    } else {
+      for (const key in v) {
+        total += key.length + 4;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return total;
+}
+
 function encodeCursor(c: TimelineCursor): string {
   return Buffer.from(JSON.stringify(c)).toString('base64url');
 }
 
-function decodeCursor(s: unknown): TimelineCursor {
-  const bad = (): KitError => new KitError('invalid_cursor', 'before is a cursor from a previous page’s next', { param: 'before' });
+function decodeCursor(s: unknown, param: 'before' | 'after'): TimelineCursor {
+  const bad = (): KitError => new KitError('invalid_cursor', `${param} is a cursor from a previous page’s next`, { param });
   if (typeof s !== 'string' || s.length === 0 || s.length > 512 || !/^[A-Za-z0-9_-]+$/.test(s)) throw bad();
   let v: unknown;
   try {
