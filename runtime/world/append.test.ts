@@ -213,6 +213,34 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     expect(w.listRecords('stripe', 'due', { at: 21 }).records).toEqual([{ id: 'm_010', value: { i: 10 } }]);
   });
 
+  it('a branch drops the head key of its own record it deletes, and masks one its base shows with a null head key', () => {
+    const { storage, store } = setup();
+    const root = store.createWorld('queue', { twins: ['stripe'] });
+    root.append('stripe', { cause, writes: [{ type: 'due', id: 'base_1', value: { base: true } }] });
+    const br = root.branch({ label: 'load' }).world;
+    const id = (i: number): string => `m_${String(i).padStart(3, '0')}`;
+    for (let i = 0; i < 50; i++) {
+      br.append('stripe', { cause, writes: [{ type: 'due', id: id(i), value: { i } }] });
+      if (i < 49) br.append('stripe', { cause, writes: [{ type: 'due', id: id(i), value: null }] });
+    }
+    br.append('stripe', { cause, writes: [{ type: 'due', id: 'base_1', value: null }] });
+    const branchId = storage.get<string>(['#world', br.name]) as string;
+    const heads = [...storage.range({ start: [branchId], end: [`${branchId}\uffff`] })].filter((kv) => kv.key[2] === 'head' && kv.key[3] === 'due');
+    // The base's record is masked by a null head key; of the branch's own 50, only the live one has a head key.
+    expect(heads.map((kv) => [kv.key[4], (kv.value as [number, unknown])[1]])).toEqual([['base_1', null], ['m_049', { i: 49 }]]);
+    expect(br.listRecords('stripe', 'due', { limit: 10 }).records).toEqual([{ id: 'm_049', value: { i: 49 } }]);
+    expect(root.listRecords('stripe', 'due').records).toEqual([{ id: 'base_1', value: { base: true } }]);
+    // Past positions still see each record while it was live, in the branch and in a branch of it.
+    const sub = br.branch({ label: 'sub' }).world;
+    for (const w of [br, sub]) {
+      expect(w.getRecord('stripe', 'due', 'm_010', 22)).toEqual({ i: 10 });
+      expect(w.getRecord('stripe', 'due', 'm_010', 23)).toBeUndefined();
+      expect(w.listRecords('stripe', 'due', { at: 22 }).records).toEqual([{ id: 'base_1', value: { base: true } }, { id: 'm_010', value: { i: 10 } }]);
+    }
+    expect(sub.listRecords('stripe', 'due').records).toEqual([{ id: 'm_049', value: { i: 49 } }]);
+    expect(sub.getRecord('stripe', 'due', 'base_1')).toBeUndefined();
+  });
+
   it('reads worlds written when deletions stayed in head keys (with a null value), and appends on', () => {
     readsOlderLayout(29, (storage) => {
       // Then, a root world's newest deletion of a record was its head key [pos, null], with no

@@ -16,24 +16,26 @@
  *   [id, twin, 'rec', type, rid, pos] → value | null   a version this world has superseded, or
  *                                                      (null) a deletion at pos; a root world's
  *                                                      deletion key is written when it is made
- *   [id, twin, 'head', type, rid]     → [pos, value]   newest own version (a branch's: null when
- *                                                      deleted): reads at head and checkpoints
- *                                                      at head are one lookup, whatever the log's length
- *   [id, twin, 'del', type, rid]      → pos            a root world's last deletion of the record
+ *   [id, twin, 'head', type, rid]     → [pos, value]   newest own version (null: a branch's deletion
+ *                                                      of a record its base shows): reads at head and
+ *                                                      checkpoints at head are one lookup, whatever
+ *                                                      the log's length
+ *   [id, twin, 'del', type, rid]      → pos            the world's last deletion of the record
  *   [id, twin, 'count', type, pos]    → n              count of live records of the type as of pos
  * A record's newest own version is in its head key alone, so a new record costs one key; its
- * version key is written when a later write supersedes it. In a world with no base, deleting
- * a record removes its head key and writes its deletion as a version key and a deletion mark,
- * so the head keys of a type are its live records: a list at head walks those, not every
- * record the type ever had (a queue whose items come and go, a twin's scheduled moves, stays
- * as cheap to read as it is short). Read as a branch's base, or at a past position, a record
- * with no head key is looked up among the version keys only when it has a mark, and a walk
- * takes the marked ids beside the head keys. A branch keeps a deletion in the head key, with
- * a null value, which masks its base's record in one lookup. The version as of pos is the
- * head's when the head's position is ≤ pos, else the last version key ≤ pos; a world with no
- * head key (and, a root world, no mark) for the record never wrote it. Root worlds written
- * before this also kept deletions in head keys, and before that the newest version under
- * 'rec' as well; the same reads serve all three.
+ * version key is written when a later write supersedes it. Deleting a record removes its head
+ * key and writes its deletion as a version key and a deletion mark, so the head keys of a type
+ * are its live records: a list at head walks those, not every record the type ever had (a
+ * queue whose items come and go, a twin's scheduled moves, stays as cheap to read as it is
+ * short). Read as a branch's base, or at a past position, a record with no head key is looked
+ * up among the version keys only when it has a mark, and a walk takes the marked ids beside
+ * the head keys. The one exception: a branch deleting a record its base shows at the cut keeps
+ * the deletion in the head key, with a null value, which masks the base's record in one
+ * lookup. The version as of pos is the head's when the head's position is ≤ pos, else the
+ * last version key ≤ pos; a world with no head key and no mark for the record never wrote it.
+ * Worlds written before this kept deletions in head keys (branches every deletion, root worlds
+ * before that too), and before that the newest version under 'rec' as well; the same reads
+ * serve all of them.
  * Counts are versioned (one key per position that changed them), unlike the single
  * `[w, t, 'count', type]` first sketched in runtime/README.md: a count as of any position,
  * and a branch's count as of its cut, are then one ordered-key lookup.
@@ -497,7 +499,18 @@ export class World {
       }
     });
 
-    const root = this.s.meta.base === null;
+    // A deletion drops the head key (a version key and a mark keep it for past reads) unless it
+    // must mask a record the base shows at the cut: then a branch keeps a null head key. So a
+    // branch's own records that come and go (its scheduled moves) leave no head keys to step over.
+    const masks = this.s.meta.base === null ? undefined : new Set<string>();
+    if (masks !== undefined) {
+      const baseLayers = this.layers(twin, head).filter((l) => !l.top);
+      for (const entry of entries) {
+        for (const w of entry.writes) {
+          if (w.value === null && this.valueIn(baseLayers, twin, w.type, w.id, head, head) !== undefined) masks.add(`${w.type}\u0000${w.id}`);
+        }
+      }
+    }
     storage.transact((tx) => {
       for (const [type, rid, position, value] of superseded) tx.put([id, twin, 'rec', type, rid, position], value);
       for (const entry of entries) {
@@ -505,7 +518,7 @@ export class World {
         const writes = entry.writes.map((w) => (w.value === null ? w : { type: w.type, id: w.id, value: tx.share(w.value) }));
         tx.put([id, twin, 'log', entry.position], { ...entry, writes });
         for (const w of writes) {
-          if (w.value !== null || !root) tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
+          if (w.value !== null || masks?.has(`${w.type}\u0000${w.id}`) === true) tx.put([id, twin, 'head', w.type, w.id], [entry.position, w.value]);
           else {
             tx.remove([id, twin, 'head', w.type, w.id]);
             tx.put([id, twin, 'rec', w.type, w.id, entry.position], null);
@@ -1024,16 +1037,24 @@ export class World {
 
   /** A record's value as of `at` (undefined when absent or deleted). */
   private recordAt(twin: string, type: string, id: string, at: number, head: number): unknown {
+    return this.valueIn(this.layers(twin, at), twin, type, id, at, head);
+  }
+
+  /** A record's value in `layers` (those of `at`, or the base's part of them). */
+  private valueIn(layers: Layer[], twin: string, type: string, id: string, at: number, head: number): unknown {
     const storage = this.e.storage;
-    for (const l of this.layers(twin, at)) {
-      // The layer's newest own version (a branch's deletion included: null).
+    for (const l of layers) {
+      // The layer's newest own version (a branch's masking deletion included: null).
       const version = storage.get<HeadVersion>([l.id, twin, 'head', type, id]);
       if (version !== undefined && version[0] <= l.hi) return version[1] ?? undefined;
       if (version === undefined) {
-        // A branch never wrote the record; a root world never did, or deleted it, which at its
-        // own head answers the same, and elsewhere its deletion mark tells.
-        if (!l.root) continue;
-        if (l.top && at === head) return undefined;
+        // The world never wrote the record, or deleted it. At a world's own head that answers
+        // the same: a root world has nothing below it, and a branch's deletion with no head key
+        // is of a record its base does not show. Elsewhere the deletion mark tells.
+        if (l.top && at === head) {
+          if (l.root) return undefined;
+          continue;
+        }
         if (storage.get<number>([l.id, twin, 'del', type, id]) === undefined) continue;
       }
       const kv = first(storage, { start: [l.id, twin, 'rec', type, id, l.lo + 1], end: [l.id, twin, 'rec', type, id, l.hi + 1], reverse: true });
@@ -1148,9 +1169,9 @@ export class World {
     // root world, a deletion mark; its older versions are version keys.
     const seek = (l: Layer, from: string | undefined): string | undefined => {
       const heads: Key = [l.id, twin, 'head', type];
-      // Read at a root world's own head, a deleted record is gone: only a read of a past
-      // position or of the world as a base looks for them.
-      const seekMarks = l.root && !(l.top && at === head);
+      // Read at a world's own head, a record deleted without a head key is gone: only a read
+      // of a past position or of the world as a base looks for them.
+      const seekMarks = !(l.top && at === head);
       let cursor = from;
       for (;;) {
         const hk = nextKey<HeadVersion>(heads, cursor);
