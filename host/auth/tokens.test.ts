@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -40,6 +40,29 @@ describe('world tokens', () => {
     expect([moved.token, moved.readToken]).toEqual([first.token, first.readToken]);
     expect(JSON.parse(await readFile(tokenFilePath(dir), 'utf8')).url).toBe('http://127.0.0.1:5555/local/w');
     expect((await stat(tokenFilePath(dir))).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes through a token file that is a symlink, and keeps the link', async () => {
+    const secrets = await mkdtemp(join(tmpdir(), 'kit-secrets-'));
+    try {
+      const target = join(secrets, 'world-token.json');
+      const first = await loadOrCreateTokens(dir, 'http://127.0.0.1:4440/local/w');
+      await rename(tokenFilePath(dir), target);
+      await symlink(target, tokenFilePath(dir));
+      const moved = await loadOrCreateTokens(dir, 'http://127.0.0.1:5555/local/w');
+      expect(moved.token).toBe(first.token);
+      expect((await lstat(tokenFilePath(dir))).isSymbolicLink()).toBe(true);
+      expect(JSON.parse(await readFile(target, 'utf8')).url).toBe('http://127.0.0.1:5555/local/w');
+      // A link to a file not there yet: the minted tokens land where it points.
+      await rm(target);
+      const minted = await loadOrCreateTokens(dir, 'u');
+      expect(minted.created).toBe(true);
+      expect((await lstat(tokenFilePath(dir))).isSymbolicLink()).toBe(true);
+      expect(JSON.parse(await readFile(target, 'utf8')).token).toBe(minted.token);
+      expect((await stat(target)).mode & 0o777).toBe(0o600);
+    } finally {
+      await rm(secrets, { recursive: true, force: true });
+    }
   });
 
   it('tightens a loosened mode back to 0600', async () => {

@@ -3,8 +3,8 @@
  * (mode 0600) and reused on every restart, so an app's configuration outlives the server.
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, lstat, mkdir, open, readFile, readlink, realpath, rename, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { KitError } from '../../runtime/errors.js';
 
 export interface WorldTokens {
@@ -59,8 +59,21 @@ export function parseTokenFile(text: string, path: string): TokenFile {
   return { url, token, readToken };
 }
 
-/** Writes beside the target then renames, so a crash never leaves half a token file. */
-async function writeAtomically(path: string, content: string): Promise<void> {
+/**
+ * Writes beside the target then renames, so a crash never leaves half a token file. A token
+ * file that is a symlink (to a secrets folder, say) is written through: the rename lands on
+ * the file it names, and the link stays.
+ */
+async function writeAtomically(link: string, content: string): Promise<void> {
+  let path = link;
+  try {
+    path = await realpath(link);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    // A link to a file not made yet: make it where the link points.
+    const isLink = await lstat(link).then((s) => s.isSymbolicLink(), () => false);
+    if (isLink) path = resolve(dirname(link), await readlink(link));
+  }
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temp, 'wx', 0o600);
   try {
