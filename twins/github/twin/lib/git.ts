@@ -490,15 +490,61 @@ export interface FileEntry {
   sha: string;
 }
 
+/** The id of the empty tree, which git writes as no entry at all in a folder it rewrites. */
+export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/**
+ * A reader of trees' entries, each tree read once per reader: a tree may name one subtree
+ * thousands of times (a pushed "tree bomb" does), and a walk reads it once. Make one per request.
+ */
+export function treeReader(tree: ReadTree, repoId: number): (sha: string) => TreeEntry[] | undefined {
+  const memo = new Map<string, TreeEntry[] | undefined>();
+  return (sha) => {
+    if (memo.has(sha)) return memo.get(sha);
+    const o = getObject(tree, repoId, sha);
+    const entries = o?.t === 'tree' ? o.entries : undefined;
+    memo.set(sha, entries);
+    return entries;
+  };
+}
+
+/**
+ * Thrown by a walk of trees that ran past its budget of entries (`TREE_WORK_LIMIT`): a
+ * pushed tree may name one subtree many times over (100 names a level, three levels: a 1 KB
+ * push, a million paths), so a walk that must see every path is bounded, and a route answers
+ * it as GitHub answers a diff it gives up on.
+ */
+export class TreeTooLarge extends Error {
+  readonly code = 'tree_too_large';
+}
+
+/**
+ * The entries one request's walk of trees may look at: far above a real repository's work
+ * (a diff or merge reads only the folders that changed; linux's whole tree is ~90,000 files),
+ * and in V8 under a second of walking (0.7 s to flatten a million paths).
+ */
+export const TREE_WORK_LIMIT = 1_000_000;
+
+/** Counts entries looked at; throws TreeTooLarge past its limit. */
+export class TreeBudget {
+  constructor(private left = TREE_WORK_LIMIT) {}
+  spend(n: number): void {
+    this.left -= n;
+    if (this.left < 0) throw new TreeTooLarge('too many tree entries to walk');
+  }
+}
+
 /**
  * A tree's entries depth first (a folder, then what is in it), each with its path below
  * `prefix`, walked with a stack of its own: a deep tree would overflow the call stack. With
- * `recursive` false, only the tree's own entries.
+ * `recursive` false, only the tree's own entries. Lazy: a caller that stops early (a capped
+ * listing) reads no further.
  */
 export function* treeWalk(tree: ReadTree, repoId: number, treeSha: string, prefix = '', recursive = true): Generator<{ path: string; entry: TreeEntry }> {
-  const root = getObject(tree, repoId, treeSha);
-  if (root?.t !== 'tree') return;
-  const stack: { entries: TreeEntry[]; next: number; prefix: string }[] = [{ entries: root.entries, next: 0, prefix }];
+  const read = treeReader(tree, repoId);
+  const root = read(treeSha);
+  if (root === undefined) return;
+  const stack: { entries: TreeEntry[]; next: number; prefix: string }[] = [{ entries: root, next: 0, prefix }];
   while (stack.length > 0) {
     const top = stack[stack.length - 1] as { entries: TreeEntry[]; next: number; prefix: string };
     const entry = top.entries[top.next++];
@@ -509,15 +555,22 @@ export function* treeWalk(tree: ReadTree, repoId: number, treeSha: string, prefi
     const path = top.prefix + entry.name;
     yield { path, entry };
     if (recursive && entry.type === 'tree') {
-      const o = getObject(tree, repoId, entry.sha);
-      if (o?.t === 'tree') stack.push({ entries: o.entries, next: 0, prefix: path + '/' });
+      const entries = read(entry.sha);
+      if (entries !== undefined) stack.push({ entries, next: 0, prefix: path + '/' });
     }
   }
 }
 
-/** A tree as `path → file`, recursively (trees themselves are implied by paths). */
-export function flatten(tree: ReadTree, repoId: number, treeSha: string, prefix = '', out = new Map<string, FileEntry>()): Map<string, FileEntry> {
-  for (const { path, entry: e } of treeWalk(tree, repoId, treeSha, prefix)) if (e.type !== 'tree') out.set(path, { mode: e.mode, type: e.type, sha: e.sha });
+/**
+ * A tree as `path → file`, recursively (trees themselves are implied by paths). It holds every
+ * path, so a caller that needs less should walk less (`diffTrees`, `mergeTrees`, `TreeEditor`);
+ * with `budget`, past it is TreeTooLarge instead of millions of paths.
+ */
+export function flatten(tree: ReadTree, repoId: number, treeSha: string, prefix = '', out = new Map<string, FileEntry>(), budget?: TreeBudget): Map<string, FileEntry> {
+  for (const { path, entry: e } of treeWalk(tree, repoId, treeSha, prefix)) {
+    budget?.spend(1);
+    if (e.type !== 'tree') out.set(path, { mode: e.mode, type: e.type, sha: e.sha });
+  }
   return out;
 }
 
@@ -556,6 +609,135 @@ export function buildTree(ctx: TwinContext, repoId: number, files: Map<string, F
     const [name] = parent.subs[parent.next++] as [string, Dir];
     parent.entries.push({ mode: '040000', type: 'tree', sha: written, name });
   }
+}
+
+interface EditDir {
+  /** The stored tree this folder was, while unread (and unedited). */
+  sha?: string;
+  /** Its entries by name once read; a name may hold a file and a folder until `clash` is asked. */
+  slots?: Map<string, { file?: TreeEntry; dir?: EditDir }>;
+}
+
+/**
+ * Edits a tree without flattening it: each `set` puts an entry at a path, or removes what is
+ * there, replacing whatever was at the path (a file, or a whole folder); `write` writes again
+ * only the folders on edited paths, and every other subtree keeps its id, unread. So a commit
+ * to one file of a huge (or hostile) tree costs that file's folders, not the whole tree. A path
+ * through a file (`a/b` where `a` is one) stays until `clash` is asked, as an edit that removes
+ * `a` afterwards makes it sound.
+ */
+export class TreeEditor {
+  private readonly read: (sha: string) => TreeEntry[] | undefined;
+  private readonly root: EditDir;
+  constructor(tree: ReadTree, repoId: number, rootSha: string | null) {
+    this.read = treeReader(tree, repoId);
+    this.root = rootSha === null ? { slots: new Map() } : { sha: rootSha };
+  }
+
+  private open(dir: EditDir): Map<string, { file?: TreeEntry; dir?: EditDir }> {
+    if (dir.slots === undefined) {
+      dir.slots = new Map();
+      for (const e of this.read(dir.sha as string) ?? []) {
+        const slot = dir.slots.get(e.name) ?? {};
+        if (e.type === 'tree') slot.dir = { sha: e.sha };
+        else slot.file = e;
+        dir.slots.set(e.name, slot);
+      }
+    }
+    return dir.slots;
+  }
+
+  /** Puts an entry (a blob, a submodule or a whole tree) at `path`, or removes what is there (`null`). */
+  set(path: string, entry: Omit<TreeEntry, 'name'> | null): void {
+    const parts = path.split('/');
+    let dir = this.root;
+    for (let i = 0; i < parts.length - 1; i++) {
+      const slots = this.open(dir);
+      let slot = slots.get(parts[i] as string);
+      if (slot === undefined) slots.set(parts[i] as string, (slot = {}));
+      dir = slot.dir ??= { slots: new Map() };
+    }
+    const name = parts[parts.length - 1] as string;
+    const slots = this.open(dir);
+    if (entry === null) slots.delete(name);
+    else slots.set(name, entry.type === 'tree' ? { dir: { sha: entry.sha } } : { file: { mode: entry.mode, type: entry.type, sha: entry.sha, name } });
+  }
+
+  /** A path that is both a file and a folder with files in it (git would see one name twice), or undefined. */
+  clash(): string | undefined {
+    const stack: { dir: EditDir; prefix: string }[] = [{ dir: this.root, prefix: '' }];
+    for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+      for (const [name, slot] of top.dir.slots ?? []) {
+        if (slot.dir === undefined) continue;
+        if (slot.file !== undefined && this.hasFiles(slot.dir)) return top.prefix + name;
+        if (slot.dir.slots !== undefined) stack.push({ dir: slot.dir, prefix: `${top.prefix}${name}/` });
+      }
+    }
+    return undefined;
+  }
+
+  private hasFiles(dir: EditDir): boolean {
+    const stack = [dir];
+    for (let d = stack.pop(); d !== undefined; d = stack.pop()) {
+      if (d.slots === undefined) {
+        if (d.sha !== EMPTY_TREE) return true;
+        continue;
+      }
+      for (const slot of d.slots.values()) {
+        if (slot.file !== undefined) return true;
+        if (slot.dir !== undefined) stack.push(slot.dir);
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Writes the edited folders with `put`, each after its subfolders (a stack of its own: paths
+   * go 4,096 folders deep); a folder left empty is no entry, as in git. Answers the root's id.
+   */
+  write(put: (o: GitObject) => string): string {
+    interface Frame { entries: TreeEntry[]; subs: [string, EditDir][]; next: number }
+    const frame = (dir: EditDir): Frame => {
+      const entries: TreeEntry[] = [];
+      const subs: [string, EditDir][] = [];
+      for (const [name, slot] of dir.slots ?? []) {
+        if (slot.file !== undefined) entries.push(slot.file);
+        if (slot.dir === undefined) continue;
+        if (slot.dir.slots !== undefined) subs.push([name, slot.dir]);
+        else if (slot.dir.sha !== EMPTY_TREE) entries.push({ mode: '040000', type: 'tree', sha: slot.dir.sha as string, name });
+      }
+      return { entries, subs, next: 0 };
+    };
+    if (this.root.slots === undefined) return this.root.sha as string;
+    const stack: Frame[] = [frame(this.root)];
+    for (;;) {
+      const top = stack[stack.length - 1] as Frame;
+      const sub = top.subs[top.next];
+      if (sub !== undefined) {
+        stack.push(frame(sub[1]));
+        continue;
+      }
+      stack.pop();
+      const parent = stack[stack.length - 1];
+      if (parent === undefined) return put({ t: 'tree', entries: sortEntries(top.entries) });
+      const [name] = parent.subs[parent.next++] as [string, EditDir];
+      if (top.entries.length > 0) parent.entries.push({ mode: '040000', type: 'tree', sha: put({ t: 'tree', entries: sortEntries(top.entries) }), name });
+    }
+  }
+}
+
+/** The first folder of `path` that is a file in the tree (`a` for `a/b` where `a` is a file), or undefined. */
+export function fileAbove(tree: ReadTree, repoId: number, treeSha: string, path: string): string | undefined {
+  const parts = path.split('/');
+  let sha = treeSha;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const o = getObject(tree, repoId, sha);
+    const e = o?.t === 'tree' ? o.entries.find((x) => x.name === parts[i]) : undefined;
+    if (e === undefined) return undefined;
+    if (e.type !== 'tree') return parts.slice(0, i + 1).join('/');
+    sha = e.sha;
+  }
+  return undefined;
 }
 
 /** The entry at a path inside a tree (the root itself for `''`). */
@@ -795,11 +977,80 @@ export function diffFlat(a: Map<string, FileEntry>, b: Map<string, FileEntry>): 
   return out.sort((x, y) => (x.filename < y.filename ? -1 : x.filename > y.filename ? 1 : 0));
 }
 
+/**
+ * The files that differ between two trees (`null`: no tree), as `diffFlat` of their flattened
+ * forms lists them, but walking both trees at once in git's order and skipping every subtree
+ * with the same id on both sides: the cost is what changed, not the trees' size (a tree that
+ * names one subtree a million times, changed in one file, costs that file's folders). Stops
+ * after `limit` changes (`complete` is false when there were more); each entry looked at is
+ * spent from `budget`.
+ */
+export function diffTrees(tree: ReadTree, repoId: number, a: string | null, b: string | null, limit: number, budget = new TreeBudget()): { changes: FileChange[]; complete: boolean } {
+  const read = treeReader(tree, repoId);
+  const entries = (sha: string | null): TreeEntry[] => (sha === null ? [] : read(sha) ?? []);
+  const out: FileChange[] = [];
+  interface Frame { a: TreeEntry[]; b: TreeEntry[]; i: number; j: number; prefix: string }
+  const stack: Frame[] = [{ a: entries(a), b: entries(b), i: 0, j: 0, prefix: '' }];
+  // One change past `limit` tells whether there were more.
+  while (stack.length > 0 && out.length <= limit) {
+    const f = stack[stack.length - 1] as Frame;
+    const x = f.a[f.i], y = f.b[f.j];
+    if (x === undefined && y === undefined) {
+      stack.pop();
+      continue;
+    }
+    budget.spend(1);
+    // Both folders are in git's order: a merge of the two lists pairs entries of one name.
+    const order = x === undefined ? 1 : y === undefined ? -1 : compareNames(treeSortKey(x), treeSortKey(y));
+    if (order === 0) {
+      f.i++;
+      f.j++;
+      const [old, now] = [x as TreeEntry, y as TreeEntry];
+      if (old.sha === now.sha && old.mode === now.mode) continue;
+      if (old.type === 'tree') stack.push({ a: entries(old.sha), b: entries(now.sha), i: 0, j: 0, prefix: `${f.prefix}${old.name}/` });
+      else out.push({ filename: f.prefix + now.name, status: old.sha !== now.sha ? 'modified' : 'changed', sha: now.sha, previousSha: old.sha, mode: now.mode });
+    } else if (order < 0) {
+      f.i++;
+      const old = x as TreeEntry;
+      if (old.type === 'tree') stack.push({ a: entries(old.sha), b: [], i: 0, j: 0, prefix: `${f.prefix}${old.name}/` });
+      else out.push({ filename: f.prefix + old.name, status: 'removed', sha: null, previousSha: old.sha, mode: old.mode });
+    } else {
+      f.j++;
+      const now = y as TreeEntry;
+      if (now.type === 'tree') stack.push({ a: [], b: entries(now.sha), i: 0, j: 0, prefix: `${f.prefix}${now.name}/` });
+      else out.push({ filename: f.prefix + now.name, status: 'added', sha: now.sha, previousSha: null, mode: now.mode });
+    }
+  }
+  const complete = out.length <= limit;
+  // git's order differs from diffFlat's (UTF-16) only for names past U+FFFF.
+  const changes = out.slice(0, limit).sort((p, q) => (p.filename < q.filename ? -1 : p.filename > q.filename ? 1 : 0));
+  return { changes, complete };
+}
+
 function splitLines(text: string): string[] {
   if (text === '') return [];
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   return lines;
+}
+
+/**
+ * Bytes as a string of one character per byte: equal bytes give equal strings, so lines compare
+ * as they would decoded, and a 4 MB blob is ready in milliseconds where decoding UTF-8 a
+ * character at a time takes hundreds. Only the lines a patch shows are decoded (`byteLine`).
+ */
+function byteString(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 8192) out += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192) as unknown as number[]);
+  return out;
+}
+
+/** A line of `byteString` as text (its bytes decoded as UTF-8). */
+function byteLine(line: string): string {
+  if (!/[\x80-\xff]/.test(line)) return line;
+  const bytes = new Uint8Array(line.length);
+  for (let i = 0; i < line.length; i++) bytes[i] = line.charCodeAt(i);
+  return utf8Decode(bytes);
 }
 
 function isBinary(bytes: Uint8Array): boolean {
@@ -811,14 +1062,16 @@ function isBinary(bytes: Uint8Array): boolean {
 /**
  * Line counts and a unified patch between two blobs. The alignment is an LCS over lines,
  * bounded so a huge file cannot stall the sandbox: past the bound, every line counts as
- * removed and added, and no patch is given (GitHub also drops patches of large diffs).
+ * removed and added, and no patch is given (GitHub also drops patches of large diffs). With
+ * `limits`, a patch longer than `bytes` characters or `lines` lines is left out (the counts
+ * stay), and is not built when its size shows it would be.
  */
-export function lineDiff(tree: ReadTree, repoId: number, oldSha: string | null, newSha: string | null): { additions: number; deletions: number; patch?: string } {
+export function lineDiff(tree: ReadTree, repoId: number, oldSha: string | null, newSha: string | null, limits?: { bytes: number; lines: number }): { additions: number; deletions: number; patch?: string } {
   const ob = oldSha === null ? new Uint8Array(0) : blobBytes(tree, repoId, oldSha) ?? new Uint8Array(0);
   const nb = newSha === null ? new Uint8Array(0) : blobBytes(tree, repoId, newSha) ?? new Uint8Array(0);
   if (isBinary(ob) || isBinary(nb)) return { additions: 0, deletions: 0 };
-  const a = splitLines(utf8Decode(ob));
-  const b = splitLines(utf8Decode(nb));
+  const a = splitLines(byteString(ob));
+  const b = splitLines(byteString(nb));
   let start = 0;
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
   let endA = a.length, endB = b.length;
@@ -833,22 +1086,33 @@ export function lineDiff(tree: ReadTree, repoId: number, oldSha: string | null, 
       t[i * w + j] = a[start + i] === b[start + j] ? (t[(i + 1) * w + j + 1] as number) + 1 : Math.max(t[(i + 1) * w + j] as number, t[i * w + j + 1] as number);
     }
   }
+  if (limits !== undefined) {
+    // Every line of either side's changed middle is in the patch: a lower bound of its size (in bytes).
+    let bytesA = 0, bytesB = 0;
+    for (let k = start; k < endA; k++) bytesA += (a[k] as string).length + 2;
+    for (let k = start; k < endB; k++) bytesB += (b[k] as string).length + 2;
+    if (Math.max(bytesA, bytesB) > limits.bytes || Math.max(ma, mb) > limits.lines) {
+      const common = t[0] as number;
+      return { additions: mb - common, deletions: ma - common };
+    }
+  }
   const ops: string[] = [];
   let i = 0, j = 0, additions = 0, deletions = 0;
   while (i < ma || j < mb) {
-    if (i < ma && j < mb && a[start + i] === b[start + j]) { ops.push(' ' + a[start + i]); i++; j++; }
+    if (i < ma && j < mb && a[start + i] === b[start + j]) { ops.push(' ' + byteLine(a[start + i] as string)); i++; j++; }
     // Removals before additions when both keep the alignment, as git prints them.
-    else if (i < ma && (j >= mb || (t[(i + 1) * w + j] as number) >= (t[i * w + j + 1] as number))) { ops.push('-' + a[start + i]); i++; deletions++; }
-    else { ops.push('+' + b[start + j]); j++; additions++; }
+    else if (i < ma && (j >= mb || (t[(i + 1) * w + j] as number) >= (t[i * w + j + 1] as number))) { ops.push('-' + byteLine(a[start + i] as string)); i++; deletions++; }
+    else { ops.push('+' + byteLine(b[start + j] as string)); j++; additions++; }
   }
   // One hunk with up to three lines of context either side.
   const ctxBefore = Math.min(3, start);
   const ctxAfter = Math.min(3, a.length - endA);
-  const lines = [...a.slice(start - ctxBefore, start).map((l) => ' ' + l), ...ops, ...a.slice(endA, endA + ctxAfter).map((l) => ' ' + l)];
+  const lines = [...a.slice(start - ctxBefore, start).map((l) => ' ' + byteLine(l)), ...ops, ...a.slice(endA, endA + ctxAfter).map((l) => ' ' + byteLine(l))];
   const oldCount = ctxBefore + ma + ctxAfter, newCount = ctxBefore + mb + ctxAfter;
   const oldStart = oldCount === 0 ? 0 : start - ctxBefore + 1, newStart = newCount === 0 ? 0 : start - ctxBefore + 1;
   const patch = additions + deletions === 0 ? undefined : `@@ -${oldStart},${oldCount} +${newStart},${newCount} @@\n${lines.join('\n')}`;
-  return patch === undefined ? { additions, deletions } : { additions, deletions, patch };
+  if (patch === undefined || (limits !== undefined && (patch.length > limits.bytes || lines.length + 1 > limits.lines))) return { additions, deletions };
+  return { additions, deletions, patch };
 }
 
 /**
@@ -870,4 +1134,85 @@ export function mergeFlat(base: Map<string, FileEntry>, ours: Map<string, FileEn
   }
   // One side made a file `a` where the other made `a/b`: git calls it a conflict too.
   return fileFolderClash(out) === undefined ? out : 'conflict';
+}
+
+/**
+ * A three-way merge of trees at file level, as `mergeFlat` merges their path maps (a path
+ * changed on one side takes that side; changed on both, differently, is a conflict; a file on
+ * one side where the other has a folder of files is one too), but walking the three trees
+ * together: a folder that is the same on two sides takes the third side's by its id, unread,
+ * so the cost is what both sides changed. Answers the merged tree's id, or 'conflict'; new
+ * folders are written with `put`, or only hashed without it (a dry run: is it mergeable?).
+ * Each entry looked at is spent from `budget`.
+ */
+export function mergeTrees(
+  tree: ReadTree, repoId: number, base: string | null, ours: string | null, theirs: string | null, put?: (o: GitObject) => string, budget = new TreeBudget(),
+): string | 'conflict' {
+  const read = treeReader(tree, repoId);
+  const write = put ?? ((o: GitObject) => objectId(o));
+  // No folder and the empty one are the same to a merge of files.
+  const folder = (sha: string | null | undefined): string | null => (sha === undefined || sha === null || sha === EMPTY_TREE ? null : sha);
+  // Two sides the same: the third side's folder, whole.
+  const taken = (b: string | null, o: string | null, t: string | null): string | null | undefined => (o === t ? o : b === o ? t : b === t ? o : undefined);
+  const same = (x: TreeEntry | undefined, y: TreeEntry | undefined): boolean => (x === undefined ? y === undefined : y !== undefined && x.sha === y.sha && x.mode === y.mode);
+  // A subtree named many times meets the same three folders again: each is merged once.
+  const memo = new Map<string, string | null>();
+  interface Part { files: (TreeEntry | undefined)[]; dirs: (string | null)[] }
+  interface Frame { key: string; parts: [string, Part][]; next: number; entries: TreeEntry[]; waiting?: { name: string; file: TreeEntry | undefined } }
+  const frame = (key: string, shas: (string | null)[]): Frame => {
+    const parts = new Map<string, Part>();
+    shas.forEach((sha, side) => {
+      const list = sha === null ? [] : read(sha) ?? [];
+      budget.spend(list.length);
+      for (const e of list) {
+        let part = parts.get(e.name);
+        if (part === undefined) parts.set(e.name, (part = { files: [undefined, undefined, undefined], dirs: [null, null, null] }));
+        if (e.type === 'tree') part.dirs[side] = folder(e.sha);
+        else part.files[side] = e;
+      }
+    });
+    return { key, parts: [...parts], next: 0, entries: [] };
+  };
+  const rootTaken = taken(folder(base), folder(ours), folder(theirs));
+  const stack: Frame[] = [];
+  let done: string | null | undefined = rootTaken;
+  if (rootTaken === undefined) stack.push(frame('', [folder(base), folder(ours), folder(theirs)]));
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1] as Frame;
+    let name: string, file: TreeEntry | undefined, dir: string | null | undefined;
+    if (top.waiting !== undefined) {
+      // The folder below has just been merged.
+      ({ name, file } = top.waiting);
+      dir = done;
+      top.waiting = undefined;
+    } else {
+      const next = top.parts[top.next++];
+      if (next === undefined) {
+        stack.pop();
+        done = top.entries.length === 0 ? null : write({ t: 'tree', entries: sortEntries(top.entries) });
+        memo.set(top.key, done);
+        continue;
+      }
+      const [b, o, t] = next[1].files;
+      name = next[0];
+      if (same(o, t)) file = o;
+      else if (same(b, o)) file = t;
+      else if (same(b, t)) file = o;
+      else return 'conflict';
+      const [db, dout, dt] = next[1].dirs as [string | null, string | null, string | null];
+      const key = `${db}:${dout}:${dt}`;
+      dir = taken(db, dout, dt);
+      if (dir === undefined && memo.has(key)) dir = memo.get(key);
+      if (dir === undefined) {
+        top.waiting = { name, file };
+        stack.push(frame(key, [db, dout, dt]));
+        continue;
+      }
+    }
+    // One side's file where the other made a folder of files: git calls it a conflict too.
+    if (file !== undefined && dir !== null && dir !== undefined) return 'conflict';
+    if (file !== undefined) top.entries.push(file);
+    if (dir !== null && dir !== undefined) top.entries.push({ mode: '040000', type: 'tree', sha: dir, name });
+  }
+  return done ?? write({ t: 'tree', entries: [] });
 }

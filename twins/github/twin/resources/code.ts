@@ -6,12 +6,12 @@
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import { base64Decode, wrap60 } from '../lib/bytes.js';
 import {
-  buildTree, diffFlat, entryAt, flatten, getCommit, getObject, getRef, lineDiff, objectInfo, paint, pathInTrees, pathProblem, putBlob, putObject, resolveCommitish, walk,
-  type CommitObject, type FileChange,
+  TreeEditor, diffTrees, entryAt, fileAbove, getCommit, getObject, getRef, lineDiff, objectInfo, paint, pathInTrees, pathProblem, putBlob, putObject, resolveCommitish, walk,
+  type CommitObject, type FileChange, type GitObject,
 } from '../lib/git.js';
 import { GhError, WEB, bodyObject, instantParam, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
 import { fullName, loadRepo, repoApi, type StoredRepo } from './repos.js';
-import { moveRef, personFrom, presentCommit, presentGitCommit } from './gitdata.js';
+import { moveRef, personFrom, presentCommit, presentGitCommit, treeWork } from './gitdata.js';
 
 function cleanPath(raw: string): string {
   const path = raw.replace(/^\/+|\/+$/g, '');
@@ -56,6 +56,13 @@ function fileObject(repo: StoredRepo, path: string, sha: string, type: string, s
   };
 }
 
+/**
+ * The most entries a directory's contents answer lists, as GitHub's: "This API has an upper limit
+ * of 1,000 files for a directory" (https://docs.github.com/en/rest/repos/contents#get-repository-content);
+ * the trees API lists the rest.
+ */
+const CONTENTS_DIR_LIMIT = 1000;
+
 export function getContent(call: Call): { body: Obj | Obj[] } {
   const { ctx } = call;
   const repo = loadRepo(call);
@@ -74,7 +81,7 @@ export function getContent(call: Call): { body: Obj | Obj[] } {
     if (o?.t !== 'tree') throw notFound();
     const info = objectInfo(ctx.tree, repo.id);
     return {
-      body: o.entries.map((e) => {
+      body: o.entries.slice(0, CONTENTS_DIR_LIMIT).map((e) => {
         const blob = e.type === 'blob' ? info(e.sha) : undefined;
         return fileObject(repo, path === '' ? e.name : `${path}/${e.name}`, e.sha, e.type === 'tree' ? 'dir' : e.type === 'commit' ? 'submodule' : e.mode === '120000' ? 'symlink' : 'file', blob?.t === 'blob' ? blob.size : 0, ref);
       }),
@@ -110,11 +117,9 @@ function writeFile(call: Call, remove: boolean): { status: number; body: Obj } {
     throw new GhError(404, `Branch ${branch} not found`);
   }
   const parent = head === undefined ? undefined : getCommit(ctx.tree, repo.id, head);
-  const files = parent === undefined ? new Map() : flatten(ctx.tree, repo.id, parent.tree);
-  const existing = files.get(path);
-  if (parent !== undefined && entryAt(ctx.tree, repo.id, parent.tree, path)?.type === 'tree') {
-    throw validation([{ resource: 'Commit', field: 'path', code: 'invalid' }], `${path} is a directory`);
-  }
+  // Only the folders on the path are read (and written): the tree may be huge, or a bomb.
+  const existing = parent === undefined ? undefined : entryAt(ctx.tree, repo.id, parent.tree, path);
+  if (existing?.type === 'tree') throw validation([{ resource: 'Commit', field: 'path', code: 'invalid' }], `${path} is a directory`);
   if (remove) {
     if (existing === undefined) throw notFound();
     if (given === undefined) throw validation([{ resource: 'Commit', field: 'sha', code: 'missing_field' }], '"sha" wasn\'t supplied.');
@@ -124,18 +129,18 @@ function writeFile(call: Call, remove: boolean): { status: number; body: Obj } {
     if (given !== existing.sha) throw new GhError(409, `${path} does not match ${given}`);
   } else {
     // A file inside what is now a file ("a/b" when "a" is a file) cannot be made.
-    const parts = path.split('/');
-    for (let i = 1; i < parts.length; i++) if (files.has(parts.slice(0, i).join('/'))) throw validation([{ resource: 'Commit', field: 'path', code: 'invalid' }]);
+    if (parent !== undefined && fileAbove(ctx.tree, repo.id, parent.tree, path) !== undefined) throw validation([{ resource: 'Commit', field: 'path', code: 'invalid' }]);
   }
   const author = personFrom(call, b['author'], 'author', b['committer'] === undefined ? undefined : personFrom(call, b['committer'], 'committer'));
   const committer = personFrom(call, b['committer'], 'committer', b['author'] === undefined ? undefined : author);
   let blobSha: string | undefined;
-  if (remove) files.delete(path);
+  const edit = new TreeEditor(ctx.tree, repo.id, parent?.tree ?? null);
+  if (remove) edit.set(path, null);
   else {
     blobSha = putBlob(ctx, repo.id, bytes as Uint8Array);
-    files.set(path, { mode: existing?.mode ?? '100644', type: 'blob', sha: blobSha });
+    edit.set(path, { mode: existing?.mode ?? '100644', type: 'blob', sha: blobSha });
   }
-  const tree = buildTree(ctx, repo.id, files);
+  const tree = edit.write((o: GitObject) => putObject(ctx, repo.id, o));
   const commit: CommitObject = { t: 'commit', tree, parents: head === undefined ? [] : [head], author, committer, message };
   const sha = putObject(ctx, repo.id, commit);
   moveRef(call, repo, ref, head ?? null, sha);
@@ -165,14 +170,26 @@ export function getReadme(call: Call): { body: Obj | Obj[] } {
 
 // ------------------------------------------------------------------ commits
 
-/** The `files` of a diff as GitHub lists them. */
+/**
+ * GitHub's diff limits (https://docs.github.com/en/repositories/creating-and-managing-repositories/repository-limits):
+ * at most 300 files in a diff; no file's diff over 20,000 lines or 500 KB, no diff over 1 MB in
+ * all. A file over its limit, or past the total, is listed without `patch` (its counts stay):
+ * patches of one pair of blobs named by many paths would otherwise multiply an 8 KB push into
+ * hundreds of MB.
+ */
+export const DIFF_LIMITS = { files: 300, fileBytes: 500 * 1024, fileLines: 20_000, totalBytes: 1024 * 1024 };
+
+/** The `files` of a diff as GitHub lists them (the first 300), with patches within `DIFF_LIMITS`. */
 export function presentFiles(tree: ReadTree, repo: StoredRepo, ref: string, changes: FileChange[]): Obj[] {
-  // Many files may share one pair of blobs: each pair is read and compared once.
+  // Many files may share one pair of blobs: each pair is read and compared once, but its patch
+  // counts against the total each time it is shown.
   const diffs = new Map<string, ReturnType<typeof lineDiff>>();
-  return changes.slice(0, 300).map((f) => {
+  let left = DIFF_LIMITS.totalBytes;
+  return changes.slice(0, DIFF_LIMITS.files).map((f) => {
     const key = `${f.previousSha}:${f.sha}`;
     let d = diffs.get(key);
-    if (d === undefined) diffs.set(key, (d = lineDiff(tree, repo.id, f.previousSha, f.sha)));
+    // Past the total no patch is shown, so none is built; the counts are still needed.
+    if (d === undefined) diffs.set(key, (d = lineDiff(tree, repo.id, f.previousSha, f.sha, { bytes: left === 0 ? 0 : DIFF_LIMITS.fileBytes, lines: DIFF_LIMITS.fileLines })));
     const out: Obj = {
       sha: f.sha ?? f.previousSha,
       filename: f.filename,
@@ -184,14 +201,22 @@ export function presentFiles(tree: ReadTree, repo: StoredRepo, ref: string, chan
       raw_url: `${WEB}/${fullName(repo)}/raw/${ref}/${f.filename}`,
       contents_url: `${repoApi(repo)}/contents/${f.filename}?ref=${ref}`,
     };
-    if (d.patch !== undefined) out['patch'] = d.patch;
+    if (d.patch !== undefined && d.patch.length <= left) {
+      out['patch'] = d.patch;
+      left -= d.patch.length;
+    } else if (d.patch !== undefined) left = 0;
     return out;
   });
 }
 
-function treeOf(tree: ReadTree, repo: StoredRepo, sha: string | undefined): Map<string, import('../lib/git.js').FileEntry> {
-  const c = sha === undefined ? undefined : getCommit(tree, repo.id, sha);
-  return c === undefined ? new Map() : flatten(tree, repo.id, c.tree);
+/**
+ * The files that differ between two commits' trees (`undefined`: no commit), the first `limit`
+ * in path order; the walk skips what the two trees share (`diffTrees`). A walk past its budget
+ * is GitHub's 422 for a diff it gives up on.
+ */
+export function changedFiles(tree: ReadTree, repo: StoredRepo, from: string | undefined, to: string | undefined, limit: number, resource = 'Commit'): FileChange[] {
+  const treeOf = (sha: string | undefined): string | null => (sha === undefined ? undefined : getCommit(tree, repo.id, sha))?.tree ?? null;
+  return treeWork(() => diffTrees(tree, repo.id, treeOf(from), treeOf(to), limit).changes, resource);
 }
 
 export function listCommits(call: Call): { body: Obj[] } {
@@ -232,8 +257,7 @@ export function getCommitRoute(call: Call): { body: Obj } {
   const sha = resolveCommitish(ctx.tree, repo.id, ref);
   if (sha === undefined) throw new GhError(422, `No commit found for SHA: ${ref}`);
   const c = getCommit(ctx.tree, repo.id, sha) as CommitObject;
-  const changes = diffFlat(treeOf(ctx.tree, repo, c.parents[0]), flatten(ctx.tree, repo.id, c.tree));
-  const files = presentFiles(ctx.tree, repo, sha, changes);
+  const files = presentFiles(ctx.tree, repo, sha, changedFiles(ctx.tree, repo, c.parents[0], sha, DIFF_LIMITS.files));
   const additions = files.reduce((n, f) => n + (f['additions'] as number), 0);
   const deletions = files.reduce((n, f) => n + (f['deletions'] as number), 0);
   return { body: { ...presentCommit(ctx.tree, repo, sha, c), stats: { total: additions + deletions, additions, deletions }, files } };
@@ -276,7 +300,7 @@ export function compare(call: Call): { body: Obj } {
   const status = cmp.ahead.length === 0 && cmp.behind === 0 ? 'identical' : cmp.behind === 0 ? 'ahead' : cmp.ahead.length === 0 ? 'behind' : 'diverged';
   const mbCommit = getCommit(ctx.tree, repo.id, cmp.mergeBase) as CommitObject;
   const baseCommit = getCommit(ctx.tree, repo.id, base) as CommitObject;
-  const files = presentFiles(ctx.tree, repo, head, diffFlat(flatten(ctx.tree, repo.id, mbCommit.tree), treeOf(ctx.tree, repo, head)));
+  const files = presentFiles(ctx.tree, repo, head, changedFiles(ctx.tree, repo, cmp.mergeBase, head, DIFF_LIMITS.files));
   const u = `${WEB}/${fullName(repo)}/compare/${basehead}`;
   const page = paginate(call, cmp.ahead);
   return {

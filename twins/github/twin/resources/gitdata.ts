@@ -3,10 +3,11 @@
  * every ref change sends.
  */
 import type { ReadTree } from '../../../../sdk/twin/index.js';
-import { base64Decode, utf8Encode, wrap60 } from '../lib/bytes.js';
+import { base64Decode, base64Encode, utf8Encode, wrap60 } from '../lib/bytes.js';
+import { gitObjectId } from '../lib/hash.js';
 import {
-  SHA, buildTree, deleteRef, fileFolderClash, flatten, getCommit, getObject, getRef, isAncestor, isDotGitmodules, listRefs, objectInfo, paint, pathProblem, putBlob, putObject,
-  refConflict, treeWalk, setRef, validRefName, walk, type CommitObject, type FileEntry, type Person, type TreeEntry,
+  SHA, TreeEditor, TreeTooLarge, deleteRef, getCommit, getObject, getRef, isAncestor, isDotGitmodules, listRefs, objectInfo, paint, pathProblem, putBlob, putObject,
+  refConflict, treeWalk, setRef, validRefName, walk, type CommitObject, type GitObject, type Person, type TreeEntry,
 } from '../lib/git.js';
 import {
   GhError, WEB, bodyObject, invalidField, isoNow, nodeId, notFound, optBool, optString, paginate, reqString, str, unprocessable, validation,
@@ -73,6 +74,21 @@ function presentRef(repo: StoredRepo, ref: string, sha: string): Obj {
     url: `${repoApi(repo)}/git/${ref}`,
     object: { sha, type: 'commit', url: `${repoApi(repo)}/git/commits/${sha}` },
   };
+}
+
+/**
+ * `fn`, with a walk of trees past its budget (`TreeTooLarge`: a tree naming one subtree
+ * thousands of times over) answered as GitHub answers a diff it gives up on: 422 `Server Error:
+ * Sorry, this diff is taking too long to generate.` with `errors: [{ resource, field: 'diff',
+ * code: 'not_available' }]`.
+ */
+export function treeWork<T>(fn: () => T, resource: string): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof TreeTooLarge) throw new GhError(422, 'Server Error: Sorry, this diff is taking too long to generate.', { errors: [{ resource, field: 'diff', code: 'not_available' }] });
+    throw e;
+  }
 }
 
 // ------------------------------------------------------------------ people and refs
@@ -172,58 +188,6 @@ export function getBlob(call: Call): { body: Obj } {
 
 const MODES: Record<string, TreeEntry['type']> = { '100644': 'blob', '100755': 'blob', '120000': 'blob', '040000': 'tree', '160000': 'commit' };
 
-/**
- * The folders of a set of paths, each with the paths directly inside it, so the paths under a
- * folder are found by walking to it rather than by testing every path.
- */
-class FolderIndex {
-  private readonly root: Folder = { paths: new Set(), folders: new Map() };
-  constructor(paths: Iterable<string>) {
-    for (const p of paths) this.add(p);
-  }
-  /** The folder of these parts (creating it), or undefined when it is not there and `create` is false. */
-  private folder(parts: string[], create: boolean): Folder | undefined {
-    let f = this.root;
-    for (const part of parts) {
-      let next = f.folders.get(part);
-      if (next === undefined) {
-        if (!create) return undefined;
-        f.folders.set(part, (next = { paths: new Set(), folders: new Map() }));
-      }
-      f = next;
-    }
-    return f;
-  }
-  add(path: string): void {
-    const parts = path.split('/');
-    parts.pop();
-    (this.folder(parts, true) as Folder).paths.add(path);
-  }
-  remove(path: string): void {
-    const parts = path.split('/');
-    parts.pop();
-    this.folder(parts, false)?.paths.delete(path);
-  }
-  /** Every path under the folder `path` (`path/…` at any depth), which the index forgets. */
-  takeUnder(path: string): string[] {
-    const parts = path.split('/');
-    const name = parts.pop() as string;
-    const parent = this.folder(parts, false);
-    const top = parent?.folders.get(name);
-    if (parent === undefined || top === undefined) return [];
-    parent.folders.delete(name);
-    const out: string[] = [];
-    const stack = [top];
-    for (let f = stack.pop(); f !== undefined; f = stack.pop()) {
-      for (const p of f.paths) out.push(p);
-      for (const sub of f.folders.values()) stack.push(sub);
-    }
-    return out;
-  }
-}
-
-interface Folder { paths: Set<string>; folders: Map<string, Folder> }
-
 export function createTree(call: Call): { status: number; body: Obj } {
   const { ctx } = call;
   const repo = loadRepo(call, 'write');
@@ -231,11 +195,7 @@ export function createTree(call: Call): { status: number; body: Obj } {
   const items = b['tree'];
   if (!Array.isArray(items)) throw validation([{ resource: 'Tree', field: 'tree', code: 'missing_field' }]);
   const baseTree = optString(b, 'base_tree', 'Tree');
-  let files = new Map<string, FileEntry>();
-  if (baseTree !== undefined) {
-    if (getObject(ctx.tree, repo.id, baseTree)?.t !== 'tree') throw unprocessable('base_tree is not a valid tree oid');
-    files = flatten(ctx.tree, repo.id, baseTree);
-  }
+  if (baseTree !== undefined && getObject(ctx.tree, repo.id, baseTree)?.t !== 'tree') throw unprocessable('base_tree is not a valid tree oid');
   // Check every item before writing anything (each object's type read once).
   const info = objectInfo(ctx.tree, repo.id);
   const plan: { path: string; mode: string; type: TreeEntry['type']; sha?: string | null; content?: string }[] = [];
@@ -268,38 +228,42 @@ export function createTree(call: Call): { status: number; body: Obj } {
     }
     plan.push(entry);
   }
-  /** Items given as text: their blobs are written once the tree is known to be sound. */
-  const contents = new Map<string, string>();
-  const folders = new FolderIndex(files.keys());
-  const set = (path: string, f: FileEntry): void => {
-    files.set(path, f);
-    folders.add(path);
-  };
+  // The items edit the base tree where they point; the rest of it is kept by id, unread (a
+  // base tree may be huge, or name one subtree a million times over).
+  const edit = new TreeEditor(ctx.tree, repo.id, baseTree ?? null);
+  /** Items given as text, by their blobs' ids: written once the tree is known to be sound. */
+  const contents = new Map<string, Uint8Array>();
   for (const p of plan) {
     // An item replaces whatever is at its path, a file or a whole folder; `sha: null` only removes.
-    files.delete(p.path);
-    folders.remove(p.path);
-    for (const k of folders.takeUnder(p.path)) files.delete(k);
-    if (p.sha === null) continue;
-    if (p.type === 'tree') {
-      for (const [sub, f] of flatten(ctx.tree, repo.id, p.sha as string)) set(`${p.path}/${sub}`, f);
-    } else if (p.content !== undefined) {
-      set(p.path, { mode: p.mode, type: 'blob', sha: '' });
-      contents.set(p.path, p.content);
-    } else set(p.path, { mode: p.mode, type: p.type, sha: p.sha as string });
+    if (p.content !== undefined) {
+      const bytes = utf8Encode(p.content);
+      const blob = gitObjectId('blob', bytes);
+      contents.set(blob, bytes);
+      edit.set(p.path, { mode: p.mode, type: 'blob', sha: blob });
+    } else edit.set(p.path, p.sha === null || p.sha === undefined ? null : { mode: p.mode, type: p.type, sha: p.sha });
   }
   // A path inside what is a file (`a/b` where `a` is one): git would see the name twice.
-  const clash = fileFolderClash(files);
+  const clash = edit.clash();
   if (clash !== undefined) throw unprocessable(`tree.path ${clash} is both a file and a directory`);
-  for (const [path, f] of files) if (f.sha === '') files.set(path, { ...f, sha: putBlob(ctx, repo.id, utf8Encode(contents.get(path) as string)) });
-  const sha = buildTree(ctx, repo.id, files);
+  for (const [blob, bytes] of contents) putObject(ctx, repo.id, { t: 'blob', b64: base64Encode(bytes), size: bytes.length }, blob);
+  const sha = edit.write((o: GitObject) => putObject(ctx, repo.id, o));
   return { status: 201, body: presentTree(call, repo, sha, false) };
 }
+
+/**
+ * GitHub's limits of one trees answer: "The limit for the tree array is 100,000 entries with a
+ * maximum size of 7 MB when using the recursive parameter" (https://docs.github.com/en/rest/git/trees#get-a-tree);
+ * past either, the answer stops with `truncated: true`. Applied to a plain listing too (one
+ * pushed tree may hold ~140,000 entries). The size is of the entries' JSON.
+ */
+export const TREE_LIMITS = { entries: 100_000, bytes: 7 * 1024 * 1024 };
 
 function presentTree(call: Call, repo: StoredRepo, sha: string, recursive: boolean): Obj {
   const u = repoApi(repo);
   const entries: Obj[] = [];
   const info = objectInfo(call.ctx.tree, repo.id);
+  let bytes = 0, truncated = false;
+  // The walk is lazy: a tree that names one subtree a million times is read no further than the limit.
   for (const { path, entry: e } of treeWalk(call.ctx.tree, repo.id, sha, '', recursive)) {
     const item: Obj = { path, mode: e.mode, type: e.type, sha: e.sha };
     if (e.type === 'blob') {
@@ -307,9 +271,14 @@ function presentTree(call: Call, repo: StoredRepo, sha: string, recursive: boole
       item['size'] = blob?.t === 'blob' ? blob.size : 0;
       item['url'] = `${u}/git/blobs/${e.sha}`;
     } else if (e.type === 'tree') item['url'] = `${u}/git/trees/${e.sha}`;
+    bytes += JSON.stringify(item).length + 1;
+    if (entries.length === TREE_LIMITS.entries || bytes > TREE_LIMITS.bytes) {
+      truncated = true;
+      break;
+    }
     entries.push(item);
   }
-  return { sha, url: `${u}/git/trees/${sha}`, tree: entries, truncated: false };
+  return { sha, url: `${u}/git/trees/${sha}`, tree: entries, truncated };
 }
 
 export function getTree(call: Call): { body: Obj } {

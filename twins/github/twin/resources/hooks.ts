@@ -10,7 +10,7 @@
 import type { Move, TwinContext, TwinRequest } from '../../../../sdk/twin/index.js';
 import { hubSignature256 } from '../lib/hash.js';
 import {
-  bodyObject, isoNow, nextNumber, notFound, optBool, optStringArray, pad, paginate, validation, type Call, type Obj,
+  GhError, bodyObject, cursorLinks, isoNow, nextNumber, notFound, optBool, optStringArray, pad, pageOf, paginate, str, validation, type Call, type Obj,
 } from '../lib/http.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
@@ -197,17 +197,12 @@ function loadHook(call: Call, repo: StoredRepo): StoredHook {
   return h;
 }
 
-function deliveriesOf(call: Call, repo: StoredRepo, hookId: number): StoredDelivery[] {
-  const out: StoredDelivery[] = [];
-  let after = `${repo.id}:${pad(hookId)}:`;
-  for (;;) {
-    const page = call.ctx.tree.list<StoredDelivery>('delivery', { after, before: `${repo.id}:${pad(hookId)};`, limit: 100 });
-    for (const i of page.items) out.push(i.value);
-    const last = page.items[page.items.length - 1];
-    if (!page.hasMore || last === undefined) break;
-    after = last.id;
-  }
-  return out;
+/** A hook's deliveries are one key range, oldest first (delivery ids only grow). */
+const deliveryRange = (repoId: number, hookId: number): { after: string; before: string } => ({ after: `${repoId}:${pad(hookId)}:`, before: `${repoId}:${pad(hookId)};` });
+
+/** The newest delivery: one record read from the top of the range, however many there are. */
+function newestDelivery(call: Call, repo: StoredRepo, hookId: number): StoredDelivery | undefined {
+  return call.ctx.tree.list<StoredDelivery>('delivery', { ...deliveryRange(repo.id, hookId), reverse: true, limit: 1 }).items[0]?.value;
 }
 
 function lastResponse(d: StoredDelivery | undefined): Obj {
@@ -223,8 +218,7 @@ export function listHooks(call: Call): { body: Obj[] } {
 export function getHook(call: Call): { body: Obj } {
   const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
-  const ds = deliveriesOf(call, repo, h.id);
-  return { body: presentHook(repo, h, lastResponse(ds[ds.length - 1])) };
+  return { body: presentHook(repo, h, lastResponse(newestDelivery(call, repo, h.id))) };
 }
 
 export function updateHook(call: Call): { body: Obj } {
@@ -272,10 +266,41 @@ function presentDelivery(d: StoredDelivery, detail: boolean): Obj {
   return out;
 }
 
+/** A delivery cursor, as GitHub's `Link` gives them: `v1_<delivery id>`, the newest delivery of the page it starts. */
+function readCursor(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const m = /^(?:v1_)?(\d{1,10})$/.exec(raw);
+  if (m === null) throw new GhError(400, 'Bad Request');
+  return Number(m[1]);
+}
+
+/**
+ * `GET …/hooks/{id}/deliveries`: newest first, `per_page` at a time, paged by `cursor` as GitHub
+ * pages this list (no `page` numbers, no `last`). Each page is read from the store's key range,
+ * so its cost is the page, not the hook's whole history.
+ */
 export function listDeliveries(call: Call): { body: Obj[] } {
   const repo = loadRepo(call, 'admin');
   const h = loadHook(call, repo);
-  return { body: paginate(call, deliveriesOf(call, repo, h.id).reverse()).map((d) => presentDelivery(d, false)) };
+  const { perPage } = pageOf(call.req);
+  const cursor = readCursor(str(call.req.query, 'cursor'));
+  const range = deliveryRange(repo.id, h.id);
+  const key = (id: number): string => `${repo.id}:${pad(h.id)}:${pad(id)}`;
+  // The page: the cursor's delivery and older ones, newest first, and one more to know a next page is there.
+  // `key + '0'` sorts right after the cursor's own key (ids are fixed width), so the page includes it.
+  const upTo = cursor === undefined ? range.before : `${key(cursor)}0`;
+  const page = call.ctx.tree.list<StoredDelivery>('delivery', { after: range.after, before: upTo, reverse: true, limit: perPage + 1 });
+  const items = page.items.slice(0, perPage).map((i) => i.value);
+  const more = page.items[perPage]?.value;
+  let prev: string | undefined;
+  if (cursor !== undefined) {
+    // The page before starts perPage deliveries newer than this one (or at the newest).
+    const newer = call.ctx.tree.list<StoredDelivery>('delivery', { after: key(cursor), before: range.before, limit: perPage });
+    const top = newer.items[newer.items.length - 1]?.value;
+    if (top !== undefined) prev = `v1_${top.id}`;
+  }
+  cursorLinks(call, perPage, { ...(more === undefined ? {} : { next: `v1_${more.id}` }), ...(prev === undefined ? {} : { prev }) });
+  return { body: items.map((d) => presentDelivery(d, false)) };
 }
 
 function loadDelivery(call: Call, repo: StoredRepo, h: StoredHook): StoredDelivery {

@@ -11,8 +11,8 @@
  */
 import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import {
-  GhError, WEB, bodyObject, forbidden, invalidField, isoNow, nextNumber, nodeId, notFound, optString, optStringArray, pad, paginate,
-  instantParam, reqString, sortBy, str, validation, type Call, type Obj,
+  GhError, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optString, optStringArray, pad,
+  paginate, instantParam, reqString, sortBy, str, validation, type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver, listens } from './hooks.js';
@@ -114,23 +114,45 @@ export function presentLabel(repo: StoredRepo, l: StoredLabel): Obj {
   };
 }
 
-export function presentMilestone(tree: ReadTree, repo: StoredRepo, m: StoredMilestone, issues?: StoredIssue[]): Obj {
-  const all = (issues ?? issuesOf(tree, repo.id)).filter((i) => i.milestone === m.number);
+export interface MilestoneCounts { open: number; closed: number }
+
+/** Open and closed issues per milestone number, in one pass over the repository's issues. */
+export function milestoneCounts(issues: StoredIssue[]): Map<number, MilestoneCounts> {
+  const out = new Map<number, MilestoneCounts>();
+  for (const i of issues) {
+    if (i.milestone === null) continue;
+    let c = out.get(i.milestone);
+    if (c === undefined) out.set(i.milestone, (c = { open: 0, closed: 0 }));
+    if (i.state === 'open') c.open++;
+    else c.closed++;
+  }
+  return out;
+}
+
+/** A milestone; `counts` from `milestoneCounts` when presenting many (otherwise every issue is read for this one). */
+export function presentMilestone(tree: ReadTree, repo: StoredRepo, m: StoredMilestone, counts?: Map<number, MilestoneCounts>): Obj {
+  const n = (counts ?? milestoneCounts(issuesOf(tree, repo.id))).get(m.number) ?? { open: 0, closed: 0 };
   const u = `${repoApi(repo)}/milestones/${m.number}`;
   return {
     url: u, html_url: `${WEB}/${fullName(repo)}/milestone/${m.number}`, labels_url: `${u}/labels`, id: m.id, node_id: nodeId('Milestone', m.id),
     number: m.number, state: m.state, title: m.title, description: m.description, creator: simpleUserByLogin(tree, m.creator),
-    open_issues: all.filter((i) => i.state === 'open').length, closed_issues: all.filter((i) => i.state === 'closed').length,
+    open_issues: n.open, closed_issues: n.closed,
     created_at: m.created_at, updated_at: m.updated_at, closed_at: m.closed_at, due_on: m.due_on,
   };
 }
 
-/** Everything an issue presentation needs from the repository, read once for a whole list. */
+/**
+ * Everything an issue presentation needs from the repository, read once for a whole list (and
+ * passed along: a list that makes its own per item reads every label, milestone and, for a
+ * milestone's counts, every issue again for each item).
+ */
 export interface IssueLookups {
   labels: Map<number, StoredLabel>;
   milestones: Map<number, StoredMilestone>;
   /** Every issue of the repository (a milestone's counts need them); read only when asked. */
   issues(): StoredIssue[];
+  /** A milestone as presented, counts included: counted once per answer, built once per milestone. */
+  milestone(number: number): Obj | null;
   /** A login's short user object, built once per answer. */
   user(login: string): Obj;
   association(login: string): string;
@@ -138,12 +160,24 @@ export interface IssueLookups {
 
 export function lookups(tree: ReadTree, repo: StoredRepo, issues?: StoredIssue[]): IssueLookups {
   let all = issues;
+  let counts: Map<number, MilestoneCounts> | undefined;
   const users = new Map<string, Obj>();
   const associations = new Map<string, string>();
-  return {
+  const presented = new Map<number, Obj | null>();
+  const milestones = new Map(milestonesOf(tree, repo.id).map((m) => [m.number, m]));
+  const lk: IssueLookups = {
     labels: new Map(labelsOf(tree, repo.id).map((l) => [l.id, l])),
-    milestones: new Map(milestonesOf(tree, repo.id).map((m) => [m.number, m])),
+    milestones,
     issues: () => (all ??= issuesOf(tree, repo.id)),
+    milestone(number) {
+      let out = presented.get(number);
+      if (out === undefined) {
+        const m = milestones.get(number);
+        out = m === undefined ? null : presentMilestone(tree, repo, m, (counts ??= milestoneCounts(lk.issues())));
+        presented.set(number, out);
+      }
+      return out;
+    },
     user(login) {
       let u = users.get(login);
       if (u === undefined) users.set(login, (u = simpleUserByLogin(tree, login)));
@@ -155,11 +189,11 @@ export function lookups(tree: ReadTree, repo: StoredRepo, issues?: StoredIssue[]
       return a;
     },
   };
+  return lk;
 }
 
 export function presentIssue(tree: ReadTree, repo: StoredRepo, i: StoredIssue, lk: IssueLookups = lookups(tree, repo)): Obj {
   const u = `${repoApi(repo)}/issues/${i.number}`;
-  const milestone = i.milestone === null ? undefined : lk.milestones.get(i.milestone);
   const assignees = i.assignees.map((a) => lk.user(a));
   const out: Obj = {
     url: u, repository_url: repoApi(repo), labels_url: `${u}/labels{/name}`, comments_url: `${u}/comments`, events_url: `${u}/events`,
@@ -167,7 +201,7 @@ export function presentIssue(tree: ReadTree, repo: StoredRepo, i: StoredIssue, l
     number: i.number, title: i.title, user: lk.user(i.user),
     labels: i.labels.map((id) => lk.labels.get(id)).filter((l): l is StoredLabel => l !== undefined).map((l) => presentLabel(repo, l)),
     state: i.state, locked: i.locked, assignee: assignees[0] ?? null, assignees,
-    milestone: milestone === undefined ? null : presentMilestone(tree, repo, milestone, lk.issues()),
+    milestone: i.milestone === null ? null : lk.milestone(i.milestone),
     comments: i.comments, created_at: i.created_at, updated_at: i.updated_at, closed_at: i.closed_at,
     author_association: lk.association(i.user), active_lock_reason: i.active_lock_reason, body: i.body,
     closed_by: i.closed_by === null ? null : lk.user(i.closed_by),
@@ -175,10 +209,10 @@ export function presentIssue(tree: ReadTree, repo: StoredRepo, i: StoredIssue, l
     timeline_url: `${u}/timeline`, performed_via_github_app: null, state_reason: i.state_reason,
   };
   if (i.pull) {
-    const pr = tree.get<{ merged_at: string | null }>('pull', issueKey(repo.id, i.number));
+    const pr = tree.get<{ merged_at: string | null; draft?: boolean }>('pull', issueKey(repo.id, i.number));
     const p = `${repoApi(repo)}/pulls/${i.number}`;
     out['pull_request'] = { url: p, html_url: `${WEB}/${fullName(repo)}/pull/${i.number}`, diff_url: `${WEB}/${fullName(repo)}/pull/${i.number}.diff`, patch_url: `${WEB}/${fullName(repo)}/pull/${i.number}.patch`, merged_at: pr?.merged_at ?? null };
-    out['draft'] = tree.get<{ draft?: boolean }>('pull', issueKey(repo.id, i.number))?.draft ?? false;
+    out['draft'] = pr?.draft ?? false;
   }
   return out;
 }
@@ -275,8 +309,9 @@ export function createIssueRecord(call: Call, repo: StoredRepo, b: Obj, pull: bo
   const resource = pull ? 'PullRequest' : 'Issue';
   const titleRaw = b['title'];
   const title = typeof titleRaw === 'number' ? String(titleRaw) : reqString(b, 'title', resource);
-  if (title.trim() === '' || title.length > 256) throw validation([{ resource, field: 'title', code: title.trim() === '' ? 'missing_field' : 'invalid' }]);
+  if (title.trim() === '') throw validation([{ resource, field: 'title', code: 'missing_field' }]);
   const body = optString(b, 'body', resource) ?? null;
+  checkIssueText(title, body);
   const writer = canWrite(ctx.tree, call.caller, repo);
   // Triage fields from someone without push access are dropped silently, as GitHub does.
   const assignees = writer ? readAssignees(call, repo, b, resource) ?? [] : [];
@@ -293,6 +328,20 @@ export function createIssueRecord(call: Call, repo: StoredRepo, b: Obj, pull: bo
   repo.open_issues_count++;
   saveRepo(ctx, repo);
   return issue;
+}
+
+/**
+ * GitHub's caps on an issue's (or pull request's: it is an issue) title and body. The answer
+ * names the `Issue` for a pull request too, as GitHub's does.
+ */
+export function checkIssueText(title: string | undefined, body: string | null | undefined): void {
+  maxLength(title, TEXT_LIMITS.title, 'Issue', 'title');
+  maxLength(body, TEXT_LIMITS.body, 'Issue', 'body');
+}
+
+/** GitHub's cap on a comment, in its words for issue comments (`data`, `Body is too long`). */
+function checkCommentBody(body: string): void {
+  maxLength(body, TEXT_LIMITS.body, 'IssueComment', 'body', { code: 'unprocessable', field: 'data', message: `Body is too long (maximum is ${TEXT_LIMITS.body} characters)` });
 }
 
 function repoNumber(ctx: TwinContext, repo: StoredRepo): number {
@@ -324,8 +373,9 @@ export function applyIssueUpdate(call: Call, repo: StoredRepo, issue: StoredIssu
   const author = call.caller !== null && call.caller.login.toLowerCase() === issue.user;
   if (!writer && !author) throw forbidden('Must have push access to update this issue.');
   const title = optString(b, 'title', resource);
-  if (title !== undefined && (title.trim() === '' || title.length > 256)) throw invalidField(resource, 'title', title);
+  if (title !== undefined && title.trim() === '') throw invalidField(resource, 'title', title);
   const body = b['body'] === null ? null : optString(b, 'body', resource);
+  checkIssueText(title, body);
   const state = optString(b, 'state', resource);
   if (state !== undefined && state !== 'open' && state !== 'closed') throw invalidField(resource, 'state', state);
   const reason = b['state_reason'] === null ? null : optString(b, 'state_reason', resource);
@@ -476,7 +526,7 @@ export function createComment(call: Call): { status: number; body: Obj } {
   const issue = loadIssue(ctx.tree, repo, call.req.params['issue_number']);
   const body = reqString(bodyObject(call.req), 'body', 'IssueComment');
   if (body.trim() === '') throw validation([{ resource: 'IssueComment', field: 'body', code: 'missing_field' }]);
-  if (body.length > 65536) throw validation([{ resource: 'IssueComment', field: 'body', code: 'custom', message: 'body is too long (maximum is 65536 characters)' }]);
+  checkCommentBody(body);
   if (issue.locked && !canWrite(ctx.tree, call.caller, repo)) throw forbidden('Unable to create comment because issue is locked.');
   const now = isoNow(ctx);
   const c: StoredComment = { id: nextNumber(ctx, 'comment'), repoId: repo.id, issue: issue.number, body, user: (call.caller as Caller).login.toLowerCase(), created_at: now, updated_at: now };
@@ -533,6 +583,7 @@ export function updateComment(call: Call): { body: Obj } {
   if (!canWrite(ctx.tree, call.caller, repo) && (call.caller as Caller).login.toLowerCase() !== c.user) throw forbidden('You cannot edit this comment.');
   const body = reqString(bodyObject(call.req), 'body', 'IssueComment');
   if (body.trim() === '') throw validation([{ resource: 'IssueComment', field: 'body', code: 'missing_field' }]);
+  checkCommentBody(body);
   const from = c.body;
   const updated = { ...c, body, updated_at: isoNow(ctx) };
   ctx.tree.put('comment', `${repo.id}:${pad(c.id)}`, updated);
@@ -573,6 +624,8 @@ export function createLabel(call: Call): { status: number; body: Obj } {
   const color = (optString(b, 'color', 'Label') ?? 'ededed').replace(/^#/, '');
   if (!COLOR.test(color)) throw invalidField('Label', 'color', color);
   const description = optString(b, 'description', 'Label') ?? null;
+  // Shown with the label on every issue that has it.
+  maxLength(description, TEXT_LIMITS.labelDescription, 'Label', 'description');
   if (labelByName(ctx.tree, repo.id, name) !== undefined) throw validation([{ resource: 'Label', code: 'already_exists', field: 'name' }]);
   const l: StoredLabel = { id: nextNumber(ctx, 'label'), name, color: color.toLowerCase(), description, default: false };
   ctx.tree.put('label', `${repo.id}:${name.toLowerCase()}`, l);
@@ -604,6 +657,7 @@ export function updateLabel(call: Call): { body: Obj } {
     throw validation([{ resource: 'Label', code: 'already_exists', field: 'name' }]);
   }
   const description = b['description'] === null ? null : optString(b, 'description', 'Label');
+  maxLength(description, TEXT_LIMITS.labelDescription, 'Label', 'description');
   const updated: StoredLabel = { ...l, name: name ?? l.name, color: (color ?? l.color).toLowerCase(), description: description === undefined ? l.description : description };
   ctx.tree.delete('label', `${repo.id}:${l.name.toLowerCase()}`);
   ctx.tree.put('label', `${repo.id}:${updated.name.toLowerCase()}`, updated);
@@ -665,12 +719,12 @@ export function listMilestones(call: Call): { body: Obj[] } {
   const { ctx } = call;
   const repo = loadRepo(call);
   const state = str(call.req.query, 'state') ?? 'open';
-  const issues = issuesOf(ctx.tree, repo.id);
+  const counts = milestoneCounts(issuesOf(ctx.tree, repo.id));
   const sort = str(call.req.query, 'sort') ?? 'due_on';
   const direction = (str(call.req.query, 'direction') ?? 'asc') === 'desc' ? 'desc' : 'asc';
   const items = milestonesOf(ctx.tree, repo.id).filter((m) => state === 'all' || m.state === state);
   const sorted = sortBy(items, (m) => (sort === 'completeness' ? '' : (m.due_on ?? '9999')) + pad(m.number), direction);
-  return { body: paginate(call, sorted).map((m) => presentMilestone(ctx.tree, repo, m, issues)) };
+  return { body: paginate(call, sorted).map((m) => presentMilestone(ctx.tree, repo, m, counts)) };
 }
 
 function readDue(b: Obj): string | null | undefined {
@@ -817,7 +871,14 @@ export function listAcross(call: Call, repos: StoredRepo[]): { body: Obj[] } {
   const direction = (str(q, 'direction') ?? 'desc') === 'asc' ? 'asc' : 'desc';
   const byIssue = new Map(hits.map((h) => [h.issue, h]));
   const sorted = sortIssues(hits.map((h) => h.issue), sort, direction).map((i) => byIssue.get(i) as (typeof hits)[number]);
-  return { body: paginate(call, sorted).map((h) => ({ ...presentIssue(ctx.tree, h.repo, h.issue, h.lk), repository: presentRepo(ctx.tree, h.repo, call.caller, false) })) };
+  // One repository object per repository, not per item.
+  const shown = new Map<number, Obj>();
+  const repository = (r: StoredRepo): Obj => {
+    let o = shown.get(r.id);
+    if (o === undefined) shown.set(r.id, (o = presentRepo(ctx.tree, r, call.caller, false)));
+    return o;
+  };
+  return { body: paginate(call, sorted).map((h) => ({ ...presentIssue(ctx.tree, h.repo, h.issue, h.lk), repository: repository(h.repo) })) };
 }
 
 export function listForUser(call: Call): { body: Obj[] } {

@@ -8,20 +8,20 @@
  */
 import type { ReadTree } from '../../../../sdk/twin/index.js';
 import {
-  buildTree, diffFlat, flatten, getCommit, getRef, mergeFlat, putObject, resolveCommitish, type CommitObject, type FileEntry,
+  getCommit, getRef, mergeTrees, putObject, resolveCommitish, type CommitObject, type GitObject,
 } from '../lib/git.js';
 import {
   GhError, WEB, bodyObject, forbidden, invalidField, isoNow, nextNumber, nodeId, notFound, optBool, optString, pad, paginate, reqString, sortBy, str,
   validation, type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
-import { compareShas, presentFiles } from './code.js';
-import { moveRef, personFrom, presentCommit } from './gitdata.js';
+import { changedFiles, compareShas, presentFiles } from './code.js';
+import { moveRef, personFrom, presentCommit, treeWork } from './gitdata.js';
 import { deliver } from './hooks.js';
 import { newReviewComment, saveReviewComment } from './review_comments.js';
 import {
-  applyIssueUpdate, association, createIssueRecord, issueEvent, issuesOf, loadIssue, presentIssue, pullPresenter, saveIssue, sortIssues,
-  type StoredIssue,
+  applyIssueUpdate, association, createIssueRecord, issueEvent, issuesOf, loadIssue, lookups, presentIssue, pullPresenter, saveIssue, sortIssues,
+  type IssueLookups, type StoredIssue,
 } from './issues.js';
 import { canRead, fullName, loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
 import { listRange } from '../lib/records.js';
@@ -62,29 +62,42 @@ function tips(tree: ReadTree, repo: StoredRepo, issue: StoredIssue, pull: Stored
   };
 }
 
-function flatOf(tree: ReadTree, repo: StoredRepo, sha: string | undefined): Map<string, FileEntry> {
-  const c = sha === undefined ? undefined : getCommit(tree, repo.id, sha);
-  return c === undefined ? new Map() : flatten(tree, repo.id, c.tree);
+/** A commit's tree id (null for none). */
+function treeOf(tree: ReadTree, repo: StoredRepo, sha: string | undefined): string | null {
+  return (sha === undefined ? undefined : getCommit(tree, repo.id, sha))?.tree ?? null;
 }
 
-/** The merged tree's files, or 'conflict'. */
-function mergedFiles(tree: ReadTree, repo: StoredRepo, base: string, head: string): Map<string, FileEntry> | 'conflict' {
+/**
+ * The merged tree's id, or 'conflict': a file-level three-way merge of the trees (`mergeTrees`),
+ * whose cost is what the two sides changed. With `put`, new folders are written; without, only
+ * hashed (is it mergeable?).
+ */
+function mergedFiles(tree: ReadTree, repo: StoredRepo, base: string, head: string, put?: (o: GitObject) => string): string | 'conflict' {
   const cmp = compareShas(tree, repo, base, head);
-  return mergeFlat(flatOf(tree, repo, cmp.mergeBase), flatOf(tree, repo, base), flatOf(tree, repo, head));
+  return treeWork(() => mergeTrees(tree, repo.id, treeOf(tree, repo, cmp.mergeBase), treeOf(tree, repo, base), treeOf(tree, repo, head), put), 'PullRequest');
 }
 
-function branchEnd(call: Call, repo: StoredRepo, ref: string, sha: string): Obj {
-  const owner = loadUser(call.ctx.tree, repo.owner);
-  return {
-    label: `${repo.owner}:${ref}`, ref, sha, user: owner === undefined ? simpleUserByLogin(call.ctx.tree, repo.owner) : simpleUser(owner),
-    repo: presentRepo(call.ctx.tree, repo, null, false),
-  };
+/** GitHub's limit of a pull request's files list: "Responses include a maximum of 3000 files" (pulls.listFiles). */
+const PULL_FILES_LIMIT = 3000;
+
+/** What every pull request of one repository shows alike (its owner, the repository object), made once per answer. */
+interface PullShared { lk: IssueLookups; owner?: Obj; repo?: Obj }
+
+function branchEnd(call: Call, repo: StoredRepo, ref: string, sha: string, shared: PullShared): Obj {
+  if (shared.owner === undefined) {
+    const owner = loadUser(call.ctx.tree, repo.owner);
+    shared.owner = owner === undefined ? simpleUserByLogin(call.ctx.tree, repo.owner) : simpleUser(owner);
+  }
+  shared.repo ??= presentRepo(call.ctx.tree, repo, null, false);
+  return { label: `${repo.owner}:${ref}`, ref, sha, user: shared.owner, repo: shared.repo };
 }
 
-export function presentPull(call: Call, repo: StoredRepo, issue: StoredIssue, pull: StoredPull, full: boolean): Obj {
+/** A pull request. A list passes one `shared` for all its items, so the repository's labels, milestones and issues are read once. */
+export function presentPull(call: Call, repo: StoredRepo, issue: StoredIssue, pull: StoredPull, full: boolean, shared: PullShared = { lk: lookups(call.ctx.tree, repo) }): Obj {
   const { tree } = call.ctx;
+  const { lk } = shared;
   const t = tips(tree, repo, issue, pull);
-  const asIssue = presentIssue(tree, repo, issue);
+  const asIssue = presentIssue(tree, repo, issue, lk);
   const u = `${repoApi(repo)}/pulls/${issue.number}`;
   const html = `${WEB}/${fullName(repo)}/pull/${issue.number}`;
   const out: Obj = {
@@ -93,20 +106,20 @@ export function presentPull(call: Call, repo: StoredRepo, issue: StoredIssue, pu
     user: asIssue['user'], body: issue.body, labels: asIssue['labels'], milestone: asIssue['milestone'], active_lock_reason: issue.active_lock_reason,
     created_at: issue.created_at, updated_at: issue.updated_at, closed_at: issue.closed_at, merged_at: pull.merged_at,
     merge_commit_sha: pull.merge_commit_sha, assignee: asIssue['assignee'], assignees: asIssue['assignees'],
-    requested_reviewers: (pull.requested_reviewers ?? []).map((l) => simpleUserByLogin(tree, l)), requested_teams: [],
-    head: branchEnd(call, repo, pull.head_ref, t.head), base: branchEnd(call, repo, pull.base_ref, t.base),
+    requested_reviewers: (pull.requested_reviewers ?? []).map((l) => lk.user(l)), requested_teams: [],
+    head: branchEnd(call, repo, pull.head_ref, t.head, shared), base: branchEnd(call, repo, pull.base_ref, t.base, shared),
     _links: {
       self: { href: u }, html: { href: html }, issue: { href: `${repoApi(repo)}/issues/${issue.number}` }, comments: { href: `${repoApi(repo)}/issues/${issue.number}/comments` },
       review_comments: { href: `${u}/comments` }, review_comment: { href: `${repoApi(repo)}/pulls/comments{/number}` }, commits: { href: `${u}/commits` },
       statuses: { href: `${repoApi(repo)}/statuses/${t.head}` },
     },
-    author_association: association(tree, repo, issue.user), auto_merge: null, draft: pull.draft,
+    author_association: lk.association(issue.user), auto_merge: null, draft: pull.draft,
     commits_url: `${u}/commits`, review_comments_url: `${u}/comments`, review_comment_url: `${repoApi(repo)}/pulls/comments{/number}`,
     comments_url: `${repoApi(repo)}/issues/${issue.number}/comments`, statuses_url: `${repoApi(repo)}/statuses/${t.head}`,
   };
   if (full) {
     const cmp = compareShas(tree, repo, t.base, t.head);
-    const files = diffFlat(flatOf(tree, repo, cmp.mergeBase), flatOf(tree, repo, t.head));
+    const files = changedFiles(tree, repo, cmp.mergeBase, t.head, PULL_FILES_LIMIT, 'PullRequest');
     const presented = presentFiles(tree, repo, t.head, files);
     let mergeable: boolean | null = null;
     if (issue.state === 'open') mergeable = mergedFiles(tree, repo, t.base, t.head) !== 'conflict';
@@ -195,6 +208,8 @@ export function listPulls(call: Call): { body: Obj[] } {
   const head = str(q, 'head');
   const base = str(q, 'base');
   const all = issuesOf(ctx.tree, repo.id);
+  // Read once for every item: labels, milestones (counted from `all`), users, the repository object.
+  const shared: PullShared = { lk: lookups(ctx.tree, repo, all) };
   let items = all.filter((i) => i.pull && (state === 'all' || i.state === state));
   const pulls = new Map(items.map((i) => [i.number, ctx.tree.get<StoredPull>('pull', pullKey(repo.id, i.number)) as StoredPull]));
   if (head !== undefined) {
@@ -205,7 +220,7 @@ export function listPulls(call: Call): { body: Obj[] } {
   const sort = str(q, 'sort') ?? 'created';
   const direction = (str(q, 'direction') ?? (sort === 'long-running' ? 'asc' : 'desc')) === 'asc' ? 'asc' : 'desc';
   items = sort === 'popularity' ? sortIssues(items, 'comments', direction) : sort === 'updated' ? sortIssues(items, 'updated', direction) : sortIssues(items, 'created', direction);
-  return { body: paginate(call, items).map((i) => presentPull(call, repo, i, pulls.get(i.number) as StoredPull, false)) };
+  return { body: paginate(call, items).map((i) => presentPull(call, repo, i, pulls.get(i.number) as StoredPull, false, shared)) };
 }
 
 export function updatePull(call: Call): { body: Obj } {
@@ -244,8 +259,9 @@ export function listPullFiles(call: Call): { body: Obj[] } {
   const { issue, pull } = loadPull(call, repo);
   const t = tips(tree, repo, issue, pull);
   const cmp = compareShas(tree, repo, t.base, t.head);
-  const files = diffFlat(flatOf(tree, repo, cmp.mergeBase), flatOf(tree, repo, t.head));
-  return { body: paginate(call, presentFiles(tree, repo, t.head, files)) };
+  // Only the page shown is diffed line by line.
+  const files = changedFiles(tree, repo, cmp.mergeBase, t.head, PULL_FILES_LIMIT, 'PullRequest');
+  return { body: presentFiles(tree, repo, t.head, paginate(call, files)) };
 }
 
 export function checkMerged(call: Call): { status: number } {
@@ -272,21 +288,22 @@ export function mergePull(call: Call): { body: Obj } {
   const t = tips(ctx.tree, repo, issue, pull);
   if (expected !== undefined && expected !== t.head) throw new GhError(409, 'Head branch was modified. Review and try the merge again.');
   const cmp = compareShas(ctx.tree, repo, t.base, t.head);
-  const merged = mergedFiles(ctx.tree, repo, t.base, t.head);
+  const put = (o: GitObject): string => putObject(ctx, repo.id, o);
+  // The rebase writes its own trees; a merge or squash writes the merged one.
+  const merged = mergedFiles(ctx.tree, repo, t.base, t.head, method === 'rebase' ? undefined : put);
   if (merged === 'conflict') throw new GhError(405, 'Pull Request is not mergeable');
   const me = personFrom(call, undefined, 'committer');
   let result: string;
   if (method === 'rebase') {
     let current = t.base;
     for (const c of cmp.ahead) {
-      const files = mergeFlat(flatOf(ctx.tree, repo, c.commit.parents[0]), flatOf(ctx.tree, repo, current), flatOf(ctx.tree, repo, c.sha));
-      if (files === 'conflict') throw new GhError(405, 'This branch can\'t be rebased');
-      const tree = buildTree(ctx, repo.id, files);
+      const tree = treeWork(() => mergeTrees(ctx.tree, repo.id, treeOf(ctx.tree, repo, c.commit.parents[0]), treeOf(ctx.tree, repo, current), c.commit.tree, put), 'PullRequest');
+      if (tree === 'conflict') throw new GhError(405, 'This branch can\'t be rebased');
       current = putObject(ctx, repo.id, { t: 'commit', tree, parents: [current], author: c.commit.author, committer: me, message: c.commit.message });
     }
     result = current;
   } else {
-    const tree = buildTree(ctx, repo.id, merged);
+    const tree = merged;
     let text: string;
     if (method === 'merge') {
       text = `${title ?? `Merge pull request #${issue.number} from ${repo.owner}/${pull.head_ref}`}\n\n${message ?? issue.title}`;

@@ -4,7 +4,9 @@
  * as GitHub does; drafts make no tag until published.
  */
 import { getRef, refConflict, resolveCommitish, setRef, validRefName } from '../lib/git.js';
-import { WEB, bodyObject, isoNow, nextNumber, nodeId, notFound, optBool, optString, pad, paginate, reqString, validation, type Call, type Obj } from '../lib/http.js';
+import {
+  TEXT_LIMITS, WEB, bodyObject, isoNow, maxLength, nextNumber, nodeId, notFound, optBool, optString, pad, paginate, reqString, validation, type Call, type Obj,
+} from '../lib/http.js';
 import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';
@@ -44,6 +46,12 @@ function loadRepoWritable(call: Call, repo: StoredRepo): boolean {
   }
 }
 
+/** GitHub's caps on a release's text: body 125,000 characters, name 256. */
+function checkReleaseText(r: Pick<StoredRelease, 'name' | 'body'>): void {
+  maxLength(r.body, TEXT_LIMITS.releaseBody, 'Release', 'body');
+  maxLength(r.name, TEXT_LIMITS.releaseName, 'Release', 'name');
+}
+
 function ensureTag(call: Call, repo: StoredRepo, r: StoredRelease): void {
   if (r.draft || getRef(call.ctx.tree, repo.id, `refs/tags/${r.tag_name}`) !== undefined) return;
   const sha = resolveCommitish(call.ctx.tree, repo.id, r.target_commitish);
@@ -67,6 +75,7 @@ export function createRelease(call: Call): { status: number; body: Obj } {
     name: optString(b, 'name', 'Release') ?? null, body: optString(b, 'body', 'Release') ?? null, draft, prerelease: optBool(b, 'prerelease', 'Release') ?? false,
     author: (call.caller as Caller).login.toLowerCase(), created_at: now, published_at: draft ? null : now,
   };
+  checkReleaseText(r);
   ensureTag(call, repo, r);
   ctx.tree.put('release', key(repo.id, r.id), r);
   const body = present(call, repo, r);
@@ -118,6 +127,7 @@ export function updateRelease(call: Call): { body: Obj } {
     name: b['name'] === null ? null : optString(b, 'name', 'Release') ?? r.name, body: b['body'] === null ? null : optString(b, 'body', 'Release') ?? r.body,
     draft: draft ?? r.draft, prerelease: optBool(b, 'prerelease', 'Release') ?? r.prerelease,
   };
+  checkReleaseText(next);
   const publishing = r.draft && !next.draft;
   if (publishing) next.published_at = isoNow(call.ctx);
   ensureTag(call, repo, next);

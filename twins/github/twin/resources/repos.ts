@@ -9,8 +9,8 @@ import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import { utf8Encode } from '../lib/bytes.js';
 import { buildTree, putBlob, putObject, setRef, getRef } from '../lib/git.js';
 import {
-  API, GhError, WEB, bodyObject, forbidden, invalidField, isoNow, nextNumber, nodeId, notFound, optBool, optString, optStringArray,
-  paginate, reqString, sortBy, str, validation, type Call, type Obj,
+  API, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, longerThan, nextNumber, nodeId, notFound, optBool, optString, optStringArray,
+  paginate, reqString, sortBy, str, validation, validationMessages, type Call, type Obj,
 } from '../lib/http.js';
 import { actsFor, loadUser, simpleUser, simpleUserByLogin, type Caller, type StoredUser } from '../lib/users.js';
 
@@ -204,6 +204,16 @@ export function presentRepo(tree: ReadTree, repo: StoredRepo, caller: Caller | n
 
 // ------------------------------------------------------------------ handlers
 
+/**
+ * GitHub's cap on a repository's description (350 characters): the repository object carries it
+ * into every issue of a list, every pull request (twice) and every webhook payload.
+ */
+function checkDescription(description: string | null | undefined, message?: string): void {
+  const max = TEXT_LIMITS.repoDescription;
+  if (description === null || description === undefined || !longerThan(description, max)) return;
+  throw validation([{ resource: 'Repository', code: 'custom', field: 'description', message: `description cannot be more than ${max} characters` }], message);
+}
+
 function createRepo(call: Call, ownerLogin: string): { status: number; body: Obj } {
   const { ctx } = call;
   const b = bodyObject(call.req);
@@ -215,6 +225,7 @@ function createRepo(call: Call, ownerLogin: string): { status: number; body: Obj
     throw validation([{ resource: 'Repository', code: 'custom', field: 'name', message: 'name already exists on this account' }], 'Repository creation failed.');
   }
   const description = optString(b, 'description', 'Repository') ?? null;
+  checkDescription(description, 'Repository creation failed.');
   const homepage = optString(b, 'homepage', 'Repository') ?? null;
   const visibility = optString(b, 'visibility', 'Repository');
   if (visibility !== undefined && !['public', 'private', 'internal'].includes(visibility)) throw invalidField('Repository', 'visibility', visibility);
@@ -298,6 +309,7 @@ export function updateRepo(call: Call): { body: Obj } {
   const visibility = optString(b, 'visibility', 'Repository');
   if (visibility !== undefined && !['public', 'private', 'internal'].includes(visibility)) throw invalidField('Repository', 'visibility', visibility);
   const description = b['description'] === null ? null : optString(b, 'description', 'Repository');
+  checkDescription(description);
   const homepage = b['homepage'] === null ? null : optString(b, 'homepage', 'Repository');
   const priv = optBool(b, 'private', 'Repository');
   const bools = ['has_issues', 'has_projects', 'has_wiki', 'is_template', 'archived', 'allow_merge_commit', 'allow_squash_merge', 'allow_rebase_merge', 'delete_branch_on_merge'] as const;
@@ -330,18 +342,23 @@ export function deleteRepo(call: Call): { status: number } {
   return { status: 204 };
 }
 
+/** GitHub's topic rules: at most 20 per repository, each lower case letters, digits and hyphens, starting with a letter or digit, at most 50 characters. */
+const TOPIC = /^[a-z0-9][a-z0-9-]{0,49}$/;
+const MAX_TOPICS = 20;
+
 export function replaceTopics(call: Call): { body: Obj } {
   const repo = loadRepo(call, 'write');
   const names = optStringArray(bodyObject(call.req), 'names', 'Repository');
   if (names === undefined) throw validation([{ resource: 'Repository', field: 'names', code: 'missing_field' }]);
-  if (names.some((n) => !/^[a-z0-9][a-z0-9-]{0,49}$/.test(n))) throw unprocessableTopics(names);
-  repo.topics = [...new Set(names)];
+  // Saved as lower case, as GitHub's docs say; the set is what is counted.
+  const topics = [...new Set(names.map((n) => n.toLowerCase()))];
+  // Topics are shown in every repository object: in each issue of a list, twice per pull
+  // request, in every webhook payload. GitHub's refusals are bare strings.
+  if (topics.length > MAX_TOPICS) throw validationMessages([`A repository cannot have more than ${MAX_TOPICS} topics.`]);
+  if (topics.some((n) => !TOPIC.test(n))) throw validationMessages(['Topics must start with a lowercase letter or number, consist of 50 characters or less, and can include hyphens.']);
+  repo.topics = topics;
   touchRepo(call.ctx, repo);
   return { body: { names: repo.topics } };
-}
-
-function unprocessableTopics(names: string[]): GhError {
-  return validation([{ resource: 'Repository', field: 'names', code: 'invalid', value: names }], 'Invalid topics');
 }
 
 export function getTopics(call: Call): { body: Obj } {

@@ -5,7 +5,10 @@
  * is inside a diff hunk, which GitHub does).
  */
 import { entryAt, getCommit, getObject, resolveCommitish } from '../lib/git.js';
-import { bodyObject, forbidden, invalidField, isoNow, nextNumber, nodeId, notFound, optString, pad, paginate, reqString, sortBy, str, validation, type Call, type Obj } from '../lib/http.js';
+import {
+  TEXT_LIMITS, bodyObject, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optString, pad, paginate, reqString, sortBy, str, validation,
+  type Call, type Obj,
+} from '../lib/http.js';
 import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';
@@ -43,10 +46,17 @@ function lineCount(call: Call, repo: StoredRepo, commit: string, path: string): 
   return text === '' ? 0 : text.replace(/\n$/, '').split('\n').length;
 }
 
+/** A review comment's body: required (not blank, except in a reply or an edit, as before), at most 65,536 characters, GitHub's cap on every comment. */
+function commentBody(b: Obj, blankOk = false): string {
+  const body = reqString(b, 'body', 'PullRequestReviewComment');
+  if (!blankOk && body.trim() === '') throw validation([{ resource: 'PullRequestReviewComment', field: 'body', code: 'missing_field' }]);
+  maxLength(body, TEXT_LIMITS.body, 'PullRequestReviewComment', 'body');
+  return body;
+}
+
 /** Checks and builds a review comment (writes nothing). `head` is the pull request's head commit. */
 export function newReviewComment(call: Call, repo: StoredRepo, number: number, head: string, b: Obj, reviewId: number | null): StoredReviewComment {
-  const body = reqString(b, 'body', 'PullRequestReviewComment');
-  if (body.trim() === '') throw validation([{ resource: 'PullRequestReviewComment', field: 'body', code: 'missing_field' }]);
+  const body = commentBody(b);
   const path = reqString(b, 'path', 'PullRequestReviewComment');
   const commit = optString(b, 'commit_id', 'PullRequestReviewComment') ?? head;
   const sha = resolveCommitish(call.ctx.tree, repo.id, commit);
@@ -85,7 +95,7 @@ export function createReviewComment(call: Call): { status: number; body: Obj } {
   let c: StoredReviewComment;
   if (b['in_reply_to'] !== undefined) {
     const parent = load(call, repo, String(b['in_reply_to']));
-    const body = reqString(b, 'body', 'PullRequestReviewComment');
+    const body = commentBody(b, true);
     const now = isoNow(call.ctx);
     c = { ...parent, id: 0, review_id: null, body, user: (call.caller as Caller).login.toLowerCase(), in_reply_to_id: parent.id, created_at: now, updated_at: now };
   } else c = newReviewComment(call, repo, number, head, b, null);
@@ -99,7 +109,7 @@ export function createReply(call: Call): { status: number; body: Obj } {
   const repo = loadRepo(call);
   pullHead(call, repo);
   const parent = load(call, repo, call.req.params['comment_id'] ?? '');
-  const body = reqString(bodyObject(call.req), 'body', 'PullRequestReviewComment');
+  const body = commentBody(bodyObject(call.req), true);
   const now = isoNow(call.ctx);
   const stored = saveReviewComment(call, repo, { ...parent, id: 0, review_id: null, body, user: (call.caller as Caller).login.toLowerCase(), in_reply_to_id: parent.id, created_at: now, updated_at: now });
   const out = presentReviewComment(call, repo, stored);
@@ -141,7 +151,7 @@ export function updateReviewComment(call: Call): { body: Obj } {
   const repo = loadRepo(call);
   const c = load(call, repo, call.req.params['comment_id'] ?? '');
   if (c.user !== (call.caller as Caller).login.toLowerCase() && !canWrite(call.ctx.tree, call.caller, repo)) throw forbidden('You cannot edit this comment.');
-  const body = reqString(bodyObject(call.req), 'body', 'PullRequestReviewComment');
+  const body = commentBody(bodyObject(call.req), true);
   const next = { ...c, body, updated_at: isoNow(call.ctx) };
   call.ctx.tree.put('review_comment', key(repo.id, c.id), next);
   const out = presentReviewComment(call, repo, next);
