@@ -46,6 +46,11 @@ export interface TwinResponse {
   /** A string or bytes-as-base64 (`bodyBase64`) goes out as is; anything else as JSON. */
   body?: unknown;
   bodyBase64?: string;
+  /**
+   * Answer this, but keep none of the call's writes and events: a route that answers an
+   * error (rather than throwing, which answers 500) leaves no trace of what it wrote first.
+   */
+  discardWrites?: boolean;
 }
 
 export interface ListOptions {

@@ -104,7 +104,10 @@ describe('GitHub twin: limits on free text and topics; lists that read less', ()
       const { data: pr } = await gh.as(maint).pulls.create({ ...r, title: 'p', head: 'long', base: 'main', body: 'short' });
       expect(await body422(gh.as(maint).pulls.update({ ...r, pull_number: pr.number, body: over(65_536) }))).toMatchObject(tooLong('Issue', 'body', 65_536));
       expect(await body422(gh.as(maint).pulls.update({ ...r, pull_number: pr.number, title: over(256) }))).toMatchObject(tooLong('Issue', 'title', 256));
-      expect((await gh.as(maint).pulls.get({ ...r, pull_number: pr.number })).data).toMatchObject({ title: 'p', body: 'short' });
+      // A refused update keeps none of itself: not the new base it carried either.
+      await branch('other-base', 'other.txt');
+      expect(await body422(gh.as(maint).pulls.update({ ...r, pull_number: pr.number, base: 'other-base', body: over(65_536) }))).toMatchObject(tooLong('Issue', 'body', 65_536));
+      expect((await gh.as(maint).pulls.get({ ...r, pull_number: pr.number })).data).toMatchObject({ title: 'p', body: 'short', base: { ref: 'main' } });
     });
 
     it('review comments over 65,536 characters are refused: new, in a review, replies and edits', async () => {

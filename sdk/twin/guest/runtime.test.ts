@@ -292,6 +292,19 @@ describe('the tree', () => {
   });
 });
 
+describe('an answer with discardWrites', () => {
+  it('is sent as answered, and keeps none of the call\'s writes and events', () => {
+    const h = harness();
+    const r = h.request('POST', '/refuse', { body: {} });
+    expect([r.status, r.body, r.writes, r.events, r.thrown]).toEqual([422, { refused: true }, [], [], undefined]);
+    expect(h.get('thing', 'before-refusal')).toBeUndefined();
+    const kept = h.request('POST', '/refuse', { body: { keep: true } });
+    expect(kept.status).toBe(422);
+    expect(kept.writes).toEqual([{ type: 'thing', id: 'before-refusal', value: { x: 1 } }]);
+    expect(kept.events).toHaveLength(1);
+  });
+});
+
 describe('a throwing handler', () => {
   it('discards its writes and events, and answers the twin\'s error body with status 500', () => {
     const h = harness();

@@ -693,10 +693,14 @@ export function installTwin(def: TwinDefinition): void {
       // The response as JSON text, or as parts: the meta object and the body's JSON text.
       let response: string | undefined;
       let parts: ReturnType<typeof responseParts> | undefined;
+      // A route's answer may keep none of the call's writes and events (an error answered, not thrown).
+      let discard = false;
       if (input.kind === 'route') {
         const route = Number.isInteger(input.index) ? def.routes[input.index] : undefined;
         if (!route) throw new TypeError(`__kit_invoke: no route at index ${String(input.index)}`);
-        parts = responseParts(route.handle(input.request, ctx), `route '${route.name}'`);
+        const answered = route.handle(input.request, ctx);
+        parts = responseParts(answered, `route '${route.name}'`);
+        discard = (answered as TwinResponse).discardWrites === true;
       } else if (input.kind === 'move') {
         const move = own(moves, input.move);
         if (!move) throw new TypeError(`__kit_invoke: the twin has no move '${String(input.move)}'`);
@@ -729,8 +733,8 @@ export function installTwin(def: TwinDefinition): void {
       if (copy !== undefined) {
         const value: ValueAnswer = {
           answer: parts === undefined ? `{"response":${response as string},"writes":[],"events":[]}` : '{"writes":[],"events":[]}',
-          writes: t.writesValue(),
-          events: events.map((e) => (typeof e === 'string' ? (JSON.parse(e) as { type: string; data: unknown }) : e)),
+          writes: discard ? [] : t.writesValue(),
+          events: discard ? [] : events.map((e) => (typeof e === 'string' ? (JSON.parse(e) as { type: string; data: unknown }) : e)),
         };
         if (parts !== undefined) {
           // Made above of checked strings and numbers: the copy cannot fail.
@@ -745,7 +749,7 @@ export function installTwin(def: TwinDefinition): void {
         body = parts[1];
       }
       // JSON text has no raw newline: the first one ends the answer and starts the body.
-      const answer = `{"response":${response as string},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
+      const answer = discard ? `{"response":${response as string},"writes":[],"events":[]}` : `{"response":${response as string},"writes":${t.writesJson()},"events":[${events.join(',')}]}`;
       return body === undefined ? answer : `${answer}\n${body}`;
     } catch (e) {
       const thrown = describeThrown(e);

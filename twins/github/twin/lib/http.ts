@@ -129,14 +129,12 @@ function baseHeaders(req: TwinRequest, ctx: TwinContext, caller: Caller | null):
   return h;
 }
 
+/** A refusal: answered in GitHub's shape, keeping nothing the handler wrote before it. */
 function errorAnswer(e: GhError, headers: Record<string, string>): TwinResponse {
-  return { status: e.status, headers: { ...headers, ...e.headers }, body: e.body() };
+  return { status: e.status, headers: { ...headers, ...e.headers }, body: e.body(), discardWrites: true };
 }
 
-/**
- * Wraps a GitHub handler. Check input before writing: a GhError is an answer like any other,
- * so writes made before it would be kept.
- */
+/** Wraps a GitHub handler: a GhError it throws is answered, and whatever it wrote first is not kept. */
 export function route(fn: GhHandler, options: { auth?: 'optional' | 'required' } = {}): Handler {
   return (req, ctx) => {
     let caller: Caller | null = null;
