@@ -121,6 +121,13 @@ describe('GitHub twin: limits on free text and topics; lists that read less', ()
       expect(await body422(gh.as(maint).pulls.createReplyForReviewComment({ ...r, pull_number: pr.number, comment_id: c.id, body: over(65_536) }))).toMatchObject(refused);
       expect(await body422(gh.as(maint).pulls.updateReviewComment({ ...r, comment_id: c.id, body: over(65_536) }))).toMatchObject(refused);
       expect((await gh.as(maint).pulls.listReviewComments({ ...r, pull_number: pr.number })).data.map((x) => x.body)).toEqual(['fine']);
+      // A review's own body: on create, on submit and on edit.
+      const reviewRefused = tooLong('PullRequestReview', 'body', 65_536);
+      expect(await body422(gh.as(maint).pulls.createReview({ ...r, pull_number: pr.number, event: 'COMMENT', body: over(65_536) }))).toMatchObject(reviewRefused);
+      const { data: pending } = await gh.as(maint).pulls.createReview({ ...r, pull_number: pr.number, body: 'draft' });
+      expect(await body422(gh.as(maint).pulls.submitReview({ ...r, pull_number: pr.number, review_id: pending.id, event: 'COMMENT', body: over(65_536) }))).toMatchObject(reviewRefused);
+      expect(await body422(gh.as(maint).pulls.updateReview({ ...r, pull_number: pr.number, review_id: pending.id, body: over(65_536) }))).toMatchObject(reviewRefused);
+      expect((await gh.as(maint).pulls.getReview({ ...r, pull_number: pr.number, review_id: pending.id })).data).toMatchObject({ body: 'draft', state: 'PENDING' });
     });
 
     it('a release body over 125,000 characters and a name over 256 are refused, on create and update', async () => {

@@ -11,7 +11,7 @@ import {
   getCommit, getRef, mergeTrees, putObject, resolveCommitish, type CommitObject, type GitObject,
 } from '../lib/git.js';
 import {
-  GhError, WEB, bodyObject, forbidden, invalidField, isoNow, nextNumber, nodeId, notFound, optBool, optString, pad, paginate, reqString, sortBy, str,
+  GhError, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optBool, optString, pad, paginate, reqString, sortBy, str,
   validation, type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
@@ -348,6 +348,12 @@ function presentReview(call: Call, repo: StoredRepo, r: StoredReview): Obj {
 
 const EVENTS: Record<string, string> = { APPROVE: 'APPROVED', REQUEST_CHANGES: 'CHANGES_REQUESTED', COMMENT: 'COMMENTED' };
 
+/** A review's body: at most 65,536 characters, GitHub's cap on every comment. */
+function reviewBody(body: string): string {
+  maxLength(body, TEXT_LIMITS.body, 'PullRequestReview', 'body');
+  return body;
+}
+
 function checkReviewEvent(call: Call, issue: StoredIssue, event: string, body: string): string {
   const state = EVENTS[event];
   if (state === undefined) throw invalidField('PullRequestReview', 'event', event);
@@ -363,7 +369,7 @@ export function createReview(call: Call): { body: Obj } {
   const repo = loadRepo(call);
   const { issue, pull } = loadPull(call, repo);
   const b = bodyObject(call.req);
-  const body = optString(b, 'body', 'PullRequestReview') ?? '';
+  const body = reviewBody(optString(b, 'body', 'PullRequestReview') ?? '');
   const event = optString(b, 'event', 'PullRequestReview');
   const state = event === undefined || event === 'PENDING' ? 'PENDING' : checkReviewEvent(call, issue, event, body);
   const commit = optString(b, 'commit_id', 'PullRequestReview') ?? tips(ctx.tree, repo, issue, pull).head;
@@ -418,7 +424,7 @@ export function submitReview(call: Call): { body: Obj } {
   if (r.user !== (call.caller as Caller).login.toLowerCase()) throw notFound();
   if (r.state !== 'PENDING') throw validation([{ resource: 'PullRequestReview', code: 'custom', message: 'Can not submit a review that is not pending' }], 'Unprocessable Entity');
   const b = bodyObject(call.req);
-  const body = optString(b, 'body', 'PullRequestReview') ?? r.body;
+  const body = reviewBody(optString(b, 'body', 'PullRequestReview') ?? r.body);
   const state = checkReviewEvent(call, issue, reqString(b, 'event', 'PullRequestReview'), body);
   const next: StoredReview = { ...r, body, state, submitted_at: isoNow(ctx) };
   ctx.tree.put('review', reviewPrefix(repo.id, issue.number) + pad(r.id), next);
@@ -433,7 +439,7 @@ export function updateReview(call: Call): { body: Obj } {
   const { issue } = loadPull(call, repo);
   const r = loadReview(call, repo, issue.number);
   if (r.user !== (call.caller as Caller).login.toLowerCase()) throw forbidden('You can only edit your own review.');
-  const body = reqString(bodyObject(call.req), 'body', 'PullRequestReview');
+  const body = reviewBody(reqString(bodyObject(call.req), 'body', 'PullRequestReview'));
   const next = { ...r, body };
   call.ctx.tree.put('review', reviewPrefix(repo.id, issue.number) + pad(r.id), next);
   return { body: presentReview(call, repo, next) };
