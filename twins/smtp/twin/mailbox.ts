@@ -24,6 +24,13 @@ const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 50;
 /** Messages one `DELETE /messages` removes; the answer's `has_more` says to call again. */
 const CLEAR_BATCH = 500;
+/**
+ * About how many bytes of JSON one list page holds. A message is up to 3 MiB and JSON writes a
+ * control character as six bytes, so a page of 50 could be gigabytes (20 messages of control
+ * bytes answered 347 MB; 40 failed). A page stops before the message that would pass this
+ * (the first always comes) and says `has_more`.
+ */
+const PAGE_BYTES = 8 * 1024 * 1024;
 
 export interface Envelope {
   /** The reverse-path of MAIL FROM (`''` for the null sender). */
@@ -156,6 +163,7 @@ export function listMessages(request: TwinRequest, ctx: TwinContext): TwinRespon
     before = seqKey(cursor.seq);
   }
   const data: Message[] = [];
+  const budget = new PageBudget();
   let hasMore = false;
   for (;;) {
     const page = ctx.tree.list<{ id: string }>(BY_SEQ, { reverse: true, limit: MAX_LIMIT, ...(before === undefined ? {} : { before }) });
@@ -167,11 +175,62 @@ export function listMessages(request: TwinRequest, ctx: TwinContext): TwinRespon
         hasMore = true;
         break;
       }
-      data.push(present(m));
+      const message = present(m);
+      if (!budget.admits(message)) {
+        hasMore = true;
+        break;
+      }
+      data.push(message);
     }
     if (hasMore || !page.hasMore) break;
   }
   return { body: { object: 'list', data, has_more: hasMore } };
+}
+
+/** Runs of characters JSON writes as one byte each: printable ASCII but `"` and `\`. */
+const PLAIN = /[\x20\x21\x23-\x5b\x5d-\x7e]+/g;
+
+/**
+ * No fewer than the bytes `value` takes as JSON. A string's characters count six bytes each
+ * (what JSON writes for a control character, `\u00XX`, or a lone surrogate, `\uDXXX`), or with
+ * `scan`, one byte each but for those JSON may write longer (also non-ASCII, two or three
+ * bytes in UTF-8, and a quote or backslash, two), which takes a pass over every string.
+ */
+function jsonBytes(value: unknown, scan: boolean): number {
+  if (typeof value === 'string') return (scan ? value.length + 5 * value.replace(PLAIN, '').length : 6 * value.length) + 2;
+  if (value === null || typeof value !== 'object') return String(value).length;
+  let n = 2;
+  if (Array.isArray(value)) for (const v of value) n += jsonBytes(v, scan) + 1;
+  else for (const [k, v] of Object.entries(value)) n += jsonBytes(k, scan) + jsonBytes(v, scan) + 2;
+  return n;
+}
+
+/**
+ * Counts a page's messages against PAGE_BYTES; the first always fits. Most pages are far
+ * below it, so messages are counted at six bytes a character (no string scanned) until that
+ * would pass the budget; then the page's messages are counted closely, each scanned once.
+ */
+class PageBudget {
+  private bound = 0;
+  private close: number | undefined;
+  private readonly taken: Message[] = [];
+
+  admits(message: Message): boolean {
+    if (this.close === undefined) {
+      const quick = jsonBytes(message, false);
+      if (this.bound + quick <= PAGE_BYTES) {
+        this.bound += quick;
+        this.taken.push(message);
+        return true;
+      }
+      this.close = this.taken.reduce((n, m) => n + jsonBytes(m, true), 0);
+    }
+    const size = jsonBytes(message, true);
+    if (this.taken.length > 0 && this.close + size > PAGE_BYTES) return false;
+    this.close += size;
+    this.taken.push(message);
+    return true;
+  }
 }
 
 function find(ctx: TwinContext | { tree: ReadTree }, id: string | undefined): StoredMessage | undefined {
