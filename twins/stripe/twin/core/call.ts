@@ -7,7 +7,7 @@ import type { Route, Tree, TwinContext, TwinRequest, TwinResponse } from '../../
 import { authenticate } from './auth.js';
 import { StripeError, invalid } from './errors.js';
 import { applyExpand } from './expand.js';
-import { Params, foldBrackets, parseForm, toArrays } from './params.js';
+import { Params, checkStringLengths, foldBrackets, parseForm, toArrays } from './params.js';
 import type { Endpoint } from './events.js';
 import { TxTree } from './tx.js';
 import { KNOWN_PARAMS } from '../known-params.js';
@@ -153,6 +153,7 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): Twin
         if (!known.includes(param)) throw invalid(`Received unknown parameter: ${param}`, param, 'parameter_unknown');
       }
     }
+    checkStringLengths(c.p.raw, name);
     if (req.method === 'POST' && key !== undefined) {
       headers['idempotency-key'] = key;
       if (key.length > 255) throw invalid('Idempotency keys must be at most 255 characters long.', 'idempotency_key');

@@ -223,6 +223,89 @@ export class Params {
   }
 }
 
+/**
+ * Stripe refuses a string parameter longer than 5000 characters (its API spec's `maxLength`
+ * for nearly every string), so no request can store megabytes in a description that every
+ * list and event then copies. Metadata is left to `applyMetadata` (40 and 500, its own messages).
+ */
+export const MAX_STRING = 5000;
+
+// Dispute evidence texts: "Has a maximum character count of 20,000" (the `stripe` package's types).
+const EVIDENCE_TEXT = Object.fromEntries(['access_activity_log', 'cancellation_policy_disclosure', 'cancellation_rebuttal',
+  'duplicate_charge_explanation', 'product_description', 'refund_policy_disclosure', 'refund_refusal_explanation',
+  'uncategorized_text'].map((f) => [`evidence[${f}]`, 20_000]));
+// Custom fields on invoices: name up to 40 characters, value up to 140 (the package's types).
+const customFields = (at: string): Record<string, number> => ({ [`${at}[][name]`]: 40, [`${at}[][value]`]: 140 });
+// Checkout's and payment links' custom fields and texts: labels up to 100 characters, texts up to 1200.
+const CHECKOUT_TEXT: Record<string, number> = {
+  'custom_fields[][label][custom]': 100, 'custom_fields[][dropdown][options][][label]': 100,
+  ...Object.fromEntries(['after_submit', 'shipping_address', 'submit', 'terms_of_service_acceptance'].map((t) => [`custom_text[${t}][message]`, 1200])),
+  ...customFields('invoice_creation[invoice_data][custom_fields]'),
+};
+const CUSTOMER: Record<string, number> = {
+  // The package's types: "This may be up to 150 characters" (name, business_name), 512 (email).
+  name: 150, business_name: 150, email: 512,
+  // Stripe's changelog, 2018-10-31: customer descriptions have a limit of 350 characters.
+  description: 350,
+  ...customFields('invoice_settings[custom_fields]'),
+};
+// Stripe's changelog, 2018-10-31: product names up to 250 characters, invoice line item
+// descriptions up to 500 (an invoice item's description is its line's). An invoice's memo
+// (`description`) is up to 500 characters (support.stripe.com, "Customize invoices").
+const PRODUCT: Record<string, number> = { name: 250, 'marketing_features[][name]': 80 };
+const PRICE: Record<string, number> = { lookup_key: 200 };
+const INVOICE: Record<string, number> = { description: 500, ...customFields('custom_fields') };
+const SUBSCRIPTION = customFields('invoice_settings[custom_fields]');
+
+/**
+ * Parameters whose documented limit is not 5000, by route, then by name with array indexes
+ * written `[]` (`invoice_settings[custom_fields][][name]`).
+ */
+const STRING_LIMITS: Record<string, Record<string, number>> = {
+  'customers.create': CUSTOMER, 'customers.update': CUSTOMER,
+  'products.create': PRODUCT, 'products.update': PRODUCT,
+  'prices.create': PRICE, 'prices.update': PRICE,
+  'invoices.create': INVOICE, 'invoices.update': INVOICE,
+  'invoiceitems.create': { description: 500 }, 'invoiceitems.update': { description: 500 },
+  'subscriptions.create': SUBSCRIPTION, 'subscriptions.update': SUBSCRIPTION,
+  'disputes.update': EVIDENCE_TEXT,
+  'checkout.sessions.create': CHECKOUT_TEXT, 'payment_links.create': CHECKOUT_TEXT, 'payment_links.update': CHECKOUT_TEXT,
+};
+
+/** The shortest limit anywhere: a string no longer than it needs no name worked out. */
+const SHORTEST = 40;
+
+/**
+ * Refuses the request's first string parameter over its limit, as Stripe does: 400
+ * `Invalid string: <first 10>...<last 10>; must be at most 5000 characters`, naming the parameter.
+ */
+export function checkStringLengths(raw: Obj, route: string): void {
+  walkStrings(raw, '', '', STRING_LIMITS[route], 0);
+}
+
+function walkStrings(v: unknown, name: string, pattern: string, limits: Record<string, number> | undefined, depth: number): void {
+  if (typeof v === 'string') {
+    if (v.length <= SHORTEST) return;
+    // A number only: a parameter named `toString` must not find Object.prototype's.
+    const own = limits?.[pattern];
+    const max = typeof own === 'number' ? own : MAX_STRING;
+    if (v.length > max) {
+      const shown = v.length > 20 ? `${v.slice(0, 10)}...${v.slice(-10)}` : v;
+      throw invalid(`Invalid string: ${shown}; must be at most ${max} characters`, name);
+    }
+    return;
+  }
+  if (depth > MAX_DEPTH) return;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) walkStrings(v[i], `${name}[${i}]`, `${pattern}[]`, limits, depth + 1);
+  } else if (isObj(v)) {
+    for (const k of Object.keys(v)) {
+      if (k === 'metadata') continue;
+      walkStrings(v[k], name === '' ? k : `${name}[${k}]`, pattern === '' ? k : `${pattern}[${k}]`, limits, depth + 1);
+    }
+  }
+}
+
 /** Parses `application/x-www-form-urlencoded` text in Stripe's bracket syntax. */
 export function parseForm(text: string): Obj {
   const query: Record<string, string | string[]> = {};

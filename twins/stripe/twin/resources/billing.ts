@@ -6,9 +6,9 @@
  */
 import type { Move, Route, TwinContext } from '../../../../sdk/twin/types.js';
 import { cancelMove, route, runMove, type Call } from '../core/call.js';
-import { StripeError, invalid, paramMissing } from '../core/errors.js';
+import { StripeError, invalid, missing, paramMissing } from '../core/errors.js';
 import { event, insertWithEvent, previousAttributes, saveWithEvent, updated } from '../core/events.js';
-import { includedList, objectsOf, registerIncludable } from '../core/expand.js';
+import { INCLUDED_LIST_SIZE, includedList, objectsOf, registerIncludable } from '../core/expand.js';
 import { applyMetadata } from '../core/metadata.js';
 import type { Params } from '../core/params.js';
 import { search } from '../core/search.js';
@@ -185,7 +185,40 @@ function idsOf(rates: unknown): string[] {
   return Array.isArray(rates) ? rates.map((r) => (typeof r === 'string' ? r : String((r as Obj).id))) : [];
 }
 
-function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
+/**
+ * Stripe caps an invoice at 250 invoice items ("You can add up to 250 invoice items to an
+ * invoice", docs.stripe.com/billing/invoices/subscription; changelog 2016-02-22). More pending
+ * items than that wait for the next invoice.
+ */
+const MAX_INVOICE_ITEMS = 250;
+
+/** All of an invoice's lines, when it has more than it embeds (keyed `<acct>/<in_id>`). */
+const LINES = 'invoice.lines';
+
+/**
+ * A list inside an object as Stripe embeds one (includedList: the first ten items, `has_more`,
+ * where to page through them) with the count of them all. Unbounded, 3,000 pending invoice
+ * items made every retrieve of their invoice (and its `invoice.created`) 2.7 MB.
+ */
+function embedded(all: Obj[], url: string): Obj {
+  return { ...includedList(all, url), total_count: all.length };
+}
+
+/** Every line of an invoice: its embedded ones, or all of them kept aside when there are more. */
+function linesOf(c: Call, inv: Obj): Obj[] {
+  const list = inv.lines as Obj;
+  if (list.has_more !== true) return list.data as Obj[];
+  return c.tree.get<Obj[]>(LINES, `${c.acct}/${inv.id as string}`) ?? (list.data as Obj[]);
+}
+
+/** Keeps a stored invoice's lines aside when it has more than it embeds (`had`: it did before). */
+function keepLines(c: Call, id: string, lines: Obj[], had = false): void {
+  if (lines.length > INCLUDED_LIST_SIZE) c.tree.put(LINES, `${c.acct}/${id}`, clone(lines));
+  else if (had) c.tree.delete(LINES, `${c.acct}/${id}`);
+}
+
+/** An invoice as `s` makes it, with its lines embedded as Stripe does, and all its lines. */
+function invoiceObject(c: Call, id: string, s: InvoiceSpec): { inv: Obj; lines: Obj[] } {
   const cus = s.customer;
   const lines = s.lines.map((l) => lineItem(c, id, l));
   const subtotal = lines.reduce((n, l) => n + (l.amount as number), 0);
@@ -196,7 +229,7 @@ function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
   const total = subtotal - discounted + taxes.exclusive;
   const starts = s.lines.map((l) => l.period.start), ends = s.lines.map((l) => l.period.end);
   const sub = s.subscription ?? null;
-  return {
+  const inv: Obj = {
     id,
     object: 'invoice',
     account_country: 'US',
@@ -242,7 +275,7 @@ function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
     issuer: { type: 'self' },
     last_finalization_error: null,
     latest_revision: null,
-    lines: { object: 'list', data: lines, has_more: false, total_count: lines.length, url: `/v1/invoices/${id}/lines` },
+    lines: embedded(lines, `/v1/invoices/${id}/lines`),
     livemode: false,
     metadata: clone(s.metadata ?? {}),
     next_payment_attempt: null,
@@ -272,19 +305,27 @@ function invoiceObject(c: Call, id: string, s: InvoiceSpec): Obj {
     total_taxes: taxes.totalTaxes,
     webhooks_delivered_at: null,
   };
+  return { inv, lines };
 }
 
-/** The customer's pending invoice items (not yet on an invoice), oldest first, claimed for `invoiceId`. */
+/**
+ * The customer's pending invoice items (not yet on an invoice), oldest first, claimed for
+ * `invoiceId`: the oldest 250 (MAX_INVOICE_ITEMS); the rest wait for the next invoice.
+ */
 function pendingItems(c: Call, customerId: string, subscriptionId: string | null, invoiceId: string | null): LineSpec[] {
-  const out: LineSpec[] = [];
+  const pending: Obj[] = [];
   for (const rec of newestWhere(c, 'invoiceitem', is('customer', customerId))) {
     const ii = rec.o;
     if (ii.invoice !== null) continue;
     const itemSub = billedSubscription(ii);
     if (itemSub !== null && itemSub !== subscriptionId) continue;
+    pending.push(ii);
+  }
+  const out: LineSpec[] = [];
+  for (const ii of pending.slice(-MAX_INVOICE_ITEMS).reverse()) {
     const pricing = ii.pricing as Obj;
     const details = (pricing.price_details ?? null) as Obj | null;
-    out.unshift({
+    out.push({
       amount: ii.amount as number, currency: ii.currency as string, description: (ii.description as string | null) ?? 'Invoice item',
       quantity: ii.quantity as number, price: details === null ? null : { id: details.price, product: details.product },
       period: clone(ii.period as { start: number; end: number }), invoiceItem: ii.id as string, subscription: subscriptionId,
@@ -298,9 +339,9 @@ function pendingItems(c: Call, customerId: string, subscriptionId: string | null
   return out;
 }
 
-function createInvoiceRecord(c: Call, s: InvoiceSpec): Obj {
-  const id = newId(c, 'invoice', 'in_', 24);
-  const inv = invoiceObject(c, id, s);
+function createInvoiceRecord(c: Call, id: string, s: InvoiceSpec): Obj {
+  const { inv, lines } = invoiceObject(c, id, s);
+  keepLines(c, id, lines);
   insertWithEvent(c, 'invoice', inv, 'invoice.created');
   return inv;
 }
@@ -429,16 +470,50 @@ function attemptPayment(c: Call, inv: Obj, pmParam?: string): StripeError | unde
 
 // ---- subscriptions -------------------------------------------------------------------------
 
+/** "A list of up to 20 subscription items" (docs.stripe.com/api/subscriptions/create). */
+const MAX_ITEMS = 20;
+/** All of a subscription's items, when it has more than it embeds (keyed `<acct>/<sub_id>`). */
+const ITEMS = 'subscription.items';
+/** An item a subscription does not embed → the subscription (the `item` index files those it does). */
+const ITEM_OF = 'subscription.item';
+
+function tooManyItems(param: string): StripeError {
+  return invalid(`A subscription can have up to ${MAX_ITEMS} items.`, param);
+}
+
+/** Every item of a subscription (its `items` embeds the first ten), in a new array. */
+function itemsOf(c: Call, sub: Obj): Obj[] {
+  const list = sub.items as Obj;
+  if (list.has_more !== true) return [...(list.data as Obj[])];
+  return [...(c.tree.get<Obj[]>(ITEMS, `${c.acct}/${sub.id as string}`) ?? (list.data as Obj[]))];
+}
+
+/**
+ * Sets a subscription's items: the first ten embedded in `items`, as Stripe embeds them, and
+ * when there are more, all of them kept aside and each one not embedded findable by its id.
+ */
+function setItems(c: Call, sub: Obj, items: Obj[]): void {
+  const id = sub.id as string;
+  const list = isObj(sub.items) ? sub.items : undefined;
+  // Not embedded before: what it kept aside (a subscription stored before embedded them all).
+  const shown = new Set(list === undefined ? [] : (list.data as Obj[]).map((i) => i.id as string));
+  const was = new Set(list === undefined ? [] : itemsOf(c, sub).map((i) => i.id as string).filter((si) => !shown.has(si)));
+  const now = new Set(items.slice(INCLUDED_LIST_SIZE).map((i) => i.id as string));
+  for (const si of was) if (!now.has(si)) c.tree.delete(ITEM_OF, `${c.acct}/${si}`);
+  for (const si of now) if (!was.has(si)) c.tree.put(ITEM_OF, `${c.acct}/${si}`, id);
+  if (items.length > INCLUDED_LIST_SIZE) c.tree.put(ITEMS, `${c.acct}/${id}`, clone(items));
+  else if (list?.has_more === true) c.tree.delete(ITEMS, `${c.acct}/${id}`);
+  sub.items = embedded(items, `/v1/subscription_items?subscription=${id}`);
+}
+
 function periodOf(sub: Obj): { start: number; end: number } {
   const first = ((sub.items as Obj).data as Obj[])[0] as Obj;
   return { start: first.current_period_start as number, end: first.current_period_end as number };
 }
 
-function setPeriod(sub: Obj, start: number, end: number): void {
-  for (const item of (sub.items as Obj).data as Obj[]) {
-    item.current_period_start = start;
-    item.current_period_end = end;
-  }
+function setPeriod(c: Call, sub: Obj, start: number, end: number): void {
+  const items = itemsOf(c, sub).map((item) => ({ ...item, current_period_start: start, current_period_end: end }));
+  setItems(c, sub, items);
 }
 
 function recurringOf(sub: Obj): { interval: string; count: number } {
@@ -447,8 +522,8 @@ function recurringOf(sub: Obj): { interval: string; count: number } {
   return { interval: rec.interval as string, count: rec.interval_count as number };
 }
 
-function cycleLines(sub: Obj, start: number, end: number, trial = false): LineSpec[] {
-  return ((sub.items as Obj).data as Obj[]).map((item) => {
+function cycleLines(c: Call, sub: Obj, start: number, end: number, trial = false): LineSpec[] {
+  return itemsOf(c, sub).map((item) => {
     const price = item.price as Obj;
     const qty = (item.quantity as number) ?? 1;
     const unit = (price.unit_amount as number) ?? 0;
@@ -526,6 +601,7 @@ function subItem(c: Call, subId: string, p: Params, created: number): Obj {
 function checkItems(items: Obj[], param: string): void {
   const first = items[0]?.price as Obj | undefined;
   if (first === undefined) throw paramMissing(param);
+  if (items.length > MAX_ITEMS) throw tooManyItems(param);
   const r0 = first.recurring as Obj;
   for (const item of items) {
     const price = item.price as Obj;
@@ -539,25 +615,15 @@ function checkItems(items: Obj[], param: string): void {
 /** Issues the invoice for a period and tries to collect it. Answers the decline, if any. */
 function bill(c: Call, sub: Obj, reason: string, start: number, end: number, first: boolean, attempt: boolean, trial = false): { inv: Obj; error?: StripeError } {
   const cus = mustLoad(c, 'customer', sub.customer as string, 'customer');
-  const lines = cycleLines(sub, start, end, trial);
-  const inv = createInvoiceRecord(c, {
-    customer: cus, subscription: sub, lines: [...lines], reason, collectionMethod: sub.collection_method as string,
+  const id = newId(c, 'invoice', 'in_', 24);
+  // Pending invoice items of this customer ride along on the subscription's invoice.
+  const extra = pendingItems(c, cus.id as string, sub.id as string, id);
+  const inv = createInvoiceRecord(c, id, {
+    customer: cus, subscription: sub, lines: [...cycleLines(c, sub, start, end, trial), ...extra], reason, collectionMethod: sub.collection_method as string,
     daysUntilDue: (sub.days_until_due as number | null) ?? null, autoAdvance: true, discounts: sub.discounts as string[],
     firstInvoice: first, currency: sub.currency as string, description: (sub.description as string | null) ?? null,
     defaultTaxRates: (sub.default_tax_rates as Obj[] | null) ?? [],
   });
-  // Pending invoice items of this customer ride along on the subscription's invoice.
-  const extra = pendingItems(c, cus.id as string, sub.id as string, inv.id as string);
-  if (extra.length > 0) {
-    const rebuilt = invoiceObject(c, inv.id as string, {
-      customer: cus, subscription: sub, lines: [...lines, ...extra], reason, collectionMethod: sub.collection_method as string,
-      daysUntilDue: (sub.days_until_due as number | null) ?? null, autoAdvance: true, discounts: sub.discounts as string[],
-      firstInvoice: first, currency: sub.currency as string, description: (sub.description as string | null) ?? null,
-      defaultTaxRates: (sub.default_tax_rates as Obj[] | null) ?? [],
-    });
-    Object.assign(inv, rebuilt);
-    save(c, 'invoice', inv);
-  }
   sub.latest_invoice = inv.id;
   // Paused collection: the period's invoice is left as a draft, voided, or written off.
   const pause = isObj(sub.pause_collection) ? sub.pause_collection.behavior : null;
@@ -588,6 +654,7 @@ export function createSub(c0: Call): Obj {
   const id = newId(c, 'subscription', 'sub_', 24);
   const itemParams = c.p.objects('items');
   if (itemParams === undefined || itemParams.length === 0) throw paramMissing('items');
+  if (itemParams.length > MAX_ITEMS) throw tooManyItems('items');
   const items = itemParams.map((p) => subItem(c, id, p, c.now));
   checkItems(items, 'items');
   const pmId = c.p.nullableStr('default_payment_method') ?? null;
@@ -626,7 +693,7 @@ export function createSub(c0: Call): Obj {
     created: c.now, currency: price0.currency, customer: customerId, customer_account: null, days_until_due: daysUntilDue,
     default_payment_method: pmId, default_source: null, default_tax_rates: taxRatesParam(c, c.p, 'default_tax_rates') ?? [], description: c.p.nullableStr('description') ?? null,
     discounts: [], ended_at: null, invoice_settings: { account_tax_ids: null, custom_fields: null, description: null, footer: null, issuer: { type: 'self' } },
-    items: { object: 'list', data: items, has_more: false, total_count: items.length, url: `/v1/subscription_items?subscription=${id}` },
+    items: null,
     latest_invoice: null, livemode: false, managed_payments: null, metadata: applyMetadata(undefined, c.p.get('metadata')),
     next_pending_invoice_item_invoice: null, on_behalf_of: null, pause_collection: null,
     payment_settings: { payment_method_options: null, payment_method_types: null, save_default_payment_method: 'off' },
@@ -637,7 +704,7 @@ export function createSub(c0: Call): Obj {
   };
   sub.discounts = discountsParam(c, c.p, customerId, id);
   const end = trialEnd ?? periodAfter(c.now, rec0.interval as string, rec0.interval_count as number, 1);
-  setPeriod(sub, c.now, end);
+  setItems(c, sub, items.map((item) => ({ ...item, current_period_start: c.now, current_period_end: end })));
   insert(c, 'subscription', sub);
   const { inv, error } = bill(c, sub, 'subscription_create', c.now, end, true, behavior !== 'default_incomplete', trialEnd !== null);
   if (trialEnd !== null) sub.status = 'trialing';
@@ -719,7 +786,7 @@ export function catchUp(c: Call, subId: string, from?: number): void {
     const before = clone(sub);
     const { interval, count } = recurringOf(sub);
     const next = periodAfter(sub.billing_cycle_anchor as number, interval, count, 1 + Math.round(countPeriods(sub, end, interval, count)));
-    setPeriod(sub, end, next);
+    setPeriod(cc, sub, end, next);
     const { inv, error } = bill(cc, sub, 'subscription_cycle', end, next, false, true);
     // While collection is paused the status stays as it was.
     const paused = isObj(sub.pause_collection);
@@ -838,7 +905,7 @@ function updateSub(c0: Call): Obj {
   const itemParams = c.p.objects('items');
   if (itemParams !== undefined) {
     // Price and quantity changes take effect from the next invoice (no prorations).
-    const items = [...((sub.items as Obj).data as Obj[])];
+    const items = itemsOf(c, sub);
     const { start, end } = periodOf(sub);
     itemParams.forEach((p) => {
       const itemId = p.str('id');
@@ -862,8 +929,7 @@ function updateSub(c0: Call): Obj {
       }
     });
     checkItems(items, 'items');
-    (sub.items as Obj).data = items;
-    (sub.items as Obj).total_count = items.length;
+    setItems(c, sub, items);
   }
   const trialEnd = c.p.str('trial_end');
   save(c, 'subscription', sub);
@@ -871,7 +937,7 @@ function updateSub(c0: Call): Obj {
     // Ending the trial now starts a paid period at once.
     sub.trial_end = c.now;
     sub.billing_cycle_anchor = c.now;
-    setPeriod(sub, periodOf(sub).start, c.now);
+    setPeriod(c, sub, periodOf(sub).start, c.now);
     save(c, 'subscription', sub);
     updated(c, 'customer.subscription.updated', before, sub);
     catchUp(c, id);
@@ -905,7 +971,7 @@ function listSubs(c: Call): Obj {
     eq(c, 'customer'), eq(c, 'test_clock'),
     status === undefined ? (o) => o.status !== 'canceled' && o.status !== 'incomplete_expired'
       : status === 'all' ? undefined : (o) => o.status === status,
-    price === undefined ? undefined : (o) => ((o.items as Obj).data as Obj[]).some((i) => (i.price as Obj).id === price),
+    price === undefined ? undefined : (o) => itemsOf(c, o).some((i) => (i.price as Obj).id === price),
   ];
   return listOf(c, 'subscription', '/v1/subscriptions', filters);
 }
@@ -921,16 +987,17 @@ function createInvoice(c: Call): Obj {
   if (collection === 'send_invoice' && days === null && c.p.int('due_date') === undefined) throw paramMissing('days_until_due');
   const behavior = c.p.oneOf('pending_invoice_items_behavior', ['exclude', 'include'] as const) ?? 'exclude';
   const id = newId(cc, 'invoice', 'in_', 24);
-  const lines = behavior === 'include' ? pendingItems(cc, customerId, null, id) : [];
-  const inv = invoiceObject(cc, id, {
-    customer, lines, reason: 'manual', collectionMethod: collection, daysUntilDue: days,
+  const pending = behavior === 'include' ? pendingItems(cc, customerId, null, id) : [];
+  const { inv, lines } = invoiceObject(cc, id, {
+    customer, lines: pending, reason: 'manual', collectionMethod: collection, daysUntilDue: days,
     description: c.p.nullableStr('description') ?? null, metadata: applyMetadata(undefined, c.p.get('metadata')),
     autoAdvance: c.p.bool('auto_advance') ?? false, discounts: discountsParam(cc, c.p, customerId, null), firstInvoice: true,
-    currency: c.p.str('currency')?.toLowerCase() ?? (lines[0]?.currency ?? 'usd'),
+    currency: c.p.str('currency')?.toLowerCase() ?? (pending[0]?.currency ?? 'usd'),
     defaultTaxRates: taxRatesParam(cc, c.p, 'default_tax_rates') ?? [],
   });
   const pm = c.p.nullableStr('default_payment_method') ?? null;
   if (pm !== null) inv.default_payment_method = resolvePaymentMethod(cc, pm, 'default_payment_method').id;
+  keepLines(cc, id, lines);
   insertWithEvent(cc, 'invoice', inv, 'invoice.created');
   return inv;
 }
@@ -941,7 +1008,7 @@ function refreshDraft(c: Call, invoiceId: string): void {
   if (inv === undefined || inv.status !== 'draft') return;
   const customer = mustLoad(c, 'customer', inv.customer as string, 'customer');
   const specs: LineSpec[] = [];
-  for (const line of (inv.lines as Obj).data as Obj[]) {
+  for (const line of linesOf(c, inv)) {
     const parent = line.parent as Obj;
     if (parent.type === 'subscription_item_details') {
       const pd = (line.pricing as Obj).price_details as Obj | null;
@@ -961,7 +1028,7 @@ function refreshDraft(c: Call, invoiceId: string): void {
       taxRates: idsOf(ii.tax_rates) });
   }
   const sub = billedSubscription(inv);
-  const rebuilt = invoiceObject(at(c, inv.created as number), invoiceId, {
+  const { inv: rebuilt, lines } = invoiceObject(at(c, inv.created as number), invoiceId, {
     customer, subscription: sub === null ? null : (load(c, 'subscription', sub) ?? null), lines: specs,
     reason: inv.billing_reason as string, collectionMethod: inv.collection_method as string,
     daysUntilDue: null, description: inv.description as string | null, metadata: inv.metadata as Obj,
@@ -970,6 +1037,7 @@ function refreshDraft(c: Call, invoiceId: string): void {
   });
   rebuilt.due_date = inv.due_date;
   rebuilt.default_payment_method = inv.default_payment_method;
+  keepLines(c, invoiceId, lines, (inv.lines as Obj).has_more === true);
   save(c, 'invoice', rebuilt);
 }
 
@@ -1058,19 +1126,37 @@ function deleteInvoice(c: Call): Obj {
     ii.invoice = null;
     save(c, 'invoiceitem', ii);
   }
+  if ((inv.lines as Obj).has_more === true) c.tree.delete(LINES, `${c.acct}/${id}`);
   unlist(c, 'invoice', id);
   event(c, 'invoice.deleted', inv);
   return { id, object: 'invoice', deleted: true };
 }
 
+/**
+ * A page of a list the twin keeps whole (an invoice's lines, a subscription's items), in its
+ * order: `limit` (1–100, 10 by default), `starting_after` or `ending_before` an item's id.
+ */
+function pageOf(c: Call, all: Obj[], url: string, noun: string): Obj {
+  const limit = c.p.int('limit', 1, 100) ?? 10;
+  const cursor = (param: string): number | undefined => {
+    const id = c.p.str(param);
+    if (id === undefined) return undefined;
+    const i = all.findIndex((o) => o.id === id);
+    if (i < 0) throw missing(noun, id, param);
+    return i;
+  };
+  const after = cursor('starting_after');
+  const before = after === undefined ? cursor('ending_before') : undefined;
+  const start = after !== undefined ? after + 1 : before !== undefined ? Math.max(0, before - limit) : 0;
+  const end = before !== undefined ? before : Math.min(all.length, start + limit);
+  const hasMore = before !== undefined ? start > 0 : end < all.length;
+  return { object: 'list', data: all.slice(start, end), has_more: hasMore, url };
+}
+
+/** `GET /v1/invoices/:id/lines`: every line, where the invoice embeds the first ten. */
 function invoiceLines(c: Call): Obj {
   const inv = mustLoad(c, 'invoice', c.req.params.id as string, 'invoice');
-  const all = (inv.lines as Obj).data as Obj[];
-  const limit = c.p.int('limit', 1, 100) ?? 10;
-  const after = c.p.str('starting_after');
-  const start = after === undefined ? 0 : all.findIndex((l) => l.id === after) + 1;
-  const data = all.slice(start, start + limit);
-  return { object: 'list', data, has_more: start + limit < all.length, url: `/v1/invoices/${inv.id as string}/lines` };
+  return pageOf(c, linesOf(c, inv), `/v1/invoices/${inv.id as string}/lines`, 'line item');
 }
 
 /** `POST /v1/invoices/create_preview`: the next invoice, not saved. */
@@ -1104,10 +1190,11 @@ function buildPreview(c: Call, customer: Obj, sub: Obj | undefined): Obj | undef
     const { interval, count } = recurringOf(sub);
     start = period.end;
     end = periodAfter(sub.billing_cycle_anchor as number, interval, count, 1 + countPeriods(sub, period.end, interval, count));
-    lines = [...cycleLines(sub, start, end), ...pending];
+    lines = [...cycleLines(c, sub, start, end), ...pending];
   }
   if (lines.length === 0) return undefined;
-  const preview = invoiceObject(at(c, start), `upcoming_${c.ctx.id('in_', 24)}`, {
+  // Not saved: its lines past the first ten are not kept (GET …/lines answers 404 for a preview).
+  const { inv: preview } = invoiceObject(at(c, start), `upcoming_${c.ctx.id('in_', 24)}`, {
     customer, subscription: sub ?? null, lines, reason: sub === undefined ? 'upcoming' : 'subscription_cycle',
     collectionMethod: (sub?.collection_method as string | undefined) ?? 'charge_automatically', daysUntilDue: null,
     autoAdvance: true, discounts: (sub?.discounts as string[] | undefined) ?? [], firstInvoice: false,
@@ -1153,6 +1240,8 @@ function createInvoiceItem(c: Call): Obj {
     const inv = mustLoad(cc, 'invoice', invoiceId, 'invoice', 'invoice');
     if (inv.status !== 'draft') throw invalid('You can only add invoice items to draft invoices.', 'invoice', 'invoice_not_editable');
     if (inv.customer !== customerId) throw invalid('The invoice belongs to another customer.', 'invoice');
+    const items = linesOf(cc, inv).filter((l) => (l.parent as Obj).type === 'invoice_item_details').length;
+    if (items >= MAX_INVOICE_ITEMS) throw invalid(`You can add up to ${MAX_INVOICE_ITEMS} invoice items to an invoice; ${invoiceId} has ${items}.`, 'invoice');
   }
   const subId = c.p.str('subscription');
   if (subId !== undefined) mustLoad(cc, 'subscription', subId, 'subscription', 'subscription');
@@ -1261,9 +1350,12 @@ function deleteClock(c: Call): Obj {
   return { id, object: 'test_helpers.test_clock', deleted: true };
 }
 
-/** The subscription holding the item, found through the item-id index. */
+/** The subscription holding the item: through the item-id index, or for an item it does not embed, ITEM_OF. */
 function subscriptionWithItem(c: Call, itemId: string): Obj | undefined {
-  return newestWhere(c, 'subscription', matching('subscription', 'item', itemId)).next().value?.o;
+  const sub = newestWhere(c, 'subscription', matching('subscription', 'item', itemId)).next().value?.o;
+  if (sub !== undefined) return sub;
+  const subId = c.tree.get<string>(ITEM_OF, `${c.acct}/${itemId}`);
+  return subId === undefined ? undefined : load(c, 'subscription', subId);
 }
 
 function subscriptionOfItem(c: Call, itemId: string): string {
@@ -1278,11 +1370,10 @@ function changeItems(c0: Call, subId: string, change: (items: Obj[], sub: Obj) =
   if (stored.status === 'canceled') throw invalid('A canceled subscription can only update its cancellation_details and metadata.');
   const c = at(c0, clockTime(c0, stored.test_clock));
   const sub = clone(stored);
-  const items = [...((sub.items as Obj).data as Obj[])];
+  const items = itemsOf(c, sub);
   const result = change(items, sub);
   checkItems(items, 'items');
-  (sub.items as Obj).data = items;
-  (sub.items as Obj).total_count = items.length;
+  setItems(c, sub, items);
   save(c, 'subscription', sub);
   updated(c, 'customer.subscription.updated', stored, sub);
   return result;
@@ -1351,7 +1442,7 @@ export const billingRoutes: Route[] = [
   route('subscription_items.list', 'GET', '/v1/subscription_items', (c) => {
     const subId = c.p.reqStr('subscription');
     const sub = mustLoad(c, 'subscription', subId, 'subscription', 'subscription');
-    return { object: 'list', data: (sub.items as Obj).data, has_more: false, url: '/v1/subscription_items' };
+    return pageOf(c, itemsOf(c, sub), '/v1/subscription_items', 'subscription item');
   }),
   route('subscription_items.create', 'POST', '/v1/subscription_items', (c) => {
     const subId = c.p.reqStr('subscription');
@@ -1390,7 +1481,7 @@ export const billingRoutes: Route[] = [
   route('subscription_items.retrieve', 'GET', '/v1/subscription_items/:id', (c) => {
     const id = c.req.params.id as string;
     const sub = subscriptionWithItem(c, id);
-    const item = sub === undefined ? undefined : ((sub.items as Obj).data as Obj[]).find((i) => i.id === id);
+    const item = sub === undefined ? undefined : itemsOf(c, sub).find((i) => i.id === id);
     return item ?? mustLoad(c, 'subscription_item', id, 'subscription item');
   }),
 
