@@ -113,7 +113,7 @@ describe('GitHub twin: limits on free text and topics; lists that read less', ()
     it('review comments over 65,536 characters are refused: new, in a review, replies and edits', async () => {
       await branch('reviewed', 'reviewed.txt');
       const { data: pr } = await gh.as(maint).pulls.create({ ...r, title: 'to review', head: 'reviewed', base: 'main' });
-      const at = { ...r, pull_number: pr.number, path: 'reviewed.txt', line: 1 };
+      const at = { ...r, pull_number: pr.number, commit_id: pr.head.sha, path: 'reviewed.txt', line: 1 };
       const refused = tooLong('PullRequestReviewComment', 'body', 65_536);
       expect(await body422(gh.as(maint).pulls.createReviewComment({ ...at, body: over(65_536) }))).toMatchObject(refused);
       expect(await body422(gh.as(maint).pulls.createReview({ ...r, pull_number: pr.number, event: 'COMMENT', body: 'see', comments: [{ path: 'reviewed.txt', line: 1, body: over(65_536) }] }))).toMatchObject(refused);
