@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOptions, ListPage, TwinContext } from '../../sdk/twin/types.js';
 import { compareIds } from '../../sdk/twin/guest/runtime.js';
 import {
-  TreeEditor, buildTree, diffFlat, diffTrees, fileFolderClash, flatten, mergeFlat, mergeTrees, putObject, type FileEntry, type GitObject,
+  TreeEditor, buildTree, diffTrees, mergeTrees, putObject, type FileEntry, type GitObject,
 } from '../../twins/github/twin/lib/git.js';
+import { diffFlat, fileFolderClash, flatten, mergeFlat } from '../../twins/github/twin/lib/flat.test-helper.js';
 import { TOKENS, startGithubTwin, type GithubTwin } from './harness.js';
 import { b64, pack } from './helpers.js';
 

@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOptions, ListPage, TwinContext } from '../../../../sdk/twin/types.js';
 import { compareIds } from '../../../../sdk/twin/guest/runtime.js';
 import {
-  buildTree, fileFolderClash, flatten, fromRaw, isDotGitmodules, personLine, rawContent, lineDiff, mergeFlat, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
+  buildTree, fromRaw, isDotGitmodules, personLine, rawContent, lineDiff, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
   objectId, validRefName, walk, type CommitObject, type FileEntry, type TreeEntry,
 } from './git.js';
 import { utf8Encode } from './bytes.js';
+import { fileFolderClash, flatten, mergeFlat } from './flat.test-helper.js';
 
 /** A tree in memory, enough for git.ts (get, list by range, put). */
 function memoryCtx(): TwinContext {

@@ -322,41 +322,6 @@ export function treeProblem(entries: TreeEntry[]): string | undefined {
 }
 
 /**
- * A path of `files` that is also a folder of another (`a` beside `a/b`), or undefined. No tree
- * can hold both: git would see one name twice. The first such folder of the first path that
- * has one, found through a tree of the paths' parts, so a deep path costs its length, not the
- * square of it.
- */
-export function fileFolderClash(files: Map<string, unknown>): string | undefined {
-  interface Node { file: boolean; dirs?: Map<string, Node> }
-  const root: Node = { file: false };
-  for (const path of files.keys()) {
-    let node = root;
-    for (let from = 0; ;) {
-      const slash = path.indexOf('/', from);
-      const part = slash < 0 ? path.slice(from) : path.slice(from, slash);
-      node.dirs ??= new Map();
-      let next = node.dirs.get(part);
-      if (next === undefined) node.dirs.set(part, (next = { file: false }));
-      node = next;
-      if (slash < 0) break;
-      from = slash + 1;
-    }
-    node.file = true;
-  }
-  for (const path of files.keys()) {
-    let node = root;
-    let from = 0;
-    for (let i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) {
-      node = (node.dirs as Map<string, Node>).get(path.slice(from, i)) as Node;
-      from = i + 1;
-      if (node.file) return path.slice(0, i);
-    }
-  }
-  return undefined;
-}
-
-/**
  * The raw form of a stored object, for a pack; a blob stored as plain base64 (as the twin writes
  * it) brings that text too, which the pack's base64 answer copies instead of encoding again.
  */
@@ -559,19 +524,6 @@ export function* treeWalk(tree: ReadTree, repoId: number, treeSha: string, prefi
       if (entries !== undefined) stack.push({ entries, next: 0, prefix: path + '/' });
     }
   }
-}
-
-/**
- * A tree as `path → file`, recursively (trees themselves are implied by paths). It holds every
- * path, so a caller that needs less should walk less (`diffTrees`, `mergeTrees`, `TreeEditor`);
- * with `budget`, past it is TreeTooLarge instead of millions of paths.
- */
-export function flatten(tree: ReadTree, repoId: number, treeSha: string, prefix = '', out = new Map<string, FileEntry>(), budget?: TreeBudget): Map<string, FileEntry> {
-  for (const { path, entry: e } of treeWalk(tree, repoId, treeSha, prefix)) {
-    budget?.spend(1);
-    if (e.type !== 'tree') out.set(path, { mode: e.mode, type: e.type, sha: e.sha });
-  }
-  return out;
 }
 
 /** Writes the trees for a path map; answers the root tree's sha. */
@@ -965,20 +917,8 @@ export interface FileChange {
   mode: string;
 }
 
-export function diffFlat(a: Map<string, FileEntry>, b: Map<string, FileEntry>): FileChange[] {
-  const out: FileChange[] = [];
-  for (const [path, f] of b) {
-    const old = a.get(path);
-    if (old === undefined) out.push({ filename: path, status: 'added', sha: f.sha, previousSha: null, mode: f.mode });
-    else if (old.sha !== f.sha) out.push({ filename: path, status: 'modified', sha: f.sha, previousSha: old.sha, mode: f.mode });
-    else if (old.mode !== f.mode) out.push({ filename: path, status: 'changed', sha: f.sha, previousSha: old.sha, mode: f.mode });
-  }
-  for (const [path, f] of a) if (!b.has(path)) out.push({ filename: path, status: 'removed', sha: null, previousSha: f.sha, mode: f.mode });
-  return out.sort((x, y) => (x.filename < y.filename ? -1 : x.filename > y.filename ? 1 : 0));
-}
-
 /**
- * The files that differ between two trees (`null`: no tree), as `diffFlat` of their flattened
+ * The files that differ between two trees (`null`: no tree), as `diffFlat` (flat.test-helper.ts) of their flattened
  * forms lists them, but walking both trees at once in git's order and skipping every subtree
  * with the same id on both sides: the cost is what changed, not the trees' size (a tree that
  * names one subtree a million times, changed in one file, costs that file's folders). Stops
@@ -1115,29 +1055,9 @@ export function lineDiff(tree: ReadTree, repoId: number, oldSha: string | null, 
   return { additions, deletions, patch };
 }
 
-/**
- * A three-way merge at file level: a path changed on one side only takes that side; changed
- * on both sides to different contents is a conflict (the twin does not merge inside files).
- */
-export function mergeFlat(base: Map<string, FileEntry>, ours: Map<string, FileEntry>, theirs: Map<string, FileEntry>): Map<string, FileEntry> | 'conflict' {
-  const out = new Map<string, FileEntry>();
-  const paths = new Set<string>([...base.keys(), ...ours.keys(), ...theirs.keys()]);
-  const same = (x: FileEntry | undefined, y: FileEntry | undefined): boolean => (x === undefined ? y === undefined : y !== undefined && x.sha === y.sha && x.mode === y.mode);
-  for (const p of paths) {
-    const b = base.get(p), o = ours.get(p), t = theirs.get(p);
-    let pick: FileEntry | undefined;
-    if (same(o, t)) pick = o;
-    else if (same(b, o)) pick = t;
-    else if (same(b, t)) pick = o;
-    else return 'conflict';
-    if (pick !== undefined) out.set(p, pick);
-  }
-  // One side made a file `a` where the other made `a/b`: git calls it a conflict too.
-  return fileFolderClash(out) === undefined ? out : 'conflict';
-}
 
 /**
- * A three-way merge of trees at file level, as `mergeFlat` merges their path maps (a path
+ * A three-way merge of trees at file level, as `mergeFlat` (flat.test-helper.ts) merges their path maps (a path
  * changed on one side takes that side; changed on both, differently, is a conflict; a file on
  * one side where the other has a folder of files is one too), but walking the three trees
  * together: a folder that is the same on two sides takes the third side's by its id, unread,
