@@ -39,6 +39,7 @@ export type KitErrorCode =
   // limits
   | 'body_too_large'
   | 'checkpoint_too_large'
+  | 'too_many_checks'
   | 'request_budget_exhausted'
   // authentication
   | 'unauthenticated'
@@ -71,7 +72,7 @@ const STATUS: Record<KitErrorCode, number> = {
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
   unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405, upgrade_required: 426,
   clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409,
-  body_too_large: 413, checkpoint_too_large: 413, request_budget_exhausted: 429,
+  body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409, request_budget_exhausted: 429,
   unauthenticated: 401, forbidden: 403, read_only: 403,
   shutting_down: 503, catching_up: 503, token_file_corrupt: 500, ca_file_corrupt: 500, bad_gateway: 502,
   handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,

@@ -25,6 +25,11 @@ export interface CheckResult {
 }
 
 const CHECK_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+/**
+ * Checks one world keeps. Every entry is run past every check before it is performed, each in
+ * its own sandbox context, so their number bounds what a write costs and what the sandbox holds.
+ */
+export const MAX_CHECKS = 100;
 
 export class CheckSet {
   private readonly checks = new Map<string, StoredCheck>();
@@ -74,8 +79,11 @@ export class CheckSet {
   /** Stores a check; a source that does not parse or exports no check is refused and nothing changes. */
   async put(name: string, source: string): Promise<{ name: string; declared: string; updatedAt: string }> {
     if (!CHECK_NAME.test(name)) throw new KitError('invalid_check', 'A check name matches ^[a-z0-9][a-z0-9._-]{0,63}$.', { param: 'name' });
+    this.roomFor(name);
     if (source.trim() === '') throw new KitError('invalid_check', 'Send the check as JavaScript exporting `check` (or default) as { name, run(entry, tree) }.');
     const { script } = await compileCheck(source);
+    // Others may have been stored while this one compiled.
+    this.roomFor(name);
     const previous = this.checks.get(name);
     const failed = this.load(name, script);
     if (failed !== null) {
@@ -93,6 +101,13 @@ export class CheckSet {
     this.runner.storage.transact((w) => w.put([...this.prefix(), name], stored));
     this.checks.set(name, stored);
     return { name, declared, updatedAt: stored.updatedAt };
+  }
+
+  /** Refuses a new check's name once the world keeps MAX_CHECKS (a stored one may be replaced). */
+  private roomFor(name: string): void {
+    if (!this.checks.has(name) && this.checks.size >= MAX_CHECKS) {
+      throw new KitError('too_many_checks', `This world keeps at most ${MAX_CHECKS} checks; replace or delete one first.`, { limit: MAX_CHECKS });
+    }
   }
 
   delete(name: string): void {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openTestWorld, type TestWorld } from '../../test/helpers/world.js';
+import { MAX_CHECKS } from './checks.js';
 
 let world: TestWorld;
 afterEach(async () => {
@@ -287,6 +288,19 @@ handlers:
 });
 
 describe('checks', () => {
+  it('keeps at most MAX_CHECKS checks: one more is 409 too_many_checks, a stored one may still be replaced', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const source = (n: number): string => `export const check = { name: 'c${n}', run() { return true; } };`;
+    for (let i = 0; i < MAX_CHECKS; i++) expect((await world.api('PUT', `/checks/c${i}`, source(i), { 'content-type': 'text/javascript' })).status).toBe(200);
+    const refused = await world.api('PUT', '/checks/one-more', source(-1), { 'content-type': 'text/javascript' });
+    expect([refused.status, refused.json.error.code]).toEqual([409, 'too_many_checks']);
+    expect((await world.api('PUT', '/checks/c0', source(0), { 'content-type': 'text/javascript' })).status).toBe(200);
+    expect((await world.api('GET', '/checks')).json.checks).toHaveLength(MAX_CHECKS);
+    expect((await world.api('DELETE', '/checks/c1')).status).toBe(204);
+    expect((await world.api('PUT', '/checks/one-more', source(-1), { 'content-type': 'text/javascript' })).status).toBe(200);
+  });
+
+
   it('stores a check, refuses one that exports none, and runs it over an entry', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const source = `export const check = { name: 'names are short', run(entry, tree) {
