@@ -112,6 +112,20 @@ describe('GitHub twin: webhooks', () => {
     expect((await failure(gh.as(other).repos.listWebhooks({ ...r }))).status).toBe(403);
   });
 
+  it('an event takes at most 20 hooks on a repository, as GitHub allows: one more is 422, on create and on update', async () => {
+    await gh.as(maint).repos.createForAuthenticatedUser({ name: 'crowded' });
+    const c = { owner: 'maint', repo: 'crowded' };
+    for (let i = 0; i < 20; i++) await gh.as(maint).repos.createWebhook({ ...c, config: { url: `https://example.test/h${i}` }, events: ['push'] });
+    const refused = await failure(gh.as(maint).repos.createWebhook({ ...c, config: { url: 'https://example.test/h20' }, events: ['issues', 'push'] }));
+    expect(refused.status).toBe(422);
+    expect(refused.response?.data).toMatchObject({ message: 'Validation Failed', errors: [{ resource: 'Hook', code: 'custom', message: 'The "push" event cannot have more than 20 hooks' }] });
+    const issues = await gh.as(maint).repos.createWebhook({ ...c, config: { url: 'https://example.test/issues' }, events: ['issues'] });
+    const moved = await failure(gh.as(maint).repos.updateWebhook({ ...c, hook_id: issues.data.id, add_events: ['push'] }));
+    expect(moved.status).toBe(422);
+    expect((await gh.as(maint).repos.getWebhook({ ...c, hook_id: issues.data.id })).data.events).toEqual(['issues']);
+    expect((await gh.as(maint).repos.listWebhooks({ ...c, per_page: 100 })).data).toHaveLength(21);
+  });
+
   it('a delivery carries the caller\'s traceparent on', async () => {
     await gh.as(maint).repos.createWebhook({ ...r, config: { url: 'https://example.test/traced', content_type: 'json' }, events: ['issues'] });
     const before = (await deliveries()).length;

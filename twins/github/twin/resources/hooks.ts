@@ -12,6 +12,7 @@ import { hubSignature256 } from '../lib/hash.js';
 import {
   GhError, bodyObject, cursorLinks, isoNow, nextNumber, notFound, optBool, optStringArray, pad, pageOf, paginate, str, validation, type Call, type Obj,
 } from '../lib/http.js';
+import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
 
@@ -58,7 +59,21 @@ export const HOOK_EVENTS = [
 ];
 
 function hooksOf(call: { ctx: TwinContext }, repoId: number): StoredHook[] {
-  return call.ctx.tree.list<StoredHook>('hook', { after: `${repoId}:`, before: `${repoId};`, limit: 100 }).items.map((i) => i.value);
+  return listRange<StoredHook>(call.ctx.tree, 'hook', `${repoId}:`, `${repoId};`).map((i) => i.value);
+}
+
+/**
+ * GitHub's cap: "You can create up to 20 webhooks for each event on each installation target"
+ * (docs.github.com, troubleshooting webhooks). Past it, GitHub answers 422 with `The "push"
+ * event cannot have more than 20 hooks` for each full event. Every hook is delivered to on
+ * every event it names, so this also bounds what one push costs.
+ */
+const HOOKS_PER_EVENT = 20;
+
+function checkHookRoom(call: Call, repoId: number, events: string[], except?: number): void {
+  const others = hooksOf(call, repoId).filter((h) => h.id !== except);
+  const full = events.filter((e) => others.filter((h) => h.events.includes(e)).length >= HOOKS_PER_EVENT);
+  if (full.length > 0) throw validation(full.map((e) => ({ resource: 'Hook', code: 'custom', message: `The "${e}" event cannot have more than ${HOOKS_PER_EVENT} hooks` })));
 }
 
 function presentHook(repo: StoredRepo, h: StoredHook, lastResponse: Obj = { code: null, status: 'unused', message: null }): Obj {
@@ -175,6 +190,7 @@ export function createHook(call: Call): { status: number; body: Obj } {
   if (hooksOf(call, repo.id).some((h) => h.config.url === config.url && h.events.join() === events.join())) {
     throw validation([{ resource: 'Hook', code: 'custom', message: 'Hook already exists on this repository' }]);
   }
+  checkHookRoom(call, repo.id, events);
   const now = isoNow(ctx);
   const hook: StoredHook = { id: nextNumber(ctx, 'hook'), repoId: repo.id, name: 'web', active, events, config, created_at: now, updated_at: now };
   ctx.tree.put('hook', hookKey(repo.id, hook.id), hook);
@@ -230,6 +246,7 @@ export function updateHook(call: Call): { body: Obj } {
   const add = optStringArray(b, 'add_events', 'Hook') ?? [];
   const remove = optStringArray(b, 'remove_events', 'Hook') ?? [];
   events = readEvents([...events, ...add].filter((e) => !remove.includes(e)));
+  checkHookRoom(call, repo.id, events.filter((e) => !h.events.includes(e)), h.id);
   const active = optBool(b, 'active', 'Hook') ?? h.active;
   const updated: StoredHook = { ...h, config, events, active, updated_at: isoNow(call.ctx) };
   call.ctx.tree.put('hook', hookKey(repo.id, h.id), updated);
