@@ -272,4 +272,15 @@ describe('GitHub twin: limits on free text and topics; lists that read less', ()
       expect(hook.last_response).toEqual({ code: latest.status_code, status: 'active', message: 'OK' });
     });
   });
+  it('a sha takes at most 1,000 statuses per context, as GitHub allows; another context still takes them', async () => {
+    const r = { owner: 'admin', repo: 'statuses-capped' };
+    await gh.admin.repos.createForAuthenticatedUser({ name: 'statuses-capped', auto_init: true });
+    const sha = (await gh.admin.repos.getBranch({ ...r, branch: 'main' })).data.commit.sha;
+    for (let i = 0; i < 1000; i++) await gh.admin.repos.createCommitStatus({ ...r, sha, state: 'pending', context: 'ci/poll' });
+    const refused = await failure(gh.admin.repos.createCommitStatus({ ...r, sha, state: 'success', context: 'ci/poll' }));
+    expect(refused.status).toBe(422);
+    expect(refused.response?.data).toMatchObject({ message: 'Validation Failed', errors: [{ resource: 'Status', code: 'custom', message: 'This SHA and context has reached the maximum number of statuses.' }] });
+    expect((await gh.admin.repos.createCommitStatus({ ...r, sha, state: 'success', context: 'ci/other' })).status).toBe(201);
+    expect((await gh.admin.repos.getCombinedStatusForRef({ ...r, ref: sha })).data).toMatchObject({ state: 'pending', total_count: 2 });
+  });
 });

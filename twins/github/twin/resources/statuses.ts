@@ -4,7 +4,7 @@
  * `failure`, `pending` if any is pending (or there are none), else `success`.
  */
 import { SHA, getCommit, resolveCommitish } from '../lib/git.js';
-import { GhError, bodyObject, invalidField, isoNow, nextNumber, nodeId, optString, pad, paginate, reqString, type Call, type Obj } from '../lib/http.js';
+import { GhError, bodyObject, invalidField, isoNow, nextNumber, nodeId, optString, pad, paginate, reqString, validation, type Call, type Obj } from '../lib/http.js';
 import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';
@@ -13,6 +13,15 @@ import { loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';
 interface StoredStatus { id: number; sha: string; state: string; target_url: string | null; description: string | null; context: string; creator: string; created_at: string; updated_at: string }
 
 const STATES = ['error', 'failure', 'pending', 'success'];
+
+/**
+ * GitHub's cap: "There is a limit of 1000 statuses per sha and context within a repository.
+ * Attempts to create more than 1000 statuses will result in a validation error" (REST docs,
+ * create a commit status). Counted in `status_count/<repo id>:<sha>:<context>` → { n }, so a
+ * create reads one record; the combined status reads every status of the sha, which this bounds
+ * per context.
+ */
+const STATUSES_PER_CONTEXT = 1000;
 
 function present(call: Call, repo: StoredRepo, s: StoredStatus): Obj {
   return {
@@ -45,6 +54,10 @@ export function createStatus(call: Call): { status: number; body: Obj } {
   const description = optString(b, 'description', 'Status') ?? null;
   const target = optString(b, 'target_url', 'Status') ?? null;
   if (context.length > 255 || (description ?? '').length > 1024 || (target !== null && !/^https?:\/\//.test(target))) throw invalidField('Status', 'target_url', target);
+  const countKey = `${repo.id}:${sha}:${context}`;
+  const made = ctx.tree.get<{ n: number }>('status_count', countKey)?.n ?? 0;
+  if (made >= STATUSES_PER_CONTEXT) throw validation([{ resource: 'Status', code: 'custom', message: 'This SHA and context has reached the maximum number of statuses.' }]);
+  ctx.tree.put('status_count', countKey, { n: made + 1 });
   const now = isoNow(ctx);
   const s: StoredStatus = { id: nextNumber(ctx, 'status'), sha, state, target_url: target, description, context, creator: (call.caller as Caller).login.toLowerCase(), created_at: now, updated_at: now };
   ctx.tree.put('status', `${repo.id}:${sha}:${pad(s.id)}`, s);
