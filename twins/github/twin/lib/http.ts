@@ -290,7 +290,14 @@ function encodeQuery(query: TwinRequest['query'], page: number, perPage: number)
  */
 export function paginate<T>(call: Call, items: T[]): T[] {
   const { page, perPage } = pageOf(call.req);
-  const last = Math.max(1, Math.ceil(items.length / perPage));
+  pageLinks(call, items.length);
+  return items.slice((page - 1) * perPage, page * perPage);
+}
+
+/** Sets `Link` (prev, next, last, first) for the request's page of a list of `total` items. */
+export function pageLinks(call: Call, total: number): void {
+  const { page, perPage } = pageOf(call.req);
+  const last = Math.max(1, Math.ceil(total / perPage));
   const links: string[] = [];
   const base = call.req.headers['x-kit-twin-url'] ?? '';
   const url = (n: number): string => `<${base}${call.req.path}?${encodeQuery(call.req.query, n, perPage)}>`;
@@ -299,7 +306,6 @@ export function paginate<T>(call: Call, items: T[]): T[] {
   if (page < last) links.push(`${url(last)}; rel="last"`);
   if (page > 1) links.push(`${url(1)}; rel="first"`);
   if (links.length > 0) call.headers['link'] = links.join(', ');
-  return items.slice((page - 1) * perPage, page * perPage);
 }
 
 /**

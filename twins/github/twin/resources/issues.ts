@@ -12,7 +12,7 @@
 import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import {
   GhError, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optString, optStringArray, pad,
-  paginate, instantParam, reqString, sortBy, str, validation, type Call, type Obj,
+  pageLinks, pageOf, paginate, instantParam, reqString, sortBy, str, validation, type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver, listens } from './hooks.js';
@@ -441,14 +441,54 @@ export function updateIssue(call: Call): { body: Obj } {
 }
 
 /** Filters shared by the repository issue list and (in part) search. */
+/**
+ * A page of a repository's issues in number order (creation order: numbers and the clock only
+ * grow), read from the store's range as far as the page, with the total from the counts the
+ * repository keeps: what a list without filters, sorted by creation, costs, whatever the
+ * repository holds (107k issues: 0.19 s a page when every issue was read).
+ */
+function issuePage(call: Call, repo: StoredRepo, state: string, direction: 'asc' | 'desc'): StoredIssue[] {
+  const { tree } = call.ctx;
+  const { page, perPage } = pageOf(call.req);
+  const want = page * perPage;
+  const out: StoredIssue[] = [];
+  const range = { after: `${repo.id}:`, before: `${repo.id};` };
+  let cursor: string | undefined;
+  let ended = false;
+  while (out.length < want) {
+    const got = tree.list<StoredIssue>('issue', direction === 'desc'
+      ? { ...range, ...(cursor === undefined ? {} : { before: cursor }), reverse: true, limit: 100 }
+      : { ...range, ...(cursor === undefined ? {} : { after: cursor }), limit: 100 });
+    for (const item of got.items) if (state === 'all' || item.value.state === state) out.push(item.value);
+    const last = got.items[got.items.length - 1];
+    if (!got.hasMore || last === undefined) {
+      ended = true;
+      break;
+    }
+    cursor = last.id;
+  }
+  const made = (tree.get<{ next: number }>('counter', `number:${repo.id}`)?.next ?? 1) - 1;
+  const open = repo.open_issues_count;
+  // Walked to the end, the count is what was seen; else the repository's counts tell.
+  pageLinks(call, ended ? out.length : state === 'all' ? made : state === 'open' ? open : made - open);
+  return out.slice((page - 1) * perPage, want);
+}
+
 export function listIssues(call: Call): { body: Obj[] } {
   const { ctx } = call;
   const repo = loadRepo(call);
   const q = call.req.query;
-  const all = issuesOf(ctx.tree, repo.id);
-  const lk = lookups(ctx.tree, repo, all);
   const state = str(q, 'state') ?? 'open';
   if (!['open', 'closed', 'all'].includes(state)) throw invalidField('Issue', 'state', state);
+  const sort = str(q, 'sort') ?? 'created';
+  const direction = (str(q, 'direction') ?? 'desc') === 'asc' ? 'asc' : 'desc';
+  if (sort === 'created' && ['labels', 'assignee', 'creator', 'mentioned', 'milestone', 'since'].every((k) => q[k] === undefined)) {
+    // Milestones' counts are read (every issue) only when an issue of the page has one.
+    const lk = lookups(ctx.tree, repo);
+    return { body: issuePage(call, repo, state, direction).map((i) => presentIssue(ctx.tree, repo, i, lk)) };
+  }
+  const all = issuesOf(ctx.tree, repo.id);
+  const lk = lookups(ctx.tree, repo, all);
   let items = all.filter((i) => state === 'all' || i.state === state);
   const labels = str(q, 'labels');
   if (labels !== undefined && labels !== '') {
@@ -476,8 +516,6 @@ export function listIssues(call: Call): { body: Obj[] } {
   }
   const since = instantParam(q, 'since');
   if (since !== undefined) items = items.filter((i) => Date.parse(i.updated_at) >= since);
-  const sort = str(q, 'sort') ?? 'created';
-  const direction = (str(q, 'direction') ?? 'desc') === 'asc' ? 'asc' : 'desc';
   items = sortIssues(items, sort, direction);
   return { body: paginate(call, items).map((i) => presentIssue(ctx.tree, repo, i, lk)) };
 }
