@@ -24,7 +24,9 @@ Runs <command> attached to the world at <world url> (as printed by \`kit world s
 requests the app sends to a twinned vendor's hosts (api.stripe.com, ...) reach the twins,
 with no change to the app.
 
-  --token T     the world's token (or its read token); default: $KIT_WORLD_TOKEN
+  --token T     the world's token (or its read token); default: $KIT_WORLD_TOKEN.
+                A --token value shows in the process list to this machine's other
+                users; KIT_WORLD_TOKEN in kit's environment does not
   -h, --help    this help
 
 The command runs with:
