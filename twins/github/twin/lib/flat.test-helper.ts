@@ -1,10 +1,11 @@
 /**
  * Reference implementations over whole path maps (every path of a tree in one Map), for tests
- * only: the twin walks trees instead (`diffTrees`, `mergeTrees`, `TreeEditor` in git.ts), and
- * the tests check those against these on random trees. Not part of the twin's bundle.
+ * only: the twin walks and edits trees instead (`diffTrees`, `mergeTrees`, `TreeEditor` in
+ * git.ts), and the tests check those against these (`buildTree` writes a map's trees whole) on
+ * random trees. Not part of the twin's bundle.
  */
-import type { ReadTree } from '../../../../sdk/twin/index.js';
-import { treeWalk, type FileChange, type FileEntry } from './git.js';
+import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
+import { putObject, sortEntries, treeWalk, type FileChange, type FileEntry, type TreeEntry } from './git.js';
 
 /**
  * A path of `files` that is also a folder of another (`a` beside `a/b`), or undefined. No tree
@@ -83,4 +84,41 @@ export function mergeFlat(base: Map<string, FileEntry>, ours: Map<string, FileEn
   }
   // One side made a file `a` where the other made `a/b`: git calls it a conflict too.
   return fileFolderClash(out) === undefined ? out : 'conflict';
+}
+
+/** Writes the trees for a path map; answers the root tree's sha. */
+export function buildTree(ctx: TwinContext, repoId: number, files: Map<string, FileEntry>): string {
+  interface Dir { files: TreeEntry[]; dirs: Map<string, Dir> }
+  const root: Dir = { files: [], dirs: new Map() };
+  for (const [path, f] of files) {
+    const parts = path.split('/');
+    let dir = root;
+    for (let i = 0; i < parts.length - 1; i++) {
+      const name = parts[i] as string;
+      let next = dir.dirs.get(name);
+      if (next === undefined) dir.dirs.set(name, (next = { files: [], dirs: new Map() }));
+      dir = next;
+    }
+    dir.files.push({ mode: f.mode, type: f.type, sha: f.sha, name: parts[parts.length - 1] as string });
+  }
+  // Each folder written after its subfolders, in the order a recursive writer would take, with a
+  // stack of its own (a deep path would overflow the call stack).
+  interface Frame { dir: Dir; entries: TreeEntry[]; subs: [string, Dir][]; next: number }
+  const frame = (dir: Dir): Frame => ({ dir, entries: dir.files.slice(), subs: [...dir.dirs], next: 0 });
+  const stack: Frame[] = [frame(root)];
+  let written = '';
+  for (;;) {
+    const top = stack[stack.length - 1] as Frame;
+    const sub = top.subs[top.next];
+    if (sub !== undefined) {
+      stack.push(frame(sub[1]));
+      continue;
+    }
+    written = putObject(ctx, repoId, { t: 'tree', entries: sortEntries(top.entries) });
+    stack.pop();
+    const parent = stack[stack.length - 1];
+    if (parent === undefined) return written;
+    const [name] = parent.subs[parent.next++] as [string, Dir];
+    parent.entries.push({ mode: '040000', type: 'tree', sha: written, name });
+  }
 }

@@ -3,42 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListOptions, ListPage, TwinContext } from '../../../../sdk/twin/types.js';
-import { compareIds } from '../../../../sdk/twin/guest/runtime.js';
 import {
-  buildTree, fromRaw, isDotGitmodules, personLine, rawContent, lineDiff, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
+  fromRaw, isDotGitmodules, personLine, rawContent, lineDiff, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
   objectId, validRefName, walk, type CommitObject, type FileEntry, type TreeEntry,
 } from './git.js';
 import { utf8Encode } from './bytes.js';
-import { fileFolderClash, flatten, mergeFlat } from './flat.test-helper.js';
-
-/** A tree in memory, enough for git.ts (get, list by range, put). */
-function memoryCtx(): TwinContext {
-  const data = new Map<string, Map<string, string>>();
-  const of = (t: string): Map<string, string> => {
-    let m = data.get(t);
-    if (m === undefined) data.set(t, (m = new Map()));
-    return m;
-  };
-  const tree = {
-    get: <V>(t: string, id: string): V | undefined => { const v = of(t).get(id); return v === undefined ? undefined : (JSON.parse(v) as V); },
-    list: <V>(t: string, o: ListOptions = {}): ListPage<V> => {
-      const ids = [...of(t).keys()].filter((id) => (o.after === undefined || compareIds(id, o.after) > 0) && (o.before === undefined || compareIds(id, o.before) < 0)).sort(compareIds);
-      const page = ids.slice(0, o.limit ?? ids.length);
-      return { items: page.map((id) => ({ id, value: JSON.parse(of(t).get(id) as string) as V })), hasMore: page.length < ids.length };
-    },
-    count: (t: string) => of(t).size,
-    put: (t: string, id: string, v: unknown) => { of(t).set(id, JSON.stringify(v)); },
-    delete: (t: string, id: string) => { of(t).delete(id); },
-  };
-  return { tree } as unknown as TwinContext;
-}
-
-/** A deterministic pseudo-random source, so a failure reproduces. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { buildTree, fileFolderClash, flatten, mergeFlat } from './flat.test-helper.js';
+import { memoryCtx, rng } from './memory.test-helper.js';
 
 function ancestors(ctx: TwinContext, sha: string): Set<string> {
   return new Set(walk(ctx.tree, 1, [sha]).map((c) => c.sha));

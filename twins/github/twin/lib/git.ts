@@ -526,43 +526,6 @@ export function* treeWalk(tree: ReadTree, repoId: number, treeSha: string, prefi
   }
 }
 
-/** Writes the trees for a path map; answers the root tree's sha. */
-export function buildTree(ctx: TwinContext, repoId: number, files: Map<string, FileEntry>): string {
-  interface Dir { files: TreeEntry[]; dirs: Map<string, Dir> }
-  const root: Dir = { files: [], dirs: new Map() };
-  for (const [path, f] of files) {
-    const parts = path.split('/');
-    let dir = root;
-    for (let i = 0; i < parts.length - 1; i++) {
-      const name = parts[i] as string;
-      let next = dir.dirs.get(name);
-      if (next === undefined) dir.dirs.set(name, (next = { files: [], dirs: new Map() }));
-      dir = next;
-    }
-    dir.files.push({ mode: f.mode, type: f.type, sha: f.sha, name: parts[parts.length - 1] as string });
-  }
-  // Each folder written after its subfolders, in the order a recursive writer would take, with a
-  // stack of its own (a deep path would overflow the call stack).
-  interface Frame { dir: Dir; entries: TreeEntry[]; subs: [string, Dir][]; next: number }
-  const frame = (dir: Dir): Frame => ({ dir, entries: dir.files.slice(), subs: [...dir.dirs], next: 0 });
-  const stack: Frame[] = [frame(root)];
-  let written = '';
-  for (;;) {
-    const top = stack[stack.length - 1] as Frame;
-    const sub = top.subs[top.next];
-    if (sub !== undefined) {
-      stack.push(frame(sub[1]));
-      continue;
-    }
-    written = putObject(ctx, repoId, { t: 'tree', entries: sortEntries(top.entries) });
-    stack.pop();
-    const parent = stack[stack.length - 1];
-    if (parent === undefined) return written;
-    const [name] = parent.subs[parent.next++] as [string, Dir];
-    parent.entries.push({ mode: '040000', type: 'tree', sha: written, name });
-  }
-}
-
 interface EditDir {
   /** The stored tree this folder was, while unread (and unedited). */
   sha?: string;

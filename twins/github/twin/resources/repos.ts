@@ -7,7 +7,7 @@
  */
 import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import { utf8Encode } from '../lib/bytes.js';
-import { buildTree, putBlob, putObject, setRef, getRef } from '../lib/git.js';
+import { TreeEditor, putBlob, putObject, setRef, getRef } from '../lib/git.js';
 import {
   API, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, longerThan, nextNumber, nodeId, notFound, optBool, optString, optStringArray,
   paginate, reqString, sortBy, str, validation, validationMessages, type Call, type Obj,
@@ -267,7 +267,9 @@ function createRepo(call: Call, ownerLogin: string): { status: number; body: Obj
     const person = { name: me?.name ?? me?.login ?? 'GitHub', email: me?.email ?? 'noreply@github.com', date: now };
     const readme = `# ${name}\n${description === null ? '' : '\n' + description + '\n'}`;
     const blob = putBlob(ctx, repo.id, utf8Encode(readme));
-    const tree = buildTree(ctx, repo.id, new Map([['README.md', { mode: '100644', type: 'blob', sha: blob }]]));
+    const edit = new TreeEditor(ctx.tree, repo.id, null);
+    edit.set('README.md', { mode: '100644', type: 'blob', sha: blob });
+    const tree = edit.write((o) => putObject(ctx, repo.id, o));
     const commit = putObject(ctx, repo.id, { t: 'commit', tree, parents: [], author: person, committer: person, message: 'Initial commit' });
     setRef(ctx, repo.id, `refs/heads/${repo.default_branch}`, commit);
   }
