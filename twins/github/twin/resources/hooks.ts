@@ -70,8 +70,8 @@ function hooksOf(call: { ctx: TwinContext }, repoId: number): StoredHook[] {
  */
 const HOOKS_PER_EVENT = 20;
 
-function checkHookRoom(call: Call, repoId: number, events: string[], except?: number): void {
-  const others = hooksOf(call, repoId).filter((h) => h.id !== except);
+function checkHookRoom(hooks: StoredHook[], events: string[], except?: number): void {
+  const others = hooks.filter((h) => h.id !== except);
   const full = events.filter((e) => others.filter((h) => h.events.includes(e)).length >= HOOKS_PER_EVENT);
   if (full.length > 0) throw validation(full.map((e) => ({ resource: 'Hook', code: 'custom', message: `The "${e}" event cannot have more than ${HOOKS_PER_EVENT} hooks` })));
 }
@@ -187,10 +187,11 @@ export function createHook(call: Call): { status: number; body: Obj } {
   const config = readConfig(b);
   const events = readEvents(optStringArray(b, 'events', 'Hook') ?? ['push']);
   const active = optBool(b, 'active', 'Hook') ?? true;
-  if (hooksOf(call, repo.id).some((h) => h.config.url === config.url && h.events.join() === events.join())) {
+  const hooks = hooksOf(call, repo.id);
+  if (hooks.some((h) => h.config.url === config.url && h.events.join() === events.join())) {
     throw validation([{ resource: 'Hook', code: 'custom', message: 'Hook already exists on this repository' }]);
   }
-  checkHookRoom(call, repo.id, events);
+  checkHookRoom(hooks, events);
   const now = isoNow(ctx);
   const hook: StoredHook = { id: nextNumber(ctx, 'hook'), repoId: repo.id, name: 'web', active, events, config, created_at: now, updated_at: now };
   ctx.tree.put('hook', hookKey(repo.id, hook.id), hook);
@@ -246,7 +247,7 @@ export function updateHook(call: Call): { body: Obj } {
   const add = optStringArray(b, 'add_events', 'Hook') ?? [];
   const remove = optStringArray(b, 'remove_events', 'Hook') ?? [];
   events = readEvents([...events, ...add].filter((e) => !remove.includes(e)));
-  checkHookRoom(call, repo.id, events.filter((e) => !h.events.includes(e)), h.id);
+  checkHookRoom(hooksOf(call, repo.id), events.filter((e) => !h.events.includes(e)), h.id);
   const active = optBool(b, 'active', 'Hook') ?? h.active;
   const updated: StoredHook = { ...h, config, events, active, updated_at: isoNow(call.ctx) };
   call.ctx.tree.put('hook', hookKey(repo.id, h.id), updated);
