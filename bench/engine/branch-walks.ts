@@ -3,8 +3,11 @@
  * - a branch performing N scheduled moves of its own: each finds the first due one with a
  *   list of limit 1, then deletes it, as the runner does (a branch that kept its deletions
  *   in head keys stepped over every one performed before: 2,000 took 191 s);
- * - a list of limit 1 in a branch whose base made N more records after the cut, which the
- *   walk steps over one by one (not fixed: it needs an index by creation position).
+ * - branch creation in a world of 2 twins of 40 types each (the base's id bounds are noted);
+ * - a list of limit 1 in a branch whose base made N more records after the cut, with ids
+ *   above every id at the cut (as ordered ids are): the walk of the base's part stops at the
+ *   greatest id the base had when the branch was made (it stepped over all N: 20,000 took
+ *   185 ms).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,5 +48,24 @@ t0 = performance.now();
 const page = early.listRecords('t', 'customer', { limit: 1, reverse: true });
 if (page.records[0]?.id !== 'c0') throw new Error('the branch sees a record made after its cut');
 console.log(`branch list (limit 1, newest first) past ${N} records its base made after the cut: ${(performance.now() - t0).toFixed(1)} ms`);
+
+// What noting the base's id bounds costs a branch: one seek per type with head keys and one
+// per type with deletion marks, for each twin.
+const TYPES = 40;
+const wide = store.createWorld('wide', { twins: ['a', 'b'] });
+for (const twin of ['a', 'b']) {
+  for (let t = 0; t < TYPES; t++) {
+    const writes = Array.from({ length: 100 }, (_, i) => ({ type: `type${t}`, id: `id_${String(i).padStart(5, '0')}`, value: { i } }));
+    wide.append(twin, { cause, writes });
+    wide.append(twin, { cause, writes: writes.slice(0, 10).map((w) => ({ ...w, value: null })) });
+  }
+}
+await committed();
+for (let round = 0; round < 3; round++) {
+  t0 = performance.now();
+  for (let i = 0; i < 500; i++) wide.branch();
+  await committed();
+  console.log(`branch creation, 2 twins of ${TYPES} types each: ${(((performance.now() - t0) * 1000) / 500).toFixed(0)} µs per branch`);
+}
 await storage.close();
 rmSync(dir, { recursive: true, force: true });

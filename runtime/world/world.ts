@@ -91,7 +91,31 @@ interface BaseMeta {
   worldId: string;
   at: number;
   positions: Record<string, number>;
+  /**
+   * By twin, then type: an id at or above every record id among the base's own keys (head
+   * keys and deletion marks) when the branch was made. No id the base wrote at or below the
+   * cut sorts above it, so a walk of the base's layer stops there, and never steps over the
+   * records the base made after the cut (with ordered ids, every one of them). A type
+   * missing from a twin's map: the base had none. A twin missing (branches made before this,
+   * or a twin with more than MAX_BOUNDED_TYPES types): no bound. Pairs, not objects: a type
+   * may be any string, `__proto__` included.
+   */
+  ids?: [twin: string, bounds: [type: string, id: string][]][];
 }
+
+/** BaseMeta.ids as maps, made once per meta. */
+const baseIdMaps = new WeakMap<BaseMeta, Map<string, Map<string, string>>>();
+
+/** A twin's id bounds in a branch's base (BaseMeta.ids); undefined: unbounded. */
+function baseIdBounds(base: BaseMeta, twin: string): Map<string, string> | undefined {
+  if (base.ids === undefined) return undefined;
+  let byTwin = baseIdMaps.get(base);
+  if (byTwin === undefined) baseIdMaps.set(base, (byTwin = new Map(base.ids.map(([t, bounds]) => [t, new Map(bounds)]))));
+  return byTwin.get(twin);
+}
+
+/** A branch records id bounds for a twin of at most this many types (branching stays cheap). */
+const MAX_BOUNDED_TYPES = 256;
 
 interface WorldMeta {
   v: 1;
@@ -119,12 +143,16 @@ interface State {
    */
   counts: Map<string, Map<string, number>>;
   /**
-   * By `<twin>\0<type>`: an id at or after (key order) every own head key's id of the type,
+   * By twin, then type: an id at or after (key order) every own head key's id of the type,
    * read once and raised by each write. A write of an id beyond it (a create with an ordered
    * id) is of a record with no own version, so appendBatch need not look for its head key.
-   * Only appendBatch adds head keys; a removal leaves this higher than need be, never lower.
+   * Once ownIdBounds has read a twin's deletion marks too (idBoundsRead), they bound every id
+   * the world wrote, which a branch notes as its base's bounds (BaseMeta.ids). Only
+   * appendBatch adds head keys and marks; a removal leaves this higher than need be, never lower.
    */
-  headIdBounds: Map<string, string>;
+  idBounds: Map<string, Map<string, string>>;
+  /** Twins whose every type is in idBounds (read once, for the first branch), or past MAX_BOUNDED_TYPES. */
+  idBoundsRead: Map<string, 'all' | 'too many'>;
 }
 
 /** The head index's value: the newest own version's position and value (null: deleted). */
@@ -135,6 +163,8 @@ interface Layer {
   id: string;
   lo: number;
   hi: number;
+  /** A base's layer: by type, the greatest id it can hold (BaseMeta.ids); undefined: unbounded. */
+  ids: Map<string, string> | undefined;
   /** The world being read (its head index answers reads at its head). */
   top: boolean;
   /**
@@ -162,6 +192,12 @@ function after(prefix: Key, part: string): Key {
 }
 
 const msOf = (entry: Entry): number => Date.parse(entry.occurredAt);
+
+/** Whether a base's layer with these id bounds can hold the record. */
+function withinIds(ids: Map<string, string>, type: string, id: string): boolean {
+  const bound = ids.get(type);
+  return bound !== undefined && compareStrings(id, bound) <= 0;
+}
 
 /** A twin's cut in a branch's base; 0 for a twin the base did not have (own properties only). */
 function cutOf(base: BaseMeta | null, twin: string): number {
@@ -192,7 +228,7 @@ class Engine {
     if (cached !== undefined) return cached;
     const meta = this.storage.get<WorldMeta>([id, '#meta']);
     if (meta === undefined) throw new KitError('internal', `world ${id} has no metadata`);
-    const state: State = { meta, removed: false, heads: new Map(), newest: new Map(), counts: new Map(), headIdBounds: new Map() };
+    const state: State = { meta, removed: false, heads: new Map(), newest: new Map(), counts: new Map(), idBounds: new Map(), idBoundsRead: new Map() };
     this.byId.set(id, state);
     this.byName.set(meta.name, state);
     return state;
@@ -811,10 +847,15 @@ export class World {
       expiresAt: ttl === undefined ? null : formatInstant(createdAt + ttl * 1000),
     };
     const parentId = this.s.meta.id;
+    const ids: NonNullable<BaseMeta['ids']> = [];
+    for (const twin of this.s.meta.twins) {
+      const bounds = this.ownIdBounds(twin);
+      if (bounds !== undefined) ids.push([twin, [...bounds]]);
+    }
     const state = this.e.create(
       name,
       [...this.s.meta.twins],
-      { clock: live ? null : atMs, live, base: { world: this.name, worldId: parentId, at: atMs, positions } },
+      { clock: live ? null : atMs, live, base: { world: this.name, worldId: parentId, at: atMs, positions, ids } },
       (put) => {
         put([parentId, '#branch', name], record);
         if (ttl !== undefined) put(['#ttl', createdAt + ttl * 1000, name], null);
@@ -970,13 +1011,15 @@ export class World {
     let s: State = this.s;
     let hi = at;
     let top = true;
+    let ids: Map<string, string> | undefined;
     for (;;) {
       const base = s.meta.base;
       const cut = cutOf(base, twin);
-      if (hi > cut) out.push({ id: s.meta.id, lo: cut, hi, top, root: base === null });
+      if (hi > cut) out.push({ id: s.meta.id, lo: cut, hi, ids, top, root: base === null });
       if (base === null || cut === 0) return out;
       hi = Math.min(hi, cut);
       top = false;
+      ids = baseIdBounds(base, twin);
       s = this.e.stateById(base.worldId);
     }
   }
@@ -1044,6 +1087,7 @@ export class World {
   private valueIn(layers: Layer[], twin: string, type: string, id: string, at: number, head: number): unknown {
     const storage = this.e.storage;
     for (const l of layers) {
+      if (l.ids !== undefined && !withinIds(l.ids, type, id)) continue;
       // The layer's newest own version (a branch's masking deletion included: null).
       const version = storage.get<HeadVersion>([l.id, twin, 'head', type, id]);
       if (version !== undefined && version[0] <= l.hi) return version[1] ?? undefined;
@@ -1063,17 +1107,68 @@ export class World {
     return undefined;
   }
 
+  /**
+   * By type, an id at or after every id among this world's own head keys and deletion marks
+   * of a twin's records (every record it wrote has one or the other, as valueIn relies on).
+   * The first call reads them (one seek per type and kind, walking down from the last type);
+   * appendBatch keeps them since. Undefined past MAX_BOUNDED_TYPES types.
+   */
+  private ownIdBounds(twin: string): Map<string, string> | undefined {
+    const read = this.s.idBoundsRead.get(twin);
+    if (read === 'too many') return undefined;
+    const bounds = this.idBoundsOf(twin);
+    if (read === undefined) {
+      const found = new Map<string, string>();
+      for (const kind of ['head', 'del']) {
+        const prefix: Key = [this.s.meta.id, twin, kind];
+        let end = prefixEnd(prefix);
+        for (;;) {
+          const kv = first(this.e.storage, { start: prefix, end, reverse: true });
+          if (kv === undefined) break;
+          const type = kv.key[3] as string;
+          const id = kv.key[4] as string;
+          const known = found.get(type);
+          if (known === undefined || compareStrings(id, known) > 0) found.set(type, id);
+          if (found.size > MAX_BOUNDED_TYPES) {
+            this.s.idBoundsRead.set(twin, 'too many');
+            return undefined;
+          }
+          end = [...prefix, type];
+        }
+      }
+      // A type appendBatch has read since the world opened holds its newest head key, maybe
+      // not the greatest of its deletion marks: the greater one stays.
+      for (const [type, id] of found) {
+        const known = bounds.get(type);
+        if (known === undefined || compareStrings(id, known) > 0) bounds.set(type, id);
+      }
+      this.s.idBoundsRead.set(twin, 'all');
+    }
+    if (bounds.size > MAX_BOUNDED_TYPES) {
+      this.s.idBoundsRead.set(twin, 'too many');
+      return undefined;
+    }
+    return bounds;
+  }
+
+  private idBoundsOf(twin: string): Map<string, string> {
+    let bounds = this.s.idBounds.get(twin);
+    if (bounds === undefined) this.s.idBounds.set(twin, (bounds = new Map()));
+    return bounds;
+  }
+
   /** Whether `rid` sorts after every own head key of the type (then it has none); raises the bound to it. */
   private beyondOwnHeads(twin: string, type: string, rid: string): boolean {
-    const at = `${twin}\u0000${type}`;
-    let bound = this.s.headIdBounds.get(at);
+    const bounds = this.idBoundsOf(twin);
+    let bound = bounds.get(type);
     if (bound === undefined) {
       const prefix: Key = [this.s.meta.id, twin, 'head', type];
       const last = first(this.e.storage, { start: prefix, end: prefixEnd(prefix), reverse: true });
       bound = last === undefined ? '' : (last.key[4] as string);
     }
     const beyond = compareStrings(rid, bound) > 0;
-    this.s.headIdBounds.set(at, beyond ? rid : bound);
+    if (beyond) bounds.set(type, rid);
+    else if (!bounds.has(type)) bounds.set(type, bound);
     return beyond;
   }
 
@@ -1135,20 +1230,22 @@ export class World {
     const storage = this.e.storage;
     const layers = this.layers(twin, at);
     const better = (a: string, b: string): boolean => (reverse ? compareStrings(a, b) > 0 : compareStrings(a, b) < 0);
+    // The end of a range under `prefix`: below `upper` (exclusive) and at or below `cap` (a
+    // base layer's greatest id, inclusive), whichever is lower.
+    const endOf = (prefix: Key, upper: string | undefined, cap: string | undefined): Key => {
+      if (cap !== undefined && (upper === undefined || compareStrings(`${cap}\u0000`, upper) < 0)) return after(prefix, cap);
+      return upper === undefined ? prefixEnd(prefix) : [...prefix, upper];
+    };
     // The first key beyond `cursor` (in walking order) under `prefix`, within the bounds.
-    const nextKey = <V>(prefix: Key, cursor: string | undefined): KeyValue<V> | undefined => {
+    const nextKey = <V>(prefix: Key, cursor: string | undefined, cap: string | undefined): KeyValue<V> | undefined => {
       let range: RangeOptions;
       if (!reverse) {
         const lower = cursor ?? bounds.after;
-        range = {
-          start: lower === undefined ? prefix : after(prefix, lower),
-          end: bounds.before === undefined ? prefixEnd(prefix) : [...prefix, bounds.before],
-        };
+        range = { start: lower === undefined ? prefix : after(prefix, lower), end: endOf(prefix, bounds.before, cap) };
       } else {
-        const upper = cursor ?? bounds.before;
         range = {
           start: bounds.after === undefined ? prefix : after(prefix, bounds.after),
-          end: upper === undefined ? prefixEnd(prefix) : [...prefix, upper],
+          end: endOf(prefix, cursor ?? bounds.before, cap),
           reverse: true,
         };
       }
@@ -1160,7 +1257,7 @@ export class World {
     const nextMarked = (l: Layer, cursor: string | undefined): string | undefined => {
       const known = marks.get(l);
       if (known !== undefined && cursor !== undefined && (known.next === undefined || better(cursor, known.next))) return known.next;
-      const next = nextKey([l.id, twin, 'del', type], cursor)?.key[4] as string | undefined;
+      const next = nextKey([l.id, twin, 'del', type], cursor, l.ids?.get(type))?.key[4] as string | undefined;
       marks.set(l, { next });
       return next;
     };
@@ -1168,13 +1265,17 @@ export class World {
     // record the layer wrote has a head key (live, or a branch's deletion) or, deleted by a
     // root world, a deletion mark; its older versions are version keys.
     const seek = (l: Layer, from: string | undefined): string | undefined => {
+      // A base's layer holds no id above its bound: the records it made after the cut are
+      // never stepped over (with ordered ids they all sort above it).
+      const cap = l.ids?.get(type);
+      if (l.ids !== undefined && cap === undefined) return undefined;
       const heads: Key = [l.id, twin, 'head', type];
       // Read at a world's own head, a record deleted without a head key is gone: only a read
       // of a past position or of the world as a base looks for them.
       const seekMarks = !(l.top && at === head);
       let cursor = from;
       for (;;) {
-        const hk = nextKey<HeadVersion>(heads, cursor);
+        const hk = nextKey<HeadVersion>(heads, cursor, cap);
         const h = hk?.key[4] as string | undefined;
         const m = seekMarks ? nextMarked(l, cursor) : undefined;
         if (h === undefined && m === undefined) return undefined;
