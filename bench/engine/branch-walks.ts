@@ -3,6 +3,8 @@
  * - a branch performing N scheduled moves of its own: each finds the first due one with a
  *   list of limit 1, then deletes it, as the runner does (a branch that kept its deletions
  *   in head keys stepped over every one performed before: 2,000 took 191 s);
+ * - a checkpoint of the root world at position 1, after those N records (a walk at a past
+ *   position stops at the id bounds noted every 1,024 positions; it stepped over all N);
  * - branch creation in a world of 2 twins of 40 types each (the base's id bounds are noted);
  * - a list of limit 1 in a branch whose base made N more records after the cut, with ids
  *   above every id at the cut (as ordered ids are): the walk of the base's part stops at the
@@ -48,6 +50,10 @@ t0 = performance.now();
 const page = early.listRecords('t', 'customer', { limit: 1, reverse: true });
 if (page.records[0]?.id !== 'c0') throw new Error('the branch sees a record made after its cut');
 console.log(`branch list (limit 1, newest first) past ${N} records its base made after the cut: ${(performance.now() - t0).toFixed(1)} ms`);
+t0 = performance.now();
+const early1 = Buffer.from(root.checkpoint('t', 1)).toString();
+if (!early1.includes('"c0"') || early1.includes('"c00000001"')) throw new Error('the checkpoint at position 1 is wrong');
+console.log(`root checkpoint at position 1, ${N} records made after it: ${(performance.now() - t0).toFixed(1)} ms`);
 
 // What noting the base's id bounds costs a branch: one seek per type with head keys and one
 // per type with deletion marks, for each twin.

@@ -17,6 +17,8 @@ import type { EntryDraft, RecordWrite } from './types.js';
 import { type World, WorldStore } from './world.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
+/** Id bounds noted every few positions (1,024 by default), so walks at past positions use them. */
+const BOUNDS_EVERY = 3;
 const { backends, cleanups } = storageBackends('kit-append-');
 const TYPES = ['customer', 'price', 'ix.customer.acct_1'];
 const cause: EntryDraft['cause'] = { kind: 'request', method: 'POST', route: 'POST /v1/x', path: '/v1/x', status: 200, requestId: 'r' };
@@ -148,7 +150,7 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
       if (storage.alive) await storage.close();
     });
     const clock = { now: T0 };
-    return { storage, clock, store: new WorldStore(storage, { now: () => clock.now }) };
+    return { storage, clock, store: new WorldStore(storage, { now: () => clock.now, boundsEvery: BOUNDS_EVERY }) };
   }
 
   it('counts and records agree with a replay, in a world, a branch as of now and a branch at a past instant', () => {
@@ -179,7 +181,7 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     const { ids, ...base } = (storage.get<{ base: { ids?: unknown } }>([pastId, '#meta']) as { base: { ids?: unknown } }).base;
     expect(ids).toBeDefined();
     storage.transact((tx) => tx.put([pastId, '#meta'], { ...(storage.get([pastId, '#meta']) as object), base }));
-    const fresh = new WorldStore(storage, { now: () => clock.now });
+    const fresh = new WorldStore(storage, { now: () => clock.now, boundsEvery: BOUNDS_EVERY });
     for (const [w, m] of [[root, rm], [now, nm], [past, pm], [sub, sm]] as const) check(fresh.openWorld(w.name), m);
   });
 
@@ -194,7 +196,7 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     const { br, bm } = grownBranch(root, rm, rnd, 20, clock);
     drive(root, rm, rnd, 10, clock);
     rewrite(storage);
-    reopenAndAppendOn(new WorldStore(storage, { now: () => clock.now }), br.name, rm, bm, rnd, clock);
+    reopenAndAppendOn(new WorldStore(storage, { now: () => clock.now, boundsEvery: BOUNDS_EVERY }), br.name, rm, bm, rnd, clock);
   }
 
   it('reads worlds written before newest versions lived only in their head keys, and appends on', () => {
@@ -299,7 +301,7 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     // U+1F600 sorts after U+E000 in key (code point) order and before it in UTF-16 code units.
     w.append('stripe', { cause, writes: [{ type: 'customer', id: '\uE000', value: 1 }, { type: 'customer', id: '\u{1F600}', value: 2 }] });
     w.append('stripe', { cause, writes: [{ type: 'customer', id: 'a', value: 1 }] });
-    const again = new WorldStore(storage, { now: () => clock.now }).openWorld('acme');
+    const again = new WorldStore(storage, { now: () => clock.now, boundsEvery: BOUNDS_EVERY }).openWorld('acme');
     again.append('stripe', { cause, writes: [{ type: 'customer', id: '\uE000', value: 3 }, { type: 'customer', id: 'a', value: 2 }] });
     expect(again.countRecords('stripe', 'customer')).toBe(3);
     expect(again.getRecord('stripe', 'customer', '\uE000', 2)).toBe(1);
@@ -327,13 +329,13 @@ describe('appendBatch bookkeeping after a restart', () => {
     const clock = { now: T0 };
     const rnd = random(11);
     const first = openLmdbStorage(dir);
-    const { root, rm } = grownWorld(new WorldStore(first, { now: () => clock.now }), rnd, 40, clock);
+    const { root, rm } = grownWorld(new WorldStore(first, { now: () => clock.now, boundsEvery: BOUNDS_EVERY }), rnd, 40, clock);
     const { br, bm } = grownBranch(root, rm, rnd, 20, clock);
     await first.close();
 
     const second = openLmdbStorage(dir);
     cleanups.push(() => second.close());
-    const again = new WorldStore(second, { now: () => clock.now });
+    const again = new WorldStore(second, { now: () => clock.now, boundsEvery: BOUNDS_EVERY });
     reopenAndAppendOn(again, br.name, rm, bm, rnd, clock);
   });
 });

@@ -22,6 +22,9 @@
  *                                                      the log's length
  *   [id, twin, 'del', type, rid]      → pos            the world's last deletion of the record
  *   [id, twin, 'count', type, pos]    → n              count of live records of the type as of pos
+ *   [id, twin, 'bounds', pos]         → [type, rid][]  by type, an id at or above every id the world
+ *                                                      had written by pos: noted after every 1,024
+ *                                                      writes, so walks at past positions stop there
  * A record's newest own version is in its head key alone, so a new record costs one key; its
  * version key is written when a later write supersedes it. Deleting a record removes its head
  * key and writes its deletion as a version key and a deletion mark, so the head keys of a type
@@ -117,6 +120,14 @@ function baseIdBounds(base: BaseMeta, twin: string): Map<string, string> | undef
 /** A branch records id bounds for a twin of at most this many types (branching stays cheap). */
 const MAX_BOUNDED_TYPES = 256;
 
+/**
+ * After this many record writes, appendBatch notes a twin's id bounds (`[w, t, 'bounds', pos]`),
+ * so that a walk at a past position stops at the ids the world had by then, give or take this
+ * many writes (or one entry's, when bigger): a checkpoint or list of an early position does not
+ * step over every record made after it.
+ */
+const BOUNDS_EVERY = 1024;
+
 interface WorldMeta {
   v: 1;
   id: string;
@@ -153,6 +164,8 @@ interface State {
   idBounds: Map<string, Map<string, string>>;
   /** Twins whose every type is in idBounds (read once, for the first branch), or past MAX_BOUNDED_TYPES. */
   idBoundsRead: Map<string, 'all' | 'too many'>;
+  /** By twin: record writes appended since its id bounds were last noted (or the world opened). */
+  writesSinceBounds: Map<string, number>;
 }
 
 /** The head index's value: the newest own version's position and value (null: deleted). */
@@ -199,6 +212,24 @@ function withinIds(ids: Map<string, string>, type: string, id: string): boolean 
   return bound !== undefined && compareStrings(id, bound) <= 0;
 }
 
+/** Intersections of two bounds (types in both, the lower id), made once per pair. */
+const intersections = new WeakMap<Map<string, string>, WeakMap<Map<string, string>, Map<string, string>>>();
+
+function intersectBounds(a: Map<string, string>, b: Map<string, string>): Map<string, string> {
+  let byB = intersections.get(a);
+  if (byB === undefined) intersections.set(a, (byB = new WeakMap()));
+  let both = byB.get(b);
+  if (both === undefined) {
+    both = new Map();
+    for (const [type, id] of a) {
+      const other = b.get(type);
+      if (other !== undefined) both.set(type, compareStrings(id, other) <= 0 ? id : other);
+    }
+    byB.set(b, both);
+  }
+  return both;
+}
+
 /** A twin's cut in a branch's base; 0 for a twin the base did not have (own properties only). */
 function cutOf(base: BaseMeta | null, twin: string): number {
   return base !== null && Object.hasOwn(base.positions, twin) ? (base.positions[twin] as number) : 0;
@@ -210,11 +241,31 @@ class Engine {
   private readonly byName = new Map<string, State>();
   private readonly worlds = new Map<State, World>();
   readonly purges = new Set<Promise<void>>();
+  /** By `<world id>\0<twin>\0<position>`: the first bounds record at or after the position (they never change once written). */
+  private readonly boundsRecords = new Map<string, Map<string, string>>();
 
   constructor(
     readonly storage: Storage,
     readonly now: () => number,
+    readonly boundsEvery: number,
   ) {}
+
+  /**
+   * The id bounds a world first noted at or after `position` (an id at or above every id it had
+   * written by then, so by `position`); undefined when it has noted none since.
+   */
+  boundsRecordAt(worldId: string, twin: string, position: number): Map<string, string> | undefined {
+    const at = `${worldId}\u0000${twin}\u0000${position}`;
+    let bounds = this.boundsRecords.get(at);
+    if (bounds !== undefined) return bounds;
+    const prefix: Key = [worldId, twin, 'bounds'];
+    const kv = first<[string, string][]>(this.storage, { start: [...prefix, position], end: prefixEnd(prefix) });
+    if (kv === undefined) return undefined;
+    bounds = new Map(kv.value);
+    if (this.boundsRecords.size >= 4096) this.boundsRecords.clear();
+    this.boundsRecords.set(at, bounds);
+    return bounds;
+  }
 
   state(name: string): State | undefined {
     const cached = this.byName.get(name);
@@ -228,7 +279,7 @@ class Engine {
     if (cached !== undefined) return cached;
     const meta = this.storage.get<WorldMeta>([id, '#meta']);
     if (meta === undefined) throw new KitError('internal', `world ${id} has no metadata`);
-    const state: State = { meta, removed: false, heads: new Map(), newest: new Map(), counts: new Map(), idBounds: new Map(), idBoundsRead: new Map() };
+    const state: State = { meta, removed: false, heads: new Map(), newest: new Map(), counts: new Map(), idBounds: new Map(), idBoundsRead: new Map(), writesSinceBounds: new Map() };
     this.byId.set(id, state);
     this.byName.set(meta.name, state);
     return state;
@@ -320,8 +371,9 @@ class Engine {
 export class WorldStore {
   private readonly engine: Engine;
 
-  constructor(storage: Storage, options: { now?: () => number } = {}) {
-    this.engine = new Engine(storage, options.now ?? Date.now);
+  /** `boundsEvery`: after how many record writes a twin's id bounds are noted (default 1,024; tests use fewer). */
+  constructor(storage: Storage, options: { now?: () => number; boundsEvery?: number } = {}) {
+    this.engine = new Engine(storage, options.now ?? Date.now, options.boundsEvery ?? BOUNDS_EVERY);
     const trash = [...storage.range({ start: ['#trash'], end: prefixEnd(['#trash']) })];
     for (const { key } of trash) this.engine.purge(key[1] as string);
   }
@@ -547,7 +599,14 @@ export class World {
         }
       }
     }
+    // After boundsEvery writes since the last note: the bounds as of this batch's last position
+    // (the appends above raised them).
+    let writes = this.s.writesSinceBounds.get(twin) ?? 0;
+    for (const entry of entries) writes += entry.writes.length;
+    const noted = head + entries.length;
+    const bounds = writes >= this.e.boundsEvery ? this.ownIdBounds(twin) : undefined;
     storage.transact((tx) => {
+      if (bounds !== undefined) tx.put([id, twin, 'bounds', noted], [...bounds]);
       for (const [type, rid, position, value] of superseded) tx.put([id, twin, 'rec', type, rid, position], value);
       for (const entry of entries) {
         // The entry and the head keys hold the same values: the storage may encode each once.
@@ -566,6 +625,7 @@ export class World {
       }
       for (const [type, position, n] of countWrites) tx.put([id, twin, 'count', type, position], n);
     });
+    this.s.writesSinceBounds.set(twin, writes >= this.e.boundsEvery ? 0 : writes);
     if (entries.length > 0) {
       this.s.heads.set(twin, head + entries.length);
       this.s.newest.set(twin, newest);
@@ -1228,7 +1288,15 @@ export class World {
     visit: (id: string, value: unknown) => void,
   ): boolean {
     const storage = this.e.storage;
-    const layers = this.layers(twin, at);
+    // A layer read below its world's head also stops at the bounds its world noted at or after
+    // the layer's top position: a walk of an early position, or of a base cut at a past instant,
+    // does not step over the records made after it.
+    const layers = this.layers(twin, at).map((l) => {
+      if (l.top && at === head) return l;
+      const noted = this.e.boundsRecordAt(l.id, twin, l.hi);
+      if (noted === undefined) return l;
+      return { ...l, ids: l.ids === undefined ? noted : intersectBounds(l.ids, noted) };
+    });
     const better = (a: string, b: string): boolean => (reverse ? compareStrings(a, b) > 0 : compareStrings(a, b) < 0);
     // The end of a range under `prefix`: below `upper` (exclusive) and at or below `cap` (a
     // base layer's greatest id, inclusive), whichever is lower.
