@@ -139,7 +139,7 @@ describe('GitHub twin: limits of trees, contents and diffs', () => {
     }
   });
 
-  it('pulls.listFiles pages through a pull request\'s files up to 3,000 (GitHub\'s limit), not the first 300 only; merging it takes them all', async () => {
+  it('pulls.listFiles and getCommit page through a commit\'s files up to 3,000 (GitHub\'s limit), not the first 300 only, and count them all; merging it takes them all', async () => {
     const m = { owner: 'admin', repo: 'many' };
     await gh.admin.repos.createForAuthenticatedUser({ name: m.repo, auto_init: true });
     const main = (await gh.admin.git.getRef({ ...m, ref: 'heads/main' })).data.object.sha;
@@ -151,6 +151,19 @@ describe('GitHub twin: limits of trees, contents and diffs', () => {
     const files = await gh.admin.paginate(gh.admin.pulls.listFiles, { ...m, pull_number: pr.data.number, per_page: 100 });
     expect(files.length).toBe(350);
     expect([files[0]?.filename, files[349]?.filename, files[349]?.patch]).toEqual(['src/f0000', 'src/f0349', '@@ -0,0 +1,1 @@\n+f0349']);
+    // The pull request's counts are over all its files, not the first 300.
+    const got = (await gh.admin.pulls.get({ ...m, pull_number: pr.data.number })).data;
+    expect([got.changed_files, got.additions, got.deletions]).toEqual([350, 350, 0]);
+    // getCommit lists 300 files a page, with Link headers for the rest; every page carries the whole commit's stats.
+    const first = await gh.admin.repos.getCommit({ ...m, ref: commit.data.sha });
+    expect([first.data.files?.length, first.data.files?.[299]?.filename, first.data.stats]).toEqual([300, 'src/f0299', { total: 350, additions: 350, deletions: 0 }]);
+    expect(first.headers.link).toMatch(/[?&]page=2>; rel="next"/);
+    const second = await gh.admin.repos.getCommit({ ...m, ref: commit.data.sha, page: 2 });
+    expect([second.data.files?.length, second.data.files?.[49]?.filename, second.data.files?.[49]?.patch, second.data.stats?.total]).toEqual([50, 'src/f0349', '@@ -0,0 +1,1 @@\n+f0349', 350]);
+    expect(second.headers.link).toMatch(/rel="prev"/);
+    expect(second.headers.link).not.toMatch(/rel="next"/);
+    const small = await gh.admin.repos.getCommit({ ...m, ref: commit.data.sha, per_page: 100, page: 4 });
+    expect([small.data.files?.length, small.data.files?.[0]?.filename]).toEqual([50, 'src/f0300']);
     expect((await gh.admin.pulls.merge({ ...m, pull_number: pr.data.number })).data.merged).toBe(true);
     const merged = (await gh.admin.repos.getContent({ ...m, path: 'src' })).data as { name: string }[];
     expect(merged.length).toBe(350);

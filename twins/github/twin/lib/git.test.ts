@@ -205,6 +205,17 @@ describe('names git refuses', () => {
     const bin = putBlob(ctx, 1, Uint8Array.from([0, 1, 2]));
     expect(lineDiff(ctx.tree, 1, a, bin)).toEqual({ additions: 0, deletions: 0 });
   });
+
+  it('lineDiff spends its alignment from a budget; past it, the counts are the changed lines, unaligned', () => {
+    const ctx = memoryCtx();
+    // Lines 1..20 against 1..20 with every other line changed: aligned, 10 and 10; unaligned, 19 and 19.
+    const a = putBlob(ctx, 1, utf8Encode(Array.from({ length: 20 }, (_, i) => `${i}\n`).join('')));
+    const b = putBlob(ctx, 1, utf8Encode(Array.from({ length: 20 }, (_, i) => (i % 2 === 1 ? `x${i}\n` : `${i}\n`)).join('')));
+    const budget = { cells: 19 * 19 };
+    expect(lineDiff(ctx.tree, 1, a, b, undefined, budget)).toMatchObject({ additions: 10, deletions: 10 });
+    expect(budget.cells).toBe(0);
+    expect(lineDiff(ctx.tree, 1, a, b, undefined, budget)).toEqual({ additions: 19, deletions: 19 });
+  });
 });
 
 describe('hostile inputs cost time in proportion to their size', () => {

@@ -969,7 +969,14 @@ function isBinary(bytes: Uint8Array): boolean {
  * `limits`, a patch longer than `bytes` characters or `lines` lines is left out (the counts
  * stay), and is not built when its size shows it would be.
  */
-export function lineDiff(tree: ReadTree, repoId: number, oldSha: string | null, newSha: string | null, limits?: { bytes: number; lines: number }): { additions: number; deletions: number; patch?: string } {
+/**
+ * Two blobs' line counts and one-hunk patch (none past `limits`). Aligning them costs the
+ * product of their differing middles' lines, at most 250,000 cells, and is spent from `budget`
+ * (one answer's): past either, the counts are the middles' lines, unaligned.
+ */
+export function lineDiff(
+  tree: ReadTree, repoId: number, oldSha: string | null, newSha: string | null, limits?: { bytes: number; lines: number }, budget?: { cells: number },
+): { additions: number; deletions: number; patch?: string } {
   const ob = oldSha === null ? new Uint8Array(0) : blobBytes(tree, repoId, oldSha) ?? new Uint8Array(0);
   const nb = newSha === null ? new Uint8Array(0) : blobBytes(tree, repoId, newSha) ?? new Uint8Array(0);
   if (isBinary(ob) || isBinary(nb)) return { additions: 0, deletions: 0 };
@@ -980,7 +987,8 @@ export function lineDiff(tree: ReadTree, repoId: number, oldSha: string | null, 
   let endA = a.length, endB = b.length;
   while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA--; endB--; }
   const ma = endA - start, mb = endB - start;
-  if (ma * mb > 250_000) return { additions: mb, deletions: ma };
+  if (ma * mb > 250_000 || (budget !== undefined && ma * mb > budget.cells)) return { additions: mb, deletions: ma };
+  if (budget !== undefined) budget.cells -= ma * mb;
   // LCS table over the differing middle.
   const w = mb + 1;
   const t = new Uint32Array((ma + 1) * w);

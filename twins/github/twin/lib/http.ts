@@ -264,10 +264,10 @@ export interface Page {
   perPage: number;
 }
 
-export function pageOf(req: TwinRequest): Page {
+export function pageOf(req: TwinRequest, maxPerPage = 100): Page {
   const pp = str(req.query, 'per_page');
   const p = str(req.query, 'page');
-  let perPage = pp === undefined || !/^\d+$/.test(pp) ? 30 : Math.min(100, Number(pp));
+  let perPage = pp === undefined || !/^\d+$/.test(pp) ? 30 : Math.min(maxPerPage, Number(pp));
   if (perPage < 1) perPage = 30;
   const page = p === undefined || !/^\d+$/.test(p) || Number(p) < 1 ? 1 : Math.min(Number(p), 1_000_000);
   return { page, perPage };
@@ -294,9 +294,9 @@ export function paginate<T>(call: Call, items: T[]): T[] {
   return items.slice((page - 1) * perPage, page * perPage);
 }
 
-/** Sets `Link` (prev, next, last, first) for the request's page of a list of `total` items. */
-export function pageLinks(call: Call, total: number): void {
-  const { page, perPage } = pageOf(call.req);
+/** Sets `Link` (prev, next, last, first) for the request's page of a list of `total` items, `perPage` to a page (the request's by default). */
+export function pageLinks(call: Call, total: number, perPage = pageOf(call.req).perPage): void {
+  const { page } = pageOf(call.req);
   const last = Math.max(1, Math.ceil(total / perPage));
   const links: string[] = [];
   const base = call.req.headers['x-kit-twin-url'] ?? '';

@@ -9,7 +9,7 @@ import {
   TreeEditor, diffTrees, entryAt, fileAbove, getCommit, getObject, getRef, lineDiff, objectInfo, paint, pathInTrees, pathProblem, putBlob, putObject, resolveCommitish, walk,
   type CommitObject, type FileChange, type GitObject,
 } from '../lib/git.js';
-import { GhError, WEB, bodyObject, instantParam, notFound, optString, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
+import { GhError, WEB, bodyObject, instantParam, notFound, optString, pageLinks, pageOf, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
 import { fullName, loadRepo, repoApi, type StoredRepo } from './repos.js';
 import { moveRef, personFrom, presentCommit, presentGitCommit, treeWork } from './gitdata.js';
 
@@ -177,7 +177,21 @@ export function getReadme(call: Call): { body: Obj | Obj[] } {
  * patches of one pair of blobs named by many paths would otherwise multiply an 8 KB push into
  * hundreds of MB.
  */
-export const DIFF_LIMITS = { files: 300, fileBytes: 500 * 1024, fileLines: 20_000, totalBytes: 1024 * 1024 };
+export const DIFF_LIMITS = {
+  files: 300,
+  fileBytes: 500 * 1024,
+  fileLines: 20_000,
+  totalBytes: 1024 * 1024,
+  /**
+   * Ours: the line alignments one list of files may cost (cells of their tables, ~0.1 s). A
+   * push of 3,000 files of 500 changed lines each asks for 750M; past the budget a file's
+   * counts are its changed lines, unaligned.
+   */
+  cells: 20_000_000,
+};
+
+/** How many files a commit's answer lists in all, a page at a time: "up to a limit of 3000 files" (repos.getCommit). */
+const COMMIT_FILES_LIMIT = 3000;
 
 /** The `files` of a diff as GitHub lists them (the first 300), with patches within `DIFF_LIMITS`. */
 export function presentFiles(tree: ReadTree, repo: StoredRepo, ref: string, changes: FileChange[]): Obj[] {
@@ -185,11 +199,12 @@ export function presentFiles(tree: ReadTree, repo: StoredRepo, ref: string, chan
   // counts against the total each time it is shown.
   const diffs = new Map<string, ReturnType<typeof lineDiff>>();
   let left = DIFF_LIMITS.totalBytes;
+  const budget = { cells: DIFF_LIMITS.cells };
   return changes.slice(0, DIFF_LIMITS.files).map((f) => {
     const key = `${f.previousSha}:${f.sha}`;
     let d = diffs.get(key);
     // Past the total no patch is shown, so none is built; the counts are still needed.
-    if (d === undefined) diffs.set(key, (d = lineDiff(tree, repo.id, f.previousSha, f.sha, { bytes: left === 0 ? 0 : DIFF_LIMITS.fileBytes, lines: DIFF_LIMITS.fileLines })));
+    if (d === undefined) diffs.set(key, (d = lineDiff(tree, repo.id, f.previousSha, f.sha, { bytes: left === 0 ? 0 : DIFF_LIMITS.fileBytes, lines: DIFF_LIMITS.fileLines }, budget)));
     const out: Obj = {
       sha: f.sha ?? f.previousSha,
       filename: f.filename,
@@ -207,6 +222,21 @@ export function presentFiles(tree: ReadTree, repo: StoredRepo, ref: string, chan
     } else if (d.patch !== undefined) left = 0;
     return out;
   });
+}
+
+/** Additions and deletions over every file of `changes` (no patch is built; a pair of blobs shared by many paths is compared once). */
+export function diffTotals(tree: ReadTree, repo: StoredRepo, changes: FileChange[]): { additions: number; deletions: number } {
+  const diffs = new Map<string, ReturnType<typeof lineDiff>>();
+  const budget = { cells: DIFF_LIMITS.cells };
+  let additions = 0, deletions = 0;
+  for (const f of changes) {
+    const key = `${f.previousSha}:${f.sha}`;
+    let d = diffs.get(key);
+    if (d === undefined) diffs.set(key, (d = lineDiff(tree, repo.id, f.previousSha, f.sha, { bytes: 0, lines: 0 }, budget)));
+    additions += d.additions;
+    deletions += d.deletions;
+  }
+  return { additions, deletions };
 }
 
 /**
@@ -257,9 +287,17 @@ export function getCommitRoute(call: Call): { body: Obj } {
   const sha = resolveCommitish(ctx.tree, repo.id, ref);
   if (sha === undefined) throw new GhError(422, `No commit found for SHA: ${ref}`);
   const c = getCommit(ctx.tree, repo.id, sha) as CommitObject;
-  const files = presentFiles(ctx.tree, repo, sha, changedFiles(ctx.tree, repo, c.parents[0], sha, DIFF_LIMITS.files));
-  const additions = files.reduce((n, f) => n + (f['additions'] as number), 0);
-  const deletions = files.reduce((n, f) => n + (f['deletions'] as number), 0);
+  // Past 300 files, "the response will include pagination link headers for the remaining files,
+  // up to a limit of 3000 files. Each page contains the static commit information": 300 a page
+  // unless per_page asks for fewer. The stats are the whole list's.
+  const changes = changedFiles(ctx.tree, repo, c.parents[0], sha, COMMIT_FILES_LIMIT);
+  const pp = str(call.req.query, 'per_page');
+  const asked = pageOf(call.req, DIFF_LIMITS.files);
+  const page = asked.page;
+  const perPage = pp !== undefined && /^\d+$/.test(pp) && Number(pp) >= 1 ? asked.perPage : DIFF_LIMITS.files;
+  pageLinks(call, changes.length, perPage);
+  const files = presentFiles(ctx.tree, repo, sha, changes.slice((page - 1) * perPage, page * perPage));
+  const { additions, deletions } = diffTotals(ctx.tree, repo, changes);
   return { body: { ...presentCommit(ctx.tree, repo, sha, c), stats: { total: additions + deletions, additions, deletions }, files } };
 }
 

@@ -15,7 +15,7 @@ import {
   validation, type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
-import { changedFiles, compareShas, presentFiles } from './code.js';
+import { changedFiles, compareShas, diffTotals, presentFiles } from './code.js';
 import { moveRef, personFrom, presentCommit, treeWork } from './gitdata.js';
 import { deliver } from './hooks.js';
 import { newReviewComment, saveReviewComment } from './review_comments.js';
@@ -120,7 +120,7 @@ export function presentPull(call: Call, repo: StoredRepo, issue: StoredIssue, pu
   if (full) {
     const cmp = compareShas(tree, repo, t.base, t.head);
     const files = changedFiles(tree, repo, cmp.mergeBase, t.head, PULL_FILES_LIMIT, 'PullRequest');
-    const presented = presentFiles(tree, repo, t.head, files);
+    const totals = diffTotals(tree, repo, files);
     let mergeable: boolean | null = null;
     if (issue.state === 'open') mergeable = mergedFiles(tree, repo, t.base, t.head) !== 'conflict';
     out['merged'] = pull.merged;
@@ -132,8 +132,8 @@ export function presentPull(call: Call, repo: StoredRepo, issue: StoredIssue, pu
     out['review_comments'] = 0;
     out['maintainer_can_modify'] = pull.maintainer_can_modify;
     out['commits'] = pull.merged ? Math.max(1, cmp.ahead.length) : cmp.ahead.length;
-    out['additions'] = presented.reduce((n, f) => n + (f['additions'] as number), 0);
-    out['deletions'] = presented.reduce((n, f) => n + (f['deletions'] as number), 0);
+    out['additions'] = totals.additions;
+    out['deletions'] = totals.deletions;
     out['changed_files'] = files.length;
   }
   return out;
