@@ -147,6 +147,21 @@ describe('hello: greetings', () => {
     expect(hello.request('GET', '/v1/greetings/search').body).toMatchObject({ error: { code: 'parameter_missing', param: 'q' } });
   });
 
+  it('searches newest first across pages of the creation index, with has_more past the limit', () => {
+    fresh();
+    const made = Array.from({ length: 230 }, (_, i) => create({ name: i % 10 === 3 ? `Match ${i}` : `Other ${i}` }));
+    const names = (q: string): { names: string[]; hasMore: boolean } => {
+      const body = hello.request('GET', `/v1/greetings/search?${q}`).body as List & { has_more: boolean };
+      return { names: body.data.map((g) => g.name), hasMore: body.has_more };
+    };
+    expect(names('q=match&limit=3')).toEqual({ names: ['Match 223', 'Match 213', 'Match 203'], hasMore: true });
+    const all = names('q=match&limit=100');
+    expect(all.hasMore).toBe(false);
+    expect(all.names).toEqual(made.filter((_, i) => i % 10 === 3).reverse().map((g) => g.name));
+    expect(names('q=match&limit=23')).toEqual({ names: all.names, hasMore: false });
+    expect(names('q=match&limit=22').hasMore).toBe(true);
+  });
+
   it('expires a greeting at the instant expires_in says, in an entry stamped then, emitting greeting.expired', () => {
     fresh();
     const g = create({ name: 'Ada', expires_in: 90 });

@@ -167,15 +167,31 @@ export function allGreetings(tree: ReadTree): StoredGreeting[] {
   return out.sort((a, b) => a.seq - b.seq);
 }
 
+/**
+ * Newest first, like the list: the creation index is read downward a page at a time and the
+ * walk stops at `limit + 1` hits (the one past the page only says `has_more`), so a search
+ * costs what it answers when matches are common. One that matches little still reads every
+ * greeting: a twin whose search must stay cheap keeps an index of what it searches.
+ */
 export const searchGreetings = handler((request, ctx): TwinResponse => {
   const q = request.query['q'];
   if (typeof q !== 'string' || q.trim() === '') throw new InvalidRequest('parameter_missing', 'Missing required param: q.', 'q');
   const limitParam = request.query['limit'];
   const limit = limitParam === undefined ? 10 : integer(limitParam, 'limit', 1, 100);
   const needle = q.toLowerCase();
-  const hits = allGreetings(ctx.tree)
-    .reverse()
-    .filter((g) => g.name.toLowerCase().includes(needle) || g.message.toLowerCase().includes(needle));
+  const hits: StoredGreeting[] = [];
+  let before: string | undefined;
+  walk: for (;;) {
+    const page = ctx.tree.list<{ id: string }>(BY_SEQ, { reverse: true, before, limit: 100 });
+    for (const item of page.items) {
+      const g = load(ctx, item.value.id);
+      if (g === undefined || !(g.name.toLowerCase().includes(needle) || g.message.toLowerCase().includes(needle))) continue;
+      hits.push(g);
+      if (hits.length > limit) break walk;
+    }
+    if (!page.hasMore || page.items.length === 0) break;
+    before = page.items[page.items.length - 1]!.id;
+  }
   return {
     body: { object: 'search_result', url: '/v1/greetings/search', has_more: hits.length > limit, data: hits.slice(0, limit).map(present) },
   };
