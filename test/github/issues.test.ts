@@ -91,6 +91,39 @@ describe('GitHub twin: issues', () => {
     expect((await gh.as(maint).issues.listMilestones({ ...r, state: 'closed' })).data.map((x) => x.title)).toEqual(['v1.0']);
   });
 
+  it('milestone counts follow issues moved between milestones, closed, reopened, and let go when a milestone is deleted', async () => {
+    const q = { owner: 'maint', repo: 'counted' };
+    await gh.as(maint).repos.createForAuthenticatedUser({ name: q.repo, auto_init: true });
+    const milestone = async (title: string): Promise<number> => (await gh.as(maint).issues.createMilestone({ ...q, title })).data.number;
+    const a = await milestone('a'), b = await milestone('b'), c = await milestone('c');
+    const issue = async (milestone: number | undefined): Promise<number> => (await gh.as(maint).issues.create({ ...q, title: 't', ...(milestone === undefined ? {} : { milestone }) })).data.number;
+    const n1 = await issue(a), n2 = await issue(a), n3 = await issue(b), n4 = await issue(undefined);
+    await gh.as(maint).issues.update({ ...q, issue_number: n1, state: 'closed' });
+    await gh.as(maint).issues.update({ ...q, issue_number: n2, milestone: b });
+    await gh.as(maint).issues.update({ ...q, issue_number: n4, milestone: c, state: 'closed' });
+    await gh.as(maint).issues.update({ ...q, issue_number: n4, state: 'open' });
+    await gh.as(maint).issues.update({ ...q, issue_number: n3, milestone: null });
+    // Each milestone's counts are what a list of its issues shows, in its own answer and on its issues.
+    const counts = async (): Promise<[string, number, number][]> =>
+      (await gh.as(maint).issues.listMilestones({ ...q, state: 'all' })).data.map((m) => [m.title, m.open_issues, m.closed_issues]);
+    const listed = async (m: number): Promise<[number, number]> => {
+      const all = (await gh.as(maint).issues.listForRepo({ ...q, milestone: String(m), state: 'all' })).data;
+      return [all.filter((i) => i.state === 'open').length, all.filter((i) => i.state === 'closed').length];
+    };
+    expect(await counts()).toEqual([['a', 0, 1], ['b', 1, 0], ['c', 1, 0]]);
+    for (const m of [a, b, c]) {
+      const [open, closed] = await listed(m);
+      expect((await gh.as(maint).issues.getMilestone({ ...q, milestone_number: m })).data).toMatchObject({ open_issues: open, closed_issues: closed });
+    }
+    expect((await gh.as(maint).issues.get({ ...q, issue_number: n2 })).data.milestone).toMatchObject({ title: 'b', open_issues: 1, closed_issues: 0 });
+    await gh.as(maint).issues.deleteMilestone({ ...q, milestone_number: b });
+    expect((await gh.as(maint).issues.get({ ...q, issue_number: n2 })).data.milestone).toBeNull();
+    expect(await counts()).toEqual([['a', 0, 1], ['c', 1, 0]]);
+    // A new milestone of the same title starts at nothing.
+    const again = (await gh.as(maint).issues.createMilestone({ ...q, title: 'b' })).data;
+    expect([again.open_issues, again.closed_issues]).toEqual([0, 0]);
+  });
+
   it('comments count on the issue; edit and delete; a locked issue refuses outsiders', async () => {
     const issue = await gh.as(maint).issues.create({ ...r, title: 'Discuss' });
     const n = issue.data.number;

@@ -69,8 +69,35 @@ export function loadIssue(tree: ReadTree, repo: StoredRepo, raw: string | undefi
   return issue;
 }
 
+/** Saves an issue, and moves it between its milestones' open and closed counts when its milestone or state changed. */
 export function saveIssue(ctx: TwinContext, issue: StoredIssue): void {
-  ctx.tree.put('issue', issueKey(issue.repoId, issue.number), issue);
+  const key = issueKey(issue.repoId, issue.number);
+  const before = ctx.tree.get<StoredIssue>('issue', key);
+  if (before?.milestone !== issue.milestone || before.state !== issue.state) {
+    if (before !== undefined && before.milestone !== null) countInMilestone(ctx, issue.repoId, before.milestone, before.state, -1);
+    if (issue.milestone !== null) countInMilestone(ctx, issue.repoId, issue.milestone, issue.state, 1);
+  }
+  ctx.tree.put('issue', key, issue);
+}
+
+/**
+ * A milestone's open and closed issues, kept in `milestone_count/<repo>:<number>` by saveIssue
+ * (GitHub's `open_issues`/`closed_issues`), so presenting a milestone (every issue that has one,
+ * in its answers and webhooks) reads one record, not every issue. A milestone made before the
+ * counts were kept is counted from the issues until its count is first moved.
+ */
+export function milestoneCountOf(tree: ReadTree, repoId: number, number: number): MilestoneCounts {
+  return tree.get<MilestoneCounts>('milestone_count', `${repoId}:${pad(number)}`) ?? milestoneCounts(issuesOf(tree, repoId)).get(number) ?? { open: 0, closed: 0 };
+}
+
+function countInMilestone(ctx: TwinContext, repoId: number, number: number, state: StoredIssue['state'], delta: number): void {
+  const key = `${repoId}:${pad(number)}`;
+  // A deleted milestone's issues are being let go of (deleteMilestone): nothing to count.
+  if (ctx.tree.get('milestone', key) === undefined) return;
+  const counts = { ...milestoneCountOf(ctx.tree, repoId, number) };
+  if (state === 'open') counts.open += delta;
+  else counts.closed += delta;
+  ctx.tree.put('milestone_count', key, counts);
 }
 
 export function issuesOf(tree: ReadTree, repoId: number): StoredIssue[] {
@@ -117,7 +144,7 @@ export function presentLabel(repo: StoredRepo, l: StoredLabel): Obj {
 export interface MilestoneCounts { open: number; closed: number }
 
 /** Open and closed issues per milestone number, in one pass over the repository's issues. */
-export function milestoneCounts(issues: StoredIssue[]): Map<number, MilestoneCounts> {
+function milestoneCounts(issues: StoredIssue[]): Map<number, MilestoneCounts> {
   const out = new Map<number, MilestoneCounts>();
   for (const i of issues) {
     if (i.milestone === null) continue;
@@ -129,9 +156,8 @@ export function milestoneCounts(issues: StoredIssue[]): Map<number, MilestoneCou
   return out;
 }
 
-/** A milestone; `counts` from `milestoneCounts` when presenting many (otherwise every issue is read for this one). */
-export function presentMilestone(tree: ReadTree, repo: StoredRepo, m: StoredMilestone, counts?: Map<number, MilestoneCounts>): Obj {
-  const n = (counts ?? milestoneCounts(issuesOf(tree, repo.id))).get(m.number) ?? { open: 0, closed: 0 };
+export function presentMilestone(tree: ReadTree, repo: StoredRepo, m: StoredMilestone): Obj {
+  const n = milestoneCountOf(tree, repo.id, m.number);
   const u = `${repoApi(repo)}/milestones/${m.number}`;
   return {
     url: u, html_url: `${WEB}/${fullName(repo)}/milestone/${m.number}`, labels_url: `${u}/labels`, id: m.id, node_id: nodeId('Milestone', m.id),
@@ -149,18 +175,14 @@ export function presentMilestone(tree: ReadTree, repo: StoredRepo, m: StoredMile
 export interface IssueLookups {
   labels: Map<number, StoredLabel>;
   milestones: Map<number, StoredMilestone>;
-  /** Every issue of the repository (a milestone's counts need them); read only when asked. */
-  issues(): StoredIssue[];
-  /** A milestone as presented, counts included: counted once per answer, built once per milestone. */
+  /** A milestone as presented, counts included: built once per milestone and answer. */
   milestone(number: number): Obj | null;
   /** A login's short user object, built once per answer. */
   user(login: string): Obj;
   association(login: string): string;
 }
 
-export function lookups(tree: ReadTree, repo: StoredRepo, issues?: StoredIssue[]): IssueLookups {
-  let all = issues;
-  let counts: Map<number, MilestoneCounts> | undefined;
+export function lookups(tree: ReadTree, repo: StoredRepo): IssueLookups {
   const users = new Map<string, Obj>();
   const associations = new Map<string, string>();
   const presented = new Map<number, Obj | null>();
@@ -168,12 +190,11 @@ export function lookups(tree: ReadTree, repo: StoredRepo, issues?: StoredIssue[]
   const lk: IssueLookups = {
     labels: new Map(labelsOf(tree, repo.id).map((l) => [l.id, l])),
     milestones,
-    issues: () => (all ??= issuesOf(tree, repo.id)),
     milestone(number) {
       let out = presented.get(number);
       if (out === undefined) {
         const m = milestones.get(number);
-        out = m === undefined ? null : presentMilestone(tree, repo, m, (counts ??= milestoneCounts(lk.issues())));
+        out = m === undefined ? null : presentMilestone(tree, repo, m);
         presented.set(number, out);
       }
       return out;
@@ -483,12 +504,11 @@ export function listIssues(call: Call): { body: Obj[] } {
   const sort = str(q, 'sort') ?? 'created';
   const direction = (str(q, 'direction') ?? 'desc') === 'asc' ? 'asc' : 'desc';
   if (sort === 'created' && ['labels', 'assignee', 'creator', 'mentioned', 'milestone', 'since'].every((k) => q[k] === undefined)) {
-    // Milestones' counts are read (every issue) only when an issue of the page has one.
     const lk = lookups(ctx.tree, repo);
     return { body: issuePage(call, repo, state, direction).map((i) => presentIssue(ctx.tree, repo, i, lk)) };
   }
   const all = issuesOf(ctx.tree, repo.id);
-  const lk = lookups(ctx.tree, repo, all);
+  const lk = lookups(ctx.tree, repo);
   let items = all.filter((i) => state === 'all' || i.state === state);
   const labels = str(q, 'labels');
   if (labels !== undefined && labels !== '') {
@@ -757,12 +777,11 @@ export function listMilestones(call: Call): { body: Obj[] } {
   const { ctx } = call;
   const repo = loadRepo(call);
   const state = str(call.req.query, 'state') ?? 'open';
-  const counts = milestoneCounts(issuesOf(ctx.tree, repo.id));
   const sort = str(call.req.query, 'sort') ?? 'due_on';
   const direction = (str(call.req.query, 'direction') ?? 'asc') === 'desc' ? 'desc' : 'asc';
   const items = milestonesOf(ctx.tree, repo.id).filter((m) => state === 'all' || m.state === state);
   const sorted = sortBy(items, (m) => (sort === 'completeness' ? '' : (m.due_on ?? '9999')) + pad(m.number), direction);
-  return { body: paginate(call, sorted).map((m) => presentMilestone(ctx.tree, repo, m, counts)) };
+  return { body: paginate(call, sorted).map((m) => presentMilestone(ctx.tree, repo, m)) };
 }
 
 function readDue(b: Obj): string | null | undefined {
@@ -789,6 +808,7 @@ export function createMilestone(call: Call): { status: number; body: Obj } {
     state, due_on: due, creator: (call.caller as Caller).login.toLowerCase(), created_at: now, updated_at: now, closed_at: state === 'closed' ? now : null,
   };
   ctx.tree.put('milestone', `${repo.id}:${pad(m.number)}`, m);
+  ctx.tree.put('milestone_count', `${repo.id}:${pad(m.number)}`, { open: 0, closed: 0 });
   return { status: 201, body: presentMilestone(ctx.tree, repo, m) };
 }
 
@@ -830,6 +850,7 @@ export function deleteMilestone(call: Call): { status: number } {
   const repo = loadRepo(call, 'write');
   const m = loadMilestone(call, repo);
   ctx.tree.delete('milestone', `${repo.id}:${pad(m.number)}`);
+  ctx.tree.delete('milestone_count', `${repo.id}:${pad(m.number)}`);
   for (const i of issuesOf(ctx.tree, repo.id)) if (i.milestone === m.number) saveIssue(ctx, { ...i, milestone: null });
   return { status: 204 };
 }
@@ -890,7 +911,7 @@ export function listAcross(call: Call, repos: StoredRepo[]): { body: Obj[] } {
   for (const repo of repos) {
     const issues = issuesOf(ctx.tree, repo.id);
     if (issues.length === 0) continue;
-    const lk = lookups(ctx.tree, repo, issues);
+    const lk = lookups(ctx.tree, repo);
     for (const i of issues) {
       if (state !== 'all' && i.state !== state) continue;
       if (since !== undefined && Date.parse(i.updated_at) < since) continue;

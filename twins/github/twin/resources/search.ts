@@ -149,7 +149,7 @@ export function searchIssues(call: Call): { body: Obj } {
   for (const repo of repos) {
     const issues = issuesOf(tree, repo.id);
     if (issues.length === 0) continue;
-    const lk = lookups(tree, repo, issues);
+    const lk = lookups(tree, repo);
     for (const issue of issues) {
       const merged = issue.pull && tree.get<{ merged: boolean }>('pull', `${repo.id}:${String(issue.number).padStart(10, '0')}`)?.merged === true;
       const c: Candidate = { repo, issue, lk, merged };
