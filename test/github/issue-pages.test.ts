@@ -1,7 +1,9 @@
 /**
- * A repository's issue list without filters, sorted by creation, is read from the store as far
- * as its page (the twin's fast path); with any filter it reads every issue (the general path).
- * Through @octokit/rest, the two answer the same pages and the same Link headers.
+ * A repository's issue list sorted by creation is read from the store as far as its page; its
+ * `Link` last page comes from the counts the repository keeps, or, filtered, from counting the
+ * rest of the matches. Through @octokit/rest: the unfiltered and a filtered-but-everything list
+ * answer the same pages and Link headers, and filtered lists answer what filtering every issue
+ * answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGithubTwin, type GithubTwin } from './harness.js';
@@ -18,7 +20,7 @@ describe('GitHub twin: pages of a repository\'s issues', () => {
     // 130 issues (more than one read of the store), every third closed, one with a milestone;
     // and a pull request (an issue too), merged.
     for (let i = 0; i < 130; i++) {
-      const made = (await gh.admin.issues.create({ ...r, title: `issue ${i}`, ...(i === 5 ? { milestone } : {}) })).data;
+      const made = (await gh.admin.issues.create({ ...r, title: `issue ${i}`, ...(i === 5 || i % 11 === 1 ? { milestone } : {}), ...(i % 4 === 0 ? { labels: ['bug'] } : {}) })).data;
       if (i % 3 === 0) await gh.admin.issues.update({ ...r, issue_number: made.number, state: 'closed' });
       if (i === 10) {
         const main = (await gh.admin.repos.getBranch({ ...r, branch: 'main' })).data.commit.sha;
@@ -33,8 +35,34 @@ describe('GitHub twin: pages of a repository\'s issues', () => {
   });
   afterAll(async () => { await gh?.close(); });
 
-  it('answers what the general path answers, page by page, with the same Link headers', async () => {
-    // `since` at the epoch filters nothing but takes the general path.
+  it('a filtered list answers, page by page, what filtering every issue answers, with Link headers to match', async () => {
+    const every = await gh.admin.paginate(gh.admin.issues.listForRepo, { ...r, state: 'all', per_page: 100 });
+    expect(every).toHaveLength(131);
+    const filters: [Record<string, string>, (i: (typeof every)[number]) => boolean][] = [
+      [{ labels: 'bug' }, (i) => i.labels.some((l) => typeof l === 'object' && l.name === 'bug')],
+      [{ milestone: '1' }, (i) => i.milestone?.number === 1],
+      [{ milestone: 'none', labels: 'bug' }, (i) => i.milestone === null && i.labels.length > 0],
+    ];
+    for (const [filter, test] of filters) {
+      for (const state of ['open', 'closed', 'all'] as const) {
+        for (const direction of ['desc', 'asc'] as const) {
+          const want = every.filter((i) => (state === 'all' || i.state === state) && test(i)).map((i) => i.number).sort((a, b) => (direction === 'asc' ? a - b : b - a));
+          const per_page = 4;
+          const last = Math.max(1, Math.ceil(want.length / per_page));
+          for (const page of [1, 2, last, last + 1]) {
+            const got = await gh.admin.issues.listForRepo({ ...r, ...filter, state, direction, per_page, page });
+            const label = `${JSON.stringify(filter)} ${state} ${direction} page=${page}`;
+            expect(got.data.map((i) => i.number), label).toEqual(want.slice((page - 1) * per_page, page * per_page));
+            if (page < last) expect(got.headers.link, label).toContain(`page=${last}>; rel="last"`);
+            else expect(got.headers.link ?? '', label).not.toContain('rel="next"');
+          }
+        }
+      }
+    }
+  });
+
+  it('answers what a filtered-but-everything list answers, page by page, with the same Link headers', async () => {
+    // `since` at the epoch filters nothing, but its last page is counted, not read from the repository's counts.
     const every = { since: '1970-01-01T00:00:00Z' };
     for (const state of ['open', 'closed', 'all'] as const) {
       for (const direction of ['desc', 'asc'] as const) {

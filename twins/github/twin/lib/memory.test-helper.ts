@@ -5,7 +5,7 @@
 import type { ListOptions, ListPage, TwinContext } from '../../../../sdk/twin/types.js';
 import { compareIds } from '../../../../sdk/twin/guest/runtime.js';
 
-/** A tree in memory, enough for git.ts (get, list by range, put). */
+/** A tree in memory, enough for git.ts and the issue lists (get, list by range either way, put). */
 export function memoryCtx(): TwinContext {
   const data = new Map<string, Map<string, string>>();
   const of = (t: string): Map<string, string> => {
@@ -17,6 +17,7 @@ export function memoryCtx(): TwinContext {
     get: <V>(t: string, id: string): V | undefined => { const v = of(t).get(id); return v === undefined ? undefined : (JSON.parse(v) as V); },
     list: <V>(t: string, o: ListOptions = {}): ListPage<V> => {
       const ids = [...of(t).keys()].filter((id) => (o.after === undefined || compareIds(id, o.after) > 0) && (o.before === undefined || compareIds(id, o.before) < 0)).sort(compareIds);
+      if (o.reverse === true) ids.reverse();
       const page = ids.slice(0, o.limit ?? ids.length);
       return { items: page.map((id) => ({ id, value: JSON.parse(of(t).get(id) as string) as V })), hasMore: page.length < ids.length };
     },

@@ -468,19 +468,37 @@ export function updateIssue(call: Call): { body: Obj } {
  * repository keeps: what a list without filters, sorted by creation, costs, whatever the
  * repository holds (107k issues: 0.19 s a page when every issue was read).
  */
-function issuePage(call: Call, repo: StoredRepo, state: string, direction: 'asc' | 'desc'): StoredIssue[] {
+/**
+ * How many issues a filtered list reads past its page to count the rest: up to this, its `Link`
+ * has GitHub's `last`; past it, the answer leaves `last` out rather than read every issue.
+ */
+const FILTERED_COUNT_READS = 10_000;
+
+export function issuePage(
+  call: Call, repo: StoredRepo, state: string, direction: 'asc' | 'desc', match?: (i: StoredIssue) => boolean, countReads = FILTERED_COUNT_READS,
+): StoredIssue[] {
   const { tree } = call.ctx;
   const { page, perPage } = pageOf(call.req);
   const want = page * perPage;
   const out: StoredIssue[] = [];
   const range = { after: `${repo.id}:`, before: `${repo.id};` };
+  const wanted = (i: StoredIssue): boolean => (state === 'all' || i.state === state) && (match === undefined || match(i));
   let cursor: string | undefined;
   let ended = false;
-  while (out.length < want) {
+  // Filtered, the page's matches are followed by a count of the rest (for `Link`'s last page),
+  // up to FILTERED_COUNT_READS more issues read.
+  let matched = 0;
+  let counting = match === undefined ? 0 : countReads;
+  while (out.length < want || counting > 0) {
     const got = tree.list<StoredIssue>('issue', direction === 'desc'
       ? { ...range, ...(cursor === undefined ? {} : { before: cursor }), reverse: true, limit: 100 }
       : { ...range, ...(cursor === undefined ? {} : { after: cursor }), limit: 100 });
-    for (const item of got.items) if (state === 'all' || item.value.state === state) out.push(item.value);
+    for (const item of got.items) {
+      if (out.length >= want) counting--;
+      if (!wanted(item.value)) continue;
+      matched++;
+      if (out.length < want) out.push(item.value);
+    }
     const last = got.items[got.items.length - 1];
     if (!got.hasMore || last === undefined) {
       ended = true;
@@ -488,10 +506,15 @@ function issuePage(call: Call, repo: StoredRepo, state: string, direction: 'asc'
     }
     cursor = last.id;
   }
-  const made = (tree.get<{ next: number }>('counter', `number:${repo.id}`)?.next ?? 1) - 1;
-  const open = repo.open_issues_count;
-  // Walked to the end, the count is what was seen; else the repository's counts tell.
-  pageLinks(call, ended ? out.length : state === 'all' ? made : state === 'open' ? open : made - open);
+  // Walked to the end, the count is what was seen; else the repository's counts tell, or for a
+  // filtered list, nobody does.
+  if (ended) pageLinks(call, matched);
+  else if (match !== undefined) pageLinks(call, matched, perPage, false);
+  else {
+    const made = (tree.get<{ next: number }>('counter', `number:${repo.id}`)?.next ?? 1) - 1;
+    const open = repo.open_issues_count;
+    pageLinks(call, state === 'all' ? made : state === 'open' ? open : made - open);
+  }
   return out.slice((page - 1) * perPage, want);
 }
 
@@ -503,17 +526,21 @@ export function listIssues(call: Call): { body: Obj[] } {
   if (!['open', 'closed', 'all'].includes(state)) throw invalidField('Issue', 'state', state);
   const sort = str(q, 'sort') ?? 'created';
   const direction = (str(q, 'direction') ?? 'desc') === 'asc' ? 'asc' : 'desc';
-  if (sort === 'created' && ['labels', 'assignee', 'creator', 'mentioned', 'milestone', 'since'].every((k) => q[k] === undefined)) {
-    const lk = lookups(ctx.tree, repo);
-    return { body: issuePage(call, repo, state, direction).map((i) => presentIssue(ctx.tree, repo, i, lk)) };
-  }
-  const all = issuesOf(ctx.tree, repo.id);
   const lk = lookups(ctx.tree, repo);
-  let items = all.filter((i) => state === 'all' || i.state === state);
+  const match = issueFilter(q, lk);
+  // Sorted by creation (the default), the store's order: read as far as the page.
+  if (sort === 'created') return { body: issuePage(call, repo, state, direction, match).map((i) => presentIssue(ctx.tree, repo, i, lk)) };
+  const items = issuesOf(ctx.tree, repo.id).filter((i) => (state === 'all' || i.state === state) && (match === undefined || match(i)));
+  return { body: paginate(call, sortIssues(items, sort, direction)).map((i) => presentIssue(ctx.tree, repo, i, lk)) };
+}
+
+/** The list's filters (labels, assignee, creator, mentioned, milestone, since) as one test; undefined without any. */
+function issueFilter(q: Call['req']['query'], lk: IssueLookups): ((i: StoredIssue) => boolean) | undefined {
+  const tests: ((i: StoredIssue) => boolean)[] = [];
   const labels = str(q, 'labels');
   if (labels !== undefined && labels !== '') {
     const wanted = labels.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
-    items = items.filter((i) => {
+    tests.push((i) => {
       const names = i.labels.map((id) => lk.labels.get(id)?.name.toLowerCase());
       return wanted.every((w) => names.includes(w));
     });
@@ -521,23 +548,22 @@ export function listIssues(call: Call): { body: Obj[] } {
   const assignee = str(q, 'assignee');
   if (assignee !== undefined) {
     const a = assignee.toLowerCase();
-    items = items.filter((i) => (a === 'none' ? i.assignees.length === 0 : a === '*' ? i.assignees.length > 0 : i.assignees.includes(a)));
+    tests.push((i) => (a === 'none' ? i.assignees.length === 0 : a === '*' ? i.assignees.length > 0 : i.assignees.includes(a)));
   }
   const creator = str(q, 'creator');
-  if (creator !== undefined) items = items.filter((i) => i.user === creator.toLowerCase());
+  if (creator !== undefined) tests.push((i) => i.user === creator.toLowerCase());
   const mentioned = str(q, 'mentioned');
   if (mentioned !== undefined) {
     const re = new RegExp(`(^|[^A-Za-z0-9-])@${mentioned.replace(/[^A-Za-z0-9-]/g, '')}(?![A-Za-z0-9-])`, 'i');
-    items = items.filter((i) => re.test(i.body ?? ''));
+    tests.push((i) => re.test(i.body ?? ''));
   }
   const milestone = str(q, 'milestone');
   if (milestone !== undefined) {
-    items = items.filter((i) => (milestone === 'none' ? i.milestone === null : milestone === '*' ? i.milestone !== null : String(i.milestone) === milestone));
+    tests.push((i) => (milestone === 'none' ? i.milestone === null : milestone === '*' ? i.milestone !== null : String(i.milestone) === milestone));
   }
   const since = instantParam(q, 'since');
-  if (since !== undefined) items = items.filter((i) => Date.parse(i.updated_at) >= since);
-  items = sortIssues(items, sort, direction);
-  return { body: paginate(call, items).map((i) => presentIssue(ctx.tree, repo, i, lk)) };
+  if (since !== undefined) tests.push((i) => Date.parse(i.updated_at) >= since);
+  return tests.length === 0 ? undefined : (i) => tests.every((t) => t(i));
 }
 
 export function sortIssues(items: StoredIssue[], sort: string, direction: 'asc' | 'desc'): StoredIssue[] {

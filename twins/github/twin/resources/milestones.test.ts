@@ -1,11 +1,14 @@
 /**
- * Milestone counts in a world made before they were kept: a milestone without a
- * `milestone_count` record is counted from its issues, and the first issue moved in or out of
- * it writes the record from that count.
+ * Issue bookkeeping below the HTTP surface: milestone counts in a world made before they were
+ * kept (a milestone without a `milestone_count` record is counted from its issues, and the first
+ * issue moved in or out of it writes the record from that count); a filtered page of issues
+ * that stops counting the rest past its budget.
  */
 import { describe, expect, it } from 'vitest';
+import type { Call } from '../lib/http.js';
 import { memoryCtx } from '../lib/memory.test-helper.js';
-import { milestoneCountOf, saveIssue, type StoredIssue } from './issues.js';
+import { issuePage, milestoneCountOf, saveIssue, type StoredIssue } from './issues.js';
+import type { StoredRepo } from './repos.js';
 
 const issue = (number: number, milestone: number | null, state: 'open' | 'closed'): StoredIssue => ({ repoId: 7, number, milestone, state }) as StoredIssue;
 
@@ -21,5 +24,30 @@ describe('milestone counts kept before they were recorded', () => {
     expect(ctx.tree.get('milestone_count', '7:0000000001')).toEqual({ open: 1, closed: 2 });
     saveIssue(ctx, issue(4, 1, 'open'));
     expect(milestoneCountOf(ctx.tree, 7, 1)).toEqual({ open: 2, closed: 2 });
+  });
+});
+
+describe('a filtered page of issues', () => {
+  const ctx = memoryCtx();
+  // 300 issues; every 10th has the milestone.
+  for (let n = 1; n <= 300; n++) ctx.tree.put('issue', `7:${String(n).padStart(10, '0')}`, issue(n, n % 10 === 0 ? 1 : null, 'open'));
+  const page = (query: Record<string, string>, countReads: number): { numbers: number[]; link: string | undefined } => {
+    const call = { ctx, caller: null, headers: {}, req: { method: 'GET', path: '/repos/o/r/issues', query, headers: {}, params: {}, body: undefined } } as unknown as Call;
+    const got = issuePage(call, { id: 7 } as StoredRepo, 'open', 'desc', (i) => i.milestone === 1, countReads);
+    return { numbers: got.map((i) => i.number), link: call.headers['link'] };
+  };
+
+  it('counts the matches past its page for Link\'s last page while within its budget', () => {
+    const { numbers, link } = page({ per_page: '5' }, 1000);
+    expect(numbers).toEqual([300, 290, 280, 270, 260]);
+    expect(link).toContain('page=6>; rel="last"');
+  });
+
+  it('past its budget, answers the page with next and no last', () => {
+    const { numbers, link } = page({ per_page: '5', page: '2' }, 20);
+    expect(numbers).toEqual([250, 240, 230, 220, 210]);
+    expect(link).toContain('page=3>; rel="next"');
+    expect(link).toContain('page=1>; rel="prev"');
+    expect(link).not.toContain('rel="last"');
   });
 });
