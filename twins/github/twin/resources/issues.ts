@@ -461,19 +461,19 @@ export function updateIssue(call: Call): { body: Obj } {
   return { body: presentIssue(call.ctx.tree, repo, issue) };
 }
 
-/** Filters shared by the repository issue list and (in part) search. */
-/**
- * A page of a repository's issues in number order (creation order: numbers and the clock only
- * grow), read from the store's range as far as the page, with the total from the counts the
- * repository keeps: what a list without filters, sorted by creation, costs, whatever the
- * repository holds (107k issues: 0.19 s a page when every issue was read).
- */
 /**
  * How many issues a filtered list reads past its page to count the rest: up to this, its `Link`
  * has GitHub's `last`; past it, the answer leaves `last` out rather than read every issue.
  */
 const FILTERED_COUNT_READS = 10_000;
 
+/**
+ * A page of a repository's issues in number order (creation order: numbers and the clock only
+ * grow), read from the store's range as far as the page. Without a filter (`match`), the total
+ * comes from the counts the repository keeps: what such a list costs, whatever the repository
+ * holds (107k issues: 0.19 s a page when every issue was read). With one, the matches after the
+ * page are counted, `countReads` issues at most.
+ */
 export function issuePage(
   call: Call, repo: StoredRepo, state: string, direction: 'asc' | 'desc', match?: (i: StoredIssue) => boolean, countReads = FILTERED_COUNT_READS,
 ): StoredIssue[] {

@@ -208,7 +208,7 @@ export function listPulls(call: Call): { body: Obj[] } {
   const head = str(q, 'head');
   const base = str(q, 'base');
   const all = issuesOf(ctx.tree, repo.id);
-  // Read once for every item: labels, milestones (counted from `all`), users, the repository object.
+  // Read once for every item: labels, milestones with their counts, users, the repository object.
   const shared: PullShared = { lk: lookups(ctx.tree, repo) };
   let items = all.filter((i) => i.pull && (state === 'all' || i.state === state));
   const pulls = new Map(items.map((i) => [i.number, ctx.tree.get<StoredPull>('pull', pullKey(repo.id, i.number)) as StoredPull]));
