@@ -61,6 +61,45 @@ describe('GitHub twin: pages of a repository\'s issues', () => {
     }
   });
 
+  it('issues across repositories, sorted by creation, merge every repository\'s issues in the order a sort of them all gives', async () => {
+    // Two more repositories; the clock is frozen, so many issues share an instant (and numbers).
+    for (const [name, n] of [['merged-a', 40], ['merged-b', 25]] as const) {
+      await gh.admin.repos.createForAuthenticatedUser({ name });
+      for (let i = 0; i < n; i++) {
+        const made = (await gh.admin.issues.create({ owner: 'admin', repo: name, title: `${name} ${i}`, ...(i % 3 === 0 ? { labels: ['bug'] } : {}) })).data;
+        if (i % 4 === 0) await gh.admin.issues.update({ owner: 'admin', repo: name, issue_number: made.number, state: 'closed' });
+        if (i % 10 === 9) await gh.advance(1000);
+      }
+    }
+    type Item = { repo: string; repoId: number; number: number; created: string; state: string; bug: boolean };
+    const every: Item[] = [];
+    for (const repo of ['paged', 'merged-a', 'merged-b']) {
+      const { data } = await gh.admin.repos.get({ owner: 'admin', repo });
+      for (const i of await gh.admin.paginate(gh.admin.issues.listForRepo, { owner: 'admin', repo, state: 'all', per_page: 100 })) {
+        every.push({ repo, repoId: data.id, number: i.number, created: i.created_at, state: i.state, bug: i.labels.some((l) => typeof l === 'object' && l.name === 'bug') });
+      }
+    }
+    for (const [query, test] of [[{}, () => true], [{ labels: 'bug' }, (i: Item) => i.bug]] as const) {
+      for (const state of ['open', 'closed', 'all'] as const) {
+        for (const direction of ['desc', 'asc'] as const) {
+          const key = (i: Item): string => `${i.created}${String(i.number).padStart(10, '0')}`;
+          const want = every
+            .filter((i) => (state === 'all' || i.state === state) && test(i))
+            .sort((x, y) => (key(x) === key(y) ? (String(x.repoId) < String(y.repoId) ? -1 : 1) : (key(x) < key(y)) === (direction === 'asc') ? -1 : 1))
+            .map((i) => `${i.repo}#${i.number}`);
+          const per_page = 30;
+          const last = Math.max(1, Math.ceil(want.length / per_page));
+          for (const page of [1, 2, last]) {
+            const got = await gh.admin.issues.list({ filter: 'all', ...query, state, direction, per_page, page });
+            const label = `${JSON.stringify(query)} ${state} ${direction} page=${page}`;
+            expect(got.data.map((i) => `${i.repository?.name}#${i.number}`), label).toEqual(want.slice((page - 1) * per_page, page * per_page));
+            if (page < last) expect(got.headers.link, label).toContain(`page=${last}>; rel="last"`);
+          }
+        }
+      }
+    }
+  });
+
   it('answers what a filtered-but-everything list answers, page by page, with the same Link headers', async () => {
     // `since` at the epoch filters nothing, but its last page is counted, not read from the repository's counts.
     const every = { since: '1970-01-01T00:00:00Z' };

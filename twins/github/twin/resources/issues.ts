@@ -480,42 +480,60 @@ export function issuePage(
   const { tree } = call.ctx;
   const { page, perPage } = pageOf(call.req);
   const want = page * perPage;
-  const out: StoredIssue[] = [];
-  const range = { after: `${repo.id}:`, before: `${repo.id};` };
   const wanted = (i: StoredIssue): boolean => (state === 'all' || i.state === state) && (match === undefined || match(i));
-  let cursor: string | undefined;
-  let ended = false;
-  // Filtered, the page's matches are followed by a count of the rest (for `Link`'s last page),
-  // up to FILTERED_COUNT_READS more issues read.
-  let matched = 0;
-  let counting = match === undefined ? 0 : countReads;
-  while (out.length < want || counting > 0) {
-    const got = tree.list<StoredIssue>('issue', direction === 'desc'
-      ? { ...range, ...(cursor === undefined ? {} : { before: cursor }), reverse: true, limit: 100 }
-      : { ...range, ...(cursor === undefined ? {} : { after: cursor }), limit: 100 });
-    for (const item of got.items) {
-      if (out.length >= want) counting--;
-      if (!wanted(item.value)) continue;
-      matched++;
-      if (out.length < want) out.push(item.value);
-    }
-    const last = got.items[got.items.length - 1];
-    if (!got.hasMore || last === undefined) {
-      ended = true;
-      break;
-    }
-    cursor = last.id;
-  }
+  // Filtered, the page's matches are followed by a count of the rest (for `Link`'s last page).
+  const { out, matched, ended } = takePage(issuesInOrder(tree, repo.id, direction), wanted, want, match === undefined ? 0 : countReads);
   // Walked to the end, the count is what was seen; else the repository's counts tell, or for a
   // filtered list, nobody does.
   if (ended) pageLinks(call, matched);
   else if (match !== undefined) pageLinks(call, matched, perPage, false);
-  else {
-    const made = (tree.get<{ next: number }>('counter', `number:${repo.id}`)?.next ?? 1) - 1;
-    const open = repo.open_issues_count;
-    pageLinks(call, state === 'all' ? made : state === 'open' ? open : made - open);
-  }
+  else pageLinks(call, issueCount(tree, repo, state));
   return out.slice((page - 1) * perPage, want);
+}
+
+/** How many issues (pull requests too) a repository has in a state, from the counts it keeps: its numbers and `open_issues_count`. */
+function issueCount(tree: ReadTree, repo: StoredRepo, state: string): number {
+  const made = (tree.get<{ next: number }>('counter', `number:${repo.id}`)?.next ?? 1) - 1;
+  const open = repo.open_issues_count;
+  return state === 'all' ? made : state === 'open' ? open : made - open;
+}
+
+/**
+ * A repository's issues in number order (creation order), read 100 at a time as they are asked
+ * for; the first read takes `first` (a merge of many repositories first needs one of each).
+ */
+function* issuesInOrder(tree: ReadTree, repoId: number, direction: 'asc' | 'desc', first = 100): Generator<StoredIssue> {
+  const range = { after: `${repoId}:`, before: `${repoId};` };
+  let cursor: string | undefined;
+  for (;;) {
+    const limit = cursor === undefined ? first : 100;
+    const got = tree.list<StoredIssue>('issue', direction === 'desc'
+      ? { ...range, ...(cursor === undefined ? {} : { before: cursor }), reverse: true, limit }
+      : { ...range, ...(cursor === undefined ? {} : { after: cursor }), limit });
+    for (const item of got.items) yield item.value;
+    const last = got.items[got.items.length - 1];
+    if (!got.hasMore || last === undefined) return;
+    cursor = last.id;
+  }
+}
+
+/**
+ * The first `want` items of `items` that pass `wanted`, then a count of those after them among
+ * at most `countReads` more; `ended` when the items ran out (then `matched` is all of them).
+ */
+function takePage<T>(items: Iterator<T>, wanted: (x: T) => boolean, want: number, countReads: number): { out: T[]; matched: number; ended: boolean } {
+  const out: T[] = [];
+  let matched = 0;
+  let counting = countReads;
+  while (out.length < want || counting > 0) {
+    const next = items.next();
+    if (next.done === true) return { out, matched, ended: true };
+    if (out.length >= want) counting--;
+    if (!wanted(next.value)) continue;
+    matched++;
+    if (out.length < want) out.push(next.value);
+  }
+  return { out, matched, ended: false };
 }
 
 export function listIssues(call: Call): { body: Obj[] } {
@@ -933,29 +951,45 @@ export function listAcross(call: Call, repos: StoredRepo[]): { body: Obj[] } {
   const labels = (str(q, 'labels') ?? '').split(',').map((x) => x.trim().toLowerCase()).filter((x) => x !== '');
   const since = instantParam(q, 'since');
   const mention = new RegExp(`(^|[^A-Za-z0-9-])@${me.replace(/[^a-z0-9-]/g, '')}(?![A-Za-z0-9-])`, 'i');
-  const hits: { repo: StoredRepo; issue: StoredIssue; lk: IssueLookups }[] = [];
-  for (const repo of repos) {
-    const issues = issuesOf(ctx.tree, repo.id);
-    if (issues.length === 0) continue;
-    const lk = lookups(ctx.tree, repo);
-    for (const i of issues) {
-      if (state !== 'all' && i.state !== state) continue;
-      if (since !== undefined && Date.parse(i.updated_at) < since) continue;
-      const mentioned = mention.test(`${i.title}\n${i.body ?? ''}`);
-      const ok = filter === 'assigned' ? i.assignees.includes(me) : filter === 'created' ? i.user === me : filter === 'mentioned' ? mentioned
-        : filter === 'subscribed' ? i.user === me || i.assignees.includes(me) || mentioned : true;
-      if (!ok) continue;
-      if (labels.length > 0) {
-        const names = i.labels.map((id) => lk.labels.get(id)?.name.toLowerCase());
-        if (!labels.every((l) => names.includes(l))) continue;
-      }
-      hits.push({ repo, issue: i, lk });
+  const looked = new Map<number, IssueLookups>();
+  const lookupsOf = (repo: StoredRepo): IssueLookups => {
+    let lk = looked.get(repo.id);
+    if (lk === undefined) looked.set(repo.id, (lk = lookups(ctx.tree, repo)));
+    return lk;
+  };
+  const wanted = ({ repo, issue: i }: Hit): boolean => {
+    if (state !== 'all' && i.state !== state) return false;
+    if (since !== undefined && Date.parse(i.updated_at) < since) return false;
+    const mentioned = filter === 'mentioned' || filter === 'subscribed' ? mention.test(`${i.title}\n${i.body ?? ''}`) : false;
+    const ok = filter === 'assigned' ? i.assignees.includes(me) : filter === 'created' ? i.user === me : filter === 'mentioned' ? mentioned
+      : filter === 'subscribed' ? i.user === me || i.assignees.includes(me) || mentioned : true;
+    if (!ok) return false;
+    if (labels.length > 0) {
+      const lk = lookupsOf(repo);
+      const names = i.labels.map((id) => lk.labels.get(id)?.name.toLowerCase());
+      if (!labels.every((l) => names.includes(l))) return false;
     }
-  }
+    return true;
+  };
   const sort = str(q, 'sort') ?? 'created';
   const direction = (str(q, 'direction') ?? 'desc') === 'asc' ? 'asc' : 'desc';
-  const byIssue = new Map(hits.map((h) => [h.issue, h]));
-  const sorted = sortIssues(hits.map((h) => h.issue), sort, direction).map((i) => byIssue.get(i) as (typeof hits)[number]);
+  let shownPage: Hit[];
+  if (sort === 'created') {
+    // Each repository's issues are already in creation order: merged, a page reads as far as
+    // it shows (then counts the rest, as a filtered repository list does).
+    const { page, perPage } = pageOf(call.req);
+    // Every issue of the repositories in a state: their own counts tell how many.
+    const counted = (filter === 'all' || filter === 'repos') && labels.length === 0 && since === undefined;
+    const taken = takePage(mergedByCreation(ctx.tree, repos, direction), wanted, page * perPage, counted ? 0 : FILTERED_COUNT_READS);
+    if (taken.ended || !counted) pageLinks(call, taken.matched, perPage, taken.ended);
+    else pageLinks(call, repos.reduce((n, r) => n + issueCount(ctx.tree, r, state), 0), perPage);
+    shownPage = taken.out.slice((page - 1) * perPage);
+  } else {
+    const hits: Hit[] = [];
+    for (const repo of repos) for (const issue of issuesOf(ctx.tree, repo.id)) if (wanted({ repo, issue, index: 0 })) hits.push({ repo, issue, index: 0 });
+    const byIssue = new Map(hits.map((h) => [h.issue, h]));
+    shownPage = paginate(call, sortIssues(hits.map((h) => h.issue), sort, direction).map((i) => byIssue.get(i) as Hit));
+  }
   // One repository object per repository, not per item.
   const shown = new Map<number, Obj>();
   const repository = (r: StoredRepo): Obj => {
@@ -963,7 +997,63 @@ export function listAcross(call: Call, repos: StoredRepo[]): { body: Obj[] } {
     if (o === undefined) shown.set(r.id, (o = presentRepo(ctx.tree, r, call.caller, false)));
     return o;
   };
-  return { body: paginate(call, sorted).map((h) => ({ ...presentIssue(ctx.tree, h.repo, h.issue, h.lk), repository: repository(h.repo) })) };
+  return { body: shownPage.map((h) => ({ ...presentIssue(ctx.tree, h.repo, h.issue, lookupsOf(h.repo)), repository: repository(h.repo) })) };
+}
+
+/** An issue of a list across repositories, with its repository's place in the list of them. */
+interface Hit { repo: StoredRepo; issue: StoredIssue; index: number }
+
+/**
+ * Every issue of `repos`, in the order sortIssues gives by creation (created_at, then number;
+ * equal ones in the order of `repos`, as a stable sort of them all), merged from each
+ * repository's own creation order with a heap: the cost is what is read, not the world.
+ */
+export function* mergedByCreation(tree: ReadTree, repos: StoredRepo[], direction: 'asc' | 'desc'): Generator<Hit> {
+  const key = (i: StoredIssue): string => i.created_at + pad(i.number);
+  // Whether `a` comes before `b`.
+  const before = (a: Hit, b: Hit): boolean => {
+    const x = key(a.issue), y = key(b.issue);
+    if (x !== y) return direction === 'asc' ? x < y : x > y;
+    return a.index < b.index;
+  };
+  const walks = repos.map((repo) => issuesInOrder(tree, repo.id, direction, 1));
+  const heap: Hit[] = [];
+  const push = (h: Hit): void => {
+    heap.push(h);
+    for (let i = heap.length - 1; i > 0; ) {
+      const up = (i - 1) >> 1;
+      if (!before(heap[i] as Hit, heap[up] as Hit)) break;
+      [heap[i], heap[up]] = [heap[up] as Hit, heap[i] as Hit];
+      i = up;
+    }
+  };
+  const pop = (): Hit => {
+    const top = heap[0] as Hit;
+    const last = heap.pop() as Hit;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1, r = l + 1;
+        let best = i;
+        if (l < heap.length && before(heap[l] as Hit, heap[best] as Hit)) best = l;
+        if (r < heap.length && before(heap[r] as Hit, heap[best] as Hit)) best = r;
+        if (best === i) break;
+        [heap[i], heap[best]] = [heap[best] as Hit, heap[i] as Hit];
+        i = best;
+      }
+    }
+    return top;
+  };
+  const advance = (index: number): void => {
+    const next = (walks[index] as Generator<StoredIssue>).next();
+    if (next.done !== true) push({ repo: repos[index] as StoredRepo, issue: next.value, index });
+  };
+  repos.forEach((_, index) => advance(index));
+  while (heap.length > 0) {
+    const top = pop();
+    yield top;
+    advance(top.index);
+  }
 }
 
 export function listForUser(call: Call): { body: Obj[] } {

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Call } from '../lib/http.js';
-import { memoryCtx } from '../lib/memory.test-helper.js';
-import { issuePage, milestoneCountOf, saveIssue, type StoredIssue } from './issues.js';
+import { memoryCtx, rng } from '../lib/memory.test-helper.js';
+import { issuePage, mergedByCreation, milestoneCountOf, saveIssue, type StoredIssue } from './issues.js';
 import type { StoredRepo } from './repos.js';
 
 const issue = (number: number, milestone: number | null, state: 'open' | 'closed'): StoredIssue => ({ repoId: 7, number, milestone, state }) as StoredIssue;
@@ -49,5 +49,35 @@ describe('a filtered page of issues', () => {
     expect(link).toContain('page=3>; rel="next"');
     expect(link).toContain('page=1>; rel="prev"');
     expect(link).not.toContain('rel="last"');
+  });
+});
+
+describe('issues of many repositories merged by creation', () => {
+  it('come in the order a stable sort of them all by created_at and number gives, either way', () => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const rnd = rng(seed);
+      const ctx = memoryCtx();
+      // 1 to 13 repositories (the generator's first draws barely move with the seed).
+      const repos = Array.from({ length: 1 + ((seed * 7) % 13) }, (_, k) => ({ id: 10 + k }) as StoredRepo);
+      const all: { repo: number; issue: StoredIssue }[] = [];
+      for (const repo of repos) {
+        // Instants only grow with the number, and often repeat (a frozen clock).
+        let at = Date.parse('2026-01-01T00:00:00Z');
+        const count = Math.floor(rnd() * 150);
+        for (let n = 1; n <= count; n++) {
+          if (rnd() < 0.3) at += 1000 * Math.floor(1 + rnd() * 3);
+          const i = { ...issue(n, null, 'open'), repoId: repo.id, created_at: new Date(at).toISOString() } as StoredIssue;
+          ctx.tree.put('issue', `${repo.id}:${String(n).padStart(10, '0')}`, i);
+          all.push({ repo: repo.id, issue: i });
+        }
+      }
+      for (const direction of ['asc', 'desc'] as const) {
+        const key = (x: { issue: StoredIssue }): string => x.issue.created_at + String(x.issue.number).padStart(10, '0');
+        const sign = direction === 'asc' ? 1 : -1;
+        const want = all.slice().sort((x, y) => (key(x) < key(y) ? -sign : key(x) > key(y) ? sign : 0)).map((x) => `${x.repo}#${x.issue.number}`);
+        const got = [...mergedByCreation(ctx.tree, repos, direction)].map((h) => `${h.repo.id}#${h.issue.number}`);
+        expect(got, `seed ${seed} ${direction}`).toEqual(want);
+      }
+    }
   });
 });
