@@ -295,6 +295,19 @@ describe.each(backends)('appendBatch bookkeeping on %s storage', (_name, makeSto
     expect(w.entry('stripe', 3)?.writes.map((x) => x.value)).toEqual([3, null, 4]);
   });
 
+  it('an entry that deletes and re-creates a record keeps its value as of that entry when a later entry of the batch rewrites it', () => {
+    const { store } = setup();
+    const w = store.createWorld('acme', { twins: ['stripe'] });
+    w.append('stripe', { cause, writes: [{ type: 'customer', id: 'x', value: 1 }] });
+    w.appendBatch('stripe', [
+      { cause, writes: [{ type: 'customer', id: 'x', value: null }, { type: 'customer', id: 'x', value: 2 }] },
+      { cause, writes: [{ type: 'customer', id: 'x', value: 3 }] },
+    ]);
+    expect([1, 2, 3].map((at) => w.getRecord('stripe', 'customer', 'x', at))).toEqual([1, 2, 3]);
+    expect(w.listRecords('stripe', 'customer', { at: 2 }).records).toEqual([{ id: 'x', value: 2 }]);
+    expect(w.countRecords('stripe', 'customer', 2)).toBe(1);
+  });
+
   it('an update after a restart finds the record, whatever order its id has in UTF-16 against the newest id', () => {
     const { storage, store, clock } = setup();
     const w = store.createWorld('acme', { twins: ['stripe'] });

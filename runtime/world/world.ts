@@ -607,7 +607,6 @@ export class World {
     const bounds = writes >= this.e.boundsEvery ? this.ownIdBounds(twin) : undefined;
     storage.transact((tx) => {
       if (bounds !== undefined) tx.put([id, twin, 'bounds', noted], [...bounds]);
-      for (const [type, rid, position, value] of superseded) tx.put([id, twin, 'rec', type, rid, position], value);
       for (const entry of entries) {
         // The entry and the head keys hold the same values: the storage may encode each once.
         const writes = entry.writes.map((w) => (w.value === null ? w : { type: w.type, id: w.id, value: tx.share(w.value) }));
@@ -623,6 +622,10 @@ export class World {
         const trace = traceIdOf(entry.traceparent);
         if (trace !== undefined) tx.put([id, '#trace', trace, twin, entry.position], null);
       }
+      // After the entries: an entry that deletes a record and writes it again leaves a deletion's
+      // null version key at its position, and a later entry of the batch supersedes the value it
+      // ended with, which is the version as of that position.
+      for (const [type, rid, position, value] of superseded) tx.put([id, twin, 'rec', type, rid, position], value);
       for (const [type, position, n] of countWrites) tx.put([id, twin, 'count', type, position], n);
     });
     this.s.writesSinceBounds.set(twin, writes >= this.e.boundsEvery ? 0 : writes);
