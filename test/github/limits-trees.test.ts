@@ -169,6 +169,29 @@ describe('GitHub twin: limits of trees, contents and diffs', () => {
     expect(merged.length).toBe(350);
   });
 
+  it('past the alignment budget, a commit\'s files still add up to its stats, page after page', async () => {
+    const m = { owner: 'admin', repo: 'aligned' };
+    await gh.admin.repos.createForAuthenticatedUser({ name: m.repo, auto_init: true });
+    const main = (await gh.admin.git.getRef({ ...m, ref: 'heads/main' })).data.object.sha;
+    // 30 files of 500 lines, each its own, then every other line changed: aligned, 250 and 250
+    // a file; the budget (4M cells) aligns 16 of them and counts the rest unaligned (499 and 499).
+    const lines = (file: number, odd: string): string => Array.from({ length: 500 }, (_, i) => `${file} line ${i}${i % 2 === 1 ? odd : ''}\n`).join('');
+    const commitOf = async (odd: string, parent: string): Promise<string> => {
+      const tree = await gh.admin.git.createTree({ ...m, tree: names(30, 'f').map((path, i) => ({ path, mode: '100644' as const, type: 'blob' as const, content: lines(i, odd) })) });
+      return (await gh.admin.git.createCommit({ ...m, message: 'm', tree: tree.data.sha, parents: [parent] })).data.sha;
+    };
+    const second = await commitOf(' changed', await commitOf('', main));
+    let additions = 0, deletions = 0, stats: { additions?: number; deletions?: number } | undefined;
+    for (let page = 1; page <= 3; page++) {
+      const got = (await gh.admin.repos.getCommit({ ...m, ref: second, per_page: 10, page })).data;
+      stats = got.stats;
+      for (const f of got.files ?? []) { additions += f.additions; deletions += f.deletions; }
+    }
+    expect([additions, deletions]).toEqual([stats?.additions, stats?.deletions]);
+    // 16 aligned, 14 not.
+    expect(stats?.additions).toBe(16 * 250 + 14 * 499);
+  });
+
   it('a directory of 1,050 files: the contents API lists the first 1,000 (GitHub\'s limit), the trees API all of them', async () => {
     const d = { owner: 'admin', repo: 'wide' };
     await gh.admin.repos.createForAuthenticatedUser({ name: d.repo, auto_init: true });

@@ -296,8 +296,9 @@ export function paginate<T>(call: Call, items: T[]): T[] {
 
 /**
  * Sets `Link` (prev, next, last, first) for the request's page of a list of `total` items,
- * `perPage` to a page (the request's by default). With `exact: false`, `total` is only as many
- * as were counted (there are more): no `last`, as GitHub leaves it out of lists too long to count.
+ * `perPage` to a page (the request's by default). With `exact: false`, the list was not read to
+ * its end and `total` is only as many as were counted: `next` always (the next page may find
+ * none), no `last`, as GitHub leaves it out of lists too long to count.
  */
 export function pageLinks(call: Call, total: number, perPage = pageOf(call.req).perPage, exact = true): void {
   const { page } = pageOf(call.req);
@@ -306,7 +307,7 @@ export function pageLinks(call: Call, total: number, perPage = pageOf(call.req).
   const base = call.req.headers['x-kit-twin-url'] ?? '';
   const url = (n: number): string => `<${base}${call.req.path}?${encodeQuery(call.req.query, n, perPage)}>`;
   if (page > 1) links.push(`${url(exact ? Math.min(page - 1, last) : page - 1)}; rel="prev"`);
-  if (page < last) links.push(`${url(page + 1)}; rel="next"`);
+  if (page < last || !exact) links.push(`${url(page + 1)}; rel="next"`);
   if (page < last && exact) links.push(`${url(last)}; rel="last"`);
   if (page > 1) links.push(`${url(1)}; rel="first"`);
   if (links.length > 0) call.headers['link'] = links.join(', ');

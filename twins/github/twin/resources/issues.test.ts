@@ -43,6 +43,14 @@ describe('a filtered page of issues', () => {
     expect(link).toContain('page=6>; rel="last"');
   });
 
+  it('past its budget, links the next page even when the rest of the budget found no match', () => {
+    // The 5 matches of the first page are 300…260; the next 5 issues read (259…255) hold none.
+    const { numbers, link } = page({ per_page: '5' }, 5);
+    expect(numbers).toEqual([300, 290, 280, 270, 260]);
+    expect(link).toContain('page=2>; rel="next"');
+    expect(link).not.toContain('rel="last"');
+  });
+
   it('past its budget, answers the page with next and no last', () => {
     const { numbers, link } = page({ per_page: '5', page: '2' }, 20);
     expect(numbers).toEqual([250, 240, 230, 220, 210]);
