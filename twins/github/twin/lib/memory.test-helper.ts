@@ -28,8 +28,8 @@ export function memoryCtx(): TwinContext {
   return { tree } as unknown as TwinContext;
 }
 
-/** A deterministic pseudo-random source, so a failure reproduces. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+/**
+ * A deterministic pseudo-random source, so a failure reproduces: the tests' one (mulberry32).
+ * An LCG here before drew nearly the same first numbers for every small seed.
+ */
+export { seededRandom as rng } from '../../../../test/helpers/random.js';
