@@ -123,17 +123,47 @@ function collect<V>(node: KeyNode<V>, out: V[]): void {
 export const MAX_KEY_BYTES = 1978;
 
 /**
+ * lmdb's key encoding (ordered-binary 1.6.3) escapes U+0000–U+0004 only in strings of fewer than
+ * 64 UTF-16 units, and writes a lone surrogate as U+FFFD: in a longer part those make keys that
+ * collide with others or read back split into other parts. Such a part is refused in both
+ * storages alike (the engine refuses record ids and types like it, runtime/world/validate.ts).
+ */
+export const LONG_KEY_PART = 64;
+const UNSTORABLE_IN_LONG = /[\u0000-\u0004]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Whether a string can be a key part: any short one; a long one without U+0000–U+0004 or a lone surrogate. */
+export function storableKeyPart(part: string): boolean {
+  return part.length < LONG_KEY_PART || !UNSTORABLE_IN_LONG.test(part);
+}
+
+/**
  * Programmer misuse (not outside input): keys are built by the engine. Checked before any
  * write, so a key LMDB would refuse fails the transaction that holds it, not a later commit.
  */
 export function assertKey(key: Key): void {
+  checkKey(key, true);
+}
+
+/**
+ * A range's bound, as `assertKey`, but it may end a long part with U+0000 (the engine's "just
+ * after this id"): it is compared with stored keys, never stored, and a stored long part holds
+ * none of U+0000–U+0004, so either storage orders it the same way.
+ */
+export function assertRangeBound(key: Key): void {
+  checkKey(key, false);
+}
+
+function checkKey(key: Key, stored: boolean): void {
   if (!Array.isArray(key) || key.length === 0) throw new TypeError('a storage key is a non-empty array');
-  // An upper bound of the encoded size: a UTF-16 unit is at most 3 UTF-8 bytes, a part
-  // adds a separator, a number at most 9 bytes and a separator.
+  // An upper bound of the encoded size: a UTF-16 unit is at most 3 UTF-8 bytes (an escaped
+  // U+0000–U+0004, 2), a part adds a separator and maybe an escape prefix, a number at most 9
+  // bytes and a separator.
   let bound = 0;
   for (const part of key) {
-    if (typeof part === 'string') bound += part.length * 3 + 1;
-    else if (typeof part === 'number' && Number.isSafeInteger(part) && part >= 0) bound += 10;
+    if (typeof part === 'string') {
+      if (stored && !storableKeyPart(part)) throw new TypeError(`a storage key part of ${LONG_KEY_PART} or more UTF-16 units holds no U+0000–U+0004 and no lone surrogate`);
+      bound += part.length * 3 + 2;
+    } else if (typeof part === 'number' && Number.isSafeInteger(part) && part >= 0) bound += 10;
     else throw new TypeError(`a storage key part is a string or a non-negative integer, got ${String(part)}`);
   }
   if (bound > MAX_KEY_BYTES && encodedKeyBytes(key) > MAX_KEY_BYTES) {
@@ -141,9 +171,16 @@ export function assertKey(key: Key): void {
   }
 }
 
+/** At least what ordered-binary writes: UTF-8, a short part's escaped U+0000–U+0004 twice, a prefix and a separator. */
 function encodedKeyBytes(key: Key): number {
   let n = 0;
-  for (const part of key) n += typeof part === 'string' ? Buffer.byteLength(part) + 1 : 10;
+  for (const part of key) {
+    if (typeof part !== 'string') n += 10;
+    else {
+      n += Buffer.byteLength(part) + 2;
+      if (part.length < LONG_KEY_PART) for (let i = 0; i < part.length; i++) if (part.charCodeAt(i) <= 4) n++;
+    }
+  }
   return n;
 }
 

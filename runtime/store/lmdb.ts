@@ -45,7 +45,7 @@ import { mkdirSync } from 'node:fs';
 import { asBinary, open, type RootDatabase } from 'lmdb';
 import { KitError } from '../errors.js';
 import { checkDataFile, lockStore } from './guard.js';
-import { KeyMap, assertKey, assertSynchronous, compareKeys } from './keys.js';
+import { KeyMap, assertKey, assertRangeBound, assertSynchronous, compareKeys } from './keys.js';
 import type { Key, KeyPart, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
 interface LmdbSync {
@@ -194,8 +194,8 @@ export class LmdbStorage implements Storage {
 
   range<V = unknown>(options: RangeOptions): Iterable<KeyValue<V>> {
     this.check();
-    assertKey(options.start);
-    assertKey(options.end);
+    assertRangeBound(options.start);
+    assertRangeBound(options.end);
     const limit = options.limit;
     if (limit !== undefined && limit <= 0) return [];
     const reverse = options.reverse === true;

@@ -1,6 +1,6 @@
 import { pack, unpack } from 'msgpackr';
 import { KitError } from '../errors.js';
-import { KeyMap, assertKey, assertSynchronous, compareKeys } from './keys.js';
+import { KeyMap, assertKey, assertRangeBound, assertSynchronous, compareKeys } from './keys.js';
 import type { Key, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
 interface Row {
@@ -34,8 +34,8 @@ export class MemoryStorage implements Storage {
 
   range<V = unknown>(options: RangeOptions): Iterable<KeyValue<V>> {
     this.check();
-    assertKey(options.start);
-    assertKey(options.end);
+    assertRangeBound(options.start);
+    assertRangeBound(options.end);
     const limit = options.limit ?? Infinity;
     const lo = this.find(options.start);
     const hi = Math.max(lo, this.find(options.end)); // first row >= end: excluded

@@ -64,6 +64,23 @@ describe.each(implementations)('%s', (_name, make) => {
     expect(sorted).toEqual(got);
   });
 
+  it('stores long key parts whole, and refuses the ones lmdb would mangle (U+0000–U+0004 or a lone surrogate in 64+ units) before any write', async () => {
+    const s = storage();
+    const long = 'x'.repeat(64);
+    // Short parts with those characters are escaped and stay apart; long ones without them are stored whole.
+    const fine: Key[] = [['k', 'a\u0000'], ['k', 'a', '\u0001'], ['k', `${long}\u0005y`], ['k', long, 'y'], ['k', `${long}\u{1F600}`]];
+    s.transact((tx) => { for (const k of fine) tx.put(k, 1); });
+    await s.durable();
+    expect(keys(s, ['k'], ['l'])).toEqual([...fine].sort(compareKeys));
+    for (const bad of [[`${long}\u0000y`], ['k', `${long}\u0004z`], ['k', `${long}\uD800`], ['k', `\uDC00${long}`]] as Key[]) {
+      expect(() => s.transact((tx) => { tx.put(['k', 'before'], 1); tx.put(bad, 2); }), JSON.stringify(bad)).toThrow(TypeError);
+    }
+    // Nearly 1,978 bytes once lmdb escapes each U+0000 of a short part twice: refused, not a failed commit.
+    expect(() => s.transact((tx) => tx.put(['x'.repeat(1900), '\u0000'.repeat(40)], 1))).toThrow(TypeError);
+    await s.durable();
+    expect(keys(s, ['k'], ['l'])).toEqual([...fine].sort(compareKeys));
+  });
+
   it('ranges are [start, end), reverse walks down from below end, limit caps', () => {
     const s = storage();
     s.transact((tx) => { for (let i = 1; i <= 20; i++) tx.put(['log', i], { i }); });

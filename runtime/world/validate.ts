@@ -1,4 +1,5 @@
 import { KitError } from '../errors.js';
+import { LONG_KEY_PART, storableKeyPart } from '../store/keys.js';
 import type { EntryCause, EntryDraft, RecordWrite } from './types.js';
 
 /** World names: also used in branch names `<world>-<label>-<4 hex>` and in URLs. */
@@ -57,22 +58,25 @@ export function checkPosition(position: unknown, param = 'at'): number {
   return position;
 }
 
+/** What a long type or id may not hold (see storableKeyPart). */
+const LONG_RULE = `; one of ${LONG_KEY_PART} or more UTF-16 units holds no U+0000–U+0004 and no lone surrogate`;
+
 export function checkRecordType(type: unknown): string {
-  if (typeof type !== 'string' || type.length === 0 || Buffer.byteLength(type) > MAX_TYPE_BYTES) {
-    throw new KitError('bad_request', `a record type is a non-empty string of at most ${MAX_TYPE_BYTES} bytes`, { param: 'type' });
+  if (typeof type !== 'string' || type.length === 0 || Buffer.byteLength(type) > MAX_TYPE_BYTES || !storableKeyPart(type)) {
+    throw new KitError('bad_request', `a record type is a non-empty string of at most ${MAX_TYPE_BYTES} bytes${LONG_RULE}`, { param: 'type' });
   }
   return type;
 }
 
-/** Whether a string is an id a record can have: not empty, at most MAX_ID_BYTES of UTF-8. */
+/** Whether a string is an id a record can have: not empty, at most MAX_ID_BYTES of UTF-8, storable in a key. */
 export function isRecordId(id: string): boolean {
   // Up to MAX_ID_BYTES / 3 UTF-16 units cannot pass the limit; only longer ids are measured.
-  return id.length > 0 && (id.length <= MAX_ID_BYTES / 3 || Buffer.byteLength(id) <= MAX_ID_BYTES);
+  return id.length > 0 && (id.length <= MAX_ID_BYTES / 3 || Buffer.byteLength(id) <= MAX_ID_BYTES) && storableKeyPart(id);
 }
 
 export function checkRecordId(id: unknown, param = 'id'): string {
   if (typeof id !== 'string' || !isRecordId(id)) {
-    throw new KitError('bad_request', `a record id is a non-empty string of at most ${MAX_ID_BYTES} bytes`, { param });
+    throw new KitError('bad_request', `a record id is a non-empty string of at most ${MAX_ID_BYTES} bytes${LONG_RULE}`, { param });
   }
   return id;
 }

@@ -290,6 +290,17 @@ describe('searches an index serves', () => {
     expect((await stripe.customers.search({ query: 'metadata["team"]:null AND metadata["n"]:"12"' })).data.map((c) => c.id)).toEqual([made[12]!.id]);
   });
 
+  it('a long metadata value with control characters is kept and found: values differing only there share index entries, and each search still finds its own', async () => {
+    const long = 'v'.repeat(70);
+    const one = await stripe.customers.create({ metadata: { code: `${long}\u0001a` } });
+    const two = await stripe.customers.create({ metadata: { code: `${long}\u0002a` } });
+    expect((await stripe.customers.retrieve(one.id) as Stripe.Customer).metadata).toEqual({ code: `${long}\u0001a` });
+    expect((await stripe.customers.search({ query: `metadata["code"]:"${long}\u0001a"` })).data.map((c) => c.id)).toEqual([one.id]);
+    expect((await stripe.customers.search({ query: `metadata["code"]:"${long}\u0002a"` })).data.map((c) => c.id)).toEqual([two.id]);
+    await stripe.customers.update(two.id, { metadata: { code: 'short' } });
+    expect((await stripe.customers.search({ query: `metadata["code"]:"${long}\u0002a"` })).data).toEqual([]);
+  });
+
   it('customers by email in any case, while the list filter keeps to the exact case', async () => {
     const ada = await stripe.customers.create({ email: 'ada@example.com', name: 'Ada' });
     const shouting = await stripe.customers.create({ email: 'ADA@EXAMPLE.COM', name: 'Ada again' });

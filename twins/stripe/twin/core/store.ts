@@ -337,9 +337,17 @@ function indexValue(x: unknown): string | undefined {
   return typeof v === 'string' && v.length <= MAX_INDEXED_CHARS ? v : undefined;
 }
 
-/** The ids of one value's entries sort between `<len>:<value>/` and `<len>:<value>0`. */
+/** U+0000–U+0004 and lone surrogates: what the world refuses in a record id of 64 or more UTF-16 units. */
+const UNSTORABLE = /[\u0000-\u0004]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * The ids of one value's entries sort between `<len>:<value>/` and `<len>:<value>0`. In an id
+ * of 64 or more units (`/` and 12 digits follow the stem) those characters are filed as U+FFFD:
+ * values that differ only there share entries, which every reader tests against the object.
+ */
 function indexStem(value: string): string {
-  return `${value.length}:${value}`;
+  const stem = `${value.length}:${value}`;
+  return stem.length + 13 >= 64 ? stem.replace(UNSTORABLE, '\uFFFD') : stem;
 }
 
 /**
