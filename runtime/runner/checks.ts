@@ -6,6 +6,7 @@
  */
 import { KitError } from '../errors.js';
 import { checkRunInput, compileCheck, readCheckName, readCheckVerdict } from '../checks/index.js';
+import { prefixEnd } from '../store/keys.js';
 import type { Entry } from '../world/types.js';
 import { treeHostCall } from './twins.js';
 import type { WorldRunner } from './world-runner.js';
@@ -35,7 +36,7 @@ export class CheckSet {
   private readonly checks = new Map<string, StoredCheck>();
 
   constructor(private readonly runner: WorldRunner) {
-    for (const { key, value } of runner.storage.range<StoredCheck>({ start: this.prefix(), end: [...this.prefix(), '\uffff'] })) {
+    for (const { key, value } of runner.storage.range<StoredCheck>({ start: this.prefix(), end: prefixEnd(this.prefix()) })) {
       const name = String(key[key.length - 1]);
       if (this.load(name, value.script) === null) this.checks.set(name, value);
     }

@@ -12,6 +12,7 @@
  * go, and a walk over the whole outbox per send made that quadratic.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { prefixEnd } from '../store/keys.js';
 import type { Storage } from '../store/index.js';
 import type { Entry } from '../world/types.js';
 
@@ -140,7 +141,7 @@ export class Deliverer {
     this.send = options.fetch ?? fetch;
     // Resume what a previous run left.
     const outbox = this.outbox();
-    for (const { key, value } of this.storage.range<Pending>({ start: outbox, end: [...outbox, '\uffff'] })) {
+    for (const { key, value } of this.storage.range<Pending>({ start: outbox, end: prefixEnd(outbox) })) {
       const id = String(key[key.length - 1]);
       this.due.push(typeof value.nextAt === 'number' ? value.nextAt : 0, id);
       const n = Number(id.split(':')[0]);

@@ -1,3 +1,4 @@
+import { LONG_ID_UNITS, storableId } from '../../sdk/twin/storable.js';
 import type { Key, KeyPart } from './types.js';
 
 /**
@@ -122,18 +123,26 @@ function collect<V>(node: KeyNode<V>, out: V[]): void {
 /** lmdb's largest key (its default build), in ordered-binary bytes. */
 export const MAX_KEY_BYTES = 1978;
 
-/**
- * lmdb's key encoding (ordered-binary 1.6.3) escapes U+0000–U+0004 only in strings of fewer than
- * 64 UTF-16 units, and writes a lone surrogate as U+FFFD: in a longer part those make keys that
- * collide with others or read back split into other parts. Such a part is refused in both
- * storages alike (the engine refuses record ids and types like it, runtime/world/validate.ts).
- */
-export const LONG_KEY_PART = 64;
-const UNSTORABLE_IN_LONG = /[\u0000-\u0004]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** ordered-binary escapes U+0000–U+0004 only in strings shorter than this; longer ones are bare UTF-8. */
+const ESCAPED_BELOW = 64;
 
-/** Whether a string can be a key part: any short one; a long one without U+0000–U+0004 or a lone surrogate. */
-export function storableKeyPart(part: string): boolean {
-  return part.length < LONG_KEY_PART || !UNSTORABLE_IN_LONG.test(part);
+/**
+ * A string part above `part` and every key under `[…, part]`, and below every other stored
+ * part: the bound a walk uses for "just after". In code-point order that is `part + U+0000`;
+ * but lmdb writes a part of 64 or more units bare, where U+0000 is the separator before the
+ * next part, so a bound that long would sort below the keys under `part`. A part of
+ * LONG_ID_UNITS or more gets U+0001 instead: as a stored part it holds no U+0000–U+0004, so
+ * no stored part lies between.
+ */
+export function partAfter(part: string): string {
+  return part.length < LONG_ID_UNITS ? `${part}\u0000` : `${part}\u0001`;
+}
+
+/** A key above every key that starts with `prefix`, and below every other stored key above those (in both storages). */
+export function prefixEnd(prefix: Key): Key {
+  const last = prefix[prefix.length - 1];
+  const init = prefix.slice(0, -1);
+  return typeof last === 'number' ? [...init, last + 1] : [...init, partAfter(last ?? '')];
 }
 
 /**
@@ -145,9 +154,9 @@ export function assertKey(key: Key): void {
 }
 
 /**
- * A range's bound, as `assertKey`, but it may end a long part with U+0000 (the engine's "just
- * after this id"): it is compared with stored keys, never stored, and a stored long part holds
- * none of U+0000–U+0004, so either storage orders it the same way.
+ * A range's bound, as `assertKey`, but its parts need not be storable (`partAfter` ends a long
+ * one with U+0001): it is compared with stored keys, never stored. Made of storable parts and
+ * `partAfter`, it sits in the same place among stored keys in either storage.
  */
 export function assertRangeBound(key: Key): void {
   checkKey(key, false);
@@ -161,7 +170,13 @@ function checkKey(key: Key, stored: boolean): void {
   let bound = 0;
   for (const part of key) {
     if (typeof part === 'string') {
-      if (stored && !storableKeyPart(part)) throw new TypeError(`a storage key part of ${LONG_KEY_PART} or more UTF-16 units holds no U+0000–U+0004 and no lone surrogate`);
+      // A long part LMDB would mangle (sdk/twin/storable.ts), refused in both storages alike.
+      // A short part's lone surrogate is only placed differently, and the engine refuses it in
+      // record ids and types (runtime/world/validate.ts); the rest of a key is the engine's own
+      // ASCII, so a short part is not walked here, on every key of every read and write.
+      if (stored && part.length >= LONG_ID_UNITS && !storableId(part)) {
+        throw new TypeError(`a storage key part of ${LONG_ID_UNITS} or more UTF-16 units holds no U+0000–U+0004 and no lone surrogate`);
+      }
       bound += part.length * 3 + 2;
     } else if (typeof part === 'number' && Number.isSafeInteger(part) && part >= 0) bound += 10;
     else throw new TypeError(`a storage key part is a string or a non-negative integer, got ${String(part)}`);
@@ -178,7 +193,7 @@ function encodedKeyBytes(key: Key): number {
     if (typeof part !== 'string') n += 10;
     else {
       n += Buffer.byteLength(part) + 2;
-      if (part.length < LONG_KEY_PART) for (let i = 0; i < part.length; i++) if (part.charCodeAt(i) <= 4) n++;
+      if (part.length < ESCAPED_BELOW) for (let i = 0; i < part.length; i++) if (part.charCodeAt(i) <= 4) n++;
     }
   }
   return n;

@@ -141,8 +141,6 @@ export class LmdbStorage implements Storage {
   /** The sync every durable() of the turn shares, and how the commit tells it. */
   private turnDurable: Promise<void> | null = null;
   private turnCommitted: ((error?: KitError) => void) | null = null;
-  /** `check`, for a walk to call before each pair. */
-  private readonly checkAlive = (): void => this.check();
   /** Set when LMDB refused a turn's write: the storage refuses everything. */
   private failed: KitError | null = null;
   /** The sync running now, and the one queued behind it (shared by everyone waiting). */
@@ -196,12 +194,22 @@ export class LmdbStorage implements Storage {
     this.check();
     assertRangeBound(options.start);
     assertRangeBound(options.end);
+    if (options.limit !== undefined && options.limit <= 0) return [];
+    return walkRange<V>(this, options);
+  }
+
+  /**
+   * What a walk of a range starts from, when its first pair is asked for (`walkRange`): the
+   * staged writes in it, decoded now (later writes of the turn do not show in a walk already
+   * begun, as LMDB's own snapshot does not change; and the arena's bytes are reused after the
+   * turn), and LMDB's pairs, whose read snapshot lmdb-js takes as the walk steps into them, in
+   * the same turn. A range asked for before a commit and walked after it thus sees the commit
+   * whole, not half staged and half stored.
+   */
+  beginWalk<V>(options: RangeOptions): { staged: StagedValue<V>[]; stored: Iterable<{ key: unknown; value: unknown }> } {
+    this.check();
     const limit = options.limit;
-    if (limit !== undefined && limit <= 0) return [];
     const reverse = options.reverse === true;
-    // The staged writes in the range, in the range's order, decoded now (a snapshot: later
-    // writes of the turn do not show in a walk already begun, as LMDB's own snapshot does not
-    // change; and the arena's bytes are reused after the turn).
     const staged: StagedValue<V>[] = [];
     if (this.staged.size > 0) {
       for (const s of this.staged.within(options.start, options.end)) {
@@ -214,7 +222,7 @@ export class LmdbStorage implements Storage {
     const lmdbLimit = staged.length === 0 ? limit : undefined;
     // lmdb walks a reverse range from `start` (its upper end) down to `end`; ours keeps
     // `start` as the inclusive lower bound and `end` as the exclusive upper bound.
-    const iterable = reverse
+    const stored = reverse
       ? this.db.getRange({
           start: options.end as KeyPart[],
           end: options.start as KeyPart[],
@@ -228,9 +236,11 @@ export class LmdbStorage implements Storage {
           end: options.end as KeyPart[],
           ...(lmdbLimit === undefined ? {} : { limit: lmdbLimit }),
         });
-    if (staged.length === 0) return storedPairs<V>(iterable, this.checkAlive);
-    return mergeStaged(storedPairs<V>(iterable, this.checkAlive), staged, reverse ? -1 : 1, limit ?? Infinity);
+    return { staged, stored };
   }
+
+  /** `check`, for a walk to call before each pair. */
+  readonly checkAlive = (): void => this.check();
 
   transact<T>(fn: (writer: StorageWriter) => T): T {
     this.check();
@@ -480,6 +490,24 @@ function copyBytes(target: Uint8Array, at: number, source: Uint8Array, from: num
   if (n <= 64) for (let i = 0; i < n; i++) target[at + i] = source[from + i] as number;
   else target.set(source.subarray(from, end), at);
   return at + n;
+}
+
+/**
+ * A range's pairs, from the storage as it is when the first is asked for (`beginWalk`). One
+ * generator declared for all ranges (see `storedPairs`); with nothing staged in the range it
+ * walks LMDB's pairs itself, with no generator in between.
+ */
+function* walkRange<V>(storage: LmdbStorage, options: RangeOptions): Generator<KeyValue<V>> {
+  const { staged, stored } = storage.beginWalk<V>(options);
+  if (staged.length > 0) {
+    yield* mergeStaged(storedPairs<V>(stored, storage.checkAlive), staged, options.reverse === true ? -1 : 1, options.limit ?? Infinity);
+    return;
+  }
+  for (const { key, value } of stored) {
+    storage.checkAlive();
+    // ordered-binary gives a one-part array back as the bare part.
+    yield { key: Array.isArray(key) ? (key as Key) : [key as KeyPart], value: value as V };
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { pack, unpack } from 'msgpackr';
+import { Packr } from 'msgpackr';
 import { KitError } from '../errors.js';
 import { KeyMap, assertKey, assertRangeBound, assertSynchronous, compareKeys } from './keys.js';
 import type { Key, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
@@ -9,13 +9,26 @@ interface Row {
   value: Uint8Array;
 }
 
+/** A write waiting for its transaction to end. */
+interface PendingWrite {
+  key: Key;
+  value: unknown;
+  removed: boolean;
+}
+
 /**
  * Storage in a sorted array: the model for other implementations (the edge variant) and
  * a fast backend for unit tests. Same key order, same value semantics (msgpack round trip),
  * same transaction rules as the LMDB storage; `durable()` has nothing to flush.
  */
 export class MemoryStorage implements Storage {
+  /** Rows are replaced, never changed: a walk's snapshot of them stays as it was. */
   private rows: Row[] = [];
+  /**
+   * msgpack with records, as lmdb's codec (shared structures): a Map reads back as a Map, where
+   * msgpackr's plain `unpack` makes it an object. Its shapes live in this instance alone.
+   */
+  private readonly codec = new Packr({ useRecords: true, structures: [] });
   private inTransaction = false;
   private closed = false;
 
@@ -29,45 +42,53 @@ export class MemoryStorage implements Storage {
     const i = this.find(key);
     const row = this.rows[i];
     if (row === undefined || compareKeys(row.key, key) !== 0) return undefined;
-    return unpack(row.value) as V;
+    return this.codec.unpack(row.value) as V;
   }
 
   range<V = unknown>(options: RangeOptions): Iterable<KeyValue<V>> {
     this.check();
     assertRangeBound(options.start);
     assertRangeBound(options.end);
+    return walkRows<V>(this, options);
+  }
+
+  /**
+   * A range's rows as they are when its walk asks for the first (`walkRows`), as lmdb's read
+   * transaction gives: writes made while a caller iterates neither show nor shift what it sees.
+   */
+  rowsIn(options: RangeOptions): Row[] {
+    this.check();
     const limit = options.limit ?? Infinity;
     const lo = this.find(options.start);
     const hi = Math.max(lo, this.find(options.end)); // first row >= end: excluded
-    // A snapshot of the rows in range, as lmdb's read transaction gives: writes made while
-    // a caller iterates do not shift what it sees.
     const n = Math.max(0, Math.min(hi - lo, limit));
-    const rows = options.reverse ? this.rows.slice(hi - n, hi).reverse() : this.rows.slice(lo, lo + n);
-    return unpackedRows<V>(rows);
+    return options.reverse ? this.rows.slice(hi - n, hi).reverse() : this.rows.slice(lo, lo + n);
+  }
+
+  /** A row's value (for `walkRows`). */
+  decode(bytes: Uint8Array): unknown {
+    return this.codec.unpack(bytes);
   }
 
   transact<T>(fn: (writer: StorageWriter) => T): T {
     this.check();
     if (this.inTransaction) throw new TypeError('transact() does not nest');
-    // Pending writes, applied only when fn returns: a throw leaves nothing behind.
-    const pending = new KeyMap<{ key: Key; value: Uint8Array | null }>();
-    const stage = (key: Key, value: Uint8Array | null): void => {
-      const copy = [...key];
-      pending.set(copy, { key: copy, value });
-    };
+    // Pending writes, encoded and applied only when fn returns, as lmdb's storage does: a throw
+    // leaves nothing behind, and a value changed before then is stored as it is then.
+    const pending = new KeyMap<PendingWrite>();
     const writer: StorageWriter = {
       put: (key, value) => {
         assertKey(key);
-        stage(key, pack(value));
+        pending.set(key, { key, value, removed: false });
       },
       remove: (key) => {
         assertKey(key);
-        stage(key, null);
+        pending.set(key, { key, value: undefined, removed: true });
       },
       get: <V>(key: Key): V | undefined => {
         assertKey(key);
         const p = pending.get(key);
-        if (p !== undefined) return p.value === null ? undefined : (unpack(p.value) as V);
+        if (p !== undefined) return p.removed ? undefined : (p.value as V);
         return this.get<V>(key);
       },
       // Packed as itself wherever it is put.
@@ -81,7 +102,9 @@ export class MemoryStorage implements Storage {
     } finally {
       this.inTransaction = false;
     }
-    for (const { key, value } of pending.values()) this.apply(key, value);
+    // Every value is encoded before any is applied: one msgpack cannot hold fails this transaction alone.
+    const writes = [...pending.values()].map((p) => ({ key: [...p.key], value: p.removed ? null : (this.codec.pack(p.value) as Uint8Array) }));
+    for (const { key, value } of writes) this.apply(key, value);
     return result;
   }
 
@@ -101,7 +124,7 @@ export class MemoryStorage implements Storage {
     if (value === null) {
       if (exists) this.rows.splice(i, 1);
     } else if (exists) {
-      row.value = value;
+      this.rows[i] = { key: row.key, value };
     } else {
       this.rows.splice(i, 0, { key, value });
     }
@@ -125,6 +148,6 @@ export class MemoryStorage implements Storage {
 }
 
 /** Declared once, not per range(): see `storedPairs` in lmdb.ts. */
-function* unpackedRows<V>(rows: Row[]): Generator<KeyValue<V>> {
-  for (const row of rows) yield { key: row.key, value: unpack(row.value) as V };
+function* walkRows<V>(storage: MemoryStorage, options: RangeOptions): Generator<KeyValue<V>> {
+  for (const row of storage.rowsIn(options)) yield { key: row.key, value: storage.decode(row.value) as V };
 }

@@ -9,7 +9,8 @@ import { open as openLmdb } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleForNode } from '../../test/helpers/bundle.js';
 import { isKitError } from '../errors.js';
-import { compareKeys } from './keys.js';
+import { storableId } from '../../sdk/twin/storable.js';
+import { compareKeys, partAfter, prefixEnd } from './keys.js';
 import { openLmdbStorage } from './lmdb.js';
 import { MemoryStorage } from './memory.js';
 import type { Key, Storage } from './types.js';
@@ -64,7 +65,7 @@ describe.each(implementations)('%s', (_name, make) => {
     expect(sorted).toEqual(got);
   });
 
-  it('stores long key parts whole, and refuses the ones lmdb would mangle (U+0000–U+0004 or a lone surrogate in 64+ units) before any write', async () => {
+  it('stores long key parts whole, and refuses the ones lmdb would mangle or misplace (U+0000–U+0004 or a lone surrogate in 63+ units) before any write', async () => {
     const s = storage();
     const long = 'x'.repeat(64);
     // Short parts with those characters are escaped and stay apart; long ones without them are stored whole.
@@ -72,13 +73,74 @@ describe.each(implementations)('%s', (_name, make) => {
     s.transact((tx) => { for (const k of fine) tx.put(k, 1); });
     await s.durable();
     expect(keys(s, ['k'], ['l'])).toEqual([...fine].sort(compareKeys));
-    for (const bad of [[`${long}\u0000y`], ['k', `${long}\u0004z`], ['k', `${long}\uD800`], ['k', `\uDC00${long}`]] as Key[]) {
+    for (const bad of [[`${long}\u0000y`], ['k', `${long}\u0004z`], ['k', `${long}\uD800`], ['k', `\uDC00${long}`], ['k', `${'x'.repeat(62)}\u0001`]] as Key[]) {
       expect(() => s.transact((tx) => { tx.put(['k', 'before'], 1); tx.put(bad, 2); }), JSON.stringify(bad)).toThrow(TypeError);
     }
     // Nearly 1,978 bytes once lmdb escapes each U+0000 of a short part twice: refused, not a failed commit.
     expect(() => s.transact((tx) => tx.put(['x'.repeat(1900), '\u0000'.repeat(40)], 1))).toThrow(TypeError);
     await s.durable();
     expect(keys(s, ['k'], ['l'])).toEqual([...fine].sort(compareKeys));
+  });
+
+  it('prefixEnd and partAfter bound the keys under a part of any length, after a commit as before it', async () => {
+    const s = storage();
+    // 62 units may hold U+0000 (lmdb escapes it); 63 and more may not, and a bound one unit
+    // longer than a part of 63 is written bare by lmdb.
+    for (const part of ['short', `${'p'.repeat(61)}\u0000`, 'q'.repeat(62), 'r'.repeat(63), 's'.repeat(70)]) {
+      const under: Key[] = [['t', part], ['t', part, 0], ['t', part, 7], ['t', part, ''], ['t', part, 'deeper', 'still']];
+      const beside: Key[] = [`${part}a`, `${part}\u{1F600}`, `${part}\u0005`, `${part}\u0001`].filter(storableId).map((p) => ['t', p]);
+      const before: Key[] = [['t', part.slice(0, -1)]];
+      s.transact((tx) => { for (const k of [...under, ...beside, ...before]) tx.put(k, k.length); });
+      for (const when of ['staged', 'committed']) {
+        const label = `${part.length} units, ${when}`;
+        expect(keys(s, ['t', part], prefixEnd(['t', part])), label).toEqual([...under].sort(compareKeys));
+        expect(keys(s, ['t', part], prefixEnd(['t', part]), true), label).toEqual([...under].sort(compareKeys).reverse());
+        expect(keys(s, ['t', partAfter(part)], prefixEnd(['t'])).slice(0, beside.length), label).toEqual([...beside].sort(compareKeys));
+        await s.durable();
+        await turnEnd();
+      }
+      s.transact((tx) => { for (const k of [...under, ...beside, ...before]) tx.remove(k); });
+    }
+  });
+
+  it('a walk sees the storage as it was when the walk began: not writes made during it, but those made before it, even after range()', async () => {
+    const s = storage();
+    s.transact((tx) => { for (let i = 1; i <= 4; i++) tx.put(['w', i], { v: i }); });
+    await s.durable();
+    for (const when of ['staged', 'committed']) {
+      const seen: unknown[] = [];
+      for (const { key, value } of s.range({ start: ['w'], end: ['x'] })) {
+        seen.push(value);
+        // Overwrite the next one, remove the last, add one past it.
+        if (key[1] === 1) s.transact((tx) => { tx.put(['w', 2], { v: 'changed' }); tx.remove(['w', 4]); tx.put(['w', 5], { v: 5 }); });
+      }
+      expect(seen, when).toEqual([{ v: 1 }, { v: 2 }, { v: 3 }, { v: 4 }]);
+      if (when === 'committed') await s.durable();
+      // Asked for now, walked after more writes (and, the second time, a commit): it shows them.
+      const later = s.range({ start: ['w'], end: ['x'] });
+      s.transact((tx) => tx.put(['w', 6], { v: 6 }));
+      if (when === 'committed') {
+        await s.durable();
+        await turnEnd();
+      }
+      expect([...later].map((kv) => kv.key[1]), when).toEqual([1, 2, 3, 5, 6]);
+      s.transact((tx) => { for (let i = 1; i <= 6; i++) tx.put(['w', i], { v: i }); tx.remove(['w', 5]); tx.remove(['w', 6]); });
+      await s.durable();
+    }
+  });
+
+  it('stores a value as it is when its transaction ends, and a transaction reads back what it put', () => {
+    const s = storage();
+    const value = { n: 1 };
+    const inside = s.transact((tx) => {
+      tx.put(['v'], value);
+      value.n = 2;
+      return tx.get<{ n: number }>(['v'])?.n;
+    });
+    expect(inside).toBe(2);
+    expect(s.get(['v'])).toEqual({ n: 2 });
+    value.n = 3;
+    expect(s.get(['v'])).toEqual({ n: 2 });
   });
 
   it('ranges are [start, end), reverse walks down from below end, limit caps', () => {
@@ -155,6 +217,11 @@ describe.each(implementations)('%s', (_name, make) => {
     expect([...(got?.bytes ?? [])]).toEqual([1, 2]);
     got!.name = 'mutated';
     expect(s.get<typeof value>(['v'])?.name).toBe('x');
+    // A Map stays a Map (msgpackr's plain unpack would make it an object); so do its keys.
+    s.transact((tx) => tx.put(['m'], { m: new Map<unknown, unknown>([['a', 1], [2, 'b']]) }));
+    const m = s.get<{ m: Map<unknown, unknown> }>(['m'])?.m;
+    expect(m).toBeInstanceOf(Map);
+    expect([...(m ?? [])]).toEqual([['a', 1], [2, 'b']]);
   });
 
   it('refuses async transaction bodies and nested transactions, writing nothing', () => {

@@ -4,7 +4,11 @@
  *
  * Keys are arrays of strings and non-negative integers, compared element by element
  * (strings by UTF-8 bytes, numbers numerically, a shorter prefix first), as lmdb's
- * ordered-binary keys are. Values are anything msgpack can hold.
+ * ordered-binary keys are. A stored string part holds no lone surrogate, and one of 63 or
+ * more UTF-16 units no U+0000–U+0004 (sdk/twin/storable.ts); a range's bound "just after"
+ * a part is `partAfter` / `prefixEnd` (keys.ts), not the part with U+0000 appended, which
+ * lmdb misplaces past 63 units. Values are anything msgpack can hold (with records: a Map
+ * reads back as a Map).
  */
 export type KeyPart = string | number;
 export type Key = readonly KeyPart[];
@@ -26,9 +30,13 @@ export interface KeyValue<V = unknown> {
 
 /** Writes inside one transaction. */
 export interface StorageWriter {
+  /**
+   * The key and value are the storage's until `transact` returns (it encodes them then): a
+   * value changed before that is stored as changed.
+   */
   put(key: Key, value: unknown): void;
   remove(key: Key): void;
-  /** Reads inside the transaction see its own earlier writes. */
+  /** Reads inside the transaction see its own earlier writes (a value put: that same object). */
   get<V = unknown>(key: Key): V | undefined;
   /**
    * A stand-in for `value`, to place inside the values this transaction puts (at any depth,
@@ -41,6 +49,11 @@ export interface StorageWriter {
 
 export interface Storage {
   get<V = unknown>(key: Key): V | undefined;
+  /**
+   * The pairs in a range, as the storage is when the walk asks for the first: writes made while
+   * it goes on neither show nor shift it, and a range asked for before a write and walked after
+   * it shows the write. Walk it once.
+   */
   range<V = unknown>(options: RangeOptions): Iterable<KeyValue<V>>;
   /**
    * Runs `fn` in one atomic write transaction. Its writes are visible to reads as soon

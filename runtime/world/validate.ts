@@ -1,5 +1,5 @@
 import { KitError } from '../errors.js';
-import { LONG_KEY_PART, storableKeyPart } from '../store/keys.js';
+import { LONG_ID_UNITS, storableId } from '../../sdk/twin/storable.js';
 import type { EntryCause, EntryDraft, RecordWrite } from './types.js';
 
 /** World names: also used in branch names `<world>-<label>-<4 hex>` and in URLs. */
@@ -58,12 +58,12 @@ export function checkPosition(position: unknown, param = 'at'): number {
   return position;
 }
 
-/** What a long type or id may not hold (see storableKeyPart). */
-const LONG_RULE = `; one of ${LONG_KEY_PART} or more UTF-16 units holds no U+0000–U+0004 and no lone surrogate`;
+/** What a type or id may not hold (sdk/twin/storable.ts). */
+const STORABLE_RULE = `, with no lone surrogate, and one of ${LONG_ID_UNITS} or more UTF-16 units holds no U+0000–U+0004`;
 
 export function checkRecordType(type: unknown): string {
-  if (typeof type !== 'string' || type.length === 0 || Buffer.byteLength(type) > MAX_TYPE_BYTES || !storableKeyPart(type)) {
-    throw new KitError('bad_request', `a record type is a non-empty string of at most ${MAX_TYPE_BYTES} bytes${LONG_RULE}`, { param: 'type' });
+  if (typeof type !== 'string' || type.length === 0 || Buffer.byteLength(type) > MAX_TYPE_BYTES || !storableId(type)) {
+    throw new KitError('bad_request', `a record type is a non-empty string of at most ${MAX_TYPE_BYTES} bytes${STORABLE_RULE}`, { param: 'type' });
   }
   return type;
 }
@@ -71,12 +71,12 @@ export function checkRecordType(type: unknown): string {
 /** Whether a string is an id a record can have: not empty, at most MAX_ID_BYTES of UTF-8, storable in a key. */
 export function isRecordId(id: string): boolean {
   // Up to MAX_ID_BYTES / 3 UTF-16 units cannot pass the limit; only longer ids are measured.
-  return id.length > 0 && (id.length <= MAX_ID_BYTES / 3 || Buffer.byteLength(id) <= MAX_ID_BYTES) && storableKeyPart(id);
+  return id.length > 0 && (id.length <= MAX_ID_BYTES / 3 || Buffer.byteLength(id) <= MAX_ID_BYTES) && storableId(id);
 }
 
 export function checkRecordId(id: unknown, param = 'id'): string {
   if (typeof id !== 'string' || !isRecordId(id)) {
-    throw new KitError('bad_request', `a record id is a non-empty string of at most ${MAX_ID_BYTES} bytes${LONG_RULE}`, { param });
+    throw new KitError('bad_request', `a record id is a non-empty string of at most ${MAX_ID_BYTES} bytes${STORABLE_RULE}`, { param });
   }
   return id;
 }

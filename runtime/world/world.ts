@@ -51,7 +51,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { KitError } from '../errors.js';
-import { compareStrings } from '../store/keys.js';
+import { compareStrings, partAfter, prefixEnd } from '../store/keys.js';
 import type { Key, KeyValue, RangeOptions, Storage } from '../store/types.js';
 import { canonicalJson } from './canonical.js';
 import { idSource, type IdSource } from './ids.js';
@@ -192,16 +192,9 @@ function first<V>(storage: Storage, options: RangeOptions): KeyValue<V> | undefi
   return undefined;
 }
 
-/** The smallest key above every key that starts with `prefix`. */
-function prefixEnd(prefix: Key): Key {
-  const last = prefix[prefix.length - 1];
-  const init = prefix.slice(0, -1);
-  return typeof last === 'number' ? [...init, last + 1] : [...init, `${last ?? ''}\u0000`];
-}
-
-/** The smallest key above every key `[...prefix, part, …]`. */
+/** A key above every key `[...prefix, part, …]` and below the next part's (keys.ts, `partAfter`). */
 function after(prefix: Key, part: string): Key {
-  return [...prefix, `${part}\u0000`];
+  return [...prefix, partAfter(part)];
 }
 
 const msOf = (entry: Entry): number => Date.parse(entry.occurredAt);
@@ -1304,7 +1297,7 @@ export class World {
     // The end of a range under `prefix`: below `upper` (exclusive) and at or below `cap` (a
     // base layer's greatest id, inclusive), whichever is lower.
     const endOf = (prefix: Key, upper: string | undefined, cap: string | undefined): Key => {
-      if (cap !== undefined && (upper === undefined || compareStrings(`${cap}\u0000`, upper) < 0)) return after(prefix, cap);
+      if (cap !== undefined && (upper === undefined || compareStrings(partAfter(cap), upper) < 0)) return after(prefix, cap);
       return upper === undefined ? prefixEnd(prefix) : [...prefix, upper];
     };
     // The first key beyond `cursor` (in walking order) under `prefix`, within the bounds.

@@ -8,6 +8,7 @@ export { defineTwin } from './define.js';
 export { parseForm, parseQuery, decodeFormComponent, FormError } from './form.js';
 export type { FormErrorCode, FormLimits } from './form.js';
 export { readGuestOutput } from './protocol.js';
+export { LONG_ID_UNITS, storableId, toStorableId } from './storable.js';
 export type { GuestEvent, GuestOutput, GuestOutputResult, GuestRecordWrite } from './protocol.js';
 export type {
   Handler,

@@ -15,6 +15,7 @@
  * and in accounts with `k: 1` the payment flow's: KEYED_SINCE_K) skip the index and its copy:
  * their ids are ordered (`orderedId`, `newId`). Every write goes through this file.
  */
+import { toStorableId } from '../../../../sdk/twin/storable.js';
 import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
 import { invalid, missing } from './errors.js';
@@ -337,17 +338,15 @@ function indexValue(x: unknown): string | undefined {
   return typeof v === 'string' && v.length <= MAX_INDEXED_CHARS ? v : undefined;
 }
 
-/** U+0000–U+0004 and lone surrogates: what the world refuses in a record id of 64 or more UTF-16 units. */
-const UNSTORABLE = /[\u0000-\u0004]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
- * The ids of one value's entries sort between `<len>:<value>/` and `<len>:<value>0`. In an id
- * of 64 or more units (`/` and 12 digits follow the stem) those characters are filed as U+FFFD:
- * values that differ only there share entries, which every reader tests against the object.
+ * The ids of one value's entries sort between `<len>:<value>/` and `<len>:<value>0`; `/` and 12
+ * digits follow the stem. What an id that long may not hold is filed as U+FFFD
+ * (sdk/twin/storable.ts): values that differ only there share entries, which every reader
+ * tests against the object.
  */
 function indexStem(value: string): string {
   const stem = `${value.length}:${value}`;
-  return stem.length + 13 >= 64 ? stem.replace(UNSTORABLE, '\uFFFD') : stem;
+  return toStorableId(stem, stem.length + 13);
 }
 
 /**
