@@ -68,7 +68,13 @@ export interface ListPage<V> {
   hasMore: boolean;
 }
 
-/** The twin's state: records `(type, id) → value`. Reads see the handler's own earlier writes. */
+/**
+ * The twin's state: records `(type, id) → value`. Reads see the handler's own earlier writes.
+ * A type is at most 256 bytes of UTF-8 and an id at most 1,024, neither empty; neither holds a
+ * lone surrogate, and one of 63 or more UTF-16 units no U+0000–U+0004 (`storableId`;
+ * `toStorableId` files outside input under such ids). The world refuses others, and the call
+ * that writes one fails.
+ */
 export interface ReadTree {
   get<V = unknown>(type: string, id: string): V | undefined;
   list<V = unknown>(type: string, options?: ListOptions): ListPage<V>;
