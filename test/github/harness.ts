@@ -74,6 +74,10 @@ export async function startGithubTwin(): Promise<GithubTwin> {
     guestRuntime: await buildGuestRuntime(),
     now: () => START,
     webhooks: { fetch: fakeFetch, baseDelayMs: 20, maxAttempts: 3 },
+    // The step budget (the same count of QuickJS steps on any machine) still ends a runaway
+    // handler; the wall-clock limit, 2.5 s by default, would fail the suites' big-object cases
+    // on a slow machine (they took 2.7–4.8 s on one where the sandbox ran 3× slower).
+    limits: { callMs: 20_000 },
   });
   const { server, api } = await serveWorld(runner, { vendor: 'github', requestScopes: ['read'], tokens: TOKENS, start: START });
   const baseUrl = `${server.worldUrl}/github`;
