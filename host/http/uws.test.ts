@@ -322,6 +322,54 @@ describe('uWS adapter under the single-world server', () => {
     expect((await fetch(`${s.worldUrl}/hello/next`, { headers: auth })).status).toBe(200);
   });
 
+  it('writes the answers that are ready in one turn together: each reaches its own client, none is left in flight', async () => {
+    const core = await import('./uws.js');
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let heads = 0;
+    const http = await core.listenHttp({
+      handler: {
+        head: (h) => {
+          heads++;
+          return async () => {
+            await gate;
+            return { status: 200, headers: { 'content-type': 'text/plain' }, body: `answer to ${h.path}` };
+          };
+        },
+        failed: () => ({ status: 500, headers: {}, body: '' }),
+        tooLarge: () => ({ status: 413, headers: {}, body: '' }),
+        stopping: () => ({ status: 503, headers: {}, body: '' }),
+      },
+    });
+    try {
+      // 24 connections, held until one release answers them all in the same turn.
+      const asked = Array.from({ length: 24 }, (_, i) =>
+        raw(http.port, (write) => void write(`GET /n${i} HTTP/1.1\r\nHost: x\r\n\r\n`), (text) => text.includes(`answer to /n`)),
+      );
+      while (heads < 24) await new Promise((r) => setTimeout(r, 5));
+      open();
+      const answers = await Promise.all(asked);
+      answers.forEach(({ text }, i) => {
+        expect(text.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+        expect(text.endsWith(`answer to /n${i}`)).toBe(true);
+      });
+      // Clients that leave as soon as they have asked: their requests are settled too.
+      const gone = Array.from({ length: 24 }, () => {
+        const socket = connect(http.port, '127.0.0.1', () => {
+          socket.write('GET /gone HTTP/1.1\r\nHost: x\r\n\r\n');
+          socket.destroy();
+        });
+        return new Promise((r) => socket.on('close', r));
+      });
+      await Promise.all(gone);
+      while (heads < 48) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(http.inFlight()).toBe(0);
+    } finally {
+      await http.close();
+    }
+  });
+
   it('forgets a request whose client leaves halfway through its body', async () => {
     const core = await import('./uws.js');
     let bodies = 0;

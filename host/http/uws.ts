@@ -63,6 +63,13 @@ interface Pending {
   isHead: boolean;
 }
 
+/** An answer waiting for the end of the turn (`writeReady`). */
+interface ReadyAnswer {
+  res: uWS.HttpResponse;
+  answer: HttpAnswer;
+  p: Pending;
+}
+
 const statusLines = new Map<number, string>();
 function statusLine(status: number): string {
   let line = statusLines.get(status);
@@ -161,8 +168,25 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
       res.close();
       return;
     }
-    res.cork(() => write(res, answer, p.isHead));
-    settle(p);
+    // Written with the other answers that are ready in this turn of the event loop, not now.
+    if (ready.length === 0) setImmediate(writeReady);
+    ready.push({ res, answer, p });
+  };
+
+  /**
+   * The turn's answers, written in one burst. A client waiting in epoll is woken by its first
+   * answer and reads the rest as they come, instead of being woken again for each; over
+   * loopback in a VM each wake-up is an inter-processor interrupt, which cost the server's
+   * core 13% of a Stripe retrieve (measured in bench/README, "Answers in one burst").
+   */
+  let ready: ReadyAnswer[] = [];
+  const writeReady = (): void => {
+    const answers = ready;
+    ready = [];
+    for (const { res, answer, p } of answers) {
+      if (!p.aborted) res.cork(() => write(res, answer, p.isHead));
+      settle(p);
+    }
   };
 
   const run = (res: uWS.HttpResponse, reader: BodyReader, body: Uint8Array | undefined, p: Pending): void => {
