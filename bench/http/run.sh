@@ -3,7 +3,9 @@
 # trivial WorldHandle (the host alone) and through a real world (the hello and Stripe twins
 # in a worker thread, LMDB, as `kit world serve` runs them). Server on core 0, wrk on core 1,
 # fixed connections and duration. Every row is reported as a ratio of the uWS hello world
-# measured in the same run (and of a node:http hello world, row node-http).
+# measured in the same run (and of a node:http hello world, row node-http). Row uws-durable is
+# the durable-write floor: the Stripe create's request, parsed, written to LMDB and answered
+# after a shared sync by a bare uWS server with none of twinkit (durable-floor.ts).
 #
 # Peers, same requests, same run (installed into bench/peers/ on first use; see its README):
 # emulate 0.12.2 (Vercel Labs) serving Stripe under Node 22, and a static Stripe customer on
@@ -38,11 +40,11 @@ TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE
 OUT=bench/http/.out
 mkdir -p "$OUT"
 
-ROWS=${ROWS:-uws node-http host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
+ROWS=${ROWS:-uws node-http uws-durable host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
 # The baseline must come first in every round: ratios are taken against the round's first row.
 [[ "$ROWS" == uws\ * || "$ROWS" == uws ]] || ROWS="uws ${ROWS/ALL/ALL}"
 [[ "$ROWS" == "uws ALL" ]] && ROWS=ALL
-[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
+[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-durable uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
 
 if ! command -v wrk >/dev/null; then
   echo "wrk is missing: installing the Debian package" >&2
@@ -79,12 +81,13 @@ start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER, INTENT for
   [[ "$1" == world-inline ]] && { thread=inline; cmd=("$SERVER_JS" world 0 ${2:-}); }
   [[ "$1" == world-lived-in ]] && { thread=inline; lived=lived-in; cmd=("$SERVER_JS" world 0 ${2:-}); }
   [[ "$1" == node-http ]] && cmd=(dist/bench/http/node-hello.js 0)
+  [[ "$1" == durable ]] && cmd=(dist/bench/http/durable-floor.js 0)
   # A fresh file per start: the background redirect may truncate after the first poll,
   # which would then read the previous server's port.
   local log="$OUT/server.$RANDOM$RANDOM.log"
   rm -f "$OUT"/server.*.log
   local -a extra=()
-  if [[ "$1" == world* ]]; then WORLD_DIR=$(mktemp -d /tmp/kit-bench-world.XXXXXX); extra=("$WORLD_DIR"); fi
+  if [[ "$1" == world* || "$1" == durable ]]; then WORLD_DIR=$(mktemp -d /tmp/kit-bench-world.XXXXXX); extra=("$WORLD_DIR"); fi
   BENCH_WORLD=$lived WORLD_THREAD=$thread taskset -c "$SERVER_CPU" node "${cmd[@]}" "${extra[@]}" >"$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 1 600); do
@@ -231,6 +234,7 @@ row() { # one row by its short name
   local auth="x-kit-token: $TOKEN" stripe="x-twins-key: $TOKEN|Authorization: Bearer sk_test_bench"
   case $1 in
     uws) run_row "uWS hello world (baseline)" uws / "" ;;
+    uws-durable) run_row "uWS + LMDB durable-write floor: POST customer, no twinkit (durable-floor.ts)" durable /v1/customers "" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
     uws-async) run_row "uWS hello world, answered after a promise" uws-async / "" ;;
     host-get) run_row "host only: GET vendor wire, x-kit-token" host /local/bench/hello/v1/things/1 "$auth" ;;
     host-bearer) run_row "host only: GET vendor wire, Bearer" host /local/bench/hello/v1/things/1 "Authorization: Bearer $TOKEN" ;;

@@ -83,7 +83,15 @@ function targetsTable(byId) {
   if (get && eget) add('retrieve ≥ 2× emulate, with a lower p99', `${ratio(get.rps / eget.rps)}×; p99 ${fixed(get.p99Ms, 2)} vs ${fixed(eget.p99Ms, 2)} ms`, get.rps / eget.rps >= 2 && get.p99Ms < eget.p99Ms);
   if (post && epost) add('create ≥ 3× emulate, with a lower p99', `${ratio(post.rps / epost.rps)}×; p99 ${fixed(post.p99Ms, 2)} vs ${fixed(epost.p99Ms, 2)} ms`, post.rps / epost.rps >= 3 && post.p99Ms < epost.p99Ms);
   if (checks.length === 0) return [];
-  return ['', "Issue 8's targets in this run (`stripe-get`/`stripe-post` are served as `kit world serve --inline` serves them):", '', '| target | measured | |', '|---|---|---|', ...checks];
+  const out = ['', "Issue 8's targets in this run (`stripe-get`/`stripe-post` are served as `kit world serve --inline` serves them):", '', '| target | measured | |', '|---|---|---|', ...checks];
+  const floor = byId.get('uws-durable');
+  if (post && floor) {
+    out.push(
+      '',
+      `The durable-write floor (\`uws-durable\`: the same create, durable the same way, with none of twinkit) ran at ${ratio(floor.ratioToUws)}× the uWS hello world; the Stripe create at ${ratio(post.rps / floor.rps)}× the floor's requests/s, ${ratio(post.cpuUsPerRequest / floor.cpuUsPerRequest)}× its CPU per request.`,
+    );
+  }
+  return out;
 }
 
 // The other benches, as compact tables of what they print.

@@ -60,6 +60,9 @@ test('render: issue 8 targets, met or not, from the same run', () => {
   assert.match(md, /\| Stripe retrieve ≥ 0\.25× the uWS hello world \| 0\.050× \| \*\*not met\*\* \|/);
   assert.match(md, /\| Stripe create \(durable\) ≥ 0\.15× the uWS hello world \| 0\.010× \| \*\*not met\*\* \|/);
   assert.match(md, /\| retrieve ≥ 2× emulate, with a lower p99 \| 0\.25×; p99 2\.00 vs 2\.00 ms \| \*\*not met\*\* \|/);
+  assert.doesNotMatch(md, /durable-write floor/); // no uws-durable row
+  const floored = render({ suites: { http: { rows: [row('uws', 100000, 5), row('uws-durable', 20000, 40), row('stripe-post', 5000, 160)] } } });
+  assert.match(floored, /floor \(`uws-durable`[^)]*\) ran at 0\.20× the uWS hello world; the Stripe create at 0\.25× the floor's requests\/s, 4\.00× its CPU per request\./);
   const fast = render({ suites: { http: { rows: [row('uws', 100000, 5), row('stripe-get', 40000, 20, { p99Ms: 1 }), row('emulate-get', 15000, 40)] } } });
   assert.match(fast, /\| Stripe retrieve ≥ 0\.25× the uWS hello world \| 0\.40× \| met \|/);
   assert.match(fast, /\| retrieve ≥ 2× emulate, with a lower p99 \| 2\.67×; p99 1\.00 vs 2\.00 ms \| met \|/);
