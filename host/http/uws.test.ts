@@ -333,6 +333,8 @@ describe('uWS adapter under the single-world server', () => {
           heads++;
           return async () => {
             await gate;
+            // A body uWS refuses to write (a bug elsewhere) fails that answer alone.
+            if (h.path === '/bad') return { status: 200, headers: {}, body: {} as unknown as string };
             return { status: 200, headers: { 'content-type': 'text/plain' }, body: `answer to ${h.path}` };
           };
         },
@@ -342,12 +344,18 @@ describe('uWS adapter under the single-world server', () => {
       },
     });
     try {
-      // 24 connections, held until one release answers them all in the same turn.
+      // 24 connections and one whose answer cannot be written, held until one release
+      // answers them all in the same turn.
+      const bad = raw(http.port, (write) => void write('GET /bad HTTP/1.1\r\nHost: x\r\n\r\n'), () => false);
       const asked = Array.from({ length: 24 }, (_, i) =>
         raw(http.port, (write) => void write(`GET /n${i} HTTP/1.1\r\nHost: x\r\n\r\n`), (text) => text.includes(`answer to /n`)),
       );
-      while (heads < 24) await new Promise((r) => setTimeout(r, 5));
+      while (heads < 25) await new Promise((r) => setTimeout(r, 5));
       open();
+      // Its connection is closed with no whole answer on it (uWS may have sent the status line).
+      const refused = await bad;
+      expect(refused.closed).toBe(true);
+      expect(refused.text).not.toContain('\r\n\r\n');
       const answers = await Promise.all(asked);
       answers.forEach(({ text }, i) => {
         expect(text.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
@@ -362,7 +370,7 @@ describe('uWS adapter under the single-world server', () => {
         return new Promise((r) => socket.on('close', r));
       });
       await Promise.all(gone);
-      while (heads < 48) await new Promise((r) => setTimeout(r, 5));
+      while (heads < 49) await new Promise((r) => setTimeout(r, 5));
       await new Promise((r) => setTimeout(r, 50));
       expect(http.inFlight()).toBe(0);
     } finally {
