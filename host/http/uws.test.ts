@@ -364,8 +364,8 @@ describe('uWS adapter under the single-world server', () => {
       // Clients that leave as soon as they have asked: their requests are settled too.
       const gone = Array.from({ length: 24 }, () => {
         const socket = connect(http.port, '127.0.0.1', () => {
-          socket.write('GET /gone HTTP/1.1\r\nHost: x\r\n\r\n');
-          socket.destroy();
+          // Gone once the request is handed to the kernel, so the server reads it, then the close.
+          socket.write('GET /gone HTTP/1.1\r\nHost: x\r\n\r\n', () => socket.destroy());
         });
         return new Promise((r) => socket.on('close', r));
       });
