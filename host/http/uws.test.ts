@@ -5,6 +5,7 @@ import { echoWorld } from '../echo-world.js';
 import type { EchoBody, EchoWorld } from '../echo-world.js';
 import { startSingleWorldServer } from '../single-world.js';
 import type { SingleWorldServer } from '../single-world.js';
+import type { HttpAnswer } from './types.js';
 
 const tokens = { token: 'tok_test-write-token', readToken: 'tok_r_test-read-token' };
 const auth = { 'x-kit-token': tokens.token };
@@ -331,7 +332,7 @@ describe('uWS adapter under the single-world server', () => {
       handler: {
         head: (h) => {
           heads++;
-          return async () => {
+          return async (): Promise<HttpAnswer> => {
             await gate;
             // A body uWS refuses to write (a bug elsewhere) fails that answer alone.
             if (h.path === '/bad') return { status: 200, headers: {}, body: {} as unknown as string };
