@@ -4,8 +4,8 @@
  * each POST, parses the form body, makes a Stripe-shaped customer and its `customer.created`
  * event, stages a log entry holding both and the customer's head key, writes each event-loop
  * turn's writes in one LMDB transaction (msgpack values, ordered-binary keys, as the engine
- * stores them), and answers the turn's requests after one shared sync: the group commit the
- * engine does, and nothing else. No credential, no routing, no sandbox, no validation, no
+ * stores them), and answers them after the next sync, one sync at a time shared by every
+ * commit made before it started: the group commit the engine does, and nothing else. No credential, no routing, no sandbox, no validation, no
  * counts or indexes.
  *
  * `stripe-post` against this row says how much of a durable create is twinkit's engine and
@@ -29,18 +29,30 @@ interface Waiting {
 }
 let staged: [(string | number)[], unknown][] = [];
 let answering: Waiting[] = [];
+/** Committed, waiting for the next sync (at most one runs at a time, as the engine's). */
+let committed: Waiting[] = [];
+let syncing = false;
 let position = 0;
 
-/** Ends the turn: one transaction for its writes, then one sync, then every answer. */
+/** Ends the turn: one transaction for its writes; its requests wait for the next sync. */
 function commitTurn(): void {
   const writes = staged;
-  const waiting = answering;
   staged = [];
-  answering = [];
   db.transactionSync(() => {
     for (const [key, value] of writes) void db.put(key, value);
   });
+  for (const w of answering) committed.push(w);
+  answering = [];
+  if (!syncing) syncCommitted();
+}
+
+/** One sync covers every commit made before it started; those made meanwhile share the next. */
+function syncCommitted(): void {
+  const waiting = committed;
+  committed = [];
+  syncing = true;
   dbSync.sync((error) => {
+    syncing = false;
     for (const w of waiting) {
       if (w.aborted) continue;
       w.res.cork(() => {
@@ -48,6 +60,7 @@ function commitTurn(): void {
         else w.res.writeHeader('content-type', 'application/json').end(w.body);
       });
     }
+    if (committed.length > 0) syncCommitted();
   });
 }
 
