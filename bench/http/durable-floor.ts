@@ -5,8 +5,8 @@
  * event, stages a log entry holding both and the customer's head key, writes each event-loop
  * turn's writes in one LMDB transaction (msgpack values, ordered-binary keys, as the engine
  * stores them), and answers them after the next sync, one sync at a time shared by every
- * commit made before it started: the group commit the engine does, and nothing else. No credential, no routing, no sandbox, no validation, no
- * counts or indexes.
+ * commit made before it started: the group commit the engine does, and nothing else. No
+ * credential, no routing, no sandbox, no validation, no counts or indexes.
  *
  * `stripe-post` against this row says how much of a durable create is twinkit's engine and
  * twin, and how much the storage and HTTP would cost any server that keeps the same promise.
