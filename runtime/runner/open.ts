@@ -3,13 +3,12 @@
  * worker thread of its own under a watchdog (`openLocalWorld`, what servers use).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadSandboxModule, WorldSandbox, type SandboxLimits } from '../sandbox/index.js';
 import { openLmdbStorage, type Storage } from '../store/index.js';
 import { WorldStore } from '../world/index.js';
-import { SupervisedWorker } from '../worker/index.js';
+import { compiledScript, SupervisedWorker } from '../worker/index.js';
 import { KIT_VERSION } from '../version.js';
 import { errorResponse, WorldRunner, type RunnerOptions } from './world-runner.js';
 import { requestToWire, responseFromWire, type RequestWire, type ResponseWire } from './wire.js';
@@ -66,16 +65,6 @@ export type WorkerCall = RequestWire | { kind: 'stream'; call: StreamCall } | { 
 /** What a world's worker answers: a response as an array (wire.ts), or a stream call's result. */
 export type WorkerReply = ResponseWire | StreamResult;
 
-/** The compiled worker script (a worker cannot run the TypeScript sources vitest loads). */
-function workerScript(): URL {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return new URL('./worker-main.js', import.meta.url);
-  const root = join(here, '..', '..', '..');
-  const built = join(root, 'dist', 'runtime', 'runner', 'worker-main.js');
-  if (!existsSync(built)) throw new Error(`openLocalWorld: ${built} is missing; run \`make build\` first`);
-  return new URL(`file://${built}`);
-}
-
 /** The state folder of a local world. */
 export function stateDir(dir: string): string {
   return join(dir, '.kit', 'world');
@@ -110,7 +99,7 @@ export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldH
     };
   }
   const worker = new SupervisedWorker<WorkerCall, WorkerReply>({
-    script: workerScript(),
+    script: compiledScript(import.meta.url, './worker-main.js'),
     workerData: options,
     callTimeoutMs: options.callTimeoutMs ?? 5000,
     name: `world ${options.org}/${options.world}`,

@@ -55,7 +55,7 @@ export type HostValue = (op: string, arg: Record<string, unknown>) => unknown;
 /** What the runner needs of an engine that runs guest scripts: `WorldSandbox` (QuickJS) or `TrustedContexts` (V8). */
 export interface GuestEngine {
   readonly alive: boolean;
-  load(name: string, source: string, options?: { hostCall?: boolean }): CallResult;
+  load(name: string, source: string, options?: LoadOptions): CallResult;
   call(name: string, fn: string, input: string, hostCall?: HostCall): CallResult;
   /**
    * Only engines whose guests share the host's heap: `fn` gets `input` itself rather than its
@@ -121,6 +121,21 @@ interface LoadedContext {
   ctx: QuickJSContext;
   invoke: QuickJSHandle;
   describe: QuickJSHandle;
+  /** The QuickJS runtime the context lives in: the sandbox's own, or one of its own (`LoadOptions.memoryBytes`). */
+  runtime: QuickJSRuntime;
+  /** The runtime's own memory limit, when it has one. */
+  memoryBytes?: number;
+}
+
+export interface LoadOptions {
+  /** Offer `__host_call` to the script (served by the `HostCall` of each call). */
+  hostCall?: boolean;
+  /**
+   * Give the context a QuickJS runtime of its own, limited to this many bytes, inside the same
+   * instance: what it holds counts against its own limit, not the sandbox's shared one (a
+   * world's checks: one that keeps 30 MB does not leave the next none).
+   */
+  memoryBytes?: number;
 }
 
 type CallFailure = { error: { code: SandboxErrorCode; message: string } };
@@ -169,9 +184,16 @@ export class WorldSandbox implements GuestEngine {
         this.#tainted = true;
       },
     });
-    const runtime = world.quickjs.newRuntime();
-    runtime.setMemoryLimit(runtimeMemoryLimit(limits.memoryBytes));
-    runtime.setMaxStackSize(limits.stackBytes);
+    this.#world = world;
+    this.#runtime = this.#newRuntime(runtimeMemoryLimit(limits.memoryBytes));
+    live++;
+  }
+
+  /** A QuickJS runtime in this instance, under this sandbox's stack limit, step budget and deadline. */
+  #newRuntime(memoryLimit: number): QuickJSRuntime {
+    const runtime = (this.#world as WasmWorld).quickjs.newRuntime();
+    runtime.setMemoryLimit(memoryLimit);
+    runtime.setMaxStackSize(this.limits.stackBytes);
     runtime.setInterruptHandler(() => {
       this.#steps++;
       if (this.#steps > this.#budget) {
@@ -185,9 +207,7 @@ export class WorldSandbox implements GuestEngine {
       }
       return false;
     });
-    this.#world = world;
-    this.#runtime = runtime;
-    live++;
+    return runtime;
   }
 
   /** Instantiates a new world sandbox from the process's compiled module. Synchronous. */
@@ -200,25 +220,34 @@ export class WorldSandbox implements GuestEngine {
   }
 
   /** Evaluates `source` (a bundled script) in a fresh context named `name`; the script defines globals. A context of that name is replaced. */
-  load(name: string, source: string, options?: { hostCall?: boolean }): CallResult {
+  load(name: string, source: string, options?: LoadOptions): CallResult {
     if (typeof name !== 'string' || typeof source !== 'string') throw new TypeError('load(name, source): both must be strings');
-    const runtime = this.#runtime;
-    if (runtime === undefined) return disposed();
+    const shared = this.#runtime;
+    if (shared === undefined) return disposed();
+    const own = options?.memoryBytes;
+    if (own !== undefined && (!Number.isSafeInteger(own) || own < 256 * 1024)) throw new TypeError(`load: memoryBytes must be an integer of at least 256 KiB, got ${own}`);
     this.#assertNotRunning('load');
     this.unload(name);
     return this.#guarded(() => {
       // A host exception in here (a trap, the host's stack) propagates to #guarded, which ends
       // the whole instance; nothing half-made is freed on a runtime that cannot be trusted.
+      const runtime = own === undefined ? shared : this.#newRuntime(own);
       const ctx = runtime.newContext();
+      const dropContext = (): void => {
+        ctx.dispose();
+        if (runtime !== shared) runtime.dispose();
+      };
+      // One budget and one deadline for the whole load: the prelude, the script and its jobs.
       this.#arm(this.limits.callSteps);
       const prelude = ctx.evalCode(PRELUDE_SOURCE, '<prelude>');
       if (prelude.error) {
-        const failure = this.#classify(ctx, undefined, prelude.error, 'load_error');
+        const failure = this.#classify(ctx, undefined, prelude.error, 'load_error', own);
         prelude.error.dispose();
-        ctx.dispose();
+        dropContext();
         return failure;
       }
-      const loaded: LoadedContext = { ctx, invoke: ctx.getProp(prelude.value, 'invoke'), describe: ctx.getProp(prelude.value, 'describe') };
+      const loaded: LoadedContext = { ctx, invoke: ctx.getProp(prelude.value, 'invoke'), describe: ctx.getProp(prelude.value, 'describe'), runtime };
+      if (own !== undefined) loaded.memoryBytes = own;
       const installHost = ctx.getProp(prelude.value, 'installHost');
       prelude.value.dispose();
       if (options?.hostCall === true) {
@@ -229,18 +258,31 @@ export class WorldSandbox implements GuestEngine {
         else installed.value.dispose();
       }
       installHost.dispose();
-      this.#arm(this.limits.callSteps);
       const result = ctx.evalCode(source, name);
       if (result.error) {
-        const failure = this.#classify(ctx, loaded.describe, result.error, 'load_error');
+        const failure = this.#classify(ctx, loaded.describe, result.error, 'load_error', own);
         result.error.dispose();
         freeContext(loaded);
         return failure;
       }
       result.value.dispose();
       this.#contexts.set(name, loaded);
-      return this.#drain({ ok: '' });
+      return this.#drain(runtime, { ok: '' });
     });
+  }
+
+  /**
+   * Bytes QuickJS counts as in use by the runtime of context `name`, when it has one of its own
+   * (`LoadOptions.memoryBytes`); null otherwise. What a check keeps between its runs.
+   */
+  memoryUsed(name: string): number | null {
+    const loaded = this.#contexts.get(name);
+    if (loaded === undefined || loaded.memoryBytes === undefined) return null;
+    this.#assertNotRunning('memoryUsed');
+    // The dump's "memory used" row: the runtime's malloc count and bytes (quickjs-emscripten
+    // offers the same figures only through a private context).
+    const row = /^memory used\s+\d+\s+(\d+)/m.exec(loaded.runtime.dumpMemoryUsage());
+    return row === null ? null : Number(row[1]);
   }
 
   /** Calls global function `fn` of context `name` with one string argument; returns its string result. An async function's promise is settled before returning. */
@@ -252,7 +294,7 @@ export class WorldSandbox implements GuestEngine {
     this.#assertNotRunning('call');
     const loaded = this.#contexts.get(name);
     if (loaded === undefined) return { error: { code: 'load_error', message: `nothing is loaded under the name '${cut(name)}'` } };
-    const { ctx, invoke, describe } = loaded;
+    const { ctx, invoke, describe, runtime } = loaded;
     return this.#guarded(() => {
       this.#arm(this.limits.callSteps);
       this.#hostCall = hostCall;
@@ -266,12 +308,12 @@ export class WorldSandbox implements GuestEngine {
         arg.dispose();
         fnHandle.dispose();
         if (result.error) {
-          const failure = this.#classify(ctx, describe, result.error, 'guest_error');
+          const failure = this.#classify(ctx, describe, result.error, 'guest_error', loaded.memoryBytes);
           result.error.dispose();
           return failure;
         }
-        const settled = this.#settle(ctx, describe, result.value);
-        return this.#drain(settled);
+        const settled = this.#settle(runtime, loaded, result.value);
+        return this.#drain(runtime, settled);
       } finally {
         this.#hostCall = undefined;
       }
@@ -385,9 +427,8 @@ export class WorldSandbox implements GuestEngine {
    * the call answers, inside its budget and with its host function, so that none of a call's
    * work leaks into the next call. Their failures are unhandled rejections, not the call's.
    */
-  #drain(out: CallResult): CallResult {
-    const runtime = this.#runtime;
-    while (runtime !== undefined && !this.#interrupted && runtime.hasPendingJob()) {
+  #drain(runtime: QuickJSRuntime, out: CallResult): CallResult {
+    while (this.#runtime !== undefined && !this.#interrupted && runtime.hasPendingJob()) {
       const jobs = runtime.executePendingJobs(1);
       if (jobs.error) jobs.error.dispose();
     }
@@ -396,16 +437,17 @@ export class WorldSandbox implements GuestEngine {
   }
 
   /** Waits out a returned promise by running pending jobs (all inside the same budget). */
-  #settle(ctx: QuickJSContext, describe: QuickJSHandle, value: QuickJSHandle): CallResult {
+  #settle(runtime: QuickJSRuntime, loaded: LoadedContext, value: QuickJSHandle): CallResult {
+    const { ctx, describe } = loaded;
     let current = value;
     if (ctx.typeof(current) === 'object') {
       let state = ctx.getPromiseState(current);
       // A job that failed (out of memory, stack) may be why the promise never settles.
       let jobFailure: CallFailure | undefined;
-      while (state.type === 'pending' && this.#runtime?.hasPendingJob() === true) {
-        const jobs = this.#runtime.executePendingJobs(1);
+      while (state.type === 'pending' && this.#runtime !== undefined && runtime.hasPendingJob()) {
+        const jobs = runtime.executePendingJobs(1);
         if (jobs.error) {
-          const failure = this.#classify(ctx, describe, jobs.error, 'guest_error');
+          const failure = this.#classify(ctx, describe, jobs.error, 'guest_error', loaded.memoryBytes);
           if (failure.error.code !== 'guest_error') jobFailure = failure;
           jobs.error.dispose();
         }
@@ -417,11 +459,11 @@ export class WorldSandbox implements GuestEngine {
         if (this.#interrupted) return { error: { code: 'timeout', message: this.#overBudget('call exceeded') } };
         if (jobFailure !== undefined) return jobFailure;
         // QuickJS drops a job it has no memory to queue, which strands the promise.
-        if (this.#growFailed) return this.#outOfMemory();
+        if (this.#growFailed) return this.#outOfMemory(loaded.memoryBytes);
         return { error: { code: 'guest_error', message: 'the function returned a promise that never settles' } };
       }
       if (state.type === 'rejected') {
-        const failure = this.#classify(ctx, describe, state.error, 'guest_error');
+        const failure = this.#classify(ctx, describe, state.error, 'guest_error', loaded.memoryBytes);
         state.error.dispose();
         current.dispose();
         return failure;
@@ -440,21 +482,26 @@ export class WorldSandbox implements GuestEngine {
     }
   }
 
-  #outOfMemory(): CallFailure {
+  /** `ownLimit`: the context's own runtime's limit, when it has one. */
+  #outOfMemory(ownLimit?: number): CallFailure {
     this.#tainted = true;
-    return { error: { code: 'out_of_memory', message: `out of memory (the runtime's limit is ${runtimeMemoryLimit(this.limits.memoryBytes)} bytes)` } };
+    const limit = ownLimit ?? runtimeMemoryLimit(this.limits.memoryBytes);
+    return { error: { code: 'out_of_memory', message: `out of memory (the ${ownLimit === undefined ? "runtime's" : "context's own"} limit is ${limit} bytes)` } };
   }
 
   /** Maps a thrown guest value to an error code; `fallback` is the code of an ordinary exception. */
-  #classify(ctx: QuickJSContext, describe: QuickJSHandle | undefined, thrown: QuickJSHandle, fallback: 'guest_error' | 'load_error'): CallFailure {
+  #classify(ctx: QuickJSContext, describe: QuickJSHandle | undefined, thrown: QuickJSHandle, fallback: 'guest_error' | 'load_error', ownLimit?: number): CallFailure {
     if (this.#interrupted) {
       return { error: { code: 'timeout', message: this.#overTime ? `exceeded the time limit of ${this.limits.callMs} ms` : `exceeded the budget of ${this.limits.callSteps} steps` } };
     }
     let name = '';
     let message = 'a thrown value that cannot be described';
     if (describe !== undefined) {
-      // A little budget of its own: describing may run guest getters and toString.
+      // A little step budget of its own (describing may run guest getters and toString), and
+      // what is left of the call's time: the wall limit holds for the call as a whole.
+      const deadline = this.#deadline;
       this.#arm(Math.max(10, Math.ceil(this.limits.callSteps / 100)));
+      this.#deadline = deadline;
       const described = ctx.callFunction(describe, ctx.undefined, thrown);
       if (described.error) described.error.dispose();
       else {
@@ -471,7 +518,7 @@ export class WorldSandbox implements GuestEngine {
     // QuickJS throws null when memory runs out so completely that it cannot even build the
     // InternalError: that is when the wasm memory could not grow during this very call.
     const exhausted = this.#growFailed && ctx.sameValue(thrown, ctx.null);
-    if ((name === 'InternalError' && message === 'out of memory') || exhausted) return this.#outOfMemory();
+    if ((name === 'InternalError' && message === 'out of memory') || exhausted) return this.#outOfMemory(ownLimit);
     if (message === 'stack overflow' || (name === 'RangeError' && /call stack/i.test(message))) {
       return { error: { code: 'stack_overflow', message: `stack overflow (the limit is ${this.limits.stackBytes} bytes)` } };
     }
@@ -528,6 +575,7 @@ function freeContext(loaded: LoadedContext): void {
   loaded.invoke.dispose();
   loaded.describe.dispose();
   loaded.ctx.dispose();
+  if (loaded.memoryBytes !== undefined) loaded.runtime.dispose();
 }
 
 function disposed(): CallFailure {

@@ -56,13 +56,26 @@ export function loadSandboxModule(): Promise<SandboxModule> {
   return cached;
 }
 
-async function compile(): Promise<SandboxModule> {
+function packageDist(): string {
   const require = createRequire(import.meta.url);
   const pkg = require.resolve('@jitl/quickjs-wasmfile-release-sync/package.json');
-  const dist = pkg.slice(0, -'package.json'.length) + 'dist/';
-  const [glueSource, bytes] = [readFileSync(dist + 'emscripten-module.mjs', 'utf8'), readFileSync(dist + 'emscripten-module.wasm')];
-  const wasm = await WebAssembly.compile(bytes);
-  return new SandboxModule(wasm, makeSyncGlue(glueSource));
+  return pkg.slice(0, -'package.json'.length) + 'dist/';
+}
+
+async function compile(): Promise<SandboxModule> {
+  const dist = packageDist();
+  const wasm = await WebAssembly.compile(readFileSync(dist + 'emscripten-module.wasm'));
+  return new SandboxModule(wasm, makeSyncGlue(readFileSync(dist + 'emscripten-module.mjs', 'utf8')));
+}
+
+/**
+ * The sandbox module around a `WebAssembly.Module` compiled elsewhere, e.g. by the thread that
+ * started this worker (a compiled module crosses `postMessage`; its glue is rebuilt here, since
+ * functions do not).
+ */
+export function sandboxModuleOf(wasm: WebAssembly.Module): SandboxModule {
+  if (!(wasm instanceof WebAssembly.Module)) throw new TypeError('sandboxModuleOf: expected a WebAssembly.Module');
+  return new SandboxModule(wasm, makeSyncGlue(readFileSync(packageDist() + 'emscripten-module.mjs', 'utf8')));
 }
 
 /**

@@ -3,3 +3,4 @@ export { SupervisedWorker, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_WORKER_STACK_MB } fr
 export type { SupervisedWorkerOptions } from './supervised.js';
 export { serveInWorker } from './serve.js';
 export type { ServeOptions } from './serve.js';
+export { compiledScript } from './script.js';

@@ -1,0 +1,54 @@
+/**
+ * The worker of a `SandboxLane`: one `WorldSandbox`, operations one at a time. A guest's host
+ * call is posted to the main thread, and this thread waits (Atomics) until the answer is there:
+ * the guest sees a synchronous function, the main thread never blocks.
+ */
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { sandboxModuleOf, WorldSandbox, type HostCall } from '../sandbox/index.js';
+import type { HostReply, LaneOp, LaneReply, LaneWorkerData } from './protocol.js';
+
+const data = workerData as LaneWorkerData;
+const port = parentPort;
+if (port === null) throw new TypeError('lane-worker runs inside a worker thread started by SandboxLane');
+const sandbox = WorldSandbox.create(sandboxModuleOf(data.wasm), data.limits);
+
+/** An error the guest sees as a HostError, with the code the host gave. */
+class HostFailure extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+const hostCall: HostCall = (op, arg) => {
+  data.hostPort.postMessage([op, arg]);
+  Atomics.wait(data.signal, 0, 0);
+  Atomics.store(data.signal, 0, 0);
+  const received = receiveMessageOnPort(data.hostPort);
+  if (received === undefined) throw new HostFailure('the host did not answer', undefined);
+  const reply = received.message as HostReply;
+  if (reply[0] === 0) return reply[1];
+  throw new HostFailure(reply[1], reply[2] ?? undefined);
+};
+
+function perform(op: LaneOp): LaneReply['result'] {
+  switch (op.kind) {
+    case 'load':
+      return sandbox.load(op.name, op.source, op.options);
+    case 'call':
+      return sandbox.call(op.name, op.fn, op.input, op.host ? hostCall : undefined);
+    case 'unload':
+      sandbox.unload(op.name);
+      return { ok: '' };
+    case 'memory':
+      return { memory: sandbox.memoryUsed(op.name) };
+  }
+}
+
+port.on('message', (op: LaneOp) => {
+  const result = perform(op);
+  port.postMessage({ result, alive: sandbox.alive } satisfies LaneReply);
+});
+port.postMessage('ready');
