@@ -6,7 +6,7 @@ export { buildAttachManifest } from './attach/index.js';
 export { createStreamRoutes, MAX_STREAM_MESSAGE_BYTES, STREAM_CLOSE, StreamBridge } from './streams/index.js';
 export type { StreamLimits, StreamRoutes, StreamRoutesOptions, StreamSocket } from './streams/index.js';
 export type { AttachTwin } from './attach/index.js';
-export { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, RequestBudget, retryAfterSeconds } from './limits.js';
+export { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, RequestBudget, describeBudget, parseBudget, retryAfterSeconds } from './limits.js';
 export type { BudgetOptions } from './limits.js';
 export { findCredential, loadOrCreateTokens, mintTokens, readTokenFile, readTokenOpens, tokenFilePath, TokenVerifier, writeTokenFile } from './auth/index.js';
 export type { Credential, CredentialSource, TokenFile, WorldTokens } from './auth/index.js';

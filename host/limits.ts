@@ -56,3 +56,27 @@ export class RequestBudget {
 export function retryAfterSeconds(waitMs: number): number {
   return Math.max(1, Math.ceil(waitMs / 1000));
 }
+
+/** Units a budget's window may be written in: `10s`, `1m`, `1h`. */
+const WINDOW_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
+const BUDGET_TEXT = /^([1-9][0-9]{0,11})\/([1-9][0-9]{0,5})?([smh])$/;
+
+/**
+ * A budget as a person writes it: `off`, or `<requests>/<window>` with the window in seconds,
+ * minutes or hours (`100000/10s`, `600/m`). Throws a TypeError saying what is wrong.
+ */
+export function parseBudget(text: string): Required<Pick<BudgetOptions, 'size' | 'windowMs'>> | false {
+  if (text === 'off') return false;
+  const m = BUDGET_TEXT.exec(text);
+  if (m === null) throw new TypeError(`a budget is "off" or <requests>/<window>, such as 100000/10s or 600/m; got "${text}"`);
+  const windowMs = Number(m[2] ?? '1') * (WINDOW_UNITS[m[3] as string] as number);
+  if (windowMs > 86_400_000) throw new TypeError(`a budget's window is at most a day (24h); got "${text}"`);
+  return { size: Number(m[1]), windowMs };
+}
+
+/** How a budget reads back (`100000/10s`), for what a server prints. */
+export function describeBudget(budget: { size: number; windowMs: number }): string {
+  const { windowMs } = budget;
+  const window = windowMs % 3_600_000 === 0 ? `${windowMs / 3_600_000}h` : windowMs % 60_000 === 0 ? `${windowMs / 60_000}m` : `${windowMs / 1000}s`;
+  return `${budget.size}/${window}`;
+}

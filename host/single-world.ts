@@ -56,7 +56,10 @@ export interface SingleWorldOptions {
   host?: string;
   /** Default 0: a free port. */
   port?: number;
-  /** The request budget; `false` turns it off (benchmarks). Default 100 000 per 10 s. */
+  /**
+   * The world's request budget (host/limits.ts). Absent or `false`: none — a world served alone
+   * answers its owner's load test at full speed; a host serving many worlds sets one per world.
+   */
   budget?: BudgetOptions | false;
   /** Default 4 MB. */
   maxBodyBytes?: number;
@@ -167,7 +170,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
   if (!NAME_PATTERN.test(name)) throw new TypeError(`world name must match ${NAME_PATTERN}, got ${JSON.stringify(name)}`);
   const verifier = new TokenVerifier(options.tokens);
   const readScopeTwins = new Set(options.twins.filter((t) => t.requestScopes.includes('read')).map((t) => t.vendor));
-  const budget = options.budget === false ? null : new RequestBudget(options.budget ?? {});
+  const budget = options.budget === undefined || options.budget === false ? null : new RequestBudget(options.budget);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const vendorPrefix = `/${org}/${name}`;
   const apiPrefix = `/-/${org}/${name}`;

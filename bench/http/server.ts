@@ -75,7 +75,7 @@ async function start(): Promise<() => Promise<void>> {
     if (token === undefined || dir === undefined) throw new Error('world mode needs a token and a directory');
     const builtins = await loadBuiltinTwins();
     const twins = [...builtins.values()];
-    const thread = process.env['WORLD_THREAD'] === 'inline' ? 'inline' : 'worker';
+    const thread = process.env['WORLD_THREAD'] === 'worker' ? 'worker' : 'main';
     const world = await openLocalWorld({ dir, org: 'local', world: 'bench', twins, guestRuntime: await buildGuestRuntime(), thread });
     const greeting = await seed(world, '/hello/v1/greetings', 'application/json', JSON.stringify({ name: 'Ada' }));
     let customer = '-';

@@ -19,7 +19,7 @@ const text = (body: Uint8Array | string): string => (typeof body === 'string' ? 
 const twin = (await loadBuiltinTwins()).get('stripe');
 if (!twin) throw new Error('no built-in Stripe twin');
 const guestRuntime = await buildGuestRuntime();
-for (const thread of ['worker', 'inline', 'worker', 'inline'] as const) {
+for (const thread of ['worker', 'main', 'worker', 'main'] as const) {
   const dir = mkdtempSync(join(tmpdir(), 'kit-thread-'));
   const world = await openLocalWorld({ dir, org: 'local', world: 'bench', twins: [twin], guestRuntime, thread });
   const made = await world.handle(stripeRequest('POST', '/stripe/v1/customers', 'email=ada%40example.com'));

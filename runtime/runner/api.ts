@@ -154,12 +154,14 @@ export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Pr
       }
       if (b === 'scenario' && c === undefined) {
         allow(req, 'GET', 'PUT', 'DELETE');
+        // Changed between the twin's requests, never under one (runner `exclusive`).
         if (req.method === 'PUT') {
-          const slot = runner.scenarios.put(twin, readTextBody(req), req.headers['content-type']);
+          const source = readTextBody(req);
+          const slot = await runner.exclusive(twin.vendor, () => runner.scenarios.put(twin, source, req.headers['content-type']));
           return jsonResponse(200, { twin: twin.vendor, format: slot.stored.format, handlers: slot.scenario.handlers.length, updatedAt: slot.stored.updatedAt });
         }
         if (req.method === 'DELETE') {
-          runner.scenarios.delete(twin);
+          await runner.exclusive(twin.vendor, () => runner.scenarios.delete(twin));
           return noContent();
         }
         const stored = runner.scenarios.get(twin);
@@ -176,7 +178,7 @@ export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Pr
       allow(req, 'GET', 'PUT', 'DELETE');
       if (req.method === 'PUT') return jsonResponse(200, await runner.checks.put(a, readTextBody(req)));
       if (req.method === 'DELETE') {
-        runner.checks.delete(a);
+        await runner.checks.delete(a);
         return noContent();
       }
       return { status: 200, headers: { 'content-type': 'text/javascript' }, body: runner.checks.get(a).source };

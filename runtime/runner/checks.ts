@@ -1,8 +1,9 @@
 /**
  * A world's checks: JavaScript exporting `check` (or default) as `{ name, run(entry, tree) }`,
- * each loaded in a context of its own in the world's sandbox with nothing of the world but
- * the entry and a read-only tree. Kept in storage; run over entries by `run` (the changeset
- * flow — verify, deploy — runs every check over every entry it carries).
+ * each loaded in a context of its own, with a QuickJS runtime and memory limit of its own, in
+ * the world's check lane (a worker thread under a watchdog), with nothing of the world but the
+ * entry and a read-only tree. Kept in storage; run over entries by `run` (the changeset flow —
+ * verify, deploy — runs every check over every entry it carries).
  */
 import { KitError } from '../errors.js';
 import { checkRunInput, compileCheck, readCheckName, readCheckVerdict } from '../checks/index.js';
@@ -31,14 +32,31 @@ const CHECK_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
  * its own sandbox context, so their number bounds what a write costs and what the sandbox holds.
  */
 export const MAX_CHECKS = 100;
+/** What one check may use while it loads or runs: its own runtime's limit. */
+export const CHECK_MEMORY_BYTES = 16 * 1024 * 1024;
+/**
+ * What one check may keep between runs (its code, its constants). A check is a few functions:
+ * one that keeps more (a table of 30 MB built at its top level) is refused, so that no check
+ * takes the room of the others.
+ */
+export const CHECK_KEEPS_BYTES = 1024 * 1024;
+/** The check lane's memory: every check keeping its most, and one running at its most. */
+export const CHECKS_LANE_MEMORY_BYTES = 16 * 1024 * 1024 + MAX_CHECKS * (CHECK_KEEPS_BYTES + 512 * 1024) + CHECK_MEMORY_BYTES + 16 * 1024 * 1024;
+const MIB = 1024 * 1024;
 
 export class CheckSet {
   private readonly checks = new Map<string, StoredCheck>();
 
-  constructor(private readonly runner: WorldRunner) {
-    for (const { key, value } of runner.storage.range<StoredCheck>({ start: this.prefix(), end: prefixEnd(this.prefix()) })) {
+  constructor(private readonly runner: WorldRunner) {}
+
+  /** Loads the stored checks again (a runner starting); one that no longer loads is reported and left out. */
+  async restore(): Promise<void> {
+    const stored = [...this.runner.storage.range<StoredCheck>({ start: this.prefix(), end: prefixEnd(this.prefix()) })];
+    for (const { key, value } of stored) {
       const name = String(key[key.length - 1]);
-      if (this.load(name, value.script) === null) this.checks.set(name, value);
+      const failed = await this.load(name, value.script);
+      if (failed === null) this.checks.set(name, value);
+      else console.error(`twinkit: the stored check '${name}' of world ${this.runner.name} no longer loads and does not run: ${failed}`);
     }
   }
 
@@ -50,19 +68,25 @@ export class CheckSet {
     return `check:${name}`;
   }
 
-  /** Loads a compiled check; answers its declared name, or null when it failed (message logged). */
-  private load(name: string, script: string): string | null {
-    const sandbox = this.runner.worldSandbox;
-    const loaded = sandbox.load(this.context(name), script, { hostCall: true });
+  /** Loads a compiled check in a runtime of its own; answers why it failed, or null. */
+  private async load(name: string, script: string): Promise<string | null> {
+    const loaded = await this.runner.checkLane.load(this.context(name), script, { hostCall: true, memoryBytes: CHECK_MEMORY_BYTES });
     if ('error' in loaded) return loaded.error.message;
     return null;
   }
 
-  private declaredName(name: string): string {
-    const r = this.runner.worldSandbox.call(this.context(name), '__kit_check_name', '');
+  /** The name the loaded check declares, and that it keeps no more than its share; else it is unloaded and refused. */
+  private async vet(name: string): Promise<string> {
+    const lane = this.runner.checkLane;
+    const r = await lane.call(this.context(name), '__kit_check_name', '');
     if ('error' in r) {
-      this.runner.worldSandbox.unload(this.context(name));
+      await lane.unload(this.context(name));
       throw new KitError('invalid_check', `The check does not load: ${r.error.message}`);
+    }
+    const keeps = await lane.memoryUsed(this.context(name));
+    if (keeps !== null && keeps > CHECK_KEEPS_BYTES) {
+      await lane.unload(this.context(name));
+      throw new KitError('invalid_check', `The check keeps ${(keeps / MIB).toFixed(1)} MiB once loaded; a check may keep at most ${CHECK_KEEPS_BYTES / MIB} MiB between runs (build large tables inside run, not at the top level).`, { bytes: keeps, limit: CHECK_KEEPS_BYTES });
     }
     return readCheckName(r.ok);
   }
@@ -83,25 +107,27 @@ export class CheckSet {
     this.roomFor(name);
     if (source.trim() === '') throw new KitError('invalid_check', 'Send the check as JavaScript exporting `check` (or default) as { name, run(entry, tree) }.');
     const { script } = await compileCheck(source);
-    // Others may have been stored while this one compiled.
-    this.roomFor(name);
-    const previous = this.checks.get(name);
-    const failed = this.load(name, script);
-    if (failed !== null) {
-      if (previous) this.load(name, previous.script);
-      throw new KitError('invalid_check', `The check does not load: ${failed}`);
-    }
-    let declared: string;
-    try {
-      declared = this.declaredName(name);
-    } catch (e) {
-      if (previous) this.load(name, previous.script);
-      throw e;
-    }
-    const stored: StoredCheck = { source, script, declared, updatedAt: new Date(this.runner.world.nowMs()).toISOString() };
-    this.runner.storage.transact((w) => w.put([...this.prefix(), name], stored));
-    this.checks.set(name, stored);
-    return { name, declared, updatedAt: stored.updatedAt };
+    // One change to the set at a time; others may have been stored while this one compiled.
+    return this.runner.exclusive(CHECKS_KEY, async () => {
+      this.roomFor(name);
+      const previous = this.checks.get(name);
+      const failed = await this.load(name, script);
+      if (failed !== null) {
+        if (previous) await this.load(name, previous.script);
+        throw new KitError('invalid_check', `The check does not load: ${failed}`);
+      }
+      let declared: string;
+      try {
+        declared = await this.vet(name);
+      } catch (e) {
+        if (previous) await this.load(name, previous.script);
+        throw e;
+      }
+      const stored: StoredCheck = { source, script, declared, updatedAt: new Date(this.runner.world.nowMs()).toISOString() };
+      this.runner.storage.transact((w) => w.put([...this.prefix(), name], stored));
+      this.checks.set(name, stored);
+      return { name, declared, updatedAt: stored.updatedAt };
+    });
   }
 
   /** Refuses a new check's name once the world keeps MAX_CHECKS (a stored one may be replaced). */
@@ -111,20 +137,22 @@ export class CheckSet {
     }
   }
 
-  delete(name: string): void {
-    this.get(name);
-    this.checks.delete(name);
-    this.runner.worldSandbox.unload(this.context(name));
-    this.runner.storage.transact((w) => w.remove([...this.prefix(), name]));
+  delete(name: string): Promise<void> {
+    return this.runner.exclusive(CHECKS_KEY, async () => {
+      this.get(name);
+      this.checks.delete(name);
+      this.runner.storage.transact((w) => w.remove([...this.prefix(), name]));
+      await this.runner.checkLane.unload(this.context(name));
+    });
   }
 
   /** Runs every check over one entry of a twin. A check that fails to run fails with the reason. */
-  run(twin: string, entry: Entry): CheckResult[] {
+  async run(twin: string, entry: Entry): Promise<CheckResult[]> {
     const input = checkRunInput({ entry, twin, world: this.runner.name });
     const hostCall = treeHostCall(this.runner.world, twin);
     const out: CheckResult[] = [];
     for (const name of [...this.checks.keys()].sort()) {
-      const r = this.runner.worldSandbox.call(this.context(name), '__kit_check_run', input, hostCall);
+      const r = await this.runner.checkLane.call(this.context(name), '__kit_check_run', input, hostCall);
       if ('error' in r) {
         out.push({ check: name, pass: false, failures: [`the check did not finish: ${r.error.message}`] });
         continue;
@@ -137,9 +165,7 @@ export class CheckSet {
     }
     return out;
   }
-
-  /** After a sandbox restart: load every check again. */
-  reload(): void {
-    for (const [name, c] of this.checks) this.load(name, c.script);
-  }
 }
+
+/** The runner's `exclusive` key for changes to the set of checks. */
+const CHECKS_KEY = '#checks';

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadSandboxModule, WorldSandbox, type SandboxLimits } from '../sandbox/index.js';
+import type { SandboxLimits } from '../sandbox/index.js';
 import { openLmdbStorage, type Storage } from '../store/index.js';
 import { WorldStore } from '../world/index.js';
 import { compiledScript, SupervisedWorker } from '../worker/index.js';
@@ -38,26 +38,25 @@ export function worldCode(twins: TwinBundle[]): string {
   return `${KIT_VERSION}+${hash.digest('hex').slice(0, 12)}`;
 }
 
-/** A world served in this thread. */
+/** A world served in this thread (its untrusted code in its sandbox lane). */
 export async function openWorldRunner(options: WorldRunnerOptions): Promise<WorldRunner> {
-  const module = await loadSandboxModule();
   const store = new WorldStore(options.storage, options.now ? { now: options.now } : {});
   const vendors = options.twins.map((t) => t.vendor);
   const world = store.hasWorld(options.world) ? store.openWorld(options.world) : store.createWorld(options.world, { twins: vendors });
-  const runnerOptions: ConstructorParameters<typeof WorldRunner>[0] = {
+  const runnerOptions: RunnerOptions = {
     world,
     storage: options.storage,
-    sandbox: () => WorldSandbox.create(module, options.limits),
     twins: options.twins,
     code: worldCode(options.twins),
     branches: options.branches ?? false,
   };
+  if (options.limits !== undefined) runnerOptions.limits = options.limits;
   if (options.guestRuntime !== undefined) runnerOptions.guestRuntime = options.guestRuntime;
   if (options.trustTwins !== undefined) runnerOptions.trustTwins = options.trustTwins;
   if (options.scenarioDir !== undefined) runnerOptions.scenarioDir = options.scenarioDir;
   if (options.now) runnerOptions.wallNow = options.now;
   if (options.webhooks) runnerOptions.webhooks = options.webhooks;
-  return new WorldRunner(runnerOptions);
+  return WorldRunner.open(runnerOptions);
 }
 
 /** What the main thread sends a world's worker: a request as an array (wire.ts), a stream call, or close. */
@@ -79,13 +78,14 @@ export function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner
 }
 
 /**
- * A world served from a directory: by default in a worker thread of its own, under a
- * watchdog that ends a runaway worker (the world comes back on its next request); with
- * `thread: 'inline'`, in this thread.
+ * A world served from a directory: by default in this thread, its untrusted code in its sandbox
+ * lanes (worker threads under a watchdog); with `thread: 'worker'`, the whole world in a worker
+ * thread of its own under a watchdog that ends a runaway worker (the world comes back on its
+ * next request).
  */
 export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldHandle> {
   mkdirSync(stateDir(options.dir), { recursive: true });
-  if (options.thread === 'inline') {
+  if (options.thread !== 'worker') {
     const runner = await openLocalRunner(options);
     return {
       name: options.world,

@@ -1,7 +1,8 @@
 /**
  * The scenario in force on each twin of a world: kept in storage (and, for a local world,
  * in a file beside it), read again on every request so a `PUT` is live on the next call.
- * `js` handlers run in a context of their own in the world's sandbox, with the twin's API.
+ * `js` handlers run in a context of their own in the world's sandbox lane (untrusted code, in a
+ * worker thread under a watchdog), with the twin's API.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { KitError } from '../errors.js';
 import { jsCall, jsOutcome, parseScenario, ScenarioState, type Decision, type JsCall, type Scenario, type ScenarioReport, type ScenarioRequest } from '../scenario/index.js';
 import type { NearMiss } from '../router/index.js';
 import type { TwinRequest } from '../../sdk/twin/types.js';
-import { invokeGuest, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
+import { guestOutputOf, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
 import type { WorldRunner } from './world-runner.js';
 
 interface StoredScenario {
@@ -35,12 +36,15 @@ export class ScenarioSlot {
     private readonly runner: WorldRunner,
     private readonly dir: string | undefined,
     private readonly guestRuntime: string | undefined,
-  ) {
-    for (const vendor of runner.twins.keys()) {
-      const stored = runner.storage.get<StoredScenario>(this.key(vendor));
+  ) {}
+
+  /** Puts the stored scenarios back in force (a runner starting). */
+  async restore(): Promise<void> {
+    for (const vendor of this.runner.twins.keys()) {
+      const stored = this.runner.storage.get<StoredScenario>(this.key(vendor));
       if (!stored) continue;
       try {
-        this.install(vendor, stored);
+        await this.install(vendor, stored);
       } catch (e) {
         console.error(`twinkit: the stored scenario of '${vendor}' no longer loads and is not in force: ${(e as Error).message}`);
       }
@@ -63,11 +67,11 @@ export class ScenarioSlot {
   }
 
   /** Validates and puts a document in force; a bad one is refused and the one in force kept. */
-  put(twin: ServedTwin, source: string, contentType: string | undefined): Slot {
+  async put(twin: ServedTwin, source: string, contentType: string | undefined): Promise<Slot> {
     this.takesScenarios(twin);
     const scenario = parseScenario(source, contentType);
     const stored: StoredScenario = { source, format: scenario.format, updatedAt: new Date(this.runner.world.nowMs()).toISOString() };
-    const slot = this.install(twin.vendor, stored, scenario);
+    const slot = await this.install(twin.vendor, stored, scenario);
     this.runner.storage.transact((w) => w.put(this.key(twin.vendor), stored));
     if (this.dir) {
       mkdirSync(this.dir, { recursive: true });
@@ -83,11 +87,11 @@ export class ScenarioSlot {
     return slot ? { handlers: slot.scenario.handlers.length, updatedAt: slot.stored.updatedAt } : null;
   }
 
-  delete(twin: ServedTwin): void {
+  async delete(twin: ServedTwin): Promise<void> {
     this.takesScenarios(twin);
     if (!this.slots.has(twin.vendor)) throw new KitError('no_scenario', `Twin '${twin.vendor}' has no scenario in force.`);
     this.slots.delete(twin.vendor);
-    this.runner.worldSandbox.unload(this.context(twin.vendor));
+    await this.runner.lane.unload(this.context(twin.vendor));
     this.runner.storage.transact((w) => w.remove(this.key(twin.vendor)));
     if (this.dir) for (const ext of ['json', 'yaml']) rmSync(join(this.dir, `${twin.vendor}.${ext}`), { force: true });
   }
@@ -96,16 +100,16 @@ export class ScenarioSlot {
     return `scenario:${vendor}`;
   }
 
-  private install(vendor: string, stored: StoredScenario, parsed?: Scenario): Slot {
+  private async install(vendor: string, stored: StoredScenario, parsed?: Scenario): Promise<Slot> {
     const scenario = parsed ?? parseScenario(stored.source, stored.format === 'json' ? 'application/json' : 'application/yaml');
     const { script, jsKeys } = this.script(vendor, scenario);
     if (script === null) {
-      this.runner.worldSandbox.unload(this.context(vendor));
+      await this.runner.lane.unload(this.context(vendor));
     } else {
-      const loaded = this.runner.worldSandbox.load(this.context(vendor), script, { hostCall: true });
+      const loaded = await this.runner.lane.load(this.context(vendor), script, { hostCall: true });
       if ('error' in loaded) {
         // Loading replaced the context: put back the js of the scenario still in force.
-        this.reloadOne(vendor);
+        await this.reloadOne(vendor);
         throw new KitError('invalid_scenario', `A js handler does not load: ${loaded.error.message}`);
       }
     }
@@ -136,16 +140,11 @@ export class ScenarioSlot {
     return { script, jsKeys };
   }
 
-  private reloadOne(vendor: string): void {
+  private async reloadOne(vendor: string): Promise<void> {
     const slot = this.slots.get(vendor);
     const { script } = slot ? this.script(vendor, slot.scenario) : { script: null };
-    if (script === null) this.runner.worldSandbox.unload(this.context(vendor));
-    else this.runner.worldSandbox.load(this.context(vendor), script, { hostCall: true });
-  }
-
-  /** After a sandbox restart: load every js context again. */
-  reload(): void {
-    for (const vendor of this.slots.keys()) this.reloadOne(vendor);
+    if (script === null) await this.runner.lane.unload(this.context(vendor));
+    else await this.runner.lane.load(this.context(vendor), script, { hostCall: true });
   }
 
   private scenarioRequest(request: TwinRequest): ScenarioRequest {
@@ -159,17 +158,13 @@ export class ScenarioSlot {
     return slot.state.decide(this.scenarioRequest(request), (type, id) => world.getRecord(twin.vendor, type, id));
   }
 
-  runJs(twin: ServedTwin, call: JsCall, request: TwinRequest): GuestOutput {
+  async runJs(twin: ServedTwin, call: JsCall, request: TwinRequest): Promise<GuestOutput> {
     const slot = this.slots.get(twin.vendor);
     const index = slot?.jsKeys.indexOf(call.cacheKey) ?? -1;
     if (!slot || index < 0) throw new KitError('internal', `Scenario handler ${call.cacheKey} is not loaded.`);
     const world = this.runner.world;
-    const out = invokeGuest(
-      this.runner.worldSandbox,
-      this.context(twin.vendor),
-      { kind: 'route', index, request: { ...request, params: call.params }, world: this.runner.name, twin: twin.vendor, position: world.head(twin.vendor) + 1, nowMs: world.nowMs() },
-      treeHostCall(world, twin.vendor),
-    );
+    const input = { kind: 'route', index, request: { ...request, params: call.params }, world: this.runner.name, twin: twin.vendor, position: world.head(twin.vendor) + 1, nowMs: world.nowMs() };
+    const out = guestOutputOf(await this.runner.lane.call(this.context(twin.vendor), '__kit_invoke', JSON.stringify(input), treeHostCall(world, twin.vendor)));
     if (out.thrown) return out;
     // Unwrap the result the route wrapper carried (see `script`).
     const result = (out.response?.body as { result?: unknown } | undefined)?.result;

@@ -18,8 +18,8 @@ const EVENTS = new Set(['open', 'data', 'close']);
 export interface StreamHost {
   readonly name: string;
   twin(vendor: string): ServedTwin;
-  catchUp(twin: ServedTwin): number;
-  invoke(twin: ServedTwin, input: Record<string, unknown>): GuestOutput;
+  catchUp(twin: ServedTwin): Promise<number>;
+  invoke(twin: ServedTwin, input: Record<string, unknown>): Promise<GuestOutput>;
   append(twin: string, draft: EntryDraft): void;
 }
 
@@ -45,10 +45,10 @@ function checkCall(call: StreamCall): void {
 }
 
 /**
- * Runs one stream event for a twin. Synchronous up to the commit; answers whether it appended
- * (the caller waits for durability before the client hears anything).
+ * Runs one stream event for a twin, up to the commit; answers whether it appended (the caller
+ * waits for durability before the client hears anything).
  */
-export function runStreamCall(host: StreamHost, call: StreamCall): { result: StreamResult; appended: boolean } {
+export async function runStreamCall(host: StreamHost, call: StreamCall): Promise<{ result: StreamResult; appended: boolean }> {
   checkCall(call);
   let twin: ServedTwin;
   try {
@@ -62,10 +62,10 @@ export function runStreamCall(host: StreamHost, call: StreamCall): { result: Str
     throw new KitError('handler_error', `The connection's state is over ${MAX_STREAM_STATE_BYTES} bytes.`);
   }
 
-  host.catchUp(twin);
+  await host.catchUp(twin);
   const input: Record<string, unknown> = { kind: 'stream', event: call.event, connection: call.connId, state: call.state ?? null };
   if (call.event === 'data') input['bytes'] = call.bytes ? Buffer.from(call.bytes.buffer, call.bytes.byteOffset, call.bytes.byteLength).toString('latin1') : '';
-  const out = host.invoke(twin, input);
+  const out = await host.invoke(twin, input);
   if (out.thrown) {
     console.error(`twinkit: ${twin.vendor} stream.${call.event} threw: ${out.thrown.message}`);
     throw new KitError('handler_error', `The twin's stream handler failed: ${out.thrown.message}`);

@@ -4,7 +4,7 @@
  * reads the tree through.
  */
 import { redactorOf } from './secrets.js';
-import type { GuestEngine, HostCall, HostValue } from '../sandbox/index.js';
+import type { CallResult, GuestEngine, HostCall, HostValue } from '../sandbox/index.js';
 import { compileRouter, type CompiledRouter } from '../router/index.js';
 import { KitError } from '../errors.js';
 import type { World } from '../world/index.js';
@@ -97,6 +97,14 @@ export function invokeGuest(
     sandbox.callValue !== undefined && options?.hostValue !== undefined
       ? sandbox.callValue(context, '__kit_invoke', input, hostCall, options.hostValue)
       : sandbox.call(context, '__kit_invoke', JSON.stringify(input), hostCall);
+  return guestOutputOf(result, options);
+}
+
+/**
+ * What a call of `__kit_invoke` answered, checked: a sandbox failure (timeout, memory) becomes a
+ * KitError, and so does an answer the guest runtime would not have made.
+ */
+export function guestOutputOf(result: CallResult, options?: { rawBody?: boolean }): GuestOutput {
   if ('error' in result) {
     const { code, message } = result.error;
     if (code === 'timeout') throw new KitError('handler_timeout', `The handler ran past its budget: ${message}`);

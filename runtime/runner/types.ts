@@ -119,12 +119,14 @@ export interface LocalWorldOptions {
   twins: TwinBundle[];
   /** The guest runtime as a standalone script, for scenario `js` handlers. */
   guestRuntime?: string;
-  /** Watchdog: a call running longer ends the world's worker (default 5000 ms). */
+  /** With `thread: 'worker'`: a call running longer ends the world's worker (default 5000 ms). */
   callTimeoutMs?: number;
   /**
-   * `worker` (default): the world runs in a worker thread of its own under the watchdog.
-   * `inline`: in the caller's thread, without the hop (~20–35 µs a request on a shared core)
-   * and without the watchdog; the QuickJS step budget still stops guest loops.
+   * `main` (default): the world runs in the caller's thread; the code it does not trust
+   * (scenario scripts, checks, twins from users' sources) runs in worker threads under a
+   * watchdog (runtime/lane/), so nothing it does stops the caller's thread.
+   * `worker`: the whole world in a worker thread of its own under a watchdog, one thread hop
+   * (~20–35 µs) per request; the built-in twins' work is then off the caller's thread too.
    */
-  thread?: 'worker' | 'inline';
+  thread?: 'main' | 'worker';
 }

@@ -314,7 +314,7 @@ describe('checks', () => {
 
     await world.vendor('POST', '/hello/v1/greetings', { name: 'Bartholomew' });
     const entry = world.runner.world.entry('hello', 1)!;
-    expect(world.runner.checks.run('hello', entry)).toEqual([{ check: 'short-names', pass: false, failures: ['too long: Bartholomew'] }]);
+    expect(await world.runner.checks.run('hello', entry)).toEqual([{ check: 'short-names', pass: false, failures: ['too long: Bartholomew'] }]);
     expect((await world.api('DELETE', '/checks/short-names')).status).toBe(204);
     expect((await world.api('GET', '/checks/short-names')).status).toBe(404);
   });

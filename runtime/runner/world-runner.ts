@@ -1,12 +1,19 @@
 /**
  * One world served: the vendor wire, each twin's own endpoints, and the world API, over
- * the engine, the sandbox, the router and scenarios. Everything here is synchronous but
- * the wait for durability, so requests to one world are handled one at a time in the
- * sandbox and overlap only while their commits are flushed.
+ * the engine, the sandbox, the router and scenarios.
+ *
+ * Trusted twins (the built-in ones) run in this thread's V8, synchronously. Code the host does
+ * not trust — twins from a user's sources, scenario `js` handlers, checks — runs in a
+ * `SandboxLane` (a worker thread under a watchdog), so a call into it is awaited while this
+ * thread serves everything else. A twin's requests are handled one at a time (`exclusive`): from
+ * catching up its moves to appending its entry nothing else touches its tree, so its ids and
+ * answers stay deterministic; other twins and the world API go on meanwhile. Requests overlap
+ * freely while their commits are flushed.
  */
 import { randomBytes } from 'node:crypto';
 import { KitError, isKitError } from '../errors.js';
-import { TrustedContexts, type GuestEngine, type HostCall, type HostValue, type WorldSandbox } from '../sandbox/index.js';
+import { TrustedContexts, type CallResult, type HostCall, type HostValue, type SandboxLimits } from '../sandbox/index.js';
+import { SandboxLane } from '../lane/index.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
@@ -16,17 +23,20 @@ import { handleWorldApi } from './api.js';
 import { decodeSegment, toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
 import { ScenarioSlot } from './scenarios.js';
-import { invokeGuest, serveTwin, treeHostCall, treeHostValue, type GuestOutput, type ServedTwin } from './twins.js';
+import { guestOutputOf, invokeGuest, serveTwin, treeHostCall, treeHostValue, type GuestOutput, type ServedTwin } from './twins.js';
 import type { StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
-import { runStreamCall } from './streams.js';
-import { CheckSet } from './checks.js';
+import { runStreamCall, type StreamHost } from './streams.js';
+import { CheckSet, CHECKS_LANE_MEMORY_BYTES } from './checks.js';
 import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliveries.js';
 
 export interface RunnerOptions {
   world: World;
   storage: Storage;
-  /** Makes the world's sandbox; called again if a sandbox dies (a memory bomb past its cap). */
-  sandbox: () => WorldSandbox;
+  /**
+   * Limits of the sandbox that runs untrusted code (a worker thread per world, started when
+   * such code first runs; its checks get one of their own). `callMs` is each call's wall limit.
+   */
+  limits?: Partial<SandboxLimits>;
   twins: TwinBundle[];
   /**
    * Whether twins marked `trusted` (the built-in ones) run in V8 (`TrustedContexts`) instead of
@@ -96,54 +106,85 @@ export class WorldRunner implements WorldHandle {
   readonly checks: CheckSet;
   readonly deliverer: Deliverer;
   readonly branchesServed: boolean;
+  /** Untrusted code: twins from users' sources and scenario `js` handlers. */
+  readonly lane: SandboxLane;
+  /** The world's checks, each in a runtime of its own (runner/checks.ts). */
+  readonly checkLane: SandboxLane;
   /** Entries that ask for webhooks, queued for sending once they are durable. */
   private awaitingDurable: { twin: string; entry: Entry }[] = [];
-  private sandbox: WorldSandbox;
   /** The V8 contexts of the trusted twins (none when every twin runs in QuickJS). */
   private readonly trusted = new TrustedContexts();
   /** Twins loaded into `trusted`. */
   private readonly trustedTwins = new Set<string>();
-  private readonly makeSandbox: () => WorldSandbox;
+  /** Per twin (or other key), the tail of the work that holds it (`exclusive`). */
+  private readonly sections = new Map<string, Promise<void>>();
   private readonly wallNow: () => number;
   /** Per twin: the earliest scheduled move's instant (Infinity: none), as of a head position. */
   private readonly nextDue = new Map<string, { head: number; dueMs: number }>();
-  /** Appends made so far; a request that moved it waits for durability before answering. */
-  private appends = 0;
   private closed = false;
   private inFlight = 0;
   private idle: (() => void) | null = null;
 
-  constructor(options: RunnerOptions) {
+  /** A runner with its twins, scenarios and checks loaded. */
+  static async open(options: RunnerOptions): Promise<WorldRunner> {
+    const runner = new WorldRunner(options);
+    try {
+      await runner.start(options.twins);
+    } catch (e) {
+      await runner.lane.close();
+      await runner.checkLane.close();
+      runner.trusted.dispose();
+      throw e;
+    }
+    return runner;
+  }
+
+  private constructor(private readonly options: RunnerOptions) {
     this.world = options.world;
     this.name = options.world.name;
     this.code = options.code;
     this.storage = options.storage;
-    this.makeSandbox = options.sandbox;
-    this.sandbox = options.sandbox();
     this.branchesServed = options.branches;
     this.wallNow = options.wallNow ?? Date.now;
-    for (const bundle of options.twins) {
-      if (!this.world.twins().includes(bundle.vendor)) this.world.addTwin(bundle.vendor);
-      const served = serveTwin(bundle);
-      const trusted = bundle.trusted === true && options.trustTwins !== false;
-      if (trusted) this.trustedTwins.add(bundle.vendor);
-      const loaded = (trusted ? this.trusted : this.sandbox).load(bundle.vendor, bundle.source, { hostCall: true });
-      if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
-      this.twins.set(bundle.vendor, served);
-    }
+    this.lane = new SandboxLane({ name: `world ${this.name}`, ...(options.limits ? { limits: options.limits } : {}) });
+    this.checkLane = new SandboxLane({ name: `world ${this.name} checks`, limits: { ...options.limits, memoryBytes: CHECKS_LANE_MEMORY_BYTES } });
     this.scenarios = new ScenarioSlot(this, options.scenarioDir, options.guestRuntime);
     this.checks = new CheckSet(this);
     this.deliverer = new Deliverer({
       storage: this.storage,
       world: this.name,
       ...options.webhooks,
-      onResult: (twin, result) => this.recordDeliveryResult(twin, result),
+      onResult: (twin, result) => void this.recordDeliveryResult(twin, result),
     });
   }
 
-  /** The sandbox, for the scenario and check slots (they load their own contexts into it). */
-  get worldSandbox(): WorldSandbox {
-    return this.sandbox;
+  private async start(twins: TwinBundle[]): Promise<void> {
+    for (const bundle of twins) {
+      if (!this.world.twins().includes(bundle.vendor)) this.world.addTwin(bundle.vendor);
+      const served = serveTwin(bundle);
+      const trusted = bundle.trusted === true && this.options.trustTwins !== false;
+      if (trusted) this.trustedTwins.add(bundle.vendor);
+      const loaded = trusted ? this.trusted.load(bundle.vendor, bundle.source, { hostCall: true }) : await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
+      if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
+      this.twins.set(bundle.vendor, served);
+    }
+    await this.scenarios.restore();
+    await this.checks.restore();
+  }
+
+  /**
+   * Runs `work` when nothing else holds `key` (a twin's vendor id, or a name of the runner's own)
+   * and holds it until `work` settles. Work on other keys goes on meanwhile.
+   */
+  exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.sections.get(key);
+    const result = before === undefined ? work() : before.then(work);
+    const tail = result.then(noop, noop);
+    this.sections.set(key, tail);
+    void tail.then(() => {
+      if (this.sections.get(key) === tail) this.sections.delete(key);
+    });
+    return result;
   }
 
   twin(vendor: string): ServedTwin {
@@ -175,10 +216,17 @@ export class WorldRunner implements WorldHandle {
     if (this.closed) throw new KitError('storage_closed', 'The world is stopping.');
     this.inFlight++;
     try {
-      const appendsBefore = this.appends;
-      const host = { name: this.name, twin: (v: string) => this.twin(v), catchUp: (t: ServedTwin) => this.catchUp(t), invoke: (t: ServedTwin, i: Record<string, unknown>) => this.invoke(t, i), append: (t: string, d: EntryDraft) => void this.append(t, d) };
-      const { result } = runStreamCall(host, call);
-      if (this.appends !== appendsBefore) await this.durable();
+      const tally: Tally = { appended: false };
+      const host: StreamHost = {
+        name: this.name,
+        twin: (v) => this.twin(v),
+        catchUp: (t) => this.catchUp(t, tally),
+        invoke: (t, i) => this.invoke(t, i),
+        append: (t, d) => void this.append(t, d, tally),
+      };
+      const key = typeof call?.twin === 'string' ? call.twin : '';
+      const { result } = await this.exclusive(key, () => runStreamCall(host, call));
+      if (tally.appended) await this.durable();
       return result;
     } finally {
       if (--this.inFlight === 0 && this.idle) this.idle();
@@ -190,7 +238,8 @@ export class WorldRunner implements WorldHandle {
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     await this.durable();
     this.deliverer.close();
-    this.sandbox.dispose();
+    await this.lane.close();
+    await this.checkLane.close();
     this.trusted.dispose();
   }
 
@@ -204,30 +253,30 @@ export class WorldRunner implements WorldHandle {
     const twin = this.twin(vendor);
     let route = `${req.method} ${rest}`;
     let res: WorldResponse;
-    const appendsBefore = this.appends;
+    const tally: Tally = { appended: false };
     try {
       if (rest === '/twin' || rest.startsWith('/twin/')) {
-        res = this.handleTwinEndpoint(twin, req, rest);
+        res = await this.exclusive(vendor, () => this.handleTwinEndpoint(twin, req, rest, tally));
       } else {
         try {
-          const out = this.dispatchVendor(twin, req, rest);
+          const out = await this.exclusive(vendor, () => this.dispatchVendor(twin, req, rest, tally));
           route = out.route;
           res = out.response;
         } catch (e) {
           // On the vendor wire a failure (a handler stopped by its budget, …) keeps the vendor's shape.
-          res = this.vendorError(twin, e);
+          res = await this.vendorError(twin, e);
         }
       }
     } catch (e) {
       res = errorResponse(e);
     }
     // Answer only once what this request wrote (its entry, moves it caught up) is on disk.
-    if (this.appends !== appendsBefore) await this.durable();
+    if (tally.appended) await this.durable();
     this.requests.record(vendor, req.receivedAt || this.wallNow(), res.status, performance.now() - started, route);
     return res;
   }
 
-  private handleTwinEndpoint(twin: ServedTwin, req: WorldRequest, rest: string): WorldResponse {
+  private async handleTwinEndpoint(twin: ServedTwin, req: WorldRequest, rest: string, tally: Tally): Promise<WorldResponse> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       throw new KitError('method_not_allowed', `${rest} answers GET only.`);
     }
@@ -236,9 +285,9 @@ export class WorldRunner implements WorldHandle {
     if (rest.startsWith('/twin/store/')) {
       const name = decodeSegment(rest.slice('/twin/store/'.length));
       if (!twin.manifest.stores.includes(name)) throw new KitError('unknown_store', `Twin '${twin.vendor}' has no store '${name}'.`);
-      this.catchUp(twin);
+      await this.catchUp(twin, tally);
       const request = toTwinRequest(req, rest, true, req.requestId);
-      const out = this.invoke(twin, { kind: 'store', name, query: request.query });
+      const out = await this.invoke(twin, { kind: 'store', name, query: request.query });
       if (out.thrown) throw new KitError('handler_error', `Store '${name}' failed: ${out.thrown.message}`);
       return jsonResponse(200, out.response?.body ?? null);
     }
@@ -262,16 +311,16 @@ export class WorldRunner implements WorldHandle {
     };
   }
 
-  private dispatchVendor(twin: ServedTwin, req: WorldRequest, rest: string): { route: string; response: WorldResponse } {
+  private async dispatchVendor(twin: ServedTwin, req: WorldRequest, rest: string, tally: Tally): Promise<{ route: string; response: WorldResponse }> {
     const readOnly = req.scope === 'read' && twin.readScoped;
     const requestId = req.requestId || newRequestId();
     let request: TwinRequest;
     try {
       request = toTwinRequest(req, rest, readOnly, requestId);
     } catch (e) {
-      return { route: `${req.method} ${rest}`, response: this.vendorError(twin, e) };
+      return { route: `${req.method} ${rest}`, response: await this.vendorError(twin, e) };
     }
-    this.catchUp(twin);
+    await this.catchUp(twin, tally);
 
     const scenario = this.scenarios.decide(twin, request);
     const delayMs = scenario?.delayMs ?? 0;
@@ -285,9 +334,9 @@ export class WorldRunner implements WorldHandle {
       return { route: `scenario ${scenario.handlerName}`, response: this.finish(req, { status: f.status, headers: f.headers, body }, delayMs) };
     }
     if (scenario && scenario.kind === 'js') {
-      const out = this.scenarios.runJs(twin, scenario.call, request);
+      const out = await this.scenarios.runJs(twin, scenario.call, request);
       if (out.thrown || out.response) {
-        if (!out.thrown) this.commit(twin, req, requestId, `scenario ${scenario.handlerName}`, out);
+        if (!out.thrown) this.commit(twin, req, requestId, `scenario ${scenario.handlerName}`, out, tally);
         const response = this.finish(req, out.response ?? { status: 500, body: { error: { code: 'handler_error', message: out.thrown?.message } } }, delayMs);
         return { route: `scenario ${scenario.handlerName}`, response };
       }
@@ -298,20 +347,20 @@ export class WorldRunner implements WorldHandle {
     if (!match) {
       this.scenarios.noteTwin(twin, request, { route: null, nearestMiss: twin.router.nearestMiss(request) });
       const err = new KitError('no_handler', `Twin '${twin.vendor}' has no route for ${req.method} ${rest}.`);
-      return { route: `${req.method} (unmatched)`, response: this.finish(req, this.vendorBody(twin, err), delayMs) };
+      return { route: `${req.method} (unmatched)`, response: this.finish(req, await this.vendorBody(twin, err), delayMs) };
     }
     const routeDef = twin.manifest.routes[match.index]!;
     this.scenarios.noteTwin(twin, request, { route: routeDef.name });
     request.params = match.params;
-    const out = this.invoke(twin, { kind: 'route', index: match.index, request }, undefined, { rawBody: true });
+    const out = await this.invoke(twin, { kind: 'route', index: match.index, request }, undefined, { rawBody: true });
     const routeName = routeDef.name;
     if (out.thrown) console.error(`twinkit: ${twin.vendor} route '${routeName}' threw: ${out.thrown.message}`);
-    else this.commit(twin, req, requestId, routeName, out);
+    else this.commit(twin, req, requestId, routeName, out, tally);
     return { route: routeName, response: this.finish(req, out.response ?? { status: 204 }, delayMs) };
   }
 
   /** Appends the entry a handler made, when it wrote or emitted anything. */
-  private commit(twin: ServedTwin, req: WorldRequest, requestId: string, route: string, out: GuestOutput): Entry | null {
+  private commit(twin: ServedTwin, req: WorldRequest, requestId: string, route: string, out: GuestOutput, tally: Tally): Entry | null {
     if (out.writes.length === 0 && out.events.length === 0) return null;
     const draft: EntryDraft = {
       cause: {
@@ -327,7 +376,7 @@ export class WorldRunner implements WorldHandle {
     if (out.events.length > 0) draft.events = out.events;
     const tp = req.headers['traceparent'];
     if (tp && TRACEPARENT.test(tp)) draft.traceparent = tp;
-    return this.append(twin.vendor, draft);
+    return this.append(twin.vendor, draft, tally);
   }
 
   private finish(req: WorldRequest, r: GuestResponse, delayMs: number): WorldResponse {
@@ -351,9 +400,9 @@ export class WorldRunner implements WorldHandle {
   }
 
   /** A KitError on the vendor wire, in the vendor's error shape where the twin defines one. */
-  private vendorError(twin: ServedTwin, e: unknown): WorldResponse {
+  private async vendorError(twin: ServedTwin, e: unknown): Promise<WorldResponse> {
     if (!isKitError(e)) return errorResponse(e);
-    const r = this.vendorBody(twin, e);
+    const r = await this.vendorBody(twin, e);
     return { status: r.status ?? e.status, headers: { 'content-type': 'application/json', ...retryHeaders(e) }, body: JSON.stringify(r.body) };
   }
 
@@ -361,16 +410,14 @@ export class WorldRunner implements WorldHandle {
    * A failure in the vendor's error shape where the twin defines one: the twin's context
    * survives an interrupted call, so it is asked for its `errorBody`.
    */
-  private vendorBody(twin: ServedTwin, e: KitError): TwinResponse {
-    const engine = this.engineOf(twin.vendor);
-    if (engine.alive) {
-      const r = engine.call(twin.vendor, '__kit_error_body', JSON.stringify({ status: e.status, code: e.code, message: e.message }));
-      if ('ok' in r) {
-        try {
-          return { status: e.status, body: JSON.parse(r.ok) };
-        } catch {
-          // A twin whose error shape is not JSON gets the kit's.
-        }
+  private async vendorBody(twin: ServedTwin, e: KitError): Promise<TwinResponse> {
+    const input = JSON.stringify({ status: e.status, code: e.code, message: e.message });
+    const r = this.trustedTwins.has(twin.vendor) ? this.trusted.call(twin.vendor, '__kit_error_body', input) : await this.lane.call(twin.vendor, '__kit_error_body', input);
+    if ('ok' in r) {
+      try {
+        return { status: e.status, body: JSON.parse(r.ok) };
+      } catch {
+        // A twin whose error shape is not JSON gets the kit's.
       }
     }
     return { status: e.status, body: e.toBody() };
@@ -383,14 +430,15 @@ export class WorldRunner implements WorldHandle {
    * stamped with. `input` is a fresh object of the caller's: the world, twin, position and
    * instant are added to it.
    */
-  invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.stampMs(twin.vendor), options?: { rawBody?: boolean }): GuestOutput {
-    this.reviveSandbox();
+  async invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.stampMs(twin.vendor), options?: { rawBody?: boolean }): Promise<GuestOutput> {
     input['world'] = this.name;
     input['twin'] = twin.vendor;
     input['position'] = this.world.head(twin.vendor) + 1;
     input['nowMs'] = nowMs;
     const reads = this.readsOf(twin.vendor);
-    return invokeGuest(this.engineOf(twin.vendor), twin.vendor, input, reads.call, options?.rawBody === true ? reads.raw : reads.parsed);
+    if (this.trustedTwins.has(twin.vendor)) return invokeGuest(this.trusted, twin.vendor, input, reads.call, options?.rawBody === true ? reads.raw : reads.parsed);
+    const result: CallResult = await this.lane.call(twin.vendor, '__kit_invoke', JSON.stringify(input), reads.call);
+    return guestOutputOf(result, options);
   }
 
   /** Per twin, made once: its tree's host functions and the invoke options that carry them. */
@@ -405,26 +453,12 @@ export class WorldRunner implements WorldHandle {
     return reads;
   }
 
-  /** The engine a twin's bundle runs in. */
-  private engineOf(vendor: string): GuestEngine {
-    return this.trustedTwins.has(vendor) ? this.trusted : this.sandbox;
-  }
-
-  /** A sandbox that died (a memory bomb past the cap) is made again with every twin loaded. */
-  private reviveSandbox(): void {
-    if (this.sandbox.alive) return;
-    this.sandbox = this.makeSandbox();
-    for (const t of this.twins.values()) if (!this.trustedTwins.has(t.vendor)) this.sandbox.load(t.vendor, t.bundle.source, { hostCall: true });
-    this.scenarios.reload();
-    this.checks.reload();
-  }
-
   /**
    * Performs every timed move that fell due up to the world clock, each in an entry stamped
    * at its instant. Answers how many it performed (the caller waits for durability). Past
    * CATCH_UP_MS (or MAX_CATCH_UP moves) with moves still due, throws 503 `catching_up`.
    */
-  catchUp(twin: ServedTwin): number {
+  async catchUp(twin: ServedTwin, tally: Tally): Promise<number> {
     if (twin.manifest.moves.length === 0) return 0;
     const now = this.world.nowMs();
     // The tree changes only by appends, each of which moves the head: while the head stands
@@ -450,7 +484,7 @@ export class WorldRunner implements WorldHandle {
       const head = this.world.head(twin.vendor);
       const lastAt = head > 0 ? Date.parse(this.world.entry(twin.vendor, head)!.occurredAt) : dueMs;
       const stampMs = Math.max(dueMs, lastAt);
-      const out = this.invoke(twin, { kind: 'move', move: first.value.move, id: first.value.id, data: first.value.data, dueAt: first.value.dueAt }, stampMs);
+      const out = await this.invoke(twin, { kind: 'move', move: first.value.move, id: first.value.id, data: first.value.data, dueAt: first.value.dueAt }, stampMs);
       if (out.thrown) console.error(`twinkit: ${twin.vendor} move '${first.value.move}' threw: ${out.thrown.message}`);
       const draft: EntryDraft = {
         cause: { kind: 'move', move: first.value.move, dueAt: first.value.dueAt },
@@ -459,7 +493,7 @@ export class WorldRunner implements WorldHandle {
       };
       if (!out.thrown && out.events.length > 0) draft.events = out.events;
       if (draft.writes.length === 0) draft.writes = [{ type: DUE_TYPE, id: first.id, value: null }];
-      this.append(twin.vendor, draft);
+      this.append(twin.vendor, draft, tally);
     }
     if (!caughtUp) {
       // Stopped by the clock or the count: caught up all the same if nothing more is due.
@@ -473,9 +507,9 @@ export class WorldRunner implements WorldHandle {
     return performed;
   }
 
-  private append(twin: string, draft: EntryDraft): Entry {
+  private append(twin: string, draft: EntryDraft, tally: Tally | null): Entry {
     const entry = this.world.append(twin, draft);
-    this.appends++;
+    if (tally !== null) tally.appended = true;
     // An entry that schedules or cancels nothing leaves the earliest scheduled move where it was.
     const known = this.nextDue.get(twin);
     if (known !== undefined && known.head === entry.position - 1 && !draft.writes.some((w) => w.type === DUE_TYPE)) known.head = entry.position;
@@ -491,22 +525,30 @@ export class WorldRunner implements WorldHandle {
   }
 
   /** An attempt's outcome, given to the twin's `webhook.result` move when it declares one. */
-  private recordDeliveryResult(twin: string, result: DeliveryResult): void {
+  private async recordDeliveryResult(twin: string, result: DeliveryResult): Promise<void> {
     const served = this.twins.get(twin);
     if (this.closed || !served?.manifest.moves.includes('webhook.result')) return;
-    const now = this.world.stampMs(twin);
-    const at = new Date(now).toISOString();
-    const out = this.invoke(served, { kind: 'move', move: 'webhook.result', id: `webhook-result-${result.id ?? 'anon'}`, data: result, dueAt: at }, now);
-    if (out.thrown) {
-      console.error(`twinkit: ${twin} move 'webhook.result' threw: ${out.thrown.message}`);
-      return;
-    }
-    const draft: EntryDraft = { cause: { kind: 'move', move: 'webhook.result', dueAt: at }, writes: out.writes };
-    if (out.events.length > 0) draft.events = out.events;
-    if (draft.writes.length > 0 || draft.events) {
-      this.append(twin, draft);
-      void this.durable();
-    }
+    const appended = await this.exclusive(twin, async () => {
+      if (this.closed) return false;
+      const now = this.world.stampMs(twin);
+      const at = new Date(now).toISOString();
+      let out: GuestOutput;
+      try {
+        out = await this.invoke(served, { kind: 'move', move: 'webhook.result', id: `webhook-result-${result.id ?? 'anon'}`, data: result, dueAt: at }, now);
+      } catch (e) {
+        out = { writes: [], events: [], thrown: { message: e instanceof Error ? e.message : String(e) } };
+      }
+      if (out.thrown) {
+        console.error(`twinkit: ${twin} move 'webhook.result' threw: ${out.thrown.message}`);
+        return false;
+      }
+      const draft: EntryDraft = { cause: { kind: 'move', move: 'webhook.result', dueAt: at }, writes: out.writes };
+      if (out.events.length > 0) draft.events = out.events;
+      if (draft.writes.length === 0 && !draft.events) return false;
+      this.append(twin, draft, null);
+      return true;
+    });
+    if (appended) await this.durable();
   }
 
   /** Exposed for the API module. */
@@ -514,3 +556,10 @@ export class WorldRunner implements WorldHandle {
     return this.wallNow();
   }
 }
+
+/** Whether a request appended anything (it then answers once that is durable). */
+interface Tally {
+  appended: boolean;
+}
+
+function noop(): void {}

@@ -185,25 +185,50 @@ describe('kit world serve', () => {
     expect(bad.opened).toHaveLength(0);
   });
 
-  it('opens the world in a worker thread by default, and in its own thread with --inline', async () => {
+  it('serves without a request budget by default; --budget sets one, and a bad one is refused', async () => {
+    const tokenOf = async () => (JSON.parse(await readFile(join(dir, '.kit', 'token'), 'utf8')) as { token: string; url: string });
     const h = harness();
     const done = main(['world', 'serve', dir, '--port', '0'], io(h), h.deps);
     await h.serving();
     expect(h.opened[0]?.thread).toBeUndefined();
+    expect(h.out.join('\n')).toContain('budget       off');
+    let file = await tokenOf();
+    const clock = `${file.url.replace('/local/', '/-/local/')}/clock`;
+    // A load test's burst is not throttled.
+    const statuses = await Promise.all(Array.from({ length: 300 }, () => fetch(clock, { headers: { 'x-kit-token': file.token } }).then((r) => r.status)));
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
     h.stop();
     await done;
-    expect(h.out.join('\n')).not.toContain('--inline');
-    const inline = harness();
-    const again = main(['world', 'serve', dir, '--port', '0', '--inline'], io(inline), inline.deps);
-    await inline.serving();
-    expect(inline.opened[0]?.thread).toBe('inline');
-    // The user is told what --inline gives up.
-    expect(inline.out.join('\n')).toContain("thread       the server's own (--inline): no watchdog");
-    inline.stop();
+
+    const limited = harness();
+    const again = main(['world', 'serve', dir, '--port', '0', '--budget', '3/m'], io(limited), limited.deps);
+    await limited.serving();
+    expect(limited.out.join('\n')).toContain('budget       3/1m, then 429 with Retry-After');
+    file = await tokenOf();
+    const url = `${file.url.replace('/local/', '/-/local/')}/clock`;
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await fetch(url, { headers: { 'x-kit-token': file.token } }));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+    expect(Number(answers[3]?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    limited.stop();
     await again;
-    const bad = harness();
-    expect(await main(['world', 'serve', dir, '--port', '0', '--inline=yes'], io(bad), bad.deps)).toBe(2);
-    expect(bad.opened).toHaveLength(0);
+
+    for (const bad of ['lots', '0/10s', '10/0s', '10/2d', '10/10', '-1/s']) {
+      const b = harness();
+      expect(await main(['world', 'serve', dir, '--port', '0', '--budget', bad], io(b), b.deps)).toBe(2);
+      expect(b.err[0]).toContain('--budget');
+      expect(b.opened).toHaveLength(0);
+    }
+  });
+
+  it('accepts --inline, which changes nothing now, and says so', async () => {
+    const h = harness();
+    const done = main(['world', 'serve', dir, '--port', '0', '--inline'], io(h), h.deps);
+    await h.serving();
+    expect(h.opened[0]?.thread).toBeUndefined();
+    expect(h.out.join('\n')).toContain('--inline is no longer needed');
+    h.stop();
+    await done;
   });
 
   it('refuses a corrupt token file without replacing it or opening the world, exit 1', async () => {

@@ -8,7 +8,7 @@ import { KitError } from '../../runtime/errors.js';
 import type { LocalWorldOptions, TwinBundle, WorldHandle } from '../../runtime/runner/types.js';
 import { mintTokens, readTokenFile, tokenFilePath, writeTokenFile } from '../../host/auth/index.js';
 import type { TokenFile } from '../../host/auth/index.js';
-import { loadOrCreateCa, NAME_PATTERN, startSingleWorldServer } from '../../host/index.js';
+import { describeBudget, loadOrCreateCa, NAME_PATTERN, parseBudget, startSingleWorldServer } from '../../host/index.js';
 import type { SingleWorldServer } from '../../host/index.js';
 import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
@@ -28,8 +28,10 @@ export interface ServeOptions {
   twins?: string[];
   /** The CONNECT proxy's port; default the server's port + 1 (a free one when that is 0). */
   proxyPort?: number;
-  /** Serve the world in the server's thread (`--inline`) rather than a worker thread of its own. */
-  inline?: boolean;
+  /** The world's request budget (`--budget`); none by default. */
+  budget?: { size: number; windowMs: number };
+  /** `--inline` was given: it changes nothing now (the world runs in the server's thread by default) and is noted. */
+  inlineGiven?: boolean;
 }
 
 export interface ServeDeps {
@@ -45,8 +47,10 @@ export interface ServingWorld {
   org: string;
   world: string;
   twins: string[];
-  /** The world runs in the server's thread (`--inline`). */
-  inline: boolean;
+  /** The request budget in force, if any. */
+  budget: { size: number; windowMs: number } | null;
+  /** `--inline` was given (it is no longer needed). */
+  inlineGiven: boolean;
   /** Twinned hosts the world's CA may not vouch for (a CA minted by an older kit, before a twin with a new host). */
   uncoveredHosts: string[];
   /** The world's CA was minted by a kit from before name constraints: it may vouch for any host. */
@@ -60,11 +64,13 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'world', kind: 'string' },
   { name: 'twins', kind: 'string' },
   { name: 'proxy-port', kind: 'string' },
+  { name: 'budget', kind: 'string' },
+  // No longer needed (the world runs in the server's thread by default); accepted and noted.
   { name: 'inline', kind: 'boolean' },
   { name: 'help', kind: 'boolean', short: 'h' },
 ];
 
-export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b] [--proxy-port N] [--inline]
+export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b] [--proxy-port N] [--budget N/10s|off]
 
 Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two tokens in
 <dir>/.kit/token (minted on first start, kept across restarts).
@@ -77,10 +83,14 @@ Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two to
   --twins a,b   the built-in twins to serve (default: all of them)
   --proxy-port N  the world's HTTPS proxy for apps in any language (default: port + 1;
                 0 picks a free port). Its CA lives in <dir>/.kit/ca/.
-  --inline      run the world in the server's own thread: faster under load (no hop to a
-                worker thread), but nothing ends a handler stuck in native work (a scenario
-                script's step budget still stops its loops); for load tests on code you trust
+  --budget B    the world's request budget: <requests>/<window> (100000/10s, 600/m), answered
+                429 with Retry-After past it; default off (a world served alone does not
+                throttle its owner's load test)
   -h, --help    this help
+
+The built-in twins run in the server's thread. Code the server does not trust (scenario
+scripts, checks) runs in worker threads under a watchdog: a call that outlives its 2.5 s
+limit is ended there, and the rest of the world keeps answering.
 
 The twins answer at http://<host>:<port>/<org>/<world>/<vendor>/... with the vendors' own
 paths, and the world's endpoints at http://<host>:<port>/-/<org>/<world>/... . Send the
@@ -115,7 +125,17 @@ export function parseServeArgs(argv: readonly string[]): ServeOptions | 'help' {
   }
   const world = value('world');
   if (world !== undefined) options.world = checkName('--world', world);
-  if (flags['inline'] === true) options.inline = true;
+  if (flags['inline'] === true) options.inlineGiven = true;
+  const budget = value('budget');
+  if (budget !== undefined) {
+    let parsed: ReturnType<typeof parseBudget>;
+    try {
+      parsed = parseBudget(budget);
+    } catch (e) {
+      throw new UsageError(`--budget: ${(e as Error).message}`);
+    }
+    if (parsed !== false) options.budget = parsed;
+  }
   const twins = value('twins');
   if (twins !== undefined) {
     options.twins = parseList(twins);
@@ -171,7 +191,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   const builtinHosts = [...builtins.values()].flatMap((b) => b.manifest.models.hosts);
   const ca = await loadOrCreateCa(dir, { label: `kit world ${options.org}/${world}`, hosts: builtinHosts });
   const uncoveredHosts = bundles.flatMap((b) => b.manifest.models.hosts).filter((h) => !ca.covers(h));
-  const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles, ...(options.inline === true ? { thread: 'inline' as const } : {}) });
+  const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles });
   const tokens = existing ?? { url: '', ...mintTokens() };
   let server: SingleWorldServer;
   try {
@@ -190,6 +210,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       host: options.host,
       port: options.port,
       ca,
+      ...(options.budget !== undefined ? { budget: options.budget } : {}),
       ...(options.proxyPort !== undefined ? { proxyPort: options.proxyPort } : {}),
     });
   } catch (e) {
@@ -206,7 +227,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       throw e;
     }
   }
-  return { server, tokens: file, dir, org: options.org, world, twins: names, inline: options.inline === true, uncoveredHosts, caUnconstrained: ca.hosts === null };
+  return { server, tokens: file, dir, org: options.org, world, twins: names, budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null };
 }
 
 /** What `serve` prints once it listens. */
@@ -222,7 +243,8 @@ export function describeServing(s: ServingWorld): string[] {
     `  read token   ${tokens.readToken}`,
     `  state        ${join(s.dir, '.kit', 'world')}/`,
     `  tokens file  ${tokenFilePath(s.dir)}`,
-    ...(s.inline ? ['  thread       the server\'s own (--inline): no watchdog ends a handler stuck in native work'] : []),
+    `  budget       ${s.budget === null ? 'off (--budget N/10s sets one)' : `${describeBudget(s.budget)}, then 429 with Retry-After`}`,
+    ...(s.inlineGiven ? ['  note         --inline is no longer needed: the world runs in the server\'s thread by default, and scenario scripts and checks in worker threads under a watchdog'] : []),
     ...(s.uncoveredHosts.length > 0
       ? [`  note         the world's CA may not vouch for ${s.uncoveredHosts.join(', ')}: the proxy cannot serve ${s.uncoveredHosts.length > 1 ? 'them' : 'it'}; move ${join(s.dir, '.kit', 'ca')} away to mint a CA that may (apps that trust the old one must then trust the new one)`]
       : []),
