@@ -115,13 +115,14 @@ let compiling: Promise<unknown> = Promise.resolve();
 
 /**
  * `work` (a call to esbuild's service, which runs in a process of its own while this thread
- * goes on), or invalid_check once the deadline passes. Then the service is stopped, which ends
- * its work and leaves `work` pending for good; the next call starts a new service.
+ * goes on), or invalid_check once `leftMs` have passed. Then the service is stopped, which ends
+ * its work and leaves `work` pending for good; the next call starts a new service. The refusal
+ * names the whole compile's deadline (`deadlineMs`), not what was left of it for this pass.
  */
-async function withinDeadline<T>(work: Promise<T>, deadlineMs: number): Promise<T> {
+async function withinDeadline<T>(work: Promise<T>, leftMs: number, deadlineMs: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), deadlineMs);
+    timer = setTimeout(() => resolve('late'), leftMs);
   });
   try {
     const first = await Promise.race([work, late]);
@@ -130,7 +131,7 @@ async function withinDeadline<T>(work: Promise<T>, deadlineMs: number): Promise<
     clearTimeout(timer);
   }
   void esbuild.stop();
-  throw invalid(`the check took longer than ${deadlineMs} ms to compile; simplify it`);
+  throw invalid(`the check took longer than ${deadlineMs} ms to compile; simplify it`, { deadlineMs });
 }
 
 /**
@@ -167,6 +168,7 @@ async function compileNow(source: string, deadlineMs: number): Promise<CompiledC
         outfile: 'check.out.js',
       }),
       deadlineMs,
+      deadlineMs,
     );
     meta = result.metafile;
   } catch (e) {
@@ -196,7 +198,7 @@ async function compileNow(source: string, deadlineMs: number): Promise<CompiledC
   let code: string;
   try {
     const left = Math.max(1, deadlineMs - (Date.now() - started));
-    code = (await withinDeadline(esbuild.transform(source, { loader: 'js', format: 'iife', globalName: CHECK_MODULE_GLOBAL, target: 'es2020', sourcefile: 'check.js', logLevel: 'silent' }), left)).code;
+    code = (await withinDeadline(esbuild.transform(source, { loader: 'js', format: 'iife', globalName: CHECK_MODULE_GLOBAL, target: 'es2020', sourcefile: 'check.js', logLevel: 'silent' }), left, deadlineMs)).code;
   } catch (e) {
     if (e instanceof KitError) throw e;
     const m = firstError(e);

@@ -301,6 +301,26 @@ describe('checks', () => {
   });
 
 
+  it('gives each check its own memory: one that keeps 30 MB or 5 MB is refused, and many small ones are all kept and run', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const put = (name: string, source: string) => world.api('PUT', `/checks/${name}`, source, { 'content-type': 'text/javascript' });
+    const huge = await put('huge', "const t = Array(3e6).fill(0).map((_, i) => i * 1.5); export const check = { name: 'huge', run() { return t.length > 0; } };");
+    expect([huge.status, huge.json.error.code]).toEqual([400, 'invalid_check']);
+    expect(huge.json.error.message).toContain('out of memory');
+    const big = await put('big', "const t = Array(150000).fill(0).map((_, i) => 'k' + i); export const check = { name: 'big', run() { return t.length > 0; } };");
+    expect([big.status, big.json.error.code]).toEqual([400, 'invalid_check']);
+    expect(big.json.error.message).toMatch(/keeps \d+\.\d MiB once loaded; a check may keep at most 1 MiB/);
+    // Before, one check could hold most of the world's sandbox and the next was refused for it.
+    for (let i = 0; i < 20; i++) {
+      const r = await put(`small${i}`, `const t = Array(20000).fill(0).map((_, i) => 'k' + i); export const check = { name: 'small${i}', run(entry) { const burst = Array(100000).fill(0).map((_, i) => 'b' + i); return burst.length > 0 && t.length > 0; } };`);
+      expect(r.status).toBe(200);
+    }
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' });
+    const results = await world.runner.checks.run('hello', world.runner.world.entry('hello', 1)!);
+    expect(results).toHaveLength(20);
+    expect(results.every((r) => r.pass)).toBe(true);
+  });
+
   it('stores a check, refuses one that exports none, and runs it over an entry', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const source = `export const check = { name: 'names are short', run(entry, tree) {

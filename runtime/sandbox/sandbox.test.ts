@@ -163,6 +163,31 @@ describe('WorldSandbox calls', () => {
   });
 });
 
+describe('contexts with a runtime of their own', () => {
+  it("count what they keep against their own limit, not the sandbox's nor each other's", () => {
+    using world = WorldSandbox.create(mod, { memoryBytes: 64 * 1024 * 1024 });
+    // 30 MB kept by one script: past its own 8 MiB, refused, and it leaves nothing behind.
+    const big = err(world.load('big', 'globalThis.t = Array(3e6).fill(0).map((_, i) => i * 1.5);', { memoryBytes: 8 * 1024 * 1024 }));
+    expect(big.code).toBe('out_of_memory');
+    expect(big.message).toContain("context's own limit is 8388608 bytes");
+    // Ten scripts keeping ~1.6 MB each all load, and each says what it keeps.
+    for (let i = 0; i < 10; i++) {
+      ok(world.load(`keep${i}`, "globalThis.t = Array(50000).fill(0).map((_, i) => 'k' + i); globalThis.n = () => String(t.length);", { memoryBytes: 8 * 1024 * 1024 }));
+    }
+    const kept = world.memoryUsed('keep9');
+    expect(kept).toBeGreaterThan(1_000_000);
+    expect(kept).toBeLessThan(4_000_000);
+    expect(ok(world.call('keep0', 'n', ''))).toBe('50000');
+    // A context in the shared runtime has no figure of its own.
+    ok(world.load('shared', 'globalThis.x = 1;'));
+    expect(world.memoryUsed('shared')).toBeNull();
+    // A call may use its context's limit while it runs, and gives it back.
+    ok(world.load('burst', "globalThis.f = () => String(Array(2e5).fill(0).map((_, i) => 'v' + i).length);", { memoryBytes: 16 * 1024 * 1024 }));
+    expect(ok(world.call('burst', 'f', ''))).toBe('200000');
+    expect(world.memoryUsed('burst')).toBeLessThan(1_000_000);
+  });
+});
+
 describe('host calls', () => {
   it('offers __host_call only to contexts loaded with hostCall, and only during a call given one', () => {
     using sb = WorldSandbox.create(mod);
