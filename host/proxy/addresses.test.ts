@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AllowList, formatAddress, parseAddress, refusedKind, unmapped } from './addresses.js';
+import { AllowList, formatAddress, parseAddress, pickTunnelAddress, refusedKind, unmapped } from './addresses.js';
 
 const parsed = (text: string): NonNullable<ReturnType<typeof parseAddress>> => {
   const a = parseAddress(text);
@@ -111,5 +111,37 @@ describe('AllowList', () => {
     expect(() => new AllowList([{ address: '10.0.0.0/33' }])).toThrow(TypeError);
     expect(() => new AllowList([{ address: '10.0.0.0/x' }])).toThrow(TypeError);
     expect(() => new AllowList([{ address: '10.0.0.1', port: 0 }])).toThrow(TypeError);
+  });
+});
+
+describe('pickTunnelAddress', () => {
+  const own = new AllowList([{ address: '127.0.0.1', port: 4440 }]);
+  const none = new AllowList([]);
+  const picked = (c: ReturnType<typeof pickTunnelAddress>): string => (c.ok ? formatAddress(c.address) : `${c.code} ${c.address}: ${c.kind ?? ''}`);
+
+  it("lets the world's token reach a public address, and the read token only the world's own server", () => {
+    expect(picked(pickTunnelAddress(['93.184.215.14'], 443, 'write', own, none))).toBe('93.184.215.14');
+    expect(picked(pickTunnelAddress(['2606:2800:21f:cb07:6820:80da:af6b:8b2c'], 443, 'write', own, none))).toBe('2606:2800:21f:cb07:6820:80da:af6b:8b2c');
+    expect(picked(pickTunnelAddress(['93.184.215.14'], 443, 'read', own, none))).toBe('forbidden 93.184.215.14: ');
+    for (const scope of ['read', 'write'] as const) {
+      expect(picked(pickTunnelAddress(['127.0.0.1'], 4440, scope, own, none))).toBe('127.0.0.1');
+      expect(picked(pickTunnelAddress(['::ffff:127.0.0.1'], 4440, scope, own, none))).toBe('127.0.0.1');
+    }
+    expect(picked(pickTunnelAddress(['127.0.0.1'], 4441, 'write', own, none))).toBe('tunnel_refused 127.0.0.1: a loopback address');
+  });
+
+  it('skips the addresses a credential may not reach and picks the first it may, in the resolver order', () => {
+    expect(picked(pickTunnelAddress(['10.0.0.1', '::1', '93.184.215.14', '1.1.1.1'], 443, 'write', own, none))).toBe('93.184.215.14');
+    // localhost resolving to ::1 first, with the world's server on 127.0.0.1.
+    expect(picked(pickTunnelAddress(['::1', '127.0.0.1'], 4440, 'read', own, none))).toBe('127.0.0.1');
+    expect(picked(pickTunnelAddress(['169.254.169.254', 'fd00::1'], 80, 'write', own, none))).toBe('tunnel_refused 169.254.169.254: a link-local address');
+    expect(picked(pickTunnelAddress([], 80, 'write', own, none))).toBe('tunnel_refused : no address');
+  });
+
+  it("widens the world's token's reach by the allowances, never the read token's", () => {
+    const allow = new AllowList([{ address: '10.0.0.0/8', port: 5432 }]);
+    expect(picked(pickTunnelAddress(['10.1.2.3'], 5432, 'write', own, allow))).toBe('10.1.2.3');
+    expect(picked(pickTunnelAddress(['10.1.2.3'], 22, 'write', own, allow))).toBe('tunnel_refused 10.1.2.3: a private address');
+    expect(picked(pickTunnelAddress(['10.1.2.3'], 5432, 'read', own, allow))).toBe('forbidden 10.1.2.3: a private address');
   });
 });

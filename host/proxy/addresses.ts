@@ -209,3 +209,32 @@ export class AllowList {
 export function unmapped(a: ParsedAddress): ParsedAddress {
   return a.family === 6 && inPrefix(a.bytes, MAPPED.net, MAPPED.bits) ? { family: 4, bytes: a.bytes.slice(12, 16) } : a;
 }
+
+/** A credential's reach: the world's token tunnels to public addresses, the read token to the world's own server only. */
+export type TunnelScope = 'read' | 'write';
+
+export type TunnelChoice =
+  | { ok: true; address: ParsedAddress }
+  | { ok: false; code: 'tunnel_refused' | 'forbidden'; address: string; kind: string | null };
+
+/**
+ * Picks the address a tunnel connects to from a name's resolved addresses (in the resolver's
+ * order): the first the credential may reach. `own` is the world's own server (every
+ * credential reaches it); `allow` is what the world's token reaches beyond public addresses.
+ * Refused: `tunnel_refused` (every address is in a refused range), `forbidden` (the read
+ * token, and none is the world's server). The first resolved address names the refusal.
+ */
+export function pickTunnelAddress(resolved: readonly string[], port: number, scope: TunnelScope, own: AllowList, allow: AllowList): TunnelChoice {
+  let first: { address: string; kind: string | null } | null = null;
+  for (const text of resolved) {
+    const parsed = parseAddress(text);
+    if (parsed === null) continue;
+    const address = unmapped(parsed);
+    if (own.allows(address, port)) return { ok: true, address };
+    const kind = refusedKind(address);
+    if (scope === 'write' && (kind === null || allow.allows(address, port))) return { ok: true, address };
+    first ??= { address: formatAddress(address), kind };
+  }
+  if (first === null) return { ok: false, code: 'tunnel_refused', address: '', kind: 'no address' };
+  return { ok: false, code: scope === 'read' ? 'forbidden' : 'tunnel_refused', ...first };
+}
