@@ -433,7 +433,8 @@ export async function startConnectProxy(options: ConnectProxyOptions): Promise<C
         if (!choice.ok) {
           const what = isIP(hostName) !== 0 ? hostName : `${hostName} (${choice.address})`;
           if (choice.code === 'forbidden') {
-            fail(403, 'Forbidden', 'forbidden', `the read token tunnels only to the world's own server and its twinned hosts, not to ${what}:${port}; use the world's token, or leave this host out of the proxy (NO_PROXY)`);
+            const authority = `${isIP(hostName) === 6 ? `[${hostName}]` : hostName}:${port}${isIP(hostName) !== 0 ? '' : ` (${choice.address})`}`;
+            fail(403, 'Forbidden', 'forbidden', `the read token tunnels only to the world's own server and its twinned hosts, not to ${authority}; use the world's token, or leave this host out of the proxy (NO_PROXY)`);
           } else {
             fail(403, 'Forbidden', 'tunnel_refused', `${what} is ${choice.kind ?? 'refused'}: the proxy tunnels only to public addresses and the world's own server`);
           }
