@@ -36,6 +36,8 @@ The command runs with:
   the manifest's env            KIT_TWINS_KEY and each twin's endpoint variable
   HTTPS_PROXY                   the world's proxy, with the token as its password:
                                 any language reaches the twins at their vendors' addresses
+  NO_PROXY                      localhost, 127.0.0.1 and ::1 added to yours: the proxy
+                                tunnels to no loopback or private address
   SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE
                                 the usual roots plus the world's CA (a temporary file)
   NODE_EXTRA_CA_CERTS           the world's CA
@@ -44,6 +46,9 @@ The command runs with:
 Everything after the command's name is the command's own. The temporary files and the
 listeners go when the command ends; its exit code is kit's. SIGINT, SIGTERM and SIGHUP are
 passed on to it.`;
+
+/** Hosts an attached app reaches without the proxy, besides those it already names. */
+const LOOPBACK_NO_PROXY = ['localhost', '127.0.0.1', '::1'];
 
 export interface AttachOptions {
   worldUrl: string;
@@ -185,6 +190,12 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
       // curl reads the lower-case name first; most other tools read either.
       env['HTTPS_PROXY'] = proxy;
       env['https_proxy'] = proxy;
+      // The proxy tunnels to no loopback address (docs/attach.md): the app's own local services
+      // are reached directly. Hosts the user already left out stay left out.
+      const kept = [baseEnv['NO_PROXY'], baseEnv['no_proxy']].flatMap((v) => (v ?? '').split(',')).map((h) => h.trim()).filter((h) => h !== '');
+      const noProxy = [...new Set([...kept, ...LOOPBACK_NO_PROXY])].join(',');
+      env['NO_PROXY'] = noProxy;
+      env['no_proxy'] = noProxy;
     }
 
     const streamIds = Object.keys(manifest.streams);

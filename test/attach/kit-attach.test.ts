@@ -29,13 +29,13 @@ describe('kit world attach', () => {
     const script = [
       'const fs = require("node:fs");',
       'const e = process.env;',
-      'const names = ["KIT_WORLD","KIT_WORLD_TOKEN","KIT_TWINS_KEY","NODE_OPTIONS","HTTPS_PROXY","https_proxy","NODE_EXTRA_CA_CERTS","SSL_CERT_FILE","REQUESTS_CA_BUNDLE","CURL_CA_BUNDLE","STRIPE_API_BASE","HELLO_API_URL"];',
+      'const names = ["KIT_WORLD","KIT_WORLD_TOKEN","KIT_TWINS_KEY","NODE_OPTIONS","HTTPS_PROXY","https_proxy","NO_PROXY","no_proxy","NODE_EXTRA_CA_CERTS","SSL_CERT_FILE","REQUESTS_CA_BUNDLE","CURL_CA_BUNDLE","STRIPE_API_BASE","HELLO_API_URL"];',
       'const out = {}; for (const n of names) out[n] = e[n];',
       'out.bundle = fs.readFileSync(e.SSL_CERT_FILE, "utf8"); out.extra = fs.readFileSync(e.NODE_EXTRA_CA_CERTS, "utf8");',
       'console.log(JSON.stringify(out));',
     ].join('\n');
     // A script that is not ESM needs no import; NODE_OPTIONS carries one anyway, before the app runs.
-    const r = await attach(['node', '-e', script], { NODE_OPTIONS: '--max-old-space-size=256' });
+    const r = await attach(['node', '-e', script], { NODE_OPTIONS: '--max-old-space-size=256', NO_PROXY: 'db.internal' });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const env = JSON.parse(r.stdout) as Record<string, string>;
@@ -53,6 +53,9 @@ describe('kit world attach', () => {
     expect(`${proxy.protocol}//${proxy.host}`).toBe(manifest.proxy.url);
     expect(decodeURIComponent(proxy.password)).toBe(TOKENS.token);
     expect(env['https_proxy']).toBe(env['HTTPS_PROXY']);
+    // The proxy tunnels to no loopback address: the app's own local services are left out of it, beside the user's.
+    expect(env['NO_PROXY']).toBe('db.internal,localhost,127.0.0.1,::1');
+    expect(env['no_proxy']).toBe(env['NO_PROXY']);
     expect(env['REQUESTS_CA_BUNDLE']).toBe(env['SSL_CERT_FILE']);
     expect(env['CURL_CA_BUNDLE']).toBe(env['SSL_CERT_FILE']);
     // The bundle is the usual roots plus the world's CA; Node's extra file is the world's CA.
