@@ -119,7 +119,7 @@ export function run(command: string, args: string[], env: NodeJS.ProcessEnv, tim
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(KIT_|NODE_OPTIONS$|NODE_EXTRA_CA_CERTS$|SSL_CERT_FILE$|REQUESTS_CA_BUNDLE$|CURL_CA_BUNDLE$|HTTPS?_PROXY$|https?_proxy$|VITEST|STRIPE_)/.test(k)) continue;
+    if (/^(KIT_|NODE_OPTIONS$|NODE_EXTRA_CA_CERTS$|SSL_CERT_FILE$|REQUESTS_CA_BUNDLE$|CURL_CA_BUNDLE$|HTTPS?_PROXY$|https?_proxy$|NO_PROXY$|no_proxy$|VITEST|STRIPE_)/.test(k)) continue;
     env[k] = v;
   }
   return { ...env, ...extra };
