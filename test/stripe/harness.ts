@@ -105,7 +105,8 @@ export async function startStripeTwin(): Promise<StripeTwin> {
   // `local`: the world in a worker thread on LMDB, as `kit` serves it (needs `make build`).
   const dir = process.env.STRIPE_TWIN_HARNESS === 'local' ? mkdtempSync(join(tmpdir(), 'stripe-world-')) : null;
   const runner = dir !== null
-    ? await openLocalWorld({ dir, org: 'local', world: 'stripe-conformance', twins: [bundle] })
+    // With the guest runtime, as `kit` opens it, so scenarios' js handlers run.
+    ? await openLocalWorld({ dir, org: 'local', world: 'stripe-conformance', twins: [bundle], guestRuntime: await buildGuestRuntime() })
     : await openWorldRunner({
       storage: new MemoryStorage(),
       world: 'stripe-conformance',

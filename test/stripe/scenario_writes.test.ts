@@ -21,6 +21,9 @@ afterAll(async () => {
   await twin.close();
 });
 
+/** The guest harness has no world (no scenarios); the local one runs it in a worker thread (no direct writes). */
+const harness = process.env.STRIPE_TWIN_HARNESS;
+
 /** A customer id as the twin makes them: `cus_` and 14 base-62 characters. */
 const CUSTOMER_ID = /^cus_[0-9A-Za-z]{14}$/;
 
@@ -55,7 +58,7 @@ async function expectWellFormed(stripe: Stripe, made: Stripe.Customer): Promise<
   expect(plain(await stripe.customers.retrieve(made.id))).toEqual(plain(made));
 }
 
-describe("a scenario js handler that writes the twin's records", () => {
+describe.skipIf(harness === 'guest')("a scenario js handler that writes the twin's records", () => {
   it('is refused with a vendor-shaped 500 naming the handler and the record, keeps nothing, and later customers are well-formed, also after the scenario is deleted', async () => {
     const key = 'sk_test_scenarioWritesWreck00001';
     const stripe = twin.client(key);
@@ -136,7 +139,7 @@ describe("a scenario js handler that writes the twin's records", () => {
   });
 });
 
-describe('a malformed record already in the tree (brought in from elsewhere)', () => {
+describe.skipIf(harness === 'guest' || harness === 'local')('a malformed record already in the tree (brought in from elsewhere)', () => {
   function writeRecords(): NonNullable<StripeTwin['writeRecords']> {
     if (twin.writeRecords === null) throw new Error('these tests need the world in this thread (the default harness)');
     return twin.writeRecords;
