@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../store/index.js';
-import { openTestWorld, type TestWorld } from '../../test/helpers/world.js';
+import { fixtureTwin, openTestWorld, type TestWorld } from '../../test/helpers/world.js';
 import type { Entry } from '../world/types.js';
 import { continueTrace, Deliverer, stripeSignature, type DeliveryResult } from './deliveries.js';
 
@@ -36,17 +36,14 @@ async function receiver(statuses: number[] = []): Promise<{ url: string; got: Re
 
 const TRACE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
-function emitter(url: string, extra = ''): unknown {
-  return {
-    handlers: [
-      {
-        name: 'notify',
-        match: { method: 'POST', path: '/v1/notify' },
-        js: `ctx.emit('webhook.delivery', { id: 'd1', url: ${JSON.stringify(url)}, headers: { 'x-event': 'greeting.created' }, body: JSON.stringify({ id: 'evt_1', type: 'greeting.created', object: 'event' }) ${extra} });
-             return { status: 200, body: { queued: true } };`,
-      },
-    ],
-  };
+/** The body of `POST /notify/v1/notify`: the delivery the fixture twin emits (test/helpers/twins/notify). */
+function delivery(url: string, extra: Record<string, unknown> = {}): unknown {
+  return { id: 'd1', url, headers: { 'x-event': 'greeting.created' }, body: JSON.stringify({ id: 'evt_1', type: 'greeting.created', object: 'event' }), ...extra };
+}
+
+/** A world serving the fixture twin that emits the webhook deliveries it is asked for. */
+async function notifyWorld(options: Parameters<typeof openTestWorld>[0] = {}): Promise<TestWorld> {
+  return openTestWorld({ vendors: [], more: [await fixtureTwin('notify')], ...options });
 }
 
 let world: TestWorld | undefined;
@@ -61,10 +58,9 @@ describe('outbound webhooks', () => {
   it('sends a delivery after the request is answered, with the trace continued in a new span', async () => {
     const hook = await receiver();
     servers.push(hook.server);
-    world = await openTestWorld({ vendors: ['hello'] });
-    await world.api('PUT', '/twins/hello/scenario', emitter(hook.url));
+    world = await notifyWorld();
     const arrived = hook.next;
-    const answer = await world.vendor('POST', '/hello/v1/notify', {}, { traceparent: TRACE });
+    const answer = await world.vendor('POST', '/notify/v1/notify', delivery(hook.url), { traceparent: TRACE });
     expect(answer.json).toEqual({ queued: true });
     const got = await arrived;
     expect(got.headers['x-event']).toBe('greeting.created');
@@ -77,10 +73,9 @@ describe('outbound webhooks', () => {
   it("signs at send time as Stripe does, so the official SDK's constructEvent accepts it", async () => {
     const hook = await receiver();
     servers.push(hook.server);
-    world = await openTestWorld({ vendors: ['hello'] });
-    await world.api('PUT', '/twins/hello/scenario', emitter(hook.url, ", sign: { scheme: 'stripe', secret: 'whsec_test_secret' }"));
+    world = await notifyWorld();
     const arrived = hook.next;
-    await world.vendor('POST', '/hello/v1/notify', {});
+    await world.vendor('POST', '/notify/v1/notify', delivery(hook.url, { sign: { scheme: 'stripe', secret: 'whsec_test_secret' } }));
     const got = await arrived;
     const stripe = new Stripe('sk_test_x');
     const event = stripe.webhooks.constructEvent(got.body, String(got.headers['stripe-signature']), 'whsec_test_secret');
@@ -91,9 +86,8 @@ describe('outbound webhooks', () => {
   it('retries a failed delivery with backoff until it is taken', async () => {
     const hook = await receiver([500, 503]);
     servers.push(hook.server);
-    world = await openTestWorld({ vendors: ['hello'], webhooks: { baseDelayMs: 20 } });
-    await world.api('PUT', '/twins/hello/scenario', emitter(hook.url));
-    await world.vendor('POST', '/hello/v1/notify', {});
+    world = await notifyWorld({ webhooks: { baseDelayMs: 20 } });
+    await world.vendor('POST', '/notify/v1/notify', delivery(hook.url));
     await world.runner.deliverer.idle();
     expect(hook.got).toHaveLength(3);
     expect(world.runner.deliverer.pending()).toBe(0);
@@ -104,9 +98,8 @@ describe('outbound webhooks', () => {
     const hook = await receiver();
     servers.push(hook.server);
     const down = 'http://127.0.0.1:9/hook'; // nothing listens on the discard port
-    world = await openTestWorld({ vendors: ['hello'], storage, webhooks: { baseDelayMs: 60_000 } });
-    await world.api('PUT', '/twins/hello/scenario', emitter(down));
-    await world.vendor('POST', '/hello/v1/notify', {});
+    world = await notifyWorld({ storage, webhooks: { baseDelayMs: 60_000 } });
+    await world.vendor('POST', '/notify/v1/notify', delivery(down));
     await new Promise((r) => setTimeout(r, 200));
     expect(world.runner.deliverer.pending()).toBe(1);
     await world.close();
@@ -120,7 +113,7 @@ describe('outbound webhooks', () => {
       w.put(item.key, { ...item.value, delivery: { ...item.value.delivery, url: hook.url }, nextAt: 0 });
     });
     const arrived = hook.next;
-    world = await openTestWorld({ vendors: ['hello'], storage });
+    world = await notifyWorld({ storage });
     expect(JSON.parse((await arrived).body)).toMatchObject({ id: 'evt_1' });
   });
 });

@@ -7,7 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KitError } from '../errors.js';
-import { jsCall, jsOutcome, parseScenario, ScenarioState, type Decision, type JsCall, type Scenario, type ScenarioReport, type ScenarioRequest } from '../scenario/index.js';
+import { checkScenarioOutput, jsCall, jsOutcome, parseScenario, ScenarioState, type Decision, type JsCall, type Scenario, type ScenarioReport, type ScenarioRequest } from '../scenario/index.js';
 import type { NearMiss } from '../router/index.js';
 import type { TwinRequest } from '../../sdk/twin/types.js';
 import { guestOutputOf, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
@@ -166,6 +166,8 @@ export class ScenarioSlot {
     const input = { kind: 'route', index, request: { ...request, params: call.params }, world: this.runner.name, twin: twin.vendor, position: world.head(twin.vendor) + 1, nowMs: world.nowMs() };
     const out = guestOutputOf(await this.runner.lane.call(this.context(twin.vendor), '__kit_invoke', JSON.stringify(input), treeHostCall(world, twin.vendor)));
     if (out.thrown) return out;
+    // Only records of its own (`scenario.*`) and no events: else a handler_error, and nothing is committed.
+    checkScenarioOutput(call.handlerName, out);
     // Unwrap the result the route wrapper carried (see `script`).
     const result = (out.response?.body as { result?: unknown } | undefined)?.result;
     const outcome = jsOutcome(result, call.cacheKey);

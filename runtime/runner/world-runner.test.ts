@@ -239,7 +239,7 @@ handlers:
     expect((await world.vendor('POST', '/hello/v1/greetings', { name: 'a' })).status).toBe(402);
   });
 
-  it('runs a js handler in the sandbox with the twin API, and commits its writes', async () => {
+  it('runs a js handler in the sandbox with the twin API, and commits its writes of its own scenario.* records', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const g = (await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' })).json;
     const doc = {
@@ -247,14 +247,43 @@ handlers:
         {
           name: 'shout',
           match: { method: 'GET', path: '/v1/shout/:id' },
-          js: "const g = ctx.tree.get('greeting', request.params.id); ctx.tree.put('shout', request.params.id, { at: ctx.now() }); return { status: 200, body: { loud: g.name.toUpperCase(), at: new Date().toISOString() } };",
+          js: "const g = ctx.tree.get('greeting', request.params.id); ctx.tree.put('scenario.shout', request.params.id, { at: ctx.now() }); return { status: 200, body: { loud: g.name.toUpperCase(), at: new Date().toISOString() } };",
         },
       ],
     };
     expect((await world.api('PUT', '/twins/hello/scenario', doc)).status).toBe(200);
     const res = await world.vendor('GET', `/hello/v1/shout/${g.id}`);
     expect(res.json).toEqual({ loud: 'ADA', at: '2026-01-01T00:00:00.000Z' });
-    expect(world.runner.world.getRecord('hello', 'shout', g.id)).toEqual({ at: '2026-01-01T00:00:00.000Z' });
+    expect(world.runner.world.getRecord('hello', 'scenario.shout', g.id)).toEqual({ at: '2026-01-01T00:00:00.000Z' });
+  });
+
+  it("refuses a js handler that writes the twin's records or emits an event: a vendor-shaped 500 naming it, and nothing kept", async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const g = (await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' })).json;
+    const doc = {
+      handlers: [
+        { name: 'shout', match: { method: 'GET', path: '/v1/shout/:id' }, js: "ctx.tree.put('scenario.shout', request.params.id, { n: 1 }); ctx.tree.put('shout', request.params.id, { at: ctx.now() }); return { status: 200, body: {} };" },
+        { name: 'rename', match: { method: 'POST', path: '/v1/greetings/:id' }, js: "ctx.tree.put('greeting', request.params.id, 'not a greeting');" },
+        { name: 'notify', match: { method: 'POST', path: '/v1/notify' }, js: "ctx.emit('greeting.created', {}); return { status: 200, body: {} };" },
+      ],
+    };
+    expect((await world.api('PUT', '/twins/hello/scenario', doc)).status).toBe(200);
+    const head = world.runner.world.head('hello');
+    const shout = await world.vendor('GET', `/hello/v1/shout/${g.id}`);
+    expect(shout.status).toBe(500);
+    // Hello's error shape (Stripe's): type, code, message.
+    expect(shout.json.error).toMatchObject({ type: 'api_error', code: 'handler_error' });
+    expect(shout.json.error.message).toContain(`Scenario handler "shout" wrote the twin's record (type "shout", id "${g.id}")`);
+    // A handler that passes the request on to the twin is refused before the twin sees it.
+    const rename = await world.vendor('POST', `/hello/v1/greetings/${g.id}`, { name: 'Bea' });
+    expect([rename.status, rename.json.error.code]).toEqual([500, 'handler_error']);
+    expect(rename.json.error.message).toContain('Scenario handler "rename" wrote the twin\'s record (type "greeting"');
+    const notify = await world.vendor('POST', '/hello/v1/notify', {});
+    expect([notify.status, notify.json.error.code]).toEqual([500, 'handler_error']);
+    expect(notify.json.error.message).toContain('emitted the event "greeting.created"');
+    expect(world.runner.world.head('hello')).toBe(head);
+    expect(world.runner.world.getRecord('hello', 'scenario.shout', g.id)).toBeUndefined();
+    expect((await world.vendor('GET', `/hello/v1/greetings/${g.id}`)).json).toMatchObject({ id: g.id, name: 'Ada' });
   });
 
   it('keeps the js of the scenario in force when a replacement does not load', async () => {

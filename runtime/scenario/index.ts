@@ -10,6 +10,7 @@
  *     respond         answer d.response after d.delayMs
  *     fault           reset: close without an answer; status: answer it (no body: an error body with code scenario_fault)
  *     js              run d.call.functionSource in the twin's sandbox with (request + d.call.params, ctx);
+ *                     checkScenarioOutput(d.handlerName, out): only `scenario.*` writes, no events (else handler_error, nothing kept)
  *                     jsOutcome(result, d.handlerName) → respond, or pass (go on as below)
  *     pass            twin routes after d.delayMs: m = twinRouter.match(req)
  *                     state.noteTwin(req, m ? { route: name } : { route: null, nearestMiss: twinRouter.nearestMiss(req) })
@@ -33,3 +34,4 @@ export type {
 export { parseScenario, parseDuration, MAX_HANDLERS, MAX_DELAY_MS, DEFAULT_STATE } from './parse.js';
 export { ScenarioState, MAX_UNMATCHED, jsCall } from './state.js';
 export { jsOutcome } from './js.js';
+export { checkScenarioOutput, isScenarioType, SCENARIO_TYPE_PREFIX, type ScenarioOutput } from './writes.js';

@@ -270,5 +270,6 @@ export function jsCall(h: ScenarioHandler, source: string, params: Record<string
     source,
     params,
     cacheKey: `scenario:${h.index}:${h.name}`,
+    handlerName: h.name,
   };
 }

@@ -70,8 +70,9 @@ export type Decision =
 /**
  * The contract of a `js` handler. The runner evaluates `functionSource` in the twin's
  * sandbox (it is one function expression), calls the function with a `TwinRequest`
- * whose `params` are `params` and the same `TwinContext` a twin handler gets, commits
- * its writes like a twin handler's, and hands what it returned to `jsOutcome`:
+ * whose `params` are `params` and the same `TwinContext` a twin handler gets, checks its
+ * output with `checkScenarioOutput` (writes only of `scenario.*` types, no events), commits
+ * those writes like a twin handler's, and hands what it returned to `jsOutcome`:
  * a response object is answered; `undefined` or `null` lets the request go on to the
  * twin's own routes; anything else (or a throw) is a `handler_error`.
  */
@@ -84,6 +85,8 @@ export interface JsCall {
   params: Record<string, string>;
   /** A stable name for caching the compiled function: `scenario:<index>:<name>`. */
   cacheKey: string;
+  /** The handler's name, as errors name it. */
+  handlerName: string;
 }
 
 /** A scenario handler that came closest to an unmatched request. */

@@ -89,6 +89,15 @@ describe('buildGuestRuntime', () => {
     expect(await buildGuestRuntime()).toBe(runtime);
   });
 
+  it("installs a scenario's handlers, whose tree may write the scenarios' scenario.* types", async () => {
+    const runtime = await buildGuestRuntime();
+    const context = vm.createContext({ __host_call: () => 'null' });
+    vm.runInContext(`${runtime}\n;__kit_install_twin({ vendor: 'hello', version: 'scenario', protocol: 'http', models: { hosts: [], resources: [] }, routes: [{ name: 's:0', match: { path: '/' }, handle: (req, ctx) => { ctx.tree.put('scenario.calls', 'n', { n: 1 }); return { status: 200 }; } }] });`, context);
+    const out = parseGuestOutput(vm.runInContext(`__kit_invoke(JSON.stringify({ kind: 'route', index: 0, request: {}, world: 'w', twin: 'hello', position: 1, nowMs: 7 }))`, context)) as { writes: unknown[]; thrown?: unknown };
+    expect(out.thrown).toBeUndefined();
+    expect(out.writes).toEqual([{ type: 'scenario.calls', id: 'n', value: { n: 1 } }]);
+  });
+
   it('refuses a bad definition while the script loads', async () => {
     const runtime = await buildGuestRuntime();
     const context = vm.createContext({});

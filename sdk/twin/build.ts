@@ -129,7 +129,8 @@ let guestRuntime: Promise<string> | undefined;
  * The guest runtime alone, as one sandbox script defining `__kit_install_twin(def)`: for twin
  * definitions made at run time (a scenario's JavaScript handlers), which the runner appends as
  * `__kit_install_twin({...})`. The definition goes through `defineTwin`, so a bad one throws
- * while the script loads. Built once per process.
+ * while the script loads; its tree may write the scenarios' `scenario.*` types. Built once per
+ * process.
  */
 export function buildGuestRuntime(): Promise<string> {
   if (!guestRuntime) {
@@ -137,7 +138,7 @@ export function buildGuestRuntime(): Promise<string> {
     const contents = [
       `import { installTwin } from ${JSON.stringify(join(root, GUEST_RUNTIME))};`,
       `import { defineTwin } from ${JSON.stringify(join(root, 'sdk', 'twin', 'define.ts'))};`,
-      'globalThis.__kit_install_twin = (def) => installTwin(defineTwin(def));',
+      'globalThis.__kit_install_twin = (def) => installTwin(defineTwin(def), { scenario: true });',
     ].join('\n');
     guestRuntime = esbuild
       .build({

@@ -13,6 +13,7 @@ import { Octokit } from '@octokit/rest';
 import { serveWorld } from '../helpers/served-world.js';
 import { openWorldRunner } from '../../runtime/runner/index.js';
 import { MemoryStorage } from '../../runtime/store/index.js';
+import type { RecordWrite } from '../../runtime/world/types.js';
 import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
 
 export const TWIN_ENTRY = 'twins/github/twin/index.ts';
@@ -52,6 +53,8 @@ export interface GithubTwin {
   respond: (url: string) => number;
   /** Resolves once `ok()` holds, checking as deliveries arrive (fails after 20 s). */
   until(ok: () => boolean): Promise<void>;
+  /** Writes records into the twin's tree through the world engine, as one entry, past every rule of the twin and the runner (records from elsewhere). */
+  writeRecords(writes: RecordWrite[]): void;
   close(): Promise<void>;
 }
 
@@ -136,6 +139,7 @@ export async function startGithubTwin(): Promise<GithubTwin> {
         await new Promise((r) => setTimeout(r, 10));
       }
     },
+    writeRecords: (writes) => { runner.world.append('github', { cause: { kind: 'system', reason: 'test: records from elsewhere' }, writes }); },
     close: () => server.close(),
   };
 }

@@ -2,10 +2,12 @@
  * An in-process world for tests: the real runner, engine and sandbox on in-memory
  * storage, with the wall clock frozen, and a small client that speaks `WorldRequest`.
  */
+import { fileURLToPath } from 'node:url';
 import { MemoryStorage, type Storage } from '../../runtime/store/index.js';
 import { openWorldRunner, type WorldRunner, type WorldRunnerOptions } from '../../runtime/runner/index.js';
 import type { WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
-import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/build.js';
+import { buildGuestRuntime, buildTwin, loadBuiltinTwins } from '../../sdk/twin/build.js';
+import type { TwinBundle } from '../../runtime/runner/types.js';
 
 export const FROZEN_NOW = Date.parse('2026-01-01T00:00:00.000Z');
 
@@ -52,12 +54,21 @@ function read(raw: WorldResponse): TestResponse {
   return { status: raw.status, headers: raw.headers, text, json, raw };
 }
 
-/** A fresh world serving the built-in twins named (all when omitted). */
+const fixtures = new Map<string, Promise<TwinBundle>>();
+
+/** A twin of test/helpers/twins/ (`notify`), built once per process. */
+export function fixtureTwin(name: string): Promise<TwinBundle> {
+  let built = fixtures.get(name);
+  if (built === undefined) fixtures.set(name, (built = buildTwin(fileURLToPath(new URL(`./twins/${name}/index.ts`, import.meta.url)))));
+  return built;
+}
+
+/** A fresh world serving the built-in twins named (all when omitted), and `more` beside them. */
 export async function openTestWorld(
-  options: { vendors?: string[]; world?: string; storage?: Storage } & Partial<Omit<WorldRunnerOptions, 'storage' | 'world' | 'twins'>> = {},
+  options: { vendors?: string[]; world?: string; storage?: Storage; more?: TwinBundle[] } & Partial<Omit<WorldRunnerOptions, 'storage' | 'world' | 'twins'>> = {},
 ): Promise<TestWorld> {
   const builtins = await loadBuiltinTwins();
-  const twins = [...builtins.values()].filter((t) => !options.vendors || options.vendors.includes(t.vendor));
+  const twins = [...[...builtins.values()].filter((t) => !options.vendors || options.vendors.includes(t.vendor)), ...(options.more ?? [])];
   const storage = options.storage ?? new MemoryStorage();
   const runner = await openWorldRunner({
     now: () => FROZEN_NOW,

@@ -15,11 +15,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { serveWorld } from '../helpers/served-world.js';
+import { serveWorld, type ServedWorld } from '../helpers/served-world.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLocalWorld, openWorldRunner } from '../../runtime/runner/index.js';
+import { WorldRunner } from '../../runtime/runner/world-runner.js';
+import type { RecordWrite } from '../../runtime/world/types.js';
 import { MemoryStorage } from '../../runtime/store/index.js';
 import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
 import { createGuestHarness } from '../../sdk/twin/testing.js';
@@ -57,6 +59,14 @@ export interface StripeTwin {
   lastEntryEvents(): Promise<string[]>;
   /** A raw HTTP request to the twin's vendor API (`path` starts with `/v1/`); the world token rides in x-twins-key unless `worldToken: false`. */
   raw(method: string, path: string, init?: { headers?: Record<string, string>; body?: string | Uint8Array }): Promise<RawAnswer>;
+  /** The world's own endpoints, called in-process (`worldApi('PUT', '/twins/stripe/scenario', doc)`); null on the guest harness, which has no world. */
+  readonly worldApi: ServedWorld['api'] | null;
+  /**
+   * Writes records into the twin's tree through the world engine, as one entry of its own, past
+   * every rule of the twin and the runner (records brought in from elsewhere); null unless the
+   * world runs in this thread.
+   */
+  readonly writeRecords: ((writes: RecordWrite[]) => void) | null;
   /** What the suite runs against, for the report. */
   readonly served: 'world-server' | 'guest-harness';
   close(): Promise<void>;
@@ -95,7 +105,8 @@ export async function startStripeTwin(): Promise<StripeTwin> {
   // `local`: the world in a worker thread on LMDB, as `kit` serves it (needs `make build`).
   const dir = process.env.STRIPE_TWIN_HARNESS === 'local' ? mkdtempSync(join(tmpdir(), 'stripe-world-')) : null;
   const runner = dir !== null
-    ? await openLocalWorld({ dir, org: 'local', world: 'stripe-conformance', twins: [bundle] })
+    // With the guest runtime, as `kit` opens it, so scenarios' js handlers run.
+    ? await openLocalWorld({ dir, org: 'local', world: 'stripe-conformance', twins: [bundle], guestRuntime: await buildGuestRuntime() })
     : await openWorldRunner({
       storage: new MemoryStorage(),
       world: 'stripe-conformance',
@@ -104,6 +115,7 @@ export async function startStripeTwin(): Promise<StripeTwin> {
       now: () => START,
     });
   const { server, api } = await serveWorld(runner, { vendor: 'stripe', requestScopes: [], tokens: TOKENS, start: START });
+  const inThread = runner instanceof WorldRunner ? runner.world : null;
   let now = START;
   const url = new URL(server.worldUrl);
   const prefix = `${url.pathname}/stripe`;
@@ -113,6 +125,8 @@ export async function startStripeTwin(): Promise<StripeTwin> {
   });
   return {
     served: 'world-server',
+    worldApi: api,
+    writeRecords: inThread === null ? null : (writes) => { inThread.append('stripe', { cause: { kind: 'system', reason: 'test: records from elsewhere' }, writes }); },
     stripe: client(TEST_KEY),
     client,
     worldTokenClient: () => new Stripe(TOKENS.token, {
@@ -185,6 +199,8 @@ export async function startStripeTwinInGuestHarness(): Promise<StripeTwin> {
   const client = (key: string): Stripe => new Stripe(key, { host: '127.0.0.1', port, protocol: 'http', maxNetworkRetries: 0, telemetry: false });
   return {
     served: 'guest-harness',
+    worldApi: null,
+    writeRecords: null,
     stripe: client(TEST_KEY),
     client,
     worldTokenClient: () => new Stripe('sk_test_unused', {

@@ -53,4 +53,18 @@ describe('hello in a world', () => {
     };
     expect(await run()).toEqual(await run());
   });
+
+  it('answers a malformed greeting record with a 500 in its error shape naming it, never an object without its id', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const ids: string[] = [];
+    for (const name of ['a', 'b']) ids.push((await world.vendor('POST', '/hello/v1/greetings', { name })).json.id);
+    // Written straight through the engine, past the twin and the runner: a record from elsewhere.
+    world.runner.world.append('hello', { cause: { kind: 'system', reason: 'test' }, writes: [{ type: 'greeting', id: ids[0]!, value: { garbage: true } }] });
+    for (const [method, path] of [['GET', `/hello/v1/greetings/${ids[0]}`], ['POST', `/hello/v1/greetings/${ids[0]}`], ['GET', '/hello/v1/greetings']] as const) {
+      const res = await world.vendor(method, path, method === 'POST' ? { name: 'c' } : undefined);
+      expect(res.status).toBe(500);
+      expect(res.json.error).toMatchObject({ type: 'api_error', code: 'handler_error', message: expect.stringContaining(`record of type 'greeting' and id '${ids[0]}' is malformed`) });
+    }
+    expect((await world.vendor('GET', `/hello/v1/greetings/${ids[1]}`)).json).toMatchObject({ id: ids[1], object: 'greeting', name: 'b' });
+  });
 });

@@ -341,6 +341,17 @@ describe('a throwing handler', () => {
     expect(h.head).toBe(0);
   });
 
+  it("refuses a twin's put and delete of the scenarios' scenario.* types, and keeps nothing of the call", () => {
+    const h = harness();
+    for (const op of [{ op: 'put', type: 'scenario.calls', id: 'n', value: { n: 1 } }, { op: 'delete', type: 'scenario.calls', id: 'n' }]) {
+      const r = h.request('POST', '/ops', { body: { ops: [{ op: 'put', type: 'thing', id: 'a', value: { ok: true } }, op] } });
+      expect(r.thrown?.message).toMatch(new RegExp(`tree.${op.op}: record types starting with 'scenario.' belong to the world's scenarios`));
+    }
+    expect(h.head).toBe(0);
+    // A type that merely begins with the word is the twin's own.
+    expect(ops(h, [{ op: 'put', type: 'scenarios', id: 'a', value: {} }])).toEqual([]);
+  });
+
   it('treats a bad answer as a throw: none, a Promise, a bad status, a cycle', () => {
     const h = harness();
     for (const [what, pattern] of [['nothing', /not a response object/], ['promise', /handlers are synchronous/], ['status', /status 42/], ['cycle', /circular/i]] as const) {

@@ -14,6 +14,7 @@ import { ORDERED_DIGITS, idSource } from '../../../runtime/world/ids.js';
 import type { IdSource } from '../../../runtime/world/ids.js';
 // Buffered writes and emitted events are kept as the host's copies and cross to it as values (see `__kit_invoke`).
 import type { HostCopy } from '../copy.js';
+import { SCENARIO_TYPE_PREFIX, SDK_TYPE_PREFIX } from '../reserved.js';
 import type {
   ListOptions,
   ListPage,
@@ -114,6 +115,8 @@ export class CallTree implements Tree {
     private readonly hostCopy?: HostCopy,
     /** The host's copy for a value handed over (`put` with `handOver`), where it offers one. */
     private readonly hostAdopt?: HostCopy,
+    /** A scenario's handlers (`installTwin(def, { scenario: true })`) may write `scenario.*` types; a twin's may not. */
+    private readonly scenario = false,
   ) {}
 
   /** A fresh copy of a buffered write's value (undefined for a deletion). */
@@ -264,14 +267,22 @@ export class CallTree implements Tree {
 
   put(type: string, id: string, value: unknown, options?: PutOptions): void {
     this.checkWrite('put', type, id);
-    if (type.startsWith('__')) throw new TypeError(`tree.put: record types starting with '__' belong to the SDK ('${type}')`);
+    this.checkReserved('put', type);
     this.write(type, id, value, options?.handOver === true);
   }
 
   delete(type: string, id: string): void {
     this.checkWrite('delete', type, id);
-    if (type.startsWith('__')) throw new TypeError(`tree.delete: record types starting with '__' belong to the SDK ('${type}')`);
+    this.checkReserved('delete', type);
     this.buffer.set(`${type}\u0000${id}`, { type, id, kind: 'deleted' });
+  }
+
+  /** Types an author's `put`/`delete` may not touch (sdk/twin/reserved.ts). */
+  private checkReserved(op: string, type: string): void {
+    if (type.startsWith(SDK_TYPE_PREFIX)) throw new TypeError(`tree.${op}: record types starting with '${SDK_TYPE_PREFIX}' belong to the SDK ('${type}')`);
+    if (!this.scenario && type.startsWith(SCENARIO_TYPE_PREFIX)) {
+      throw new TypeError(`tree.${op}: record types starting with '${SCENARIO_TYPE_PREFIX}' belong to the world's scenarios ('${type}'); a twin neither reads nor writes them`);
+    }
   }
 
   /** The SDK's own writes (`__due`), past the reserved-type guard. */
@@ -539,10 +550,13 @@ export function manifestOf(def: TwinDefinition): unknown {
 
 /**
  * Defines `__kit_manifest` and `__kit_invoke` for a twin. The twin build calls this from the
- * bundle's entry; twin authors never do.
+ * bundle's entry; twin authors never do. `scenario`: the definition holds a world's scenario
+ * `js` handlers (`__kit_install_twin`), whose tree may write `scenario.*` types; the runner
+ * refuses any other write of theirs (runtime/scenario/writes.ts).
  */
-export function installTwin(def: TwinDefinition): void {
+export function installTwin(def: TwinDefinition, options: { scenario?: boolean } = {}): void {
   const g = globalThis as unknown as GuestGlobals;
+  const scenario = options.scenario === true;
   const manifest = JSON.stringify(manifestOf(def));
   const stores = def.stores ?? {};
   const moves = def.moves ?? {};
@@ -668,7 +682,7 @@ export function installTwin(def: TwinDefinition): void {
       // Writes and events cross as values only where reads do: an engine sharing the host's heap.
       const copy = typeof hostValue === 'function' && typeof g.__host_copy === 'function' ? g.__host_copy : undefined;
       const adopt = copy !== undefined && typeof g.__host_adopt === 'function' ? g.__host_adopt : undefined;
-      const t = new CallTree(hostCall, input.kind === 'store', hostValue, copy, adopt);
+      const t = new CallTree(hostCall, input.kind === 'store', hostValue, copy, adopt, scenario);
 
       // The world's clock and generator, for exactly this call.
       if (!installed) install();

@@ -99,8 +99,18 @@ function scheduleExpiry(ctx: TwinContext, greeting: StoredGreeting, expiresIn: n
   ctx.schedule(greeting.id, 'expire', new Date(dueMs).toISOString(), { id: greeting.id });
 }
 
+/**
+ * A stored greeting, checked for what the handlers rely on: answers are made from it, so a
+ * record the twin did not write (brought into the world from elsewhere) is a failure naming
+ * it, never an answer missing its id. A few typeof tests: every read goes through here.
+ */
 function load(ctx: TwinContext, id: string): StoredGreeting | undefined {
-  return ctx.tree.get<StoredGreeting>(GREETING, id);
+  const g = ctx.tree.get<StoredGreeting>(GREETING, id);
+  if (g === undefined) return undefined;
+  if (typeof g !== 'object' || g === null || g.id !== id || g.object !== 'greeting' || typeof g.seq !== 'number') {
+    throw new Error(`The hello twin's record of type '${GREETING}' and id '${id}' is malformed (not a greeting with its id and seq): restore the world from before it was written.`);
+  }
+  return g;
 }
 
 // ------------------------------------------------------------------ handlers

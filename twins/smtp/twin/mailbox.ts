@@ -158,7 +158,7 @@ export function listMessages(request: TwinRequest, ctx: TwinContext): TwinRespon
   const after = one(q, 'starting_after');
   let before: string | undefined;
   if (after !== undefined) {
-    const cursor = ctx.tree.get<StoredMessage>(MESSAGE, after);
+    const cursor = find(ctx, after);
     if (!cursor) return error(404, 'message_not_found', `No message '${after}' to start after.`);
     before = seqKey(cursor.seq);
   }
@@ -169,7 +169,7 @@ export function listMessages(request: TwinRequest, ctx: TwinContext): TwinRespon
     const page = ctx.tree.list<{ id: string }>(BY_SEQ, { reverse: true, limit: MAX_LIMIT, ...(before === undefined ? {} : { before }) });
     for (const item of page.items) {
       before = item.id;
-      const m = ctx.tree.get<StoredMessage>(MESSAGE, item.value.id);
+      const m = find(ctx, item.value.id);
       if (!m || !matches(m, q)) continue;
       if (data.length === limit) {
         hasMore = true;
@@ -234,7 +234,20 @@ class PageBudget {
 }
 
 function find(ctx: TwinContext | { tree: ReadTree }, id: string | undefined): StoredMessage | undefined {
-  return id === undefined ? undefined : ctx.tree.get<StoredMessage>(MESSAGE, id);
+  return id === undefined ? undefined : checked(id, ctx.tree.get<StoredMessage>(MESSAGE, id));
+}
+
+/**
+ * A stored message, when it holds what the answers are made from (its id, `seq`, envelope and
+ * attachments): a record the twin did not write (brought in from elsewhere) is a 500 naming it,
+ * never an answer without its id. A few typeof tests per read.
+ */
+function checked(id: string, m: StoredMessage | undefined): StoredMessage | undefined {
+  if (m === undefined) return undefined;
+  if (typeof m !== 'object' || m === null || m.id !== id || typeof m.seq !== 'number' || typeof m.envelope !== 'object' || m.envelope === null || !Array.isArray(m.attachments)) {
+    throw new Error(`The SMTP twin's record of type '${MESSAGE}' and id '${id}' is malformed (not a message with its id, seq, envelope and attachments): restore the world from before it was written.`);
+  }
+  return m;
 }
 
 export function retrieveMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {
@@ -281,12 +294,16 @@ export function deleteMessage(request: TwinRequest, ctx: TwinContext): TwinRespo
 export function clearMessages(_request: TwinRequest, ctx: TwinContext): TwinResponse {
   const page = ctx.tree.list<{ id: string }>(BY_SEQ, { limit: CLEAR_BATCH });
   let deleted = 0;
+  // By the index's ids, not the message records' fields: emptying the mailbox also clears a
+  // message record the twin cannot read (see `checked`).
   for (const item of page.items) {
-    const m = ctx.tree.get<StoredMessage>(MESSAGE, item.value.id);
-    if (m) {
-      remove(ctx, m);
+    const id = (item.value as { id?: unknown } | null)?.id;
+    if (typeof id === 'string' && id !== '' && ctx.tree.get(MESSAGE, id) !== undefined) {
+      ctx.tree.delete(MESSAGE, id);
+      ctx.tree.delete(RAW, id);
       deleted++;
-    } else ctx.tree.delete(BY_SEQ, item.id);
+    }
+    ctx.tree.delete(BY_SEQ, item.id);
   }
   return { body: { object: 'list', deleted, has_more: page.hasMore } };
 }

@@ -4,7 +4,7 @@
  * shapes, rate-limit headers on every answer, ETag / If-None-Match, and page slicing with a
  * `Link` header.
  */
-import type { Handler, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/index.js';
+import type { Handler, ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/index.js';
 import { fingerprint } from './hash.js';
 import { authenticate, type Caller } from './users.js';
 
@@ -347,11 +347,29 @@ export function isoNow(ctx: TwinContext): string {
   return ctx.now().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/**
+ * 500 for a record of the twin's that does not hold what the twin writes there (brought into
+ * the world from elsewhere: the twin never writes one), named by type and id, so the world can
+ * be restored from before it.
+ */
+export function malformedRecord(type: string, id: string, problem: string): GhError {
+  return new GhError(500, `The GitHub twin's record of type '${type}' and id '${id}' is malformed (${problem}). The twin's records change only through its API: restore the world from before the record was written (docs/scenarios.md, "A damaged twin").`);
+}
+
+/** The next number of a counter record (1 when there is none); ids are made from it, so a malformed one is refused. */
+export function counterNext(tree: ReadTree, name: string): number {
+  const c = tree.get<{ next?: unknown }>('counter', name);
+  if (c === undefined) return 1;
+  const next = typeof c === 'object' && c !== null ? c.next : undefined;
+  if (typeof next !== 'number' || !Number.isSafeInteger(next) || next < 1) throw malformedRecord('counter', name, 'next must be a whole number from 1');
+  return next;
+}
+
 /** A counter record: the next number of a sequence. */
 export function nextNumber(ctx: TwinContext, name: string): number {
-  const c = ctx.tree.get<{ next: number }>('counter', name) ?? { next: 1 };
-  ctx.tree.put('counter', name, { next: c.next + 1 });
-  return c.next;
+  const next = counterNext(ctx.tree, name);
+  ctx.tree.put('counter', name, { next: next + 1 });
+  return next;
 }
 
 export function nodeId(kind: string, id: number): string {

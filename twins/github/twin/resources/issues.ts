@@ -11,7 +11,7 @@
  */
 import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import {
-  GhError, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optString, optStringArray, pad,
+  GhError, TEXT_LIMITS, WEB, bodyObject, counterNext, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optString, optStringArray, pad,
   pageLinks, pageOf, paginate, instantParam, reqString, sortBy, str, validation, type Call, type Obj,
 } from '../lib/http.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
@@ -493,7 +493,7 @@ export function issuePage(
 
 /** How many issues (pull requests too) a repository has in a state, from the counts it keeps: its numbers and `open_issues_count`. */
 function issueCount(tree: ReadTree, repo: StoredRepo, state: string): number {
-  const made = (tree.get<{ next: number }>('counter', `number:${repo.id}`)?.next ?? 1) - 1;
+  const made = counterNext(tree, `number:${repo.id}`) - 1;
   const open = repo.open_issues_count;
   return state === 'all' ? made : state === 'open' ? open : made - open;
 }

@@ -9,7 +9,7 @@ import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import { utf8Encode } from '../lib/bytes.js';
 import { TreeEditor, putBlob, putObject, setRef, getRef } from '../lib/git.js';
 import {
-  API, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, longerThan, nextNumber, nodeId, notFound, optBool, optString, optStringArray,
+  API, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, longerThan, malformedRecord, nextNumber, nodeId, notFound, optBool, optString, optStringArray,
   paginate, reqString, sortBy, str, validation, validationMessages, type Call, type Obj,
 } from '../lib/http.js';
 import { actsFor, loadUser, simpleUser, simpleUserByLogin, type Caller, type StoredUser } from '../lib/users.js';
@@ -47,8 +47,16 @@ const RANK: Record<Permission, number> = { pull: 1, triage: 2, push: 3, maintain
 const NAME = /^[A-Za-z0-9._-]{1,100}$/;
 
 export function repoByName(tree: ReadTree, owner: string, name: string): StoredRepo | undefined {
-  const link = tree.get<{ id: number }>('repo_name', `${owner.toLowerCase()}/${name.toLowerCase()}`);
-  return link === undefined ? undefined : tree.get<StoredRepo>('repo', String(link.id));
+  const key = `${owner.toLowerCase()}/${name.toLowerCase()}`;
+  const link = tree.get<{ id?: unknown }>('repo_name', key);
+  if (link === undefined) return undefined;
+  if (typeof link !== 'object' || link === null || typeof link.id !== 'number') throw malformedRecord('repo_name', key, 'not a { id } link');
+  const repo = tree.get<StoredRepo>('repo', String(link.id));
+  // Every request on a repository starts here: what it answers is made from these fields.
+  if (repo !== undefined && (typeof repo !== 'object' || repo === null || repo.id !== link.id || typeof repo.name !== 'string' || typeof repo.owner !== 'string')) {
+    throw malformedRecord('repo', String(link.id), 'not a repository with its id, name and owner');
+  }
+  return repo;
 }
 
 /** The caller's permission on a repository (owners, org members and the site admin are admins), or null. */

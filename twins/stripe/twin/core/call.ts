@@ -5,7 +5,7 @@
  */
 import type { Route, Tree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/types.js';
 import { authenticate } from './auth.js';
-import { StripeError, invalid } from './errors.js';
+import { StripeError, invalid, malformedRecord } from './errors.js';
 import { applyExpand } from './expand.js';
 import { Params, checkStringLengths, foldBrackets, parseForm, toArrays } from './params.js';
 import type { Endpoint } from './events.js';
@@ -118,6 +118,17 @@ function pruneIdempotency(ctx: TwinContext, now: number): number {
   return now;
 }
 
+/** A saved answer, when the record holds one: a replay answers its body as it is. */
+function savedAnswer(ctx: TwinContext, id: string): IdemRecord | undefined {
+  const v = ctx.tree.get<unknown>('idem', id);
+  if (v === undefined) return undefined;
+  const r = v as Partial<IdemRecord> | null;
+  if (!isObj(r) || typeof r.fp !== 'string' || typeof r.status !== 'number' || typeof r.created !== 'number' || typeof r.requestId !== 'string' || !isObj(r.body)) {
+    throw malformedRecord('idem', id, 'not a saved answer { fp, status, body, requestId, created }');
+  }
+  return r as IdemRecord;
+}
+
 function json(status: number, body: unknown, headers: Record<string, string>): TwinResponse {
   return { status, headers: { 'content-type': 'application/json', ...headers }, body };
 }
@@ -159,7 +170,7 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): Twin
       if (key.length > 255) throw invalid('Idempotency keys must be at most 255 characters long.', 'idempotency_key');
       const id = `${acct}/${key}`;
       const fp = hash62(`${req.method} ${req.path} ${canonical(c.p.raw)}`, 22);
-      const prior = ctx.tree.get<IdemRecord>('idem', id);
+      const prior = savedAnswer(ctx, id);
       if (prior !== undefined && c.now - prior.created < IDEM_TTL_S) {
         if (prior.fp !== fp) {
           throw new StripeError(400, 'idempotency_error',

@@ -49,6 +49,18 @@ export function missing(noun: string, id: string, param = 'id'): StripeError {
   });
 }
 
+/**
+ * 500 `api_error` for a record of the twin's that does not hold what the twin writes there
+ * (brought into the world from elsewhere: the twin never writes one). Named by type and id, so
+ * the world can be restored from before it; never answered as if it were an object.
+ */
+export function malformedRecord(type: string, id: string, problem: string): StripeError {
+  const shown = id.length > 200 ? `${id.slice(0, 200)}…` : id;
+  return new StripeError(500, 'api_error',
+    `The Stripe twin's record of type '${type}' and id '${shown}' is malformed (${problem}), so the twin cannot answer from it. ` +
+    "The twin's records change only through its API: restore the world from before the record was written (docs/scenarios.md, \"A damaged twin\").");
+}
+
 export function paramMissing(param: string): StripeError {
   return invalid(`Missing required param: ${param}.`, param, 'parameter_missing');
 }

@@ -18,7 +18,7 @@
 import { toStorableId } from '../../../../sdk/twin/storable.js';
 import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
 import type { Call } from './call.js';
-import { invalid, missing } from './errors.js';
+import { invalid, malformedRecord, missing } from './errors.js';
 import { TxTree } from './tx.js';
 import { billedSubscription, clone, isObj, type Obj } from './util.js';
 
@@ -133,9 +133,25 @@ let accountUnstored = false;
 
 export function accountState(c: Call): AccountState {
   if (accountCall === c.ctx && accountOf === c.acct && accountMemo !== undefined) return accountMemo;
-  const stored = c.tree.get<AccountState>('account', c.acct);
-  remember(c, stored ?? unstoredAccount(c), stored === undefined);
+  const stored = c.tree.get<unknown>('account', c.acct);
+  remember(c, stored === undefined ? unstoredAccount(c) : checkAccount(c.acct, stored), stored === undefined);
   return accountMemo as AccountState;
+}
+
+const isCount = (x: unknown): boolean => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+
+/**
+ * The stored account record, when it holds what the twin writes: new ids are numbered from
+ * `n`, so a record that does not (a string, `n` missing) would make every id of the account
+ * from `undefined`. Anything else answers 500 naming it.
+ */
+function checkAccount(acct: string, v: unknown): AccountState {
+  if (!isObj(v)) throw malformedRecord('account', acct, 'not an object');
+  if (!isCount(v.n) || !isCount(v.hooks)) throw malformedRecord('account', acct, 'n and hooks must be whole numbers');
+  if ((v.ix !== undefined && !isCount(v.ix)) || (v.late !== undefined && typeof v.late !== 'number')) {
+    throw malformedRecord('account', acct, 'ix must be a whole number and late a number');
+  }
+  return v as unknown as AccountState;
 }
 
 /**
@@ -408,6 +424,8 @@ const SEQ_CHARS = 6;
 
 /** `s` as SEQ_CHARS base-62 digits; ASCII order of the digits is numeric order. */
 function seqCode(s: number): string {
+  // Never an id made of `undefined`s: accountState checks `n`, and this stays the last word.
+  if (!Number.isSafeInteger(s) || s < 0) throw new Error(`no sequence number for a new id (got ${String(s)})`);
   let out = '';
   for (let i = 0; i < SEQ_CHARS; i++) {
     out = (B62[s % 62] as string) + out;
@@ -447,7 +465,31 @@ export function newId(c: Call, type: string, prefix: string, length: number): st
 }
 
 export function loadRec(c: Call, type: string, id: string): Rec | undefined {
-  return c.tree.get<Rec>(type, `${c.acct}/${id}`);
+  const key = `${c.acct}/${id}`;
+  return checkRec(type, key, c.tree.get<unknown>(type, key));
+}
+
+/**
+ * A stored record as the twin reads it, when it holds what the twin writes: `{ s, o }` with
+ * `o` a Stripe object whose `id` is the record's (`<acct>/<id>`). Anything else answers 500
+ * naming the record, never `200 null` or an object without an id. A few checks per read: every
+ * retrieve, update and list goes through here.
+ */
+function checkRec(type: string, key: string, v: unknown): Rec | undefined {
+  if (v === undefined) return undefined;
+  if (!isObj(v)) throw malformedRecord(type, key, 'not an object');
+  const o = v.o;
+  if (typeof v.s !== 'number' || !isObj(o)) throw malformedRecord(type, key, 'not a { s, o } record');
+  checkObject(type, key, o);
+  return v as unknown as Rec;
+}
+
+/** A stored Stripe object (a record's `o`, or its `ix.` copy) filed under `key` (`<acct>/<id>`): its `id` and `object`. */
+function checkObject(type: string, key: string, o: Obj): void {
+  const id = o.id;
+  if (typeof id !== 'string' || typeof o.object !== 'string' || key.length <= id.length || !key.endsWith(id) || key.charCodeAt(key.length - id.length - 1) !== 47 /* / */) {
+    throw malformedRecord(type, key, "its object has no id and object, or another record's id");
+  }
 }
 
 export function load(c: Call, type: string, id: string): Obj | undefined {
@@ -534,7 +576,9 @@ function putFor(c: Call, shared: boolean): Tree['put'] {
 
 /** A stored record to read and not change: no copy of one this request wrote shared. */
 function peekRec(c: Call, type: string, id: string): Rec | undefined {
-  return c.tree instanceof TxTree ? c.tree.peek<Rec>(type, `${c.acct}/${id}`) : loadRec(c, type, id);
+  if (!(c.tree instanceof TxTree)) return loadRec(c, type, id);
+  const key = `${c.acct}/${id}`;
+  return checkRec(type, key, c.tree.peek<unknown>(type, key));
 }
 
 /** Drops an object from lists; with `keep` the record stays (deleted customers answer a stub). */
@@ -569,9 +613,12 @@ export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize
     const after = `${c.acct}/`;
     let before = beforeSeq === undefined ? `${c.acct}0` : `${c.acct}/${prefix}${seqCode(beforeSeq)}`;
     for (;;) {
-      const page = c.tree.list<Rec>(type, { reverse: true, after, before, limit: pageSize });
+      const page = c.tree.list<unknown>(type, { reverse: true, after, before, limit: pageSize });
       // Unlisted records (deleted customers' stubs) are skipped.
-      for (const item of page.items) if (item.value.u !== true) yield item.value;
+      for (const item of page.items) {
+        const rec = checkRec(type, item.id, item.value) as Rec;
+        if (rec.u !== true) yield rec;
+      }
       if (!page.hasMore || page.items.length === 0) return;
       before = page.items[page.items.length - 1]?.id as string;
       pageSize = 100;
@@ -581,12 +628,18 @@ export function* newestFirst(c: Call, type: string, beforeSeq?: number, pageSize
   let before = beforeSeq === undefined ? undefined : pad(beforeSeq);
   for (;;) {
     const opts = before === undefined ? { reverse: true, limit: pageSize } : { reverse: true, limit: pageSize, before };
-    const page = c.tree.list<Obj>(ix, opts);
-    for (const item of page.items) yield { s: Number(item.id), o: item.value };
+    const page = c.tree.list<unknown>(ix, opts);
+    for (const item of page.items) yield copyRec(ix, item.id, item.value);
     if (!page.hasMore || page.items.length === 0) return;
     before = page.items[page.items.length - 1]?.id;
     pageSize = 100;
   }
+}
+
+/** An `ix.` copy (id: the seq as 12 digits) as the record it copies, when it holds a Stripe object. */
+function copyRec(ix: string, seq: string, v: unknown): Rec {
+  if (!isObj(v) || typeof v.id !== 'string' || typeof v.object !== 'string') throw malformedRecord(ix, seq, 'not a Stripe object with an id');
+  return { s: Number(seq), o: v };
 }
 
 function* oldestFirst(c: Call, type: string, afterSeq: number, pageSize: number): Generator<Rec> {
@@ -596,9 +649,12 @@ function* oldestFirst(c: Call, type: string, afterSeq: number, pageSize: number)
     let after = `${c.acct}/${prefix}${seqCode(afterSeq + 1)}`;
     const before = `${c.acct}0`;
     for (;;) {
-      const page = c.tree.list<Rec>(type, { after, before, limit: pageSize });
+      const page = c.tree.list<unknown>(type, { after, before, limit: pageSize });
       // Unlisted records (deleted customers' stubs) are skipped.
-      for (const item of page.items) if (item.value.u !== true) yield item.value;
+      for (const item of page.items) {
+        const rec = checkRec(type, item.id, item.value) as Rec;
+        if (rec.u !== true) yield rec;
+      }
       if (!page.hasMore || page.items.length === 0) return;
       after = page.items[page.items.length - 1]?.id as string;
       pageSize = 100;
@@ -607,8 +663,8 @@ function* oldestFirst(c: Call, type: string, afterSeq: number, pageSize: number)
   const ix = `ix.${type}.${c.acct}`;
   let after = pad(afterSeq);
   for (;;) {
-    const page = c.tree.list<Obj>(ix, { after, limit: pageSize });
-    for (const item of page.items) yield { s: Number(item.id), o: item.value };
+    const page = c.tree.list<unknown>(ix, { after, limit: pageSize });
+    for (const item of page.items) yield copyRec(ix, item.id, item.value);
     if (!page.hasMore || page.items.length === 0) return;
     after = page.items[page.items.length - 1]?.id as string;
     pageSize = 100;
