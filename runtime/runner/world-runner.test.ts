@@ -257,6 +257,16 @@ handlers:
     expect(world.runner.world.getRecord('hello', 'scenario.shout', g.id)).toEqual({ at: '2026-01-01T00:00:00.000Z' });
   });
 
+  it('keeps what a js handler that passes on wrote of its own, in an entry before the twin\'s', async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const doc = { handlers: [{ name: 'count', match: { method: 'POST', path: '/v1/greetings' }, js: "const n = (ctx.tree.get('scenario.calls', 'n') ?? { n: 0 }).n + 1; ctx.tree.put('scenario.calls', 'n', { n });" }] };
+    expect((await world.api('PUT', '/twins/hello/scenario', doc)).status).toBe(200);
+    for (const name of ['Ada', 'Bea']) expect((await world.vendor('POST', '/hello/v1/greetings', { name })).status).toBe(200);
+    expect(world.runner.world.getRecord('hello', 'scenario.calls', 'n')).toEqual({ n: 2 });
+    const log = world.runner.world.log('hello').entries.map((e) => e.cause.route);
+    expect(log).toEqual(['scenario count', 'greetings.create', 'scenario count', 'greetings.create']);
+  });
+
   it("refuses a js handler that writes the twin's records or emits an event: a vendor-shaped 500 naming it, and nothing kept", async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const g = (await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' })).json;

@@ -340,7 +340,9 @@ export class WorldRunner implements WorldHandle {
         const response = this.finish(req, out.response ?? { status: 500, body: { error: { code: 'handler_error', message: out.thrown?.message } } }, delayMs);
         return { route: `scenario ${scenario.handlerName}`, response };
       }
-      // The handler returned nothing: the twin's own routes take the request.
+      // The handler returned nothing: what it kept of its own (`scenario.*`) is committed, and
+      // the twin's own routes take the request.
+      this.commit(twin, req, requestId, `scenario ${scenario.handlerName}`, out, tally);
     }
 
     const match = twin.router.match(request);
