@@ -273,6 +273,7 @@ describe('uWS adapter under the single-world server', () => {
         head: () => ({ status: 200, headers: { 'x-bad': 'a\r\nset-cookie: x=1', 'x-good': 'ok', 'bad name': 'v' }, body: 'b' }),
         tooLarge: () => ({ status: 413, headers: {}, body: '' }),
         stopping: () => ({ status: 503, headers: {}, body: '' }),
+        badRequest: () => ({ status: 400, headers: {}, body: '' }),
         failed: () => ({ status: 500, headers: {}, body: '' }),
       },
     });
@@ -342,6 +343,7 @@ describe('uWS adapter under the single-world server', () => {
         failed: () => ({ status: 500, headers: {}, body: '' }),
         tooLarge: () => ({ status: 413, headers: {}, body: '' }),
         stopping: () => ({ status: 503, headers: {}, body: '' }),
+        badRequest: () => ({ status: 400, headers: {}, body: '' }),
       },
     });
     try {
@@ -387,6 +389,7 @@ describe('uWS adapter under the single-world server', () => {
         head: (h) => (h.path === '/bad' ? { status: 200, headers: {}, body: {} as unknown as string } : { status: 200, headers: {}, body: 'ok' }),
         tooLarge: () => ({ status: 413, headers: {}, body: '' }),
         stopping: () => ({ status: 503, headers: {}, body: '' }),
+        badRequest: () => ({ status: 400, headers: {}, body: '' }),
         failed: () => ({ status: 500, headers: {}, body: '' }),
       },
     });
@@ -411,6 +414,7 @@ describe('uWS adapter under the single-world server', () => {
         },
         tooLarge: () => ({ status: 413, headers: {}, body: '' }),
         stopping: () => ({ status: 503, headers: {}, body: '' }),
+        badRequest: () => ({ status: 400, headers: {}, body: '' }),
         failed: () => ({ status: 500, headers: {}, body: '' }),
       },
     });

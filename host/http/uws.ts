@@ -88,6 +88,9 @@ function statusLine(status: number): string {
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'date']);
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const UNSAFE_VALUE = /[\r\n\0]/;
+/** RFC 9110 5.5: a field value holds no control character but HTAB. uWS passes DEL through. */
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+const DIGITS = /^\d+$/;
 
 function byteLength(body: Uint8Array | string): number {
   return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
@@ -232,9 +235,25 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
   /** One request, from inside uWS's handler: answered now, or watched with `onAborted`. */
   const serve = (res: uWS.HttpResponse, req: uWS.HttpRequest): void => {
     const headers = Object.create(null) as Record<string, string>;
+    // uWS frames the body by the first content-length line; every other line must agree.
+    let expected = -1;
+    let lengthDigits = '';
+    let malformed: string | null = null;
     req.forEach((name, value) => {
       const prev = headers[name];
       headers[name] = prev === undefined ? value : `${prev}, ${value}`;
+      if (CONTROL.test(value)) {
+        malformed ??= `the ${name} header holds a control character`;
+      } else if (name === 'content-length') {
+        if (!DIGITS.test(value)) {
+          malformed ??= 'content-length is not a decimal number';
+        } else if (prev === undefined) {
+          expected = Number(value);
+          lengthDigits = value.replace(/^0+(?=\d)/, '');
+        } else if (value.replace(/^0+(?=\d)/, '') !== lengthDigits) {
+          malformed ??= 'repeated content-length headers disagree';
+        }
+      }
     });
     const method = req.getMethod().toUpperCase();
     const isHead = method === 'HEAD';
@@ -242,19 +261,28 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
       res.cork(() => write(res, { ...handler.stopping(), close: true }, isHead));
       return;
     }
-    const contentLength = headers['content-length'];
+    if (malformed !== null) {
+      // Answered on the next turn, then closed. An answer now would let uWS go on parsing
+      // this read (it closes only after it), and bytes after a head whose framing is in doubt
+      // would reach the handler as requests of their own; a response still pending when uWS
+      // parses another request on its connection makes uWS close the connection instead.
+      // A malformed first content-length uWS refuses itself (400, closed) once this returns.
+      const p: Pending = { aborted: false, settled: false, isHead };
+      inFlight++;
+      res.onAborted(() => {
+        p.aborted = true;
+        settle(p);
+      });
+      deliver(res, { ...handler.badRequest(malformed, headers), close: true }, p);
+      return;
+    }
     const chunked = headers['transfer-encoding'] !== undefined;
-    let expected = -1;
-    if (contentLength !== undefined) {
-      // uWS has already refused a malformed content-length; a huge one is refused here unread.
-      expected = Number(contentLength);
-      if (expected > maxBody) {
-        // Answered unread, and the connection kept: closing with the body still arriving
-        // makes the kernel reset the connection, and the client would never see the 413.
-        // uWS drops the unread body as it arrives.
-        res.cork(() => write(res, handler.tooLarge(maxBody, headers), isHead));
-        return;
-      }
+    if (expected > maxBody) {
+      // Answered unread, and the connection kept: closing with the body still arriving
+      // makes the kernel reset the connection, and the client would never see the 413.
+      // uWS drops the unread body as it arrives.
+      res.cork(() => write(res, handler.tooLarge(maxBody, headers), isHead));
+      return;
     }
     const head: HttpHead = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, receivedAt: Date.now() };
     let first: HttpAnswer | BodyReader;
