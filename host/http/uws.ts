@@ -88,8 +88,12 @@ function statusLine(status: number): string {
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'date']);
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const UNSAFE_VALUE = /[\r\n\0]/;
-/** RFC 9110 5.5: a field value holds no control character but HTAB. uWS passes DEL through. */
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+/**
+ * RFC 9110 5.5: a field value holds no control character but HTAB. uWS never hands over a
+ * value with one below 0x20 (uws-pack 20.0.8 holds such a head; later uWS refuses it), only DEL:
+ * a substring test, several times cheaper than a character class on every header.
+ */
+const DEL = '\x7f';
 const DIGITS = /^\d+$/;
 
 function byteLength(body: Uint8Array | string): number {
@@ -242,7 +246,7 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
     req.forEach((name, value) => {
       const prev = headers[name];
       headers[name] = prev === undefined ? value : `${prev}, ${value}`;
-      if (CONTROL.test(value)) {
+      if (value.includes(DEL)) {
         malformed ??= `the ${name} header holds a control character`;
       } else if (name === 'content-length') {
         if (!DIGITS.test(value)) {
