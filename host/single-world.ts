@@ -397,6 +397,10 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
       const answer = errorAnswer('body_too_large', `the request body is over ${limit} bytes`);
       return headers?.['origin'] === undefined ? answer : allowAnyOrigin(answer);
     },
+    badRequest: (message, headers) => {
+      const answer = errorAnswer('bad_request', message);
+      return headers?.['origin'] === undefined ? answer : allowAnyOrigin(answer);
+    },
     stopping: () => errorAnswer('shutting_down', 'the server is stopping'),
     failed: fromFailure,
   };

@@ -45,6 +45,12 @@ export interface HttpHandler {
   head(head: HttpHead): HttpAnswer | BodyReader;
   /** The answer to a body over the limit (413), in the server's error shape; `headers` are the request's. */
   tooLarge(limit: number, headers?: Readonly<Record<string, string>>): HttpAnswer;
+  /**
+   * The answer to a request whose head is malformed (repeated content-lengths that disagree, a
+   * control character in a header value), in the server's error shape; the adapter closes the
+   * connection after it. `headers` are the request's.
+   */
+  badRequest(message: string, headers?: Readonly<Record<string, string>>): HttpAnswer;
   /** The answer to a request that arrives while the server is stopping. */
   stopping(): HttpAnswer;
   /** The answer when a body reader throws (never expected: the server's own bug). */

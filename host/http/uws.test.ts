@@ -273,6 +273,7 @@ describe('uWS adapter under the single-world server', () => {
         head: () => ({ status: 200, headers: { 'x-bad': 'a\r\nset-cookie: x=1', 'x-good': 'ok', 'bad name': 'v' }, body: 'b' }),
         tooLarge: () => ({ status: 413, headers: {}, body: '' }),
         stopping: () => ({ status: 503, headers: {}, body: '' }),
+        badRequest: () => ({ status: 400, headers: {}, body: '' }),
         failed: () => ({ status: 500, headers: {}, body: '' }),
       },
     });
@@ -342,6 +343,7 @@ describe('uWS adapter under the single-world server', () => {
         failed: () => ({ status: 500, headers: {}, body: '' }),
         tooLarge: () => ({ status: 413, headers: {}, body: '' }),
         stopping: () => ({ status: 503, headers: {}, body: '' }),
+        badRequest: () => ({ status: 400, headers: {}, body: '' }),
       },
     });
     try {
@@ -379,6 +381,28 @@ describe('uWS adapter under the single-world server', () => {
     }
   });
 
+  it('closes the connection of an answer uWS cannot write from within the handler, instead of throwing out of it', async () => {
+    const core = await import('./uws.js');
+    const http = await core.listenHttp({
+      handler: {
+        // A body uWS refuses (a bug elsewhere), answered on the head alone: written inside uWS's handler.
+        head: (h) => (h.path === '/bad' ? { status: 200, headers: {}, body: {} as unknown as string } : { status: 200, headers: {}, body: 'ok' }),
+        tooLarge: () => ({ status: 413, headers: {}, body: '' }),
+        stopping: () => ({ status: 503, headers: {}, body: '' }),
+        badRequest: () => ({ status: 400, headers: {}, body: '' }),
+        failed: () => ({ status: 500, headers: {}, body: '' }),
+      },
+    });
+    try {
+      const refused = await raw(http.port, (write) => void write('GET /bad HTTP/1.1\r\nHost: x\r\n\r\n'), () => false);
+      expect(refused.closed).toBe(true);
+      expect(refused.text).not.toContain('\r\n\r\n');
+      expect(await (await fetch(`http://127.0.0.1:${http.port}/`)).text()).toBe('ok');
+    } finally {
+      await http.close();
+    }
+  });
+
   it('forgets a request whose client leaves halfway through its body', async () => {
     const core = await import('./uws.js');
     let bodies = 0;
@@ -390,6 +414,7 @@ describe('uWS adapter under the single-world server', () => {
         },
         tooLarge: () => ({ status: 413, headers: {}, body: '' }),
         stopping: () => ({ status: 503, headers: {}, body: '' }),
+        badRequest: () => ({ status: 400, headers: {}, body: '' }),
         failed: () => ({ status: 500, headers: {}, body: '' }),
       },
     });

@@ -5,7 +5,8 @@
  * uWS rules this file keeps: the request object dies at the first await, so headers are
  * read with `req.forEach` up front; a body chunk's ArrayBuffer is neutered when `onData`
  * returns, so each chunk is copied; a response that is not answered synchronously needs
- * `onAborted`; writes outside the handler's synchronous part are corked.
+ * `onAborted`; writes outside the handler's synchronous part are corked; every answer ends
+ * the response in uWS's eyes (see `write`), or uWS aborts the process.
  */
 import type * as uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
@@ -87,6 +88,13 @@ function statusLine(status: number): string {
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'date']);
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const UNSAFE_VALUE = /[\r\n\0]/;
+/**
+ * RFC 9110 5.5: a field value holds no control character but HTAB. uWS never hands over a
+ * value with one below 0x20 (uws-pack 20.0.8 holds such a head; later uWS refuses it), only DEL:
+ * a substring test, several times cheaper than a character class on every header.
+ */
+const DEL = '\x7f';
+const DIGITS = /^\d+$/;
 
 function byteLength(body: Uint8Array | string): number {
   return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
@@ -103,7 +111,18 @@ function join(parts: Uint8Array[], size: number): Uint8Array {
   return out;
 }
 
-/** Writes one answer. Headers a sandboxed twin produced are checked so it cannot split the response. */
+/**
+ * Writes one answer. Headers a sandboxed twin produced are checked so it cannot split the response.
+ *
+ * HEAD: uws-pack 20.0.8 marks a response done only once it has sent as many body bytes as
+ * the length it wrote, so `endWithoutBody(n)` with n > 0 leaves it pending: returned from
+ * synchronously without `onAborted`, uWS aborts the process; with `onAborted`, the next request
+ * on the connection makes uWS close it, and until then the connection does not time out.
+ * (Upstream uWebSockets fixed this in c8da12b, May 2025.) So the GET's length goes out as a
+ * header of ours and `endWithoutBody()` writes none: the response is done with no body.
+ * With `close`, uWS writes a length of its own, and only 0 ends the response: a HEAD that
+ * must close the connection reports 0.
+ */
 function write(res: uWS.HttpResponse, answer: HttpAnswer, isHead: boolean): void {
   res.writeStatus(statusLine(answer.status));
   const headers = answer.headers;
@@ -120,17 +139,23 @@ function write(res: uWS.HttpResponse, answer: HttpAnswer, isHead: boolean): void
     res.writeHeader(name, value);
   }
   const status = answer.status;
+  const close = answer.close === true;
   if (status === 204 || status === 304) {
     // No argument means no content-length; an explicit undefined writes a garbage length.
-    if (answer.close === true) res.endWithoutBody(0, true);
+    if (close) res.endWithoutBody(0, true);
     else res.endWithoutBody();
   } else if (isHead) {
-    // A HEAD answer reports the length the GET would have, without the body.
+    if (close) {
+      res.endWithoutBody(0, true);
+      return;
+    }
+    // The length the GET would have: the body's, or the one a twin declared for an empty body.
     const n = byteLength(answer.body);
     const reported = n === 0 && declaredLength !== undefined && /^\d{1,15}$/.test(declaredLength) ? Number(declaredLength) : n;
-    res.endWithoutBody(reported, answer.close === true);
+    res.writeHeader('Content-Length', String(reported));
+    res.endWithoutBody();
   } else {
-    res.end(answer.body, answer.close === true);
+    res.end(answer.body, close);
   }
 }
 
@@ -211,12 +236,28 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
     );
   };
 
-  options.configure?.(app);
-  app.any('/*', (res, req) => {
+  /** One request, from inside uWS's handler: answered now, or watched with `onAborted`. */
+  const serve = (res: uWS.HttpResponse, req: uWS.HttpRequest): void => {
     const headers = Object.create(null) as Record<string, string>;
+    // uWS frames the body by the first content-length line; every other line must agree.
+    let expected = -1;
+    let lengthDigits = '';
+    let malformed: string | null = null;
     req.forEach((name, value) => {
       const prev = headers[name];
       headers[name] = prev === undefined ? value : `${prev}, ${value}`;
+      if (value.includes(DEL)) {
+        malformed ??= `the ${name} header holds a control character`;
+      } else if (name === 'content-length') {
+        if (!DIGITS.test(value)) {
+          malformed ??= 'content-length is not a decimal number';
+        } else if (prev === undefined) {
+          expected = Number(value);
+          lengthDigits = value.replace(/^0+(?=\d)/, '');
+        } else if (value.replace(/^0+(?=\d)/, '') !== lengthDigits) {
+          malformed ??= 'repeated content-length headers disagree';
+        }
+      }
     });
     const method = req.getMethod().toUpperCase();
     const isHead = method === 'HEAD';
@@ -224,19 +265,28 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
       res.cork(() => write(res, { ...handler.stopping(), close: true }, isHead));
       return;
     }
-    const contentLength = headers['content-length'];
+    if (malformed !== null) {
+      // Answered on the next turn, then closed. An answer now would let uWS go on parsing
+      // this read (it closes only after it), and bytes after a head whose framing is in doubt
+      // would reach the handler as requests of their own; a response still pending when uWS
+      // parses another request on its connection makes uWS close the connection instead.
+      // A malformed first content-length uWS refuses itself (400, closed) once this returns.
+      const p: Pending = { aborted: false, settled: false, isHead };
+      inFlight++;
+      res.onAborted(() => {
+        p.aborted = true;
+        settle(p);
+      });
+      deliver(res, { ...handler.badRequest(malformed, headers), close: true }, p);
+      return;
+    }
     const chunked = headers['transfer-encoding'] !== undefined;
-    let expected = -1;
-    if (contentLength !== undefined) {
-      // uWS has already refused a malformed content-length; a huge one is refused here unread.
-      expected = Number(contentLength);
-      if (expected > maxBody) {
-        // Answered unread, and the connection kept: closing with the body still arriving
-        // makes the kernel reset the connection, and the client would never see the 413.
-        // uWS drops the unread body as it arrives.
-        res.cork(() => write(res, handler.tooLarge(maxBody, headers), isHead));
-        return;
-      }
+    if (expected > maxBody) {
+      // Answered unread, and the connection kept: closing with the body still arriving
+      // makes the kernel reset the connection, and the client would never see the 413.
+      // uWS drops the unread body as it arrives.
+      res.cork(() => write(res, handler.tooLarge(maxBody, headers), isHead));
+      return;
     }
     const head: HttpHead = { method, path: req.getUrl(), query: req.getQuery() ?? '', headers, receivedAt: Date.now() };
     let first: HttpAnswer | BodyReader;
@@ -286,6 +336,23 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
       const body = fixed === null ? join(parts, size) : size === fixed.byteLength ? fixed : fixed.slice(0, size);
       run(res, first, size === 0 ? undefined : body, p);
     });
+  };
+
+  options.configure?.(app);
+  app.any('/*', (res, req) => {
+    try {
+      serve(res, req);
+    } catch (e) {
+      // A throw out of a uWS handler is an uncaught exception, and a response left neither
+      // answered nor watched aborts the process: this connection ends instead. (`close` throws
+      // on a response already answered.)
+      console.error(`twinkit: a request could not be answered: ${String(e)}`);
+      try {
+        res.close();
+      } catch {
+        // Answered before the throw: nothing is left to close.
+      }
+    }
   });
 
   return new Promise((resolve, reject) => {
