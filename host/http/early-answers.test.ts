@@ -286,10 +286,10 @@ describe('request framing', () => {
 
 describe('kit world serve (dist/: `make test` builds first)', () => {
   const KIT = join(process.cwd(), 'dist', 'sdk', 'cli', 'kit.js');
-  for (const mode of ['worker', 'inline'] as const) {
-    it(`a HEAD with no token (curl -I) does not abort the process (${mode})`, async () => {
+  for (const flags of [[], ['--budget', '100000/10s']]) {
+    it(`a HEAD with no token (curl -I) does not abort the process (${flags.join(' ') || 'the defaults'})`, async () => {
       const dir = await mkdtemp(join(tmpdir(), 'kit-head-'));
-      const args = [KIT, 'world', 'serve', dir, '--port', '0', ...(mode === 'inline' ? ['--inline'] : [])];
+      const args = [KIT, 'world', 'serve', dir, '--port', '0', ...flags];
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
