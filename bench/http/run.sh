@@ -3,12 +3,13 @@
 # trivial WorldHandle (the host alone) and through a real world served as `kit world serve`
 # serves it by default (server.ts goes through the CLI's serveWorld: the world in the server's
 # thread, no request budget, LMDB). The `*-worker` rows serve the same world as the previous
-# default did, in a worker thread of its own; that default also had a request budget of
-# 100,000 per 10 s, which these rows leave off (they measure throughput, not 429s). Server on core 0, wrk on core 1,
-# fixed connections and duration. Every row is reported as a ratio of the uWS hello world
-# measured in the same run (and of a node:http hello world, row node-http). Row uws-durable is
-# the durable-write floor: the Stripe create's request, parsed, written to LMDB and answered
-# after a shared sync by a bare uWS server with none of twinkit (durable-floor.ts).
+# default did, in a worker thread of its own; that default also had a request budget of 100,000
+# per 10 s, which these rows leave off (they measure throughput, not 429s). Server on core 0,
+# wrk on core 1, fixed connections and duration. Every row is reported as a ratio of the uWS
+# hello world measured in the same run (and of a node:http hello world, row node-http). Row
+# uws-durable is the durable-write floor: the Stripe create's request, parsed, written to LMDB
+# and answered after a shared sync by a bare uWS server with none of twinkit
+# (durable-floor.ts).
 #
 # Peers, same requests, same run (installed into bench/peers/ on first use; see its README):
 # emulate 0.12.2 (Vercel Labs) serving Stripe under Node 22, and a static Stripe customer on
