@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Loopback HTTP load: a bare uWS hello world vs the single-world server, answering through a
-# trivial WorldHandle (the host alone) and through a real world (the hello and Stripe twins
-# in a worker thread, LMDB, as `kit world serve` runs them). Server on core 0, wrk on core 1,
-# fixed connections and duration. Every row is reported as a ratio of the uWS hello world
-# measured in the same run (and of a node:http hello world, row node-http). Row uws-durable is
-# the durable-write floor: the Stripe create's request, parsed, written to LMDB and answered
-# after a shared sync by a bare uWS server with none of twinkit (durable-floor.ts).
+# trivial WorldHandle (the host alone) and through a real world served as `kit world serve`
+# serves it by default (server.ts goes through the CLI's serveWorld: the world in the server's
+# thread, no request budget, LMDB). The `*-worker` rows serve the same world as the previous
+# default did, in a worker thread of its own; that default also had a request budget of 100,000
+# per 10 s, which these rows leave off (they measure throughput, not 429s). Server on core 0,
+# wrk on core 1, fixed connections and duration. Every row is reported as a ratio of the uWS
+# hello world measured in the same run (and of a node:http hello world, row node-http). Row
+# uws-durable is the durable-write floor: the Stripe create's request, parsed, written to LMDB
+# and answered after a shared sync by a bare uWS server with none of twinkit
+# (durable-floor.ts).
 #
 # Peers, same requests, same run (installed into bench/peers/ on first use; see its README):
 # emulate 0.12.2 (Vercel Labs) serving Stripe under Node 22, and a static Stripe customer on
@@ -17,8 +21,8 @@
 #   ROWS="uws hello-get hello-post" bench/http/run.sh     # a subset (names below; ALL for every row)
 #   BENCH_JSON=out.json bench/http/run.sh                 # also write the summary as JSON (bench/run.ts does)
 #
-# Needs the compiled tree (`make build`): the world rows run dist/bench/http/server.js, whose
-# world worker runs dist/runtime/runner/worker-main.js.
+# Needs the compiled tree (`make build`): the world rows run dist/bench/http/server.js (its
+# `*-worker` rows' world worker runs dist/runtime/runner/worker-main.js).
 #
 # Each round runs every row once, the baseline first; a row's ratio is taken against the
 # baseline of its own round, and the table shows the median over the rounds (the machine
@@ -36,15 +40,16 @@ CONNECTIONS=${CONNECTIONS:-50}
 THREADS=${THREADS:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
-TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE
+# The world rows' token goes into the world's token file (server.ts), which takes `tok_` and 43 characters.
+TOKEN=tok_bench-0123456789abcdefghijklmnopqrstuvwxyzA
 OUT=bench/http/.out
 mkdir -p "$OUT"
 
-ROWS=${ROWS:-uws node-http uws-durable host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
+ROWS=${ROWS:-uws node-http uws-durable host-get hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker stripe-list-worker emulate-get emulate-post emulate-list mockoon-get prism-get}
 # The baseline must come first in every round: ratios are taken against the round's first row.
 [[ "$ROWS" == uws\ * || "$ROWS" == uws ]] || ROWS="uws ${ROWS/ALL/ALL}"
 [[ "$ROWS" == "uws ALL" ]] && ROWS=ALL
-[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-durable uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
+[[ "$ROWS" == ALL ]] && ROWS="uws node-http uws-durable uws-async host-get host-bearer host-post host-api host-401 hello-get hello-post stripe-get stripe-post stripe-list stripe-get-intent stripe-post-intent stripe-get-worker stripe-post-worker stripe-list-worker emulate-get emulate-post emulate-list mockoon-get prism-get"
 
 if ! command -v wrk >/dev/null; then
   echo "wrk is missing: installing the Debian package" >&2
@@ -75,11 +80,12 @@ trap 'exit 130' INT
 start_server() { # mode [token] -> sets PORT (and GREETING, CUSTOMER, INTENT for a world)
   case $1 in emulate | mockoon | prism) start_peer "$1"; return ;; esac
   local -a cmd=("$SERVER_JS" "$1" 0 ${2:-})
-  # world-inline: the world in the server's thread, as `kit world serve --inline` serves it;
-  # world-lived-in: the same world after rounds of payments, subscriptions and checkout (server.ts).
-  local thread=worker lived=
-  [[ "$1" == world-inline ]] && { thread=inline; cmd=("$SERVER_JS" world 0 ${2:-}); }
-  [[ "$1" == world-lived-in ]] && { thread=inline; lived=lived-in; cmd=("$SERVER_JS" world 0 ${2:-}); }
+  # world: as `kit world serve` serves it by default; world-worker: the world in a worker thread
+  # of its own (the previous default); world-lived-in: the default after rounds of payments,
+  # subscriptions and checkout (server.ts).
+  local thread= lived=
+  [[ "$1" == world-worker ]] && { thread=worker; cmd=("$SERVER_JS" world 0 ${2:-}); }
+  [[ "$1" == world-lived-in ]] && { lived=lived-in; cmd=("$SERVER_JS" world 0 ${2:-}); }
   [[ "$1" == node-http ]] && cmd=(dist/bench/http/node-hello.js 0)
   [[ "$1" == durable ]] && cmd=(dist/bench/http/durable-floor.js 0)
   # A fresh file per start: the background redirect may truncate after the first poll,
@@ -232,6 +238,8 @@ run_row() { # name mode path headers ('|' between two) [lua script] [expected st
 
 row() { # one row by its short name
   local auth="x-kit-token: $TOKEN" stripe="x-twins-key: $TOKEN|Authorization: Bearer sk_test_bench"
+  local DEFAULT='world (`kit world serve`, the default)'
+  local BEFORE='world in a worker thread (the previous default, whose 100,000/10 s budget is left off)'
   case $1 in
     uws) run_row "uWS hello world (baseline)" uws / "" ;;
     uws-durable) run_row "uWS + LMDB durable-write floor: POST customer, no twinkit (durable-floor.ts)" durable /v1/customers "" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
@@ -241,15 +249,18 @@ row() { # one row by its short name
     host-post) run_row "host only: POST 1 KB body, x-kit-token" host /local/bench/hello/v1/things "$auth" bench/http/post.lua ;;
     host-api) run_row "host only: GET world API, x-kit-token" host /-/local/bench/clock "$auth" ;;
     host-401) run_row "host only: 401, no credential" host /local/bench/hello/v1/things/1 "" "" 401 ;;
-    hello-get) run_row "world --inline: hello GET greeting by id" world-inline "/local/bench/hello/v1/greetings/@GREETING" "$auth" ;;
-    hello-post) run_row "world --inline: hello POST greeting (durable)" world-inline /local/bench/hello/v1/greetings "$auth" bench/http/post-hello.lua 200 '{"name":"Grace"}' ;;
-    stripe-get) run_row "world --inline: Stripe GET customer by id" world-inline "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
-    stripe-list) run_row "world --inline: Stripe GET customers list (limit 10)" world-inline "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
-    stripe-post) run_row "world --inline: Stripe POST customer (durable)" world-inline /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
-    stripe-get-intent) run_row "world --inline, lived-in: Stripe GET payment intent by id" world-lived-in "/local/bench/stripe/v1/payment_intents/@INTENT" "$stripe" ;;
-    stripe-post-intent) run_row "world --inline, lived-in: Stripe POST payment intent, confirmed with a card (durable)" world-lived-in /local/bench/stripe/v1/payment_intents "$stripe" bench/http/post-stripe-intent.lua 200 'amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true&automatic_payment_methods[enabled]=true&automatic_payment_methods[allow_redirects]=never' application/x-www-form-urlencoded ;;
-    stripe-get-worker) run_row "world (worker thread, the default): Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
-    stripe-post-worker) run_row "world (worker thread, the default): Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    # The default: a world as `kit world serve` serves it (server.ts, through its serveWorld).
+    hello-get) run_row "$DEFAULT: hello GET greeting by id" world "/local/bench/hello/v1/greetings/@GREETING" "$auth" ;;
+    hello-post) run_row "$DEFAULT: hello POST greeting (durable)" world /local/bench/hello/v1/greetings "$auth" bench/http/post-hello.lua 200 '{"name":"Grace"}' ;;
+    stripe-get) run_row "$DEFAULT: Stripe GET customer by id" world "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
+    stripe-list) run_row "$DEFAULT: Stripe GET customers list (limit 10)" world "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
+    stripe-post) run_row "$DEFAULT: Stripe POST customer (durable)" world /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    stripe-get-intent) run_row "$DEFAULT, lived-in: Stripe GET payment intent by id" world-lived-in "/local/bench/stripe/v1/payment_intents/@INTENT" "$stripe" ;;
+    stripe-post-intent) run_row "$DEFAULT, lived-in: Stripe POST payment intent, confirmed with a card (durable)" world-lived-in /local/bench/stripe/v1/payment_intents "$stripe" bench/http/post-stripe-intent.lua 200 'amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true&automatic_payment_methods[enabled]=true&automatic_payment_methods[allow_redirects]=never' application/x-www-form-urlencoded ;;
+    # Before: the previous default, the world in a worker thread of its own (its budget left off).
+    stripe-get-worker) run_row "$BEFORE: Stripe GET customer by id" world-worker "/local/bench/stripe/v1/customers/@CUSTOMER" "$stripe" ;;
+    stripe-post-worker) run_row "$BEFORE: Stripe POST customer (durable)" world-worker /local/bench/stripe/v1/customers "$stripe" bench/http/post-stripe.lua 200 'email=grace%40example.com&name=Grace' application/x-www-form-urlencoded ;;
+    stripe-list-worker) run_row "$BEFORE: Stripe GET customers list (limit 10)" world-worker "/local/bench/stripe/v1/customers?limit=10" "$stripe" ;;
     node-http) run_row "node:http hello world (second baseline)" node-http / "" ;;
     # emulate's scripts change the Bearer token every 1,000 requests (its per-token limiter; see emulate-get.lua).
     emulate-get) run_row "emulate: Stripe GET customer by id" emulate "/v1/customers/@CUSTOMER" "" bench/http/emulate-get.lua 200 "" "" GET ;;

@@ -5,21 +5,27 @@
  *                        the least any asynchronous WorldHandle behind uWS costs
  *   host <port> <token>  the single-world server answering through a trivial WorldHandle
  *   world <port> <token> <dir>
- *                        the single-world server over a real world, as `kit world serve`
- *                        runs it: the built-in twins in a worker thread (`openLocalWorld`),
- *                        state in LMDB under <dir>; one hello greeting and one Stripe
- *                        customer are made first; with BENCH_WORLD=lived-in, then rounds of
- *                        payments, subscriptions and checkout (printed: `lived-in <intent id>`)
+ *                        a world served exactly as `kit world serve <dir> --port 0 --world bench`
+ *                        serves it by default: through the CLI's `serveWorld` (every built-in
+ *                        twin, its CA and proxy, no request budget, the world in the server's
+ *                        thread), state in LMDB under <dir>. The token file is written first
+ *                        with <token> (serveWorld keeps an existing one), and the world is seeded
+ *                        before it listens: one hello greeting, twenty Stripe customers; with
+ *                        BENCH_WORLD=lived-in, then rounds of payments, subscriptions and checkout
+ *                        (printed: `lived-in <intent id>`). WORLD_THREAD=worker opens the world
+ *                        in a worker thread of its own, as `kit world serve` did before issue 30.
  * Prints `ready <port> [greeting id] [customer id]` once it listens; stops on SIGTERM/SIGINT.
  *
  * The `world` mode needs the compiled tree (`make build`; run as dist/bench/http/server.js):
- * the world's worker thread runs dist/runtime/runner/worker-main.js.
+ * with WORLD_THREAD=worker the world's worker thread runs dist/runtime/runner/worker-main.js.
  */
 import * as uWS from 'uWebSockets.js';
 import { constantWorld } from '../../host/echo-world.js';
 import { startSingleWorldServer } from '../../host/single-world.js';
+import { writeTokenFile } from '../../host/auth/index.js';
 import { openLocalWorld } from '../../runtime/runner/index.js';
-import type { WorldHandle, WorldRequest } from '../../runtime/runner/types.js';
+import type { LocalWorldOptions, WorldHandle, WorldRequest } from '../../runtime/runner/types.js';
+import { DEFAULT_HOST, DEFAULT_ORG, serveWorld } from '../../sdk/cli/serve.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
 
 const [mode, portArg, token, dir] = process.argv.slice(2);
@@ -73,29 +79,39 @@ async function start(): Promise<() => Promise<void>> {
   }
   if (mode === 'world') {
     if (token === undefined || dir === undefined) throw new Error('world mode needs a token and a directory');
-    const builtins = await loadBuiltinTwins();
-    const twins = [...builtins.values()];
-    const thread = process.env['WORLD_THREAD'] === 'worker' ? 'worker' : 'main';
-    const world = await openLocalWorld({ dir, org: 'local', world: 'bench', twins, guestRuntime: await buildGuestRuntime(), thread });
-    const greeting = await seed(world, '/hello/v1/greetings', 'application/json', JSON.stringify({ name: 'Ada' }));
+    // The bench's known token (wrk sends it): a token file of the CLI's format, which
+    // serveWorld keeps (it mints tokens only when there is none).
+    await writeTokenFile(dir, { url: '', token, readToken: `tok_r_${token.slice('tok_'.length)}` });
+    const worker = process.env['WORLD_THREAD'] === 'worker';
+    let greeting = '-';
     let customer = '-';
-    if (builtins.has('stripe')) {
-      // Twenty customers, so that a list of ten is a full page with more behind it.
-      customer = await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', 'email=ada%40example.com&name=Ada');
-      for (let i = 1; i < 20; i++) await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', `email=seed${i}%40example.com&name=Seed+${i}`);
-      if (process.env['BENCH_WORLD'] === 'lived-in') console.log(`lived-in ${await liveIn(world)}`);
-    }
-    const server = await startSingleWorldServer({
-      world,
-      org: 'local',
-      worldName: 'bench',
-      tokens: { token, readToken: `${token}_read` },
-      twins: twins.map((b) => ({ vendor: b.vendor, requestScopes: b.manifest.requestScopes ?? [] })),
-      port,
-      budget: { size: 1e12, windowMs: 1000 },
-    });
-    console.log(`ready ${server.port} ${greeting} ${customer}`);
-    return () => server.close();
+    // As sdk/cli/kit.ts wires `kit world serve`, plus the seeding: the handle is seeded before
+    // serveWorld puts it on the server, so every row starts from the same world.
+    const serving = await serveWorld(
+      { dir, port: 0, host: DEFAULT_HOST, org: DEFAULT_ORG, world: 'bench' },
+      {
+        loadTwins: loadBuiltinTwins,
+        async openWorld(options: LocalWorldOptions): Promise<WorldHandle> {
+          const world = await openLocalWorld({ ...options, guestRuntime: await buildGuestRuntime(), ...(worker ? { thread: 'worker' as const } : {}) });
+          try {
+            greeting = await seed(world, '/hello/v1/greetings', 'application/json', JSON.stringify({ name: 'Ada' }));
+            if (options.twins.some((t) => t.vendor === 'stripe')) {
+              // Twenty customers, so that a list of ten is a full page with more behind it.
+              customer = await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', 'email=ada%40example.com&name=Ada');
+              for (let i = 1; i < 20; i++) await seed(world, '/stripe/v1/customers', 'application/x-www-form-urlencoded', `email=seed${i}%40example.com&name=Seed+${i}`);
+              if (process.env['BENCH_WORLD'] === 'lived-in') console.log(`lived-in ${await liveIn(world)}`);
+            }
+          } catch (e) {
+            await world.close();
+            throw e;
+          }
+          return world;
+        },
+      },
+    );
+    if (serving.tokens.token !== token) throw new Error('serveWorld did not keep the bench token file');
+    console.log(`ready ${serving.server.port} ${greeting} ${customer}`);
+    return () => serving.server.close();
   }
   throw new Error(`unknown mode ${mode ?? '(none)'}; use uws, uws-async, host or world`);
 }

@@ -55,17 +55,69 @@ test('render: the peer table pairs only the requests both sides ran', () => {
   assert.doesNotMatch(md, /list ten customers \|/);
 });
 
-test('render: issue 8 targets, met or not, from the same run', () => {
+test('render: issue 30 targets, met or not, from the same run', () => {
   const md = render(latest);
-  assert.match(md, /\| Stripe retrieve ≥ 0\.25× the uWS hello world \| 0\.050× \| \*\*not met\*\* \|/);
-  assert.match(md, /\| Stripe create \(durable\) ≥ 0\.15× the uWS hello world \| 0\.010× \| \*\*not met\*\* \|/);
-  assert.match(md, /\| retrieve ≥ 2× emulate, with a lower p99 \| 0\.25×; p99 2\.00 vs 2\.00 ms \| \*\*not met\*\* \|/);
-  assert.doesNotMatch(md, /durable-write floor/); // no uws-durable row
-  const floored = render({ suites: { http: { rows: [row('uws', 100000, 5), row('uws-durable', 20000, 40), row('stripe-post', 5000, 160)] } } });
-  assert.match(floored, /floor \(`uws-durable`[^)]*\) ran at 0\.20× the uWS hello world; the Stripe create at 0\.25× the floor's requests\/s, 4\.00× its CPU per request\./);
-  const fast = render({ suites: { http: { rows: [row('uws', 100000, 5), row('stripe-get', 40000, 20, { p99Ms: 1 }), row('emulate-get', 15000, 40)] } } });
-  assert.match(fast, /\| Stripe retrieve ≥ 0\.25× the uWS hello world \| 0\.40× \| met \|/);
-  assert.match(fast, /\| retrieve ≥ 2× emulate, with a lower p99 \| 2\.67×; p99 1\.00 vs 2\.00 ms \| met \|/);
+  assert.match(md, /Issue 30's targets in this run/);
+  assert.doesNotMatch(md, /Issue 8|--inline/);
+  assert.match(md, /\| retrieve ≥ 0\.25× the uWS hello world \| 0\.050× \| \*\*not met\*\* \|/);
+  assert.match(md, /\| retrieve ≥ 3× emulate \| 0\.25× \| \*\*not met\*\* \|/);
+  assert.match(md, /\| p99 below emulate's on retrieve \| 2\.00 vs 2\.00 ms \| \*\*not met\*\* \|/); // equal is not below
+  // Only the targets whose rows ran: no emulate-post, emulate-list or uws-durable row here.
+  assert.doesNotMatch(md, /create ≥ 1\.3× emulate|on list|on create|durable-write floor/);
+
+  const all = render({
+    suites: {
+      http: {
+        rows: [
+          row('uws', 100000, 5),
+          row('uws-durable', 20000, 40),
+          row('stripe-get', 40000, 20, { p99Ms: 1 }),
+          row('stripe-post', 6500, 150, { p99Ms: 9 }),
+          row('stripe-list', 12000, 80, { p99Ms: 6 }),
+          row('emulate-get', 12000, 100, { p99Ms: 4 }),
+          row('emulate-post', 5000, 200, { p99Ms: 8 }),
+          row('emulate-list', 7000, 140, { p99Ms: 7 }),
+        ],
+      },
+    },
+  });
+  assert.match(all, /\| retrieve ≥ 0\.25× the uWS hello world \| 0\.40× \| met \|/);
+  assert.match(all, /\| retrieve ≥ 3× emulate \| 3\.33× \| met \|/);
+  assert.match(all, /\| create ≥ 1\.3× emulate \| 1\.30× \| met \|/); // at the target is met
+  assert.match(all, /\| p99 below emulate's on retrieve \| 1\.00 vs 4\.00 ms \| met \|/);
+  assert.match(all, /\| p99 below emulate's on list \| 6\.00 vs 7\.00 ms \| met \|/);
+  assert.match(all, /\| p99 below emulate's on create \| 9\.00 vs 8\.00 ms \| \*\*not met\*\* \|/);
+  assert.match(all, /\| create ≥ 0\.30× the durable-write floor's requests\/s \| 0\.33× \| met \|/);
+  assert.match(all, /floor \(`uws-durable`[^)]*\) ran at 0\.20× the uWS hello world; the Stripe create at 0\.33× the floor's requests\/s, 3\.75× its CPU per request\./);
+  // Seven targets, in the issue's order.
+  const targets = all.slice(all.indexOf("Issue 30's targets")).split('\n').filter((l) => /^\| (retrieve|create|p99) /.test(l));
+  assert.deepEqual(
+    targets.map((l) => l.split(' | ')[0].slice(2)),
+    ['retrieve ≥ 0.25× the uWS hello world', 'retrieve ≥ 3× emulate', 'create ≥ 1.3× emulate', "p99 below emulate's on retrieve", "p99 below emulate's on list", "p99 below emulate's on create", "create ≥ 0.30× the durable-write floor's requests/s"],
+  );
+
+  const slowFloor = render({ suites: { http: { rows: [row('uws', 100000, 5), row('uws-durable', 20000, 40), row('stripe-post', 5000, 160)] } } });
+  assert.match(slowFloor, /\| create ≥ 0\.30× the durable-write floor's requests\/s \| 0\.25× \| \*\*not met\*\* \|/);
+});
+
+test('render: each default row against its before (worker thread) row, where both ran', () => {
+  const md = render({
+    suites: {
+      http: {
+        rows: [
+          row('uws', 100000, 5),
+          row('stripe-get', 30000, 20, { p99Ms: 1.5 }),
+          row('stripe-get-worker', 25000, 24, { p99Ms: 3 }),
+          row('stripe-post', 6000, 150),
+          row('stripe-post-worker', 7500, 140, { p99Ms: 1 }),
+          row('stripe-list', 12000, 80),
+        ],
+      },
+    },
+  });
+  assert.match(md, /The default against the previous default \(the world in a worker thread of its own\), same run: retrieve \(`stripe-get` \/ `stripe-get-worker`\) 1\.20× the requests\/s, p99 1\.50 vs 3\.00 ms; create \(`stripe-post` \/ `stripe-post-worker`\) 0\.80× the requests\/s, p99 2\.00 vs 1\.00 ms\./);
+  assert.doesNotMatch(md, /stripe-list-worker/); // no before row for the list
+  assert.doesNotMatch(render(latest), /previous default/); // no worker rows at all
 });
 
 test('render: other suites as tables, with | escaped', () => {
