@@ -360,6 +360,21 @@ describe('checks', () => {
     expect(results.every((r) => r.pass)).toBe(true);
   });
 
+  it('a check whose run loops over native work fails near its time limit, and the checks after it still run', async () => {
+    world = await openTestWorld({ vendors: ['hello'], limits: { callMs: 500 } });
+    const put = (name: string, source: string) => world.api('PUT', `/checks/${name}`, source, { 'content-type': 'text/javascript' });
+    expect((await put('a-spin', "export const check = { name: 'spin', run() { for (;;) Array(1e6).fill(0); } };")).status).toBe(200);
+    expect((await put('b-fine', "export const check = { name: 'fine', run() { return true; } };")).status).toBe(200);
+    await world.vendor('POST', '/hello/v1/greetings', { name: 'Ada' });
+    const started = performance.now();
+    const results = await world.runner.checks.run('hello', world.runner.world.entry('hello', 1)!);
+    expect(performance.now() - started).toBeLessThan(500 + 2000);
+    expect(results).toEqual([
+      { check: 'a-spin', pass: false, failures: [expect.stringContaining('time limit of 500 ms')] },
+      { check: 'b-fine', pass: true, failures: [] },
+    ]);
+  });
+
   it('stores a check, refuses one that exports none, and runs it over an entry', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const source = `export const check = { name: 'names are short', run(entry, tree) {

@@ -179,11 +179,11 @@ export class WorldRunner implements WorldHandle {
   exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
     const before = this.sections.get(key);
     const result = before === undefined ? work() : before.then(work);
-    const tail = result.then(noop, noop);
-    this.sections.set(key, tail);
-    void tail.then(() => {
+    const release = (): void => {
       if (this.sections.get(key) === tail) this.sections.delete(key);
-    });
+    };
+    const tail: Promise<void> = result.then(release, release);
+    this.sections.set(key, tail);
     return result;
   }
 
@@ -564,4 +564,3 @@ interface Tally {
   appended: boolean;
 }
 
-function noop(): void {}
