@@ -18,8 +18,8 @@ const EVENTS = new Set(['open', 'data', 'close']);
 export interface StreamHost {
   readonly name: string;
   twin(vendor: string): ServedTwin;
-  catchUp(twin: ServedTwin): Promise<number>;
-  invoke(twin: ServedTwin, input: Record<string, unknown>): Promise<GuestOutput>;
+  catchUp(twin: ServedTwin): number | Promise<number>;
+  invoke(twin: ServedTwin, input: Record<string, unknown>): GuestOutput | Promise<GuestOutput>;
   append(twin: string, draft: EntryDraft): void;
 }
 

@@ -320,7 +320,8 @@ export class WorldRunner implements WorldHandle {
     } catch (e) {
       return { route: `${req.method} ${rest}`, response: await this.vendorError(twin, e) };
     }
-    await this.catchUp(twin, tally);
+    const caughtUp = this.catchUp(twin, tally);
+    if (typeof caughtUp !== 'number') await caughtUp;
 
     const scenario = this.scenarios.decide(twin, request);
     const delayMs = scenario?.delayMs ?? 0;
@@ -354,7 +355,9 @@ export class WorldRunner implements WorldHandle {
     const routeDef = twin.manifest.routes[match.index]!;
     this.scenarios.noteTwin(twin, request, { route: routeDef.name });
     request.params = match.params;
-    const out = await this.invoke(twin, { kind: 'route', index: match.index, request }, undefined, { rawBody: true });
+    // Awaited only when it is a promise: a trusted twin's request goes through without yielding.
+    let out = this.invoke(twin, { kind: 'route', index: match.index, request }, undefined, { rawBody: true });
+    if (out instanceof Promise) out = await out;
     const routeName = routeDef.name;
     if (out.thrown) console.error(`twinkit: ${twin.vendor} route '${routeName}' threw: ${out.thrown.message}`);
     else this.commit(twin, req, requestId, routeName, out, tally);
@@ -432,15 +435,15 @@ export class WorldRunner implements WorldHandle {
    * stamped with. `input` is a fresh object of the caller's: the world, twin, position and
    * instant are added to it.
    */
-  async invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.stampMs(twin.vendor), options?: { rawBody?: boolean }): Promise<GuestOutput> {
+  invoke(twin: ServedTwin, input: Record<string, unknown>, nowMs = this.world.stampMs(twin.vendor), options?: { rawBody?: boolean }): GuestOutput | Promise<GuestOutput> {
     input['world'] = this.name;
     input['twin'] = twin.vendor;
     input['position'] = this.world.head(twin.vendor) + 1;
     input['nowMs'] = nowMs;
     const reads = this.readsOf(twin.vendor);
+    // A trusted twin answers in this thread, at once; an untrusted one in the lane, later.
     if (this.trustedTwins.has(twin.vendor)) return invokeGuest(this.trusted, twin.vendor, input, reads.call, options?.rawBody === true ? reads.raw : reads.parsed);
-    const result: CallResult = await this.lane.call(twin.vendor, '__kit_invoke', JSON.stringify(input), reads.call);
-    return guestOutputOf(result, options);
+    return this.lane.call(twin.vendor, '__kit_invoke', JSON.stringify(input), reads.call).then((result: CallResult) => guestOutputOf(result, options));
   }
 
   /** Per twin, made once: its tree's host functions and the invoke options that carry them. */
@@ -458,15 +461,20 @@ export class WorldRunner implements WorldHandle {
   /**
    * Performs every timed move that fell due up to the world clock, each in an entry stamped
    * at its instant. Answers how many it performed (the caller waits for durability). Past
-   * CATCH_UP_MS (or MAX_CATCH_UP moves) with moves still due, throws 503 `catching_up`.
+   * CATCH_UP_MS (or MAX_CATCH_UP moves) with moves still due, throws 503 `catching_up`. Answers
+   * at once (no promise) when nothing can be due.
    */
-  async catchUp(twin: ServedTwin, tally: Tally): Promise<number> {
+  catchUp(twin: ServedTwin, tally: Tally): number | Promise<number> {
     if (twin.manifest.moves.length === 0) return 0;
     const now = this.world.nowMs();
     // The tree changes only by appends, each of which moves the head: while the head stands
     // still, so does the earliest scheduled move, and nothing is due before it.
     const known = this.nextDue.get(twin.vendor);
     if (known !== undefined && known.head === this.world.head(twin.vendor) && now < known.dueMs) return 0;
+    return this.performDue(twin, tally, now);
+  }
+
+  private async performDue(twin: ServedTwin, tally: Tally, now: number): Promise<number> {
     let performed = 0;
     let caughtUp = false;
     const deadline = performance.now() + CATCH_UP_MS;
