@@ -259,7 +259,12 @@ export class WorldRunner implements WorldHandle {
         res = await this.exclusive(vendor, () => this.handleTwinEndpoint(twin, req, rest, tally));
       } else {
         try {
-          const out = await this.exclusive(vendor, () => this.dispatchVendor(twin, req, rest, tally));
+          let out = await this.exclusive(vendor, () => this.dispatchVendor(twin, req, rest, tally));
+          if ('scenarioJs' in out) {
+            const js = out.scenarioJs;
+            const answered = await js.pending;
+            out = await this.exclusive(vendor, () => this.afterScenarioJs(twin, req, rest, js, answered, tally));
+          }
           route = out.route;
           res = out.response;
         } catch (e) {
@@ -311,7 +316,12 @@ export class WorldRunner implements WorldHandle {
     };
   }
 
-  private async dispatchVendor(twin: ServedTwin, req: WorldRequest, rest: string, tally: Tally): Promise<{ route: string; response: WorldResponse }> {
+  /**
+   * A vendor request up to its answer, holding the twin — or, when a scenario `js` handler takes
+   * it, up to that handler's call in the lane, started but not awaited (`scenarioJs`): the twin
+   * is not held while untrusted code runs (see `afterScenarioJs`).
+   */
+  private async dispatchVendor(twin: ServedTwin, req: WorldRequest, rest: string, tally: Tally): Promise<Dispatched> {
     const readOnly = req.scope === 'read' && twin.readScoped;
     const requestId = req.requestId || newRequestId();
     let request: TwinRequest;
@@ -335,17 +345,35 @@ export class WorldRunner implements WorldHandle {
       return { route: `scenario ${scenario.handlerName}`, response: this.finish(req, { status: f.status, headers: f.headers, body }, delayMs) };
     }
     if (scenario && scenario.kind === 'js') {
-      const out = await this.scenarios.runJs(twin, scenario.call, request);
-      if (out.thrown || out.response) {
-        if (!out.thrown) this.commit(twin, req, requestId, `scenario ${scenario.handlerName}`, out, tally);
-        const response = this.finish(req, out.response ?? { status: 500, body: { error: { code: 'handler_error', message: out.thrown?.message } } }, delayMs);
-        return { route: `scenario ${scenario.handlerName}`, response };
-      }
-      // The handler returned nothing: what it kept of its own (`scenario.*`) is committed, and
-      // the twin's own routes take the request.
-      this.commit(twin, req, requestId, `scenario ${scenario.handlerName}`, out, tally);
+      // Queued in the lane now, while the scenario it was decided on is still the one loaded.
+      const pending = this.scenarios.runJs(twin, scenario.call, request);
+      return { scenarioJs: { pending, handlerName: scenario.handlerName, request, requestId, delayMs } };
     }
+    return this.toTwinRoute(twin, req, rest, request, requestId, delayMs, tally);
+  }
 
+  /**
+   * What a scenario `js` handler answered, taken back under the twin: its own records
+   * (`scenario.*`) committed, then its answer, or the twin's own routes when it passed on. The
+   * handler ran without the twin held, so a slow or hostile one holds up none of the twin's
+   * other requests; it saw the twin's records as they stood at each read.
+   */
+  private async afterScenarioJs(twin: ServedTwin, req: WorldRequest, rest: string, js: ScenarioJs, out: GuestOutput, tally: Tally): Promise<{ route: string; response: WorldResponse }> {
+    const route = `scenario ${js.handlerName}`;
+    if (out.thrown || out.response) {
+      if (!out.thrown) this.commit(twin, req, js.requestId, route, out, tally);
+      const response = this.finish(req, out.response ?? { status: 500, body: { error: { code: 'handler_error', message: out.thrown?.message } } }, js.delayMs);
+      return { route, response };
+    }
+    // Passed on: what it kept of its own is committed, and the twin's own routes take the request.
+    this.commit(twin, req, js.requestId, route, out, tally);
+    const caughtUp = this.catchUp(twin, tally);
+    if (typeof caughtUp !== 'number') await caughtUp;
+    return this.toTwinRoute(twin, req, rest, js.request, js.requestId, js.delayMs, tally);
+  }
+
+  /** The twin's own route for a request, or its no-route answer. */
+  private async toTwinRoute(twin: ServedTwin, req: WorldRequest, rest: string, request: TwinRequest, requestId: string, delayMs: number, tally: Tally): Promise<{ route: string; response: WorldResponse }> {
     const match = twin.router.match(request);
     if (!match) {
       this.scenarios.noteTwin(twin, request, { route: null, nearestMiss: twin.router.nearestMiss(request) });
@@ -566,6 +594,18 @@ export class WorldRunner implements WorldHandle {
     return this.wallNow();
   }
 }
+
+/** A scenario `js` handler's call, started in the lane, and what the request needs after it. */
+interface ScenarioJs {
+  pending: Promise<GuestOutput>;
+  handlerName: string;
+  request: TwinRequest;
+  requestId: string;
+  delayMs: number;
+}
+
+/** A vendor request answered, or waiting for a scenario `js` handler. */
+type Dispatched = { route: string; response: WorldResponse } | { scenarioJs: ScenarioJs };
 
 /** Whether a request appended anything (it then answers once that is durable). */
 interface Tally {

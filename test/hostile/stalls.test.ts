@@ -1,8 +1,8 @@
 /**
  * Hostile code a world runs — a scenario script or a check that loops over native work, which
- * QuickJS's interrupts barely see — stalls nothing else: the same world's other twins and
- * another world served by the same process answer throughout, within a latency bound, and the
- * hostile call itself ends near its wall limit. Served as `kit world serve` serves worlds (LMDB
+ * QuickJS's interrupts barely see — stalls nothing else: the twin's other requests, the same
+ * world's other twins and another world served by the same process answer throughout, within a
+ * latency bound, and the hostile call itself ends near its wall limit. Served as `kit world serve` serves worlds (LMDB
  * in a directory, the single-world server over sockets), with the world in the server's thread
  * (the default) and in a worker thread of its own. Needs `make build` (the workers run dist/).
  */
@@ -39,6 +39,7 @@ describe.each(['main', 'worker'] as const)('hostile code in a world served in it
   let b: SingleWorldServer;
   let customer: string;
   let greeting: string;
+  let ownGreeting: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kit-hostile-'));
@@ -48,6 +49,8 @@ describe.each(['main', 'worker'] as const)('hostile code in a world served in it
     customer = ((await made.json()) as { id: string }).id;
     const greeted = await fetch(`${b.worldUrl}/hello/v1/greetings`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"Grace"}' });
     greeting = ((await greeted.json()) as { id: string }).id;
+    const own = await fetch(`${a.worldUrl}/hello/v1/greetings`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"name":"Ada"}' });
+    ownGreeting = ((await own.json()) as { id: string }).id;
     const scenario = { handlers: [{ name: 'native-loop', match: { path: '/v1/heavy' }, js: NATIVE_LOOP }] };
     const put = await fetch(`${a.worldApi}/twins/hello/scenario`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(scenario) });
     expect(put.status).toBe(200);
@@ -69,7 +72,7 @@ describe.each(['main', 'worker'] as const)('hostile code in a world served in it
     expect(took).toBeLessThan(DEFAULT_CALL_MS + HOSTILE_SLACK_MS);
   }, 30_000);
 
-  it('while three connections run it and a check loops at its top level, the other twin and the other world answer within the bound', async () => {
+  it("while three connections run it and a check loops at its top level, the twin's other requests, the other twin and the other world answer within the bound", async () => {
     let attacking = true;
     const hostile: number[] = [];
     const attackers = Array.from({ length: 3 }, async () => {
@@ -81,7 +84,7 @@ describe.each(['main', 'worker'] as const)('hostile code in a world served in it
     const statuses: number[] = [];
     const until = performance.now() + 2 * DEFAULT_CALL_MS + 1000;
     while (performance.now() < until) {
-      for (const url of [`${a.worldUrl}/stripe/v1/customers/${customer}`, `${b.worldUrl}/hello/v1/greetings/${greeting}`, `${a.worldApi}/clock`]) {
+      for (const url of [`${a.worldUrl}/hello/v1/greetings/${ownGreeting}`, `${a.worldUrl}/stripe/v1/customers/${customer}`, `${b.worldUrl}/hello/v1/greetings/${greeting}`, `${a.worldApi}/clock`]) {
         const t = performance.now();
         const r = await fetch(url, { headers: auth });
         await r.arrayBuffer();
