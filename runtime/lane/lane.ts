@@ -203,7 +203,9 @@ export class SandboxLane {
           resolve(null);
         } else gone('the sandbox sent something else than ready');
       });
-      worker.on('error', (e: Error) => gone(`the sandbox's thread failed: ${e.message}`));
+      worker.on('error', (e: Error) => {
+        if (this.#running === running) gone(`the sandbox's thread failed: ${e.message}`);
+      });
       worker.on('exit', (code: number) => {
         if (this.#running === running) gone(`the sandbox's thread exited with code ${code}`);
       });
