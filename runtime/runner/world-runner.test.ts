@@ -296,6 +296,18 @@ handlers:
     expect((await world.vendor('GET', `/hello/v1/greetings/${g.id}`)).json).toMatchObject({ id: g.id, name: 'Ada' });
   });
 
+  it("answers a js handler's throw in the twin's error shape, naming the handler and what it threw, and keeps nothing", async () => {
+    world = await openTestWorld({ vendors: ['hello'] });
+    const doc = { handlers: [{ name: 'boom', match: { path: '/v1/boom' }, js: "ctx.tree.put('scenario.seen', 'x', { n: 1 }); throw new RangeError('out of widgets');" }] };
+    expect((await world.api('PUT', '/twins/hello/scenario', doc)).status).toBe(200);
+    const r = await world.vendor('GET', '/hello/v1/boom');
+    expect(r.status).toBe(500);
+    // Hello's error shape (Stripe's): type, code, message.
+    expect(r.json.error).toMatchObject({ type: 'api_error', code: 'handler_error' });
+    expect(r.json.error.message).toContain('Scenario handler "boom" threw: out of widgets');
+    expect(world.runner.world.head('hello')).toBe(0);
+  });
+
   it('keeps the js of the scenario in force when a replacement does not load', async () => {
     world = await openTestWorld({ vendors: ['hello'] });
     const good = { handlers: [{ name: 'hi', match: { path: '/v1/hi' }, js: "return { status: 200, body: { hi: true } };" }] };

@@ -360,10 +360,14 @@ export class WorldRunner implements WorldHandle {
    */
   private async afterScenarioJs(twin: ServedTwin, req: WorldRequest, rest: string, js: ScenarioJs, out: GuestOutput, tally: Tally): Promise<{ route: string; response: WorldResponse }> {
     const route = `scenario ${js.handlerName}`;
-    if (out.thrown || out.response) {
-      if (!out.thrown) this.commit(twin, req, js.requestId, route, out, tally);
-      const response = this.finish(req, out.response ?? { status: 500, body: { error: { code: 'handler_error', message: out.thrown?.message } } }, js.delayMs);
-      return { route, response };
+    if (out.thrown) {
+      // A throw answers in the twin's error shape, as a handler stopped by its limits does.
+      const failed = new KitError('handler_error', `Scenario handler "${js.handlerName}" threw: ${out.thrown.message}`, { handler: js.handlerName });
+      return { route, response: this.finish(req, await this.vendorBody(twin, failed), js.delayMs) };
+    }
+    if (out.response) {
+      this.commit(twin, req, js.requestId, route, out, tally);
+      return { route, response: this.finish(req, out.response, js.delayMs) };
     }
     // Passed on: what it kept of its own is committed, and the twin's own routes take the request.
     this.commit(twin, req, js.requestId, route, out, tally);
