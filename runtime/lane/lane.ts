@@ -110,7 +110,7 @@ export class SandboxLane {
     this.#closed = true;
     for (const job of this.#queue.splice(0)) job.resolve(disposed(`${this.name}: the lane is closed`));
     this.#current?.settle(null, disposed(`${this.name}: the lane is closed`));
-    await this.#stop();
+    if (this.#running !== undefined) await this.#end(this.#running);
   }
 
   #enqueue(op: LaneOp, hostCall: HostCall | undefined): Promise<LaneReply['result']> {
@@ -185,12 +185,12 @@ export class SandboxLane {
     port1.on('message', ([op, arg]: [string, string]) => this.#answerHost(running, op, arg));
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.#end(running);
+        void this.#end(running);
         resolve(disposed(`${this.name}: the sandbox did not start within ${this.#startupMs} ms`));
       }, this.#startupMs);
       const gone = (why: string): void => {
         clearTimeout(timer);
-        if (this.#running === running) this.#end(running);
+        if (this.#running === running) void this.#end(running);
         this.#current?.settle(null, disposed(`${this.name}: ${why}`));
         resolve(disposed(`${this.name}: ${why}`));
       };
@@ -218,7 +218,7 @@ export class SandboxLane {
     if (running === undefined) return Promise.resolve(disposed(`${this.name}: the sandbox is not running`));
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.#end(running);
+        void this.#end(running);
         const what = op.kind === 'load' ? `loading '${op.name}'` : op.kind === 'call' ? `the call of ${op.fn} in '${op.name}'` : op.kind;
         settle(null, {
           error: {
@@ -236,7 +236,7 @@ export class SandboxLane {
           return;
         }
         // A sandbox that ended itself (memory past its cap, a trap) is replaced on the next operation.
-        if (!reply.alive) this.#end(running);
+        if (!reply.alive) void this.#end(running);
         resolve(reply.result);
       };
       this.#current = { hostCall, settle };
@@ -264,19 +264,14 @@ export class SandboxLane {
     Atomics.notify(running.signal, 0);
   }
 
-  /** Ends a worker (if it is the current one, the next operation starts another). */
-  #end(running: Running): void {
+  /** Ends a worker (if it is the current one, the next operation starts another); resolves once it is gone. */
+  #end(running: Running): Promise<void> {
     if (this.#running === running) this.#running = undefined;
     running.hostPort.close();
-    void running.worker.terminate().catch(() => undefined);
-  }
-
-  async #stop(): Promise<void> {
-    const running = this.#running;
-    if (running === undefined) return;
-    this.#running = undefined;
-    running.hostPort.close();
-    await running.worker.terminate().catch(() => undefined);
+    return running.worker.terminate().then(
+      () => undefined,
+      () => undefined,
+    );
   }
 }
 

@@ -32,17 +32,20 @@ const CHECK_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
  * its own sandbox context, so their number bounds what a write costs and what the sandbox holds.
  */
 export const MAX_CHECKS = 100;
+const MIB = 1024 * 1024;
 /** What one check may use while it loads or runs: its own runtime's limit. */
-export const CHECK_MEMORY_BYTES = 16 * 1024 * 1024;
+export const CHECK_MEMORY_BYTES = 16 * MIB;
 /**
  * What one check may keep between runs (its code, its constants). A check is a few functions:
  * one that keeps more (a table of 30 MB built at its top level) is refused, so that no check
  * takes the room of the others.
  */
-export const CHECK_KEEPS_BYTES = 1024 * 1024;
-/** The check lane's memory: every check keeping its most, and one running at its most. */
-export const CHECKS_LANE_MEMORY_BYTES = 16 * 1024 * 1024 + MAX_CHECKS * (CHECK_KEEPS_BYTES + 512 * 1024) + CHECK_MEMORY_BYTES + 16 * 1024 * 1024;
-const MIB = 1024 * 1024;
+export const CHECK_KEEPS_BYTES = MIB;
+/**
+ * The check lane's memory: the instance's own 16 MiB, every check keeping its most (with half a
+ * MiB for its runtime and context), one running at its most, and 16 MiB of slack.
+ */
+export const CHECKS_LANE_MEMORY_BYTES = 16 * MIB + MAX_CHECKS * (CHECK_KEEPS_BYTES + MIB / 2) + CHECK_MEMORY_BYTES + 16 * MIB;
 
 export class CheckSet {
   private readonly checks = new Map<string, StoredCheck>();

@@ -365,12 +365,9 @@ export class WorldRunner implements WorldHandle {
       const failed = new KitError('handler_error', `Scenario handler "${js.handlerName}" threw: ${out.thrown.message}`, { handler: js.handlerName });
       return { route, response: this.finish(req, await this.vendorBody(twin, failed), js.delayMs) };
     }
-    if (out.response) {
-      this.commit(twin, req, js.requestId, route, out, tally);
-      return { route, response: this.finish(req, out.response, js.delayMs) };
-    }
-    // Passed on: what it kept of its own is committed, and the twin's own routes take the request.
+    // What it kept of its own, whether it answers or passes on to the twin's own routes.
     this.commit(twin, req, js.requestId, route, out, tally);
+    if (out.response) return { route, response: this.finish(req, out.response, js.delayMs) };
     const caughtUp = this.catchUp(twin, tally);
     if (typeof caughtUp !== 'number') await caughtUp;
     return this.toTwinRoute(twin, req, rest, js.request, js.requestId, js.delayMs, tally);
@@ -549,9 +546,9 @@ export class WorldRunner implements WorldHandle {
     return performed;
   }
 
-  private append(twin: string, draft: EntryDraft, tally: Tally | null): Entry {
+  private append(twin: string, draft: EntryDraft, tally: Tally): Entry {
     const entry = this.world.append(twin, draft);
-    if (tally !== null) tally.appended = true;
+    tally.appended = true;
     // An entry that schedules or cancels nothing leaves the earliest scheduled move where it was.
     const known = this.nextDue.get(twin);
     if (known !== undefined && known.head === entry.position - 1 && !draft.writes.some((w) => w.type === DUE_TYPE)) known.head = entry.position;
@@ -570,8 +567,9 @@ export class WorldRunner implements WorldHandle {
   private async recordDeliveryResult(twin: string, result: DeliveryResult): Promise<void> {
     const served = this.twins.get(twin);
     if (this.closed || !served?.manifest.moves.includes('webhook.result')) return;
-    const appended = await this.exclusive(twin, async () => {
-      if (this.closed) return false;
+    const tally: Tally = { appended: false };
+    await this.exclusive(twin, async () => {
+      if (this.closed) return;
       const now = this.world.stampMs(twin);
       const at = new Date(now).toISOString();
       let out: GuestOutput;
@@ -582,15 +580,13 @@ export class WorldRunner implements WorldHandle {
       }
       if (out.thrown) {
         console.error(`twinkit: ${twin} move 'webhook.result' threw: ${out.thrown.message}`);
-        return false;
+        return;
       }
       const draft: EntryDraft = { cause: { kind: 'move', move: 'webhook.result', dueAt: at }, writes: out.writes };
       if (out.events.length > 0) draft.events = out.events;
-      if (draft.writes.length === 0 && !draft.events) return false;
-      this.append(twin, draft, null);
-      return true;
+      if (draft.writes.length > 0 || draft.events) this.append(twin, draft, tally);
     });
-    if (appended) await this.durable();
+    if (tally.appended) await this.durable();
   }
 
   /** Exposed for the API module. */
