@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readFile, readlink, realpath, rename, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { KitError } from '../../runtime/errors.js';
+import { HostError } from '../errors.js';
 import { mintTokens, type WorldTokens } from '../core/credentials.js';
 
 export { mintTokens, type WorldTokens };
@@ -22,8 +22,8 @@ export function tokenFilePath(dir: string): string {
   return join(dir, '.kit', 'token');
 }
 
-function corrupt(path: string, why: string): KitError {
-  return new KitError(
+function corrupt(path: string, why: string): HostError {
+  return new HostError(
     'token_file_corrupt',
     `${path} is not a token file this server wrote (${why}); fix it or remove it to mint new tokens`,
     { path },
@@ -79,7 +79,7 @@ export async function readTokenFile(dir: string): Promise<TokenFile | null> {
   let text: string;
   try {
     // A FIFO or a device in its place would block the read for ever: only a file is read.
-    if (!(await stat(path)).isFile()) throw new KitError('token_file_corrupt', `${path} is not a regular file; move it away to mint new tokens`);
+    if (!(await stat(path)).isFile()) throw new HostError('token_file_corrupt', `${path} is not a regular file; move it away to mint new tokens`);
     text = await readFile(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
