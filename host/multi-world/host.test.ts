@@ -10,6 +10,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import nodemailer from 'nodemailer';
+import { parseAttachManifest } from '../../sdk/attach/manifest.js';
+import { startStreamListeners } from '../../sdk/attach/streams.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/build.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import { startMultiWorldHost, type MultiWorldHost, type MultiWorldHostOptions } from './host.js';
@@ -341,6 +344,35 @@ describe('many worlds on one machine', () => {
     times.sort((x, y) => x - y);
     // Without isolation each read would wait out the runaway's 2.5 s limit; the bound is far below it.
     expect(times[Math.floor(times.length * 0.99)]).toBeLessThan(500);
+  }, 30_000);
+});
+
+describe('streams', () => {
+  it('carries an SMTP client to the world its path names, refusing another world\'s token', async () => {
+    const h = await start();
+    const mail = await createWorld(h, 'acme', 'mail', ['smtp']);
+    const other = await createWorld(h, 'acme', 'other', ['smtp']);
+    const manifest = parseAttachManifest((await call(`${h.url}/acme/mail/.well-known/kit-world`, { headers: { 'x-kit-token': mail.token } })).json);
+    const listeners = await startStreamListeners(manifest, mail.token);
+    try {
+      const transport = nodemailer.createTransport({ host: listeners.env['SMTP_HOST'], port: Number(listeners.env['SMTP_PORT']), secure: false, auth: { user: 'app', pass: mail.token } });
+      await transport.sendMail({ from: 'shop@acme.test', to: 'ada@example.test', subject: 'Your order', text: 'It shipped.' });
+      const inbox = await call(`${h.url}/acme/mail/smtp/messages`, { headers: { 'x-kit-token': mail.token } });
+      expect(inbox.json.data.map((m: { subject: string }) => m.subject)).toEqual(['Your order']);
+      expect((await call(`${h.url}/acme/other/smtp/messages`, { headers: { 'x-kit-token': other.token } })).json.data).toEqual([]);
+    } finally {
+      await listeners.close();
+    }
+    // The other world's token does not open this world's stream.
+    const wrong = await startStreamListeners(manifest, other.token);
+    try {
+      const transport = nodemailer.createTransport({ host: wrong.env['SMTP_HOST'], port: Number(wrong.env['SMTP_PORT']), secure: false, auth: { user: 'app', pass: other.token }, connectionTimeout: 2000, greetingTimeout: 2000 });
+      await expect(transport.sendMail({ from: 'x@acme.test', to: 'y@example.test', subject: 'no', text: 'no' })).rejects.toThrow();
+    } finally {
+      await wrong.close();
+    }
+    const inbox = await call(`${h.url}/acme/mail/smtp/messages`, { headers: { 'x-kit-token': mail.token } });
+    expect(inbox.json.data).toHaveLength(1);
   }, 30_000);
 });
 
