@@ -47,12 +47,15 @@ function TokenForm({ base, refused, onToken }: { base: string; refused: boolean;
         </p>
       )}
       <ErrorNote error={error} what="Could not check the token" />
-      <label>
-        Admin token <input type="password" name="token" class="mono wide" autoComplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} required />
-      </label>
-      <button type="submit" class="primary" disabled={busy}>
-        Sign in
-      </button>
+      <div class="row">
+        <label>
+          Admin token{' '}
+          <input type="password" name="token" class="mono wide" autoComplete="off" autoFocus value={token} onInput={(e) => setToken(e.currentTarget.value)} required />
+        </label>
+        <button type="submit" class="primary" disabled={busy}>
+          Sign in
+        </button>
+      </div>
     </form>
   );
 }
