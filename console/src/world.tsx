@@ -7,32 +7,50 @@ import { WorldApi } from './api.js';
 import type { Clock, TimelineItem, WorldMap, WorldRow } from './api.js';
 import { ErrorNote, instant } from './ui.js';
 
-/** What one timeline entry did, in a line: its cause, then the records it wrote and the events it emitted. */
-export function summary(item: TimelineItem): string {
+/**
+ * Order in which a twin's record types read best: those its events name first (`customer` for
+ * `customer.created`), then plain types, then types with a dot, which are a twin's own indexes
+ * (`by.customer.email_folded.…`).
+ */
+function typeRank(type: string, named: ReadonlySet<string>): number {
+  if (named.has(type)) return 0;
+  return type.includes('.') ? 2 : 1;
+}
+
+/** A record id as the vendor's API shows it: the last segment of a twin's composite id (`acct_…/cus_…`). */
+function shortId(id: string): string {
+  return id.slice(id.lastIndexOf('/') + 1);
+}
+
+/** What one timeline entry did: its cause and the events it emitted, then the records it wrote. */
+export function summary(item: TimelineItem): { what: string; wrote: string } {
   const { cause, writes, events } = item.entry;
-  const parts: string[] = [];
+  const what: string[] = [];
   switch (cause.kind) {
-    case 'request':
-      parts.push(`${cause.route} → ${cause.status}`);
+    case 'request': {
+      // `route` is the twin's name for the matched route (`customers.create`), or the raw path.
+      const request = `${cause.method} ${cause.path} → ${cause.status}`;
+      what.push(cause.route === cause.path || cause.route === `${cause.method} ${cause.path}` ? request : `${request} · ${cause.route}`);
       break;
+    }
     case 'move':
-      parts.push(`${cause.move} (due ${instant(cause.dueAt)})`);
+      what.push(`${cause.move} (due ${instant(cause.dueAt)})`);
       break;
     case 'ingest':
-      parts.push(`from ${cause.source}`);
+      what.push(`from ${cause.source}`);
       break;
     case 'system':
-      parts.push(cause.reason);
+      what.push(cause.reason);
       break;
     case 'refresh':
       break;
   }
-  if (writes.length > 0) {
-    const shown = writes.slice(0, 3).map((w) => `${w.value === null ? 'deleted ' : ''}${w.type} ${w.id}`);
-    parts.push(`wrote ${shown.join(', ')}${writes.length > 3 ? ` and ${writes.length - 3} more` : ''}`);
-  }
-  if (events !== undefined && events.length > 0) parts.push(`events ${events.map((e) => e.type).join(', ')}`);
-  return parts.join('; ');
+  if (events !== undefined && events.length > 0) what.push(`events ${events.map((e) => e.type).join(', ')}`);
+  const named = new Set((events ?? []).map((e) => e.type.split('.')[0] ?? ''));
+  const ordered = [...writes].sort((a, b) => typeRank(a.type, named) - typeRank(b.type, named));
+  const shown = ordered.slice(0, 3).map((w) => `${w.value === null ? 'deleted ' : ''}${w.type} ${shortId(w.id)}`);
+  const wrote = writes.length === 0 ? '' : `wrote ${shown.join(', ')}${writes.length > 3 ? ` and ${writes.length - 3} more` : ''}`;
+  return { what: what.join('; '), wrote };
 }
 
 function ClockSection({ world, clock, onChanged }: { world: WorldApi; clock: Clock | null; onChanged: (clock: Clock) => void }) {
@@ -98,6 +116,20 @@ function ClockSection({ world, clock, onChanged }: { world: WorldApi; clock: Clo
   );
 }
 
+function SummaryCell({ item }: { item: TimelineItem }) {
+  const { what, wrote } = summary(item);
+  return (
+    <>
+      {what !== '' && <div>{what}</div>}
+      {wrote !== '' && (
+        <div class="wrote" title={item.entry.writes.map((w) => `${w.type} ${w.id}`).join('\n')}>
+          {wrote}
+        </div>
+      )}
+    </>
+  );
+}
+
 function MapSection({ map }: { map: WorldMap | null }) {
   return (
     <section aria-labelledby="map-heading">
@@ -118,7 +150,19 @@ function MapSection({ map }: { map: WorldMap | null }) {
               <tr key={t.twin}>
                 <td class="mono">{t.twin}</td>
                 <td class="num">{t.position}</td>
-                <td>{t.resources.length === 0 ? <span class="muted">none yet</span> : t.resources.map((r) => `${r.type} ${r.count}`).join(', ')}</td>
+                <td>
+                  {t.resources.length === 0 ? (
+                    <span class="muted">none yet</span>
+                  ) : (
+                    [...t.resources]
+                      .sort((a, b) => typeRank(a.type, new Set()) - typeRank(b.type, new Set()) || a.type.localeCompare(b.type))
+                      .map((r) => (
+                        <span key={r.type} class={r.type.includes('.') ? 'resource index' : 'resource'}>
+                          {r.type} <strong>{r.count}</strong>
+                        </span>
+                      ))
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -155,7 +199,9 @@ function TimelineSection({ items, next, onOlder, loadingOlder }: { items: Timeli
                   <td class="mono">{item.twin}</td>
                   <td class="num">{item.position}</td>
                   <td>{item.entry.cause.kind}</td>
-                  <td class="summary">{summary(item)}</td>
+                  <td class="summary">
+                    <SummaryCell item={item} />
+                  </td>
                 </tr>
               ))}
             </tbody>
