@@ -7,6 +7,8 @@ import { describeServing, parseServeArgs, SERVE_USAGE, serveWorld } from './serv
 import type { ServeDeps } from './serve.js';
 import { ATTACH_USAGE, parseAttachArgs, runAttach } from './attach.js';
 import type { AttachDeps } from './attach.js';
+import { runHostServe } from './host-serve.js';
+import type { HostServeDeps } from './host-serve.js';
 
 export const USAGE = `kit: stateful twins of the APIs your app depends on, served in worlds.
 
@@ -14,6 +16,7 @@ Usage:
   kit world serve [dir] [flags]   serve the world kept in <dir> (default: the current directory)
   kit world attach <world url> --token <token> -- <command>
                                   run a command whose SDKs reach the world's twins
+  kit host serve [dir] [flags]    serve many worlds under one URL, with branches and a console
   kit --help                      this help
   kit --version                   the version
 
@@ -30,6 +33,8 @@ export interface CliDeps extends ServeDeps {
   version: string;
   /** For `kit world attach`: the entry's path, the stream listeners, the environment. */
   attach?: AttachDeps;
+  /** For `kit host serve`. */
+  startHost?: HostServeDeps['startHost'];
 }
 
 /** Exit codes: 0 done, 1 failed, 2 bad usage. */
@@ -49,6 +54,10 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
   if (command === '--version' || command === '-v') {
     io.out(deps.version);
     return 0;
+  }
+  if (command === 'host' && rest[0] === 'serve') {
+    if (deps.startHost === undefined) return usage('this kit cannot serve a host', USAGE);
+    return runHostServe(rest.slice(1), io, { startHost: deps.startHost, untilStopped: deps.untilStopped });
   }
   if (command !== 'world') return usage(`unknown command ${command}`, USAGE);
   const [sub, ...args] = rest;
