@@ -295,6 +295,23 @@ describe('many worlds on one machine', () => {
     expect(after.json.status).toBe('expired');
   });
 
+  it('keeps a world open while a webhook delivery waits to be retried, and opens it again after a restart to send it', async () => {
+    const dir = newDir();
+    const h = await start(dir, { idleMs: 100 });
+    const w = await createWorld(h, 'acme', 'shop', ['stripe']);
+    const stripe = { authorization: `Bearer ${w.token}`, ...form };
+    // A receiver that refuses every connection: each attempt fails and is retried later.
+    const hook = await call(`${h.url}/acme/shop/stripe/v1/webhook_endpoints`, { headers: stripe, body: 'url=http%3A%2F%2F127.0.0.1%3A9%2Fhook&enabled_events[]=customer.created' });
+    expect(hook.status, JSON.stringify(hook.json)).toBe(200);
+    expect((await call(`${h.url}/acme/shop/stripe/v1/customers`, { headers: stripe, body: 'name=Ada' })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 800));
+    expect(h.pool.isOpen('acme/shop')).toBe(true);
+    await h.close();
+    hosts.splice(hosts.indexOf(h), 1);
+    const h2 = await start(dir, { idleMs: 100 });
+    await waitFor(() => h2.pool.isOpen('acme/shop'), 3000);
+  });
+
   it('keeps at most maxOpen worlds open', async () => {
     const h = await start(newDir(), { maxOpen: 2, idleMs: 60_000 });
     const made = [];
