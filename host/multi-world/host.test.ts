@@ -208,6 +208,23 @@ describe('rotation', () => {
   });
 });
 
+describe('rotation racing requests', () => {
+  it('loses nothing: every create answered 200 is in the world, every other one was refused whole', async () => {
+    const h = await start();
+    const w = await createWorld(h, 'acme', 'shop', ['hello']);
+    const sends = Array.from({ length: 60 }, (_, i) => call(`${h.url}/acme/shop/hello/v1/greetings`, { headers: { authorization: `Bearer ${w.token}`, ...form }, body: `name=g${i}` }));
+    const rotated = call(`${h.url}/-/worlds/acme/shop/rotate`, { method: 'POST', headers: admin(h) });
+    const answers = await Promise.all(sends);
+    const token = (await rotated).json.token as string;
+    expect(answers.every((a) => a.status === 200 || a.status === 401)).toBe(true);
+    const made = answers.filter((a) => a.status === 200).map((a) => a.json.name as string).sort();
+    const list = await call(`${h.url}/acme/shop/hello/v1/greetings?limit=100`, { headers: { authorization: `Bearer ${token}` } });
+    expect(list.json.data.map((g: { name: string }) => g.name).sort()).toEqual(made);
+    const log = await call(`${h.url}/-/acme/shop/log/hello`, { headers: { 'x-kit-token': token } });
+    expect(log.json.entries).toHaveLength(made.length);
+  });
+});
+
 describe('removal and restarts', () => {
   it('removes a world and its tree: the name can be taken again, with nothing of the old world in it', async () => {
     const h = await start();
