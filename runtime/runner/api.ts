@@ -8,7 +8,8 @@ import type { DiffQuery, Entry, TimelineQuery } from '../world/types.js';
 import { parseQueryString } from '../router/index.js';
 import { decodeSegment, readJsonBody, readTextBody } from './request.js';
 import { redactEntry } from './secrets.js';
-import { jsonResponse, type WorldRunner } from './world-runner.js';
+import { jsonResponse, noContent } from './answers.js';
+import type { WorldApiServices } from './services.js';
 import type { WorldRequest, WorldResponse } from './types.js';
 
 type Query = Record<string, string | string[]>;
@@ -43,20 +44,18 @@ function objectBody(req: WorldRequest): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-const noContent = (): WorldResponse => ({ status: 204, headers: {}, body: '' });
-
 /** How a twin's records are shown to this caller: its secrets hidden when it may only read. */
-function readerRedact(runner: WorldRunner, req: WorldRequest, twin: string): ((type: string, value: unknown) => unknown) | undefined {
+function readerRedact(runner: WorldApiServices, req: WorldRequest, twin: string): ((type: string, value: unknown) => unknown) | undefined {
   return req.scope === 'read' ? runner.twins.get(twin)?.redact : undefined;
 }
 
 /** A timeline or diff item as a caller that may only read sees it. */
-function hideSecrets<T extends { twin: string; entry: Entry }>(runner: WorldRunner, req: WorldRequest, item: T): T {
+function hideSecrets<T extends { twin: string; entry: Entry }>(runner: WorldApiServices, req: WorldRequest, item: T): T {
   const entry = redactEntry(item.entry, readerRedact(runner, req, item.twin));
   return entry === item.entry ? item : { ...item, entry };
 }
 
-export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Promise<WorldResponse> {
+export async function handleWorldApi(runner: WorldApiServices, req: WorldRequest): Promise<WorldResponse> {
   const segments = req.path.split('/').filter((s) => s !== '').map(decodeSegment);
   const query = parseQueryString(req.query);
   const world = runner.world;
@@ -205,7 +204,7 @@ export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Pr
 }
 
 /** A twin's status, as `…/twins/<vendor>/status` answers it. */
-export function twinStatus(runner: WorldRunner, vendor: string): Record<string, unknown> {
+export function twinStatus(runner: WorldApiServices, vendor: string): Record<string, unknown> {
   const t = runner.twin(vendor);
   return {
     vendor,
