@@ -1,10 +1,10 @@
 /**
  * The runtime's world API route table against the host's read-token check
- * (host/auth/scopes.ts `readTokenOpens`), before the host takes its scopes from the table:
+ * (host/core/scopes.ts `readTokenOpens`), before the host takes its scopes from the table:
  * they agree on every endpoint, and differ only where named below.
  */
 import { describe, expect, it } from 'vitest';
-import { readTokenOpens } from '../host/auth/scopes.js';
+import { readTokenOpens } from '../host/core/scopes.js';
 import { worldApiScope, WORLD_API_ENDPOINTS } from '../runtime/index.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
