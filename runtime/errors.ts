@@ -36,6 +36,7 @@ export type KitErrorCode =
   | 'live_branch_needs_now'
   | 'world_exists'
   | 'world_has_branches'
+  | 'world_released'
   // limits
   | 'body_too_large'
   | 'checkpoint_too_large'
@@ -71,7 +72,7 @@ const STATUS: Record<KitErrorCode, number> = {
   invalid_twin: 400,
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
   unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405, upgrade_required: 426,
-  clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409,
+  clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409, world_released: 503,
   body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409, request_budget_exhausted: 429,
   unauthenticated: 401, forbidden: 403, read_only: 403,
   shutting_down: 503, catching_up: 503, token_file_corrupt: 500, ca_file_corrupt: 500, bad_gateway: 502,

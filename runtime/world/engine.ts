@@ -64,6 +64,11 @@ export interface WorldMeta {
 export interface State {
   meta: WorldMeta;
   removed: boolean;
+  /**
+   * Dropped from memory by WorldStore.release: the world is read back into a new State when
+   * next opened, so this one's caches may be stale and its World answers world_released.
+   */
+  released: boolean;
   heads: Map<string, number>;
   /** occurredAt (ms) of each twin's newest entry. */
   newest: Map<string, number>;
@@ -96,6 +101,9 @@ export function first<V>(storage: Storage, options: RangeOptions): KeyValue<V> |
   return undefined;
 }
 
+/** Bounds records the engine holds at most, over all worlds (then it forgets them all). */
+const BOUNDS_RECORDS_HELD = 4096;
+
 /** A twin's cut in a branch's base; 0 for a twin the base did not have (own properties only). */
 export function cutOf(base: BaseMeta | null, twin: string): number {
   return base !== null && Object.hasOwn(base.positions, twin) ? (base.positions[twin] as number) : 0;
@@ -108,10 +116,15 @@ export function cutOf(base: BaseMeta | null, twin: string): number {
 export class Engine<W> {
   private readonly byId = new Map<string, State>();
   private readonly byName = new Map<string, State>();
+  /** The States that have a World: the worlds someone opened (the others were read as a branch's base). */
   private readonly worlds = new Map<State, W>();
   readonly purges = new Set<Promise<void>>();
-  /** By `<world id>\0<twin>\0<position>`: the first bounds record at or after the position (they never change once written). */
-  private readonly boundsRecords = new Map<string, Map<string, string>>();
+  /**
+   * By world id, then `<twin>\0<position>`: the first bounds record at or after the position
+   * (they never change once written); at most BOUNDS_RECORDS_HELD in all.
+   */
+  private readonly boundsRecords = new Map<string, Map<string, Map<string, string>>>();
+  private boundsRecordsHeld = 0;
 
   constructor(
     readonly storage: Storage,
@@ -125,14 +138,21 @@ export class Engine<W> {
    * written by then, so by `position`); undefined when it has noted none since.
    */
   boundsRecordAt(worldId: string, twin: string, position: number): Map<string, string> | undefined {
-    const at = `${worldId}\u0000${twin}\u0000${position}`;
-    let bounds = this.boundsRecords.get(at);
+    const at = `${twin}\u0000${position}`;
+    let ofWorld = this.boundsRecords.get(worldId);
+    let bounds = ofWorld?.get(at);
     if (bounds !== undefined) return bounds;
     const kv = first<[string, string][]>(this.storage, { start: boundsKey(worldId, twin, position), end: prefixEnd(boundsPrefix(worldId, twin)) });
     if (kv === undefined) return undefined;
     bounds = new Map(kv.value);
-    if (this.boundsRecords.size >= 4096) this.boundsRecords.clear();
-    this.boundsRecords.set(at, bounds);
+    if (this.boundsRecordsHeld >= BOUNDS_RECORDS_HELD) {
+      this.boundsRecords.clear();
+      this.boundsRecordsHeld = 0;
+      ofWorld = undefined;
+    }
+    if (ofWorld === undefined) this.boundsRecords.set(worldId, (ofWorld = new Map()));
+    ofWorld.set(at, bounds);
+    this.boundsRecordsHeld++;
     return bounds;
   }
 
@@ -148,7 +168,7 @@ export class Engine<W> {
     if (cached !== undefined) return cached;
     const meta = this.storage.get<WorldMeta>(metaKey(id));
     if (meta === undefined) throw new KitError('internal', `world ${id} has no metadata`);
-    const state: State = { meta, removed: false, heads: new Map(), newest: new Map(), counts: new Map(), idBounds: new Map(), idBoundsRead: new Map(), writesSinceBounds: new Map() };
+    const state: State = { meta, removed: false, released: false, heads: new Map(), newest: new Map(), counts: new Map(), idBounds: new Map(), idBoundsRead: new Map(), writesSinceBounds: new Map() };
     this.byId.set(id, state);
     this.byName.set(meta.name, state);
     return state;
@@ -163,8 +183,53 @@ export class Engine<W> {
     return w;
   }
 
+  /** Whether the directory has the world (without reading it into memory). */
   exists(name: string): boolean {
-    return this.state(name) !== undefined;
+    return this.byName.has(name) || this.storage.get<string>(directoryKey(name)) !== undefined;
+  }
+
+  /**
+   * Drops a world's State and World from memory (false when none was held), with the States
+   * read only as the base of a branch no held world needs any more. The released World answers
+   * world_released from then on; the world is read back from storage when next opened. A held
+   * branch of it reads its base's keys by storage id, through a State read back when it needs one.
+   */
+  release(name: string): boolean {
+    const state = this.byName.get(name);
+    if (state === undefined) return false;
+    state.released = true;
+    this.forget(state);
+    // A world opened keeps its bases' States (its reads go through them); the rest go.
+    const needed = new Set<string>();
+    for (const held of this.worlds.keys()) {
+      for (let s: State | undefined = held; s !== undefined && !needed.has(s.meta.id); s = s.meta.base === null ? undefined : this.byId.get(s.meta.base.worldId)) {
+        needed.add(s.meta.id);
+      }
+    }
+    for (const [id, s] of this.byId) {
+      if (!needed.has(id)) {
+        s.released = true;
+        this.forget(s);
+      }
+    }
+    return true;
+  }
+
+  /** @internal What the engine holds in memory (tests: released worlds leave nothing). */
+  held(): { states: number; names: number; worlds: number; boundsRecords: number } {
+    return { states: this.byId.size, names: this.byName.size, worlds: this.worlds.size, boundsRecords: this.boundsRecordsHeld };
+  }
+
+  private forget(state: State): void {
+    const { id, name } = state.meta;
+    this.byId.delete(id);
+    if (this.byName.get(name) === state) this.byName.delete(name);
+    this.worlds.delete(state);
+    const bounds = this.boundsRecords.get(id);
+    if (bounds !== undefined) {
+      this.boundsRecordsHeld -= bounds.size;
+      this.boundsRecords.delete(id);
+    }
   }
 
   create(name: string, twins: string[], extra: { clock: number | null; live: boolean; base: BaseMeta | null }, alsoWrite?: (put: (key: Key, value: unknown) => void) => void): State {
@@ -203,9 +268,7 @@ export class Engine<W> {
       if (record?.expiresAt) tx.remove(ttlKey(Date.parse(record.expiresAt), name));
     });
     state.removed = true;
-    this.byId.delete(id);
-    this.byName.delete(name);
-    this.worlds.delete(state);
+    this.forget(state);
     return this.purge(id);
   }
 

@@ -84,6 +84,21 @@ export class WorldStore {
     return [...this.engine.storage.range({ start: prefix, end: prefixEnd(prefix) })].map((kv) => nameInDirectoryKey(kv.key));
   }
 
+  /**
+   * Drops a world from memory (a host keeps many on disk and a bounded set in memory); false
+   * when it held none, an unknown name included. Its World must not be used after: every call
+   * answers world_released. `openWorld` reads it back from storage, as it was. Its branches and
+   * its base stay usable, open or not: a branch reads its base's keys by storage id.
+   */
+  release(name: string): boolean {
+    return typeof name === 'string' && this.engine.release(name);
+  }
+
+  /** @internal What the engine holds in memory (tests: released worlds leave nothing). */
+  heldInMemory(): { states: number; names: number; worlds: number; boundsRecords: number } {
+    return this.engine.held();
+  }
+
   /** Removes a world and, in the background, its records. world_has_branches if it has any. */
   removeWorld(name: string): Promise<void> {
     const state = typeof name === 'string' ? this.engine.state(name) : undefined;
@@ -449,6 +464,7 @@ export class World {
   // ---- internals
 
   private alive(): void {
+    if (this.s.released) throw new KitError('world_released', `world ${this.s.meta.name} was released from memory; open it again`);
     if (this.s.removed) throw new KitError('unknown_world', `world ${this.s.meta.name} was removed`);
   }
 
