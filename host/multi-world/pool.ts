@@ -176,7 +176,7 @@ export class WorldPool {
       }
       await open.runner.close();
       // The engine's in-memory state of the world goes too (until it opens again).
-      (this.#options.store as { release?: (name: string) => void }).release?.(name);
+      this.#options.store.release(name);
       this.#options.onClosed?.(name, wake);
     })().finally(() => this.#closing.delete(name));
     this.#closing.set(name, closing);
