@@ -88,6 +88,35 @@ describe('single-world routing', () => {
   });
 });
 
+describe('what the world is handed', () => {
+  // The shared cases (test/hosts/) see the real world's answers; these, what reached it at all.
+  it('the scope the token opens, never the credential headers, and a twin URL on the vendor wire alone', async () => {
+    const world = echoWorld('shop', 'v3');
+    const core = createSingleWorldCore({ world, org: 'local', tokens, twins: [] });
+    core.publish({ baseUrl: 'http://127.0.0.1:4440', proxyUrl: null, ca: null });
+    const cases: [string, Record<string, string>, string][] = [
+      ['/-/local/shop/clock', { 'x-kit-token': tokens.token }, 'write'],
+      ['/-/local/shop/clock', { 'x-twins-key': tokens.readToken }, 'read'],
+      ['/local/shop/hello/x', { 'x-kit-token': tokens.readToken }, 'read'],
+      ['/local/shop/hello/x', { 'x-twins-key': tokens.token }, 'write'],
+    ];
+    for (const [url, headers, scope] of cases) {
+      const seen = body(await core.dispatch({ method: 'GET', url, headers }));
+      expect([url, seen.scope, seen.headers?.['x-kit-token'], seen.headers?.['x-twins-key']]).toEqual([url, scope, undefined, undefined]);
+      expect(seen.headers?.['x-kit-twin-url']).toBe(url.startsWith('/-/') ? undefined : 'http://127.0.0.1:4440/local/shop/hello');
+    }
+    const reached = world.received.length;
+    const refused = [
+      await core.dispatch({ method: 'GET', url: '/-/local/shop/clock' }),
+      await core.dispatch({ method: 'GET', url: '/local/shop/hello/x', headers: { 'x-kit-token': 'tok_not-this-worlds-token-0123456789' } }),
+      await core.dispatch({ method: 'PUT', url: '/-/local/shop/clock', headers: { 'x-kit-token': tokens.readToken }, body: '{}' }),
+      await core.dispatch({ method: 'POST', url: '/local/shop/hello/x', headers: { 'x-kit-token': tokens.readToken }, body: '{}' }),
+    ];
+    expect(refused.map((a) => a.status)).toEqual([401, 401, 403, 403]);
+    expect(world.received.length).toBe(reached);
+  });
+});
+
 describe('request budget through the server', () => {
   it('answers 429 request_budget_exhausted with Retry-After once spent, and passes again after the wait', async () => {
     let now = 1_000_000;

@@ -363,13 +363,13 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     const scenario = this.scenarios.decide(twin, request);
     const delayMs = scenario?.delayMs ?? 0;
     if (scenario && scenario.kind === 'respond') {
-      return { route: `scenario ${scenario.handlerName}`, response: this.finish(req, scenario.response, delayMs) };
+      return { route: `scenario ${scenario.handlerName}`, response: this.finish(scenario.response, delayMs) };
     }
     if (scenario && scenario.kind === 'fault') {
       const f = scenario.fault;
       if (f.type === 'reset') return { route: `scenario ${scenario.handlerName}`, response: { status: 502, headers: {}, body: '', fault: 'reset', delayMs } };
       const body = f.body ?? { error: { code: 'scenario_fault', message: `Fault injected by scenario handler '${scenario.handlerName}'.` } };
-      return { route: `scenario ${scenario.handlerName}`, response: this.finish(req, { status: f.status, headers: f.headers, body }, delayMs) };
+      return { route: `scenario ${scenario.handlerName}`, response: this.finish({ status: f.status, headers: f.headers, body }, delayMs) };
     }
     if (scenario && scenario.kind === 'js') {
       // Queued in the lane now, while the scenario it was decided on is still the one loaded.
@@ -390,11 +390,11 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     if (out.thrown) {
       // A throw answers in the twin's error shape, as a handler stopped by its limits does.
       const failed = new KitError('handler_error', `Scenario handler "${js.handlerName}" threw: ${out.thrown.message}`, { handler: js.handlerName });
-      return { route, response: this.finish(req, await this.vendorBody(twin, failed), js.delayMs) };
+      return { route, response: this.finish(await this.vendorBody(twin, failed), js.delayMs) };
     }
     // What it kept of its own, whether it answers or passes on to the twin's own routes.
     this.commit(twin, req, js.requestId, route, out, tally);
-    if (out.response) return { route, response: this.finish(req, out.response, js.delayMs) };
+    if (out.response) return { route, response: this.finish(out.response, js.delayMs) };
     const caughtUp = this.catchUp(twin, tally);
     if (typeof caughtUp !== 'number') await caughtUp;
     return this.toTwinRoute(twin, req, rest, js.request, js.requestId, js.delayMs, tally);
@@ -406,7 +406,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     if (!match) {
       this.scenarios.noteTwin(twin, request, { route: null, nearestMiss: twin.router.nearestMiss(request) });
       const err = new KitError('no_handler', `Twin '${twin.vendor}' has no route for ${req.method} ${rest}.`);
-      return { route: `${req.method} (unmatched)`, response: this.finish(req, await this.vendorBody(twin, err), delayMs) };
+      return { route: `${req.method} (unmatched)`, response: this.finish(await this.vendorBody(twin, err), delayMs) };
     }
     const routeDef = twin.manifest.routes[match.index]!;
     this.scenarios.noteTwin(twin, request, { route: routeDef.name });
@@ -417,7 +417,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     const routeName = routeDef.name;
     if (out.thrown) console.error(`twinkit: ${twin.vendor} route '${routeName}' threw: ${out.thrown.message}`);
     else this.commit(twin, req, requestId, routeName, out, tally);
-    return { route: routeName, response: this.finish(req, out.response ?? { status: 204 }, delayMs) };
+    return { route: routeName, response: this.finish(out.response ?? { status: 204 }, delayMs) };
   }
 
   /** Appends the entry a handler made, when it wrote or emitted anything. */
@@ -440,7 +440,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     return this.append(twin.vendor, draft, tally);
   }
 
-  private finish(req: WorldRequest, r: GuestResponse, delayMs: number): WorldResponse {
+  private finish(r: GuestResponse, delayMs: number): WorldResponse {
     const headers: Record<string, string> = {};
     if (r.headers !== undefined) for (const k in r.headers) headers[k.toLowerCase()] = r.headers[k] as string;
     let body: Uint8Array | string;
@@ -455,7 +455,8 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       body = JSON.stringify(r.body);
       if (!headers['content-type']) headers['content-type'] = 'application/json';
     }
-    const out: WorldResponse = { status: r.status ?? 200, headers, body: req.method === 'HEAD' ? '' : body };
+    // A HEAD's body too: the host drops it and answers its length (host/core/answers.ts `headOf`).
+    const out: WorldResponse = { status: r.status ?? 200, headers, body };
     if (delayMs > 0) out.delayMs = delayMs;
     return out;
   }
