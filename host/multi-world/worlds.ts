@@ -194,10 +194,11 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
     const removed = store.sweepExpiredBranches();
     for (const name of removed) {
       registry.remove(name);
-      removeRunnerState(storage, name);
       wake.forget(name);
     }
+    // Closed before their runners' keys go: a closing runner writes its request report.
     await Promise.all(removed.map((name) => pool.close(name)));
+    for (const name of removed) removeRunnerState(storage, name);
     if (removed.length > 0) await storage.durable();
     return removed;
   }

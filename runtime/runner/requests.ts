@@ -2,8 +2,9 @@
  * The request report (`GET …/requests?hours=`): per twin, requests by status class,
  * p50 and p95 response time, and top routes, over the last hours.
  *
- * Kept in memory as a bounded ring per twin: it describes traffic since the world
- * started serving, not its whole life, and never slows a request with a write.
+ * Kept in memory as a bounded ring per twin, so it never slows a request with a write; the
+ * runner keeps it in storage when the world closes and reads it back when it opens again
+ * (`snapshot`, `restore`), so a host closing an idle world, or a restart, loses none of it.
  */
 
 interface Sample {
@@ -36,6 +37,13 @@ class Ring {
   constructor(readonly capacity: number) {
     this.items = new Array(capacity);
   }
+  /** Oldest first. */
+  *all(): Iterable<Sample> {
+    for (let i = 0; i < this.capacity; i++) {
+      const s = this.items[(this.next + i) % this.capacity];
+      if (s) yield s;
+    }
+  }
   push(s: Sample): void {
     this.items[this.next] = s;
     this.next = (this.next + 1) % this.capacity;
@@ -59,6 +67,23 @@ export class RequestLog {
     let ring = this.rings.get(twin);
     if (!ring) this.rings.set(twin, (ring = new Ring(this.capacity)));
     ring.push({ at, status, ms, route });
+  }
+
+  /** Every sample, per twin oldest first, as plain data for storage: `[twin, [at, status, ms, route][]][]`. */
+  snapshot(): [string, [number, number, number, string][]][] {
+    return [...this.rings].map(([twin, ring]) => [twin, [...ring.all()].map((s) => [s.at, s.status, s.ms, s.route] as [number, number, number, string])]);
+  }
+
+  /** Takes back a `snapshot` (anything malformed in it is skipped). */
+  restore(snapshot: unknown): void {
+    if (!Array.isArray(snapshot)) return;
+    for (const item of snapshot) {
+      if (!Array.isArray(item) || typeof item[0] !== 'string' || !Array.isArray(item[1])) continue;
+      for (const s of item[1] as unknown[]) {
+        if (!Array.isArray(s) || typeof s[0] !== 'number' || typeof s[1] !== 'number' || typeof s[2] !== 'number' || typeof s[3] !== 'string') continue;
+        this.record(item[0], s[0], s[1], s[2], s[3]);
+      }
+    }
   }
 
   report(twins: string[], hours: number, now: number): RequestReport {

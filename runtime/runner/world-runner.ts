@@ -154,6 +154,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
       this.twins.set(bundle.vendor, served);
     }
+    this.requests.restore(this.storage.get(this.requestsKey()));
     await this.scenarios.restore();
     await this.checks.restore();
   }
@@ -222,6 +223,8 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   async close(): Promise<void> {
     this.closed = true;
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    // The request report outlives the runner: read back when the world opens again.
+    if (this.storage.alive) this.storage.transact((tx) => tx.put(this.requestsKey(), this.requests.snapshot()));
     await this.durable();
     this.deliverer.close();
     await this.lane.close();
@@ -268,6 +271,10 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       }
     }
     return performed;
+  }
+
+  private requestsKey(): string[] {
+    return ['#runner', this.name, 'requests'];
   }
 
   // ------------------------------------------------------------ vendor wire

@@ -14,18 +14,7 @@ import { runWorldEndpointCases } from './world-endpoints.cases.js';
 runWorldEndpointCases({
   name: 'the multi-world host',
   lacks: {},
-  skip: [
-    {
-      reason:
-        'bug: the multi-world host serves no stream WebSocket (its listenHttp is given no stream routes, host/multi-world/host.ts): the upgrade reaches the core, which answers 401 for want of a token header',
-      cases: ['a stream and a budget > a stream is a WebSocket at …/streams/<id> whose first message is the world token'],
-    },
-    {
-      reason:
-        "bug: the request report lives in the world's runner (runtime/runner/requests.ts, in memory), and the host's pool drops it with the runner when it closes an idle world (default after 60 s): …/requests?hours=24 counts only since the world last opened",
-      cases: ["changing a world's behaviour > a world nobody used for a while keeps its request report"],
-    },
-  ],
+  skip: [],
   async start() {
     const dir = await mkdtemp(join(tmpdir(), 'kit-hosts-multi-'));
     const host = await startMultiWorldHost({ dir, port: 0, twins: [...(await loadBuiltinTwins()).values()], guestRuntime: await buildGuestRuntime() });
