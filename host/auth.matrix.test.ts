@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { echoWorld } from './echo-world.js';
 import type { EchoBody } from './echo-world.js';
 import { createSingleWorldCore } from './single-world.js';
-import type { HttpAnswer } from './http/types.js';
+import type { HttpAnswer } from './core/types.js';
 
 const TOKEN = 'tok_matrix-write-token-0123456789';
 const READ = 'tok_r_matrix-read-token-0123456789';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { echoWorld } from './echo-world.js';
 import type { EchoBody } from './echo-world.js';
 import { createSingleWorldCore, startSingleWorldServer } from './single-world.js';
-import type { HttpAnswer } from './http/types.js';
+import type { HttpAnswer } from './core/types.js';
 
 const tokens = { token: 'tok_sw-write-token-abcdefghijkl', readToken: 'tok_r_sw-read-token-abcdefghijkl' };
 const auth = { 'x-kit-token': tokens.token };

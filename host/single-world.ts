@@ -11,21 +11,21 @@ import { randomBytes } from 'node:crypto';
 import { isKitError, statusOf } from '../runtime/errors.js';
 import type { KitErrorCode } from '../runtime/errors.js';
 import type { Scope, WorldHandle, WorldRequest, WorldResponse } from '../runtime/runner/types.js';
-import { findCredential, TokenVerifier } from './auth/credentials.js';
-import { readTokenOpens } from './auth/scopes.js';
-import type { WorldTokens } from './auth/tokens.js';
-import { DEFAULT_MAX_BODY_BYTES, listenHttp } from './http/uws.js';
-import { allowAnyOrigin, isPreflight, preflightAnswer } from './http/cors.js';
-import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './http/types.js';
+import { findCredential, TokenVerifier } from './core/credentials.js';
+import { readTokenOpens } from './core/scopes.js';
+import type { WorldTokens } from './node/tokens.js';
+import { DEFAULT_MAX_BODY_BYTES, listenHttp } from './node/http/uws.js';
+import { allowAnyOrigin, isPreflight, preflightAnswer } from './core/cors.js';
+import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './core/types.js';
 import { RequestBudget, retryAfterSeconds } from './limits.js';
 import type { BudgetOptions } from './limits.js';
 import { buildAttachManifest } from './attach/manifest.js';
 import type { AttachCa } from '../sdk/attach/manifest.js';
-import { startConnectProxy } from './proxy/proxy.js';
-import type { ConnectProxy } from './proxy/proxy.js';
-import type { WorldCa } from './proxy/ca.js';
-import { createStreamRoutes } from './streams/uws.js';
-import type { StreamLimits } from './streams/bridge.js';
+import { startConnectProxy } from './node/proxy/proxy.js';
+import type { ConnectProxy } from './node/proxy/proxy.js';
+import type { WorldCa } from './node/proxy/ca.js';
+import { createStreamRoutes } from './node/streams/uws.js';
+import type { StreamLimits } from './node/streams/bridge.js';
 
 /** The attach manifest's path below `{world_url}` (spec: World attach and vendor wire). */
 const MANIFEST_SUB = '/.well-known/kit-world';
@@ -66,13 +66,13 @@ export interface SingleWorldOptions {
   /** How long a stop waits for in-flight requests. Default 10 s. */
   drainTimeoutMs?: number;
   /**
-   * The world's CA. With it the server also runs the CONNECT proxy (host/proxy/) and the
+   * The world's CA. With it the server also runs the CONNECT proxy (host/node/proxy/) and the
    * attach manifest names both; without it the manifest's `ca` and `proxy` are null.
    */
   ca?: WorldCa;
   /** The proxy's port: default the server's port + 1 (a free one when the server's is 0); 0 picks. */
   proxyPort?: number;
-  /** Limits of stream connections (`{world_api}/streams/<id>`); defaults in host/streams/bridge.ts. */
+  /** Limits of stream connections (`{world_api}/streams/<id>`); defaults in host/node/streams/bridge.ts. */
   streamLimits?: Partial<StreamLimits>;
 }
 
@@ -305,7 +305,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     }
 
     const headers = h.headers;
-    // Before the credential: a browser sends none on a preflight (host/http/cors.ts).
+    // Before the credential: a browser sends none on a preflight (host/core/cors.ts).
     if (isPreflight(h.method, headers)) return preflightAnswer(headers, { 'x-kit-world-code': world.code });
     const credential = findCredential(headers, surface);
     if (credential === null) {
@@ -327,7 +327,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
         return errorAnswer('forbidden', `the read token does not open ${method} ${sub}; use the world token`);
       }
       if (sub.startsWith('/streams/')) {
-        // Only a WebSocket upgrade reaches the stream (host/streams/); this is a plain request.
+        // Only a WebSocket upgrade reaches the stream (host/node/streams/); this is a plain request.
         return errorAnswer('upgrade_required', `${sub} is a WebSocket: open it with an Upgrade, then send the world token as the first message`);
       }
       if (sub === '/branches' || sub.startsWith('/branches/')) {
@@ -384,7 +384,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     };
   };
 
-  /** `route`, and a page of another origin may read the answer (host/http/cors.ts). */
+  /** `route`, and a page of another origin may read the answer (host/core/cors.ts). */
   const head = (h: HttpHead): HttpAnswer | BodyReader => {
     const answer = route(h);
     if (h.headers['origin'] === undefined) return answer;
@@ -446,7 +446,7 @@ function urlHost(host: string): string {
 export async function startSingleWorldServer(options: SingleWorldOptions): Promise<SingleWorldServer> {
   const core = createSingleWorldCore(options);
   const host = options.host ?? '127.0.0.1';
-  // WebSocket `{world_api}/streams/<id>`: TCP-protocol twins (host/streams/).
+  // WebSocket `{world_api}/streams/<id>`: TCP-protocol twins (host/node/streams/).
   const streams = createStreamRoutes({ apiPrefix: `/-/${options.org}/${options.worldName ?? options.world.name}`, world: options.world, scopeOf: core.scopeOf, ...(options.streamLimits ? { limits: options.streamLimits } : {}) });
   const http = await listenHttp({
     configure: streams.register,

@@ -12,7 +12,7 @@ import { Bench } from 'tinybench';
 import type { WorldRequest } from '../../runtime/runner/types.js';
 import { constantWorld } from '../../host/echo-world.js';
 import { createSingleWorldCore } from '../../host/single-world.js';
-import type { HttpHead } from '../../host/http/types.js';
+import type { HttpHead } from '../../host/core/types.js';
 
 const TOKEN = 'tok_bench-0123456789abcdefghijklmnopqrstuvwxyzABCDE';
 

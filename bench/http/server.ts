@@ -22,7 +22,7 @@
 import * as uWS from 'uWebSockets.js';
 import { constantWorld } from '../../host/echo-world.js';
 import { startSingleWorldServer } from '../../host/single-world.js';
-import { writeTokenFile } from '../../host/auth/index.js';
+import { writeTokenFile } from '../../host/index.js';
 import { openLocalWorld } from '../../runtime/runner/index.js';
 import type { LocalWorldOptions, WorldHandle, WorldRequest } from '../../runtime/runner/types.js';
 import { DEFAULT_HOST, DEFAULT_ORG, serveWorld } from '../../sdk/cli/serve.js';

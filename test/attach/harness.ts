@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import * as esbuild from 'esbuild';
 import { startSingleWorldServer } from '../../host/single-world.js';
 import type { SingleWorldServer, TwinScopes } from '../../host/single-world.js';
-import { createMemoryCa } from '../../host/proxy/ca.js';
+import { createMemoryCa } from '../../host/node/proxy/ca.js';
 import { loadBuiltinTwins } from '../../sdk/twin/build.js';
 import { openTestWorld } from '../helpers/world.js';
 import type { TestWorld } from '../helpers/world.js';

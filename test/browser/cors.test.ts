@@ -2,7 +2,7 @@
  * A page of another origin calls twins from a real browser (Debian's Chromium, driven by
  * playwright-core), as a front end calls api.stripe.com or api.github.com: at the world's
  * address, and at the vendor's own address through the world's proxy. Without the host's
- * CORS answers (host/http/cors.ts) every call here fails in the browser with "Failed to fetch".
+ * CORS answers (host/core/cors.ts) every call here fails in the browser with "Failed to fetch".
  */
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoWorld } from '../echo-world.js';
-import type { EchoBody, EchoWorld } from '../echo-world.js';
-import { startSingleWorldServer } from '../single-world.js';
-import type { SingleWorldServer } from '../single-world.js';
-import type { HttpAnswer } from './types.js';
+import { echoWorld } from '../../echo-world.js';
+import type { EchoBody, EchoWorld } from '../../echo-world.js';
+import { startSingleWorldServer } from '../../single-world.js';
+import type { SingleWorldServer } from '../../single-world.js';
+import type { HttpAnswer } from '../../core/types.js';
 
 const tokens = { token: 'tok_test-write-token', readToken: 'tok_r_test-read-token' };
 const auth = { 'x-kit-token': tokens.token };

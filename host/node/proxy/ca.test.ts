@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createServer, type SecureContext, type TlsOptions } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isKitError } from '../../runtime/errors.js';
+import { isKitError } from '../../../runtime/errors.js';
 import { caDir, createMemoryCa, loadOrCreateCa } from './ca.js';
 
 /** The hosts the test CAs may vouch for. */

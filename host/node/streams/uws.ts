@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type * as uWS from 'uWebSockets.js';
-import type { Scope, WorldHandle } from '../../runtime/runner/types.js';
+import type { Scope, WorldHandle } from '../../../runtime/runner/types.js';
 import { STREAM_CLOSE, StreamBridge, type StreamLimits } from './bridge.js';
 
 export interface StreamRoutesOptions {

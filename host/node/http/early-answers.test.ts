@@ -10,8 +10,8 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CHILD_TOKENS, exchange, exchangeToClose, header, parseResponses, startChildServer } from '../../test/helpers/child-server.js';
-import type { ChildServer, Exchange, RawResponse } from '../../test/helpers/child-server.js';
+import { CHILD_TOKENS, exchange, exchangeToClose, header, parseResponses, startChildServer } from '../../../test/helpers/child-server.js';
+import type { ChildServer, Exchange, RawResponse } from '../../../test/helpers/child-server.js';
 
 const W = '/local/w';
 const API = '/-/local/w';

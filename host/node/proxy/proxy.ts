@@ -25,7 +25,7 @@ import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
-import type { HttpAnswer, HttpHandler } from '../http/types.js';
+import type { HttpAnswer, HttpHandler } from '../../core/types.js';
 import type { WorldCa } from './ca.js';
 import { AllowList, formatAddress, pickTunnelAddress } from './addresses.js';
 import type { TunnelAllowance, TunnelScope } from './addresses.js';

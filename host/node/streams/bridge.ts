@@ -10,8 +10,8 @@
  * call at a time; what arrives during a call waits and goes with the next one. When either
  * side closes, so does the other, and the twin hears `close` once.
  */
-import { isKitError } from '../../runtime/errors.js';
-import type { Scope, StreamResult, StreamUntilBytes, WorldHandle } from '../../runtime/runner/types.js';
+import { isKitError } from '../../../runtime/errors.js';
+import type { Scope, StreamResult, StreamUntilBytes, WorldHandle } from '../../../runtime/runner/types.js';
 
 /** Close codes of a stream's WebSocket (4xxx: the application's range, RFC 6455 7.4.2). */
 export const STREAM_CLOSE = {

@@ -6,13 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readFile, readlink, realpath, rename, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { KitError } from '../../runtime/errors.js';
+import { mintTokens, type WorldTokens } from '../core/credentials.js';
 
-export interface WorldTokens {
-  /** Opens everything: `tok_` + 32 random bytes, base64url. */
-  token: string;
-  /** Opens GET/HEAD on the vendor API and the world endpoints marked "read": `tok_r_` + 32 bytes. */
-  readToken: string;
-}
+export { mintTokens, type WorldTokens };
 
 export interface TokenFile extends WorldTokens {
   url: string;
@@ -20,14 +16,6 @@ export interface TokenFile extends WorldTokens {
 
 const TOKEN = /^tok_[A-Za-z0-9_-]{43}$/;
 const READ_TOKEN = /^tok_r_[A-Za-z0-9_-]{43}$/;
-
-/** Mints a fresh pair from the CSPRNG. */
-export function mintTokens(): WorldTokens {
-  return {
-    token: `tok_${randomBytes(32).toString('base64url')}`,
-    readToken: `tok_r_${randomBytes(32).toString('base64url')}`,
-  };
-}
 
 /** Where a world served from `dir` keeps its tokens. */
 export function tokenFilePath(dir: string): string {

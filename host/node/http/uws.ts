@@ -10,7 +10,7 @@
  */
 import type * as uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
-import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';
+import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from '../../core/types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 /**

@@ -11,10 +11,10 @@ import type { Server as NetServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EchoBody, EchoWorld } from '../echo-world.js';
-import { echoWorld } from '../echo-world.js';
-import { startSingleWorldServer } from '../single-world.js';
-import type { SingleWorldServer } from '../single-world.js';
+import type { EchoBody, EchoWorld } from '../../echo-world.js';
+import { echoWorld } from '../../echo-world.js';
+import { startSingleWorldServer } from '../../single-world.js';
+import type { SingleWorldServer } from '../../single-world.js';
 import { createMemoryCa } from './ca.js';
 import { parseAuthority, startConnectProxy } from './proxy.js';
 import type { ConnectProxy } from './proxy.js';
@@ -209,7 +209,7 @@ type ProxyOptions = Parameters<typeof startConnectProxy>[0];
 
 /** A proxy of its own in front of an echo world, twinning api.stripe.com, with `limits` set. */
 async function stripeProxy(limits: Partial<Omit<ProxyOptions, 'ca' | 'twins' | 'scopeOf' | 'handler' | 'vendorPath'>>, caHosts = ['api.stripe.com']): Promise<{ proxy: ConnectProxy; world: EchoWorld }> {
-  const { createSingleWorldCore } = await import('../single-world.js');
+  const { createSingleWorldCore } = await import('../../single-world.js');
   const own = echoWorld('w');
   const core = createSingleWorldCore({ world: own, org: 'local', tokens, twins: [{ vendor: 'stripe', requestScopes: [] }] });
   const proxy = await startConnectProxy({

@@ -13,9 +13,9 @@
  * Replay another run with KIT_FUZZ_SEED=<n>.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHILD_TOKENS, exchange, exchangeToClose, startChildServer } from '../../test/helpers/child-server.js';
-import type { ChildServer, Exchange, Step } from '../../test/helpers/child-server.js';
-import { seededRandom } from '../../test/helpers/random.js';
+import { CHILD_TOKENS, exchange, exchangeToClose, startChildServer } from '../../../test/helpers/child-server.js';
+import type { ChildServer, Exchange, Step } from '../../../test/helpers/child-server.js';
+import { seededRandom } from '../../../test/helpers/random.js';
 
 const SEED = Number(process.env['KIT_FUZZ_SEED'] ?? 30);
 const CONNECTIONS = 240;

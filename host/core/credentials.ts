@@ -3,10 +3,29 @@
  * compared as SHA-256 digests with `timingSafeEqual`, so neither the comparison time nor
  * a length mismatch says how much of a guess was right.
  */
-import * as crypto from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Scope } from '../../runtime/runner/types.js';
-import type { WorldTokens } from './tokens.js';
+
+export interface WorldTokens {
+  /** Opens everything: `tok_` + 32 random bytes, base64url. */
+  token: string;
+  /** Opens GET/HEAD on the vendor API and the world endpoints marked "read": `tok_r_` + 32 bytes. */
+  readToken: string;
+}
+
+/** 32 bytes from the CSPRNG (Web Crypto: the same on Node and workerd), base64url. */
+function randomPart(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** Mints a fresh pair from the CSPRNG. */
+export function mintTokens(): WorldTokens {
+  return { token: `tok_${randomPart()}`, readToken: `tok_r_${randomPart()}` };
+}
 
 /** Where a credential was found. `authorization` means the app's API-key slot carried the world's token. */
 export type CredentialSource = 'x-kit-token' | 'x-twins-key' | 'authorization';
@@ -62,7 +81,7 @@ export function findCredential(headers: Record<string, string>, surface: 'api' |
 }
 
 /** `crypto.hash` (Node 20.12+) is the one-shot form, about 20% cheaper than a Hash object. */
-const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
+const oneShot = (nodeCrypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
 
 function digest(value: string): Buffer {
   return oneShot !== undefined ? oneShot('sha256', value, 'buffer') : createHash('sha256').update(value).digest();

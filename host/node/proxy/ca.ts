@@ -19,7 +19,7 @@ import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises
 import { createSecureContext } from 'node:tls';
 import type { SecureContext } from 'node:tls';
 import { join } from 'node:path';
-import { KitError } from '../../runtime/errors.js';
+import { KitError } from '../../../runtime/errors.js';
 import { dnsNameCovered, nameConstraints, NAME_CONSTRAINTS_OID, permittedDnsNames } from './name-constraints.js';
 
 type X509 = typeof import('@peculiar/x509');
