@@ -9,8 +9,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseTokenFile, tokenFilePath } from '../../host/auth/index.js';
-import { NAME_PATTERN } from '../../host/index.js';
+import { NAME_PATTERN, parseTokenFile, tokenFilePath } from '../../host/index.js';
 import { UsageError } from './args.js';
 import { CliError } from './client.js';
 import type { Endpoint } from './client.js';

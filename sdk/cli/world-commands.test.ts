@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintTokens, writeTokenFile } from '../../host/auth/index.js';
+import { mintTokens, writeTokenFile } from '../../host/index.js';
 import { startSingleWorldServer } from '../../host/single-world.js';
 import type { SingleWorldServer } from '../../host/single-world.js';
 import { openTestWorld } from '../../test/helpers/world.js';
