@@ -382,7 +382,7 @@ const commands: Command<WorldTarget>[] = [
       // A checkpoint is up to 24 MB: longer than a small answer may take.
       const response = await request(api(t), 'GET', `/checkpoint/${segment(twin)}`, { query: { at }, timeoutMs: 10 * 60_000 });
       const written = await pipeToStdout(call, response);
-      call.io.err(`kit: wrote ${bytes(written)}${written >= 1024 ? ` (${written} bytes)` : ''}: the checkpoint of ${printable(twin)}${at !== undefined ? ` at position ${at}` : ''}`);
+      call.io.err(`kit: wrote ${written} byte${written === 1 ? '' : 's'}${written >= 1024 ? ` (${bytes(written)})` : ''}: the checkpoint of ${printable(twin)}${at !== undefined ? ` at position ${at}` : ''}`);
       return 0;
     },
   },
