@@ -131,17 +131,7 @@ export async function request(endpoint: Endpoint, method: string, path: string, 
   throw await errorOf(response, method, url);
 }
 
-/** The answer's body as JSON; `bad_answer` when it is not JSON (not a kit world at that URL). */
-export async function readJson<T>(response: Response): Promise<T> {
-  const text = await response.text();
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new CliError('bad_answer', `${shown(response.url)} answered ${response.status} with a body that is not JSON; is it a kit world or host?`);
-  }
-}
-
-/** `request` then `readJson`, with the body's text kept for `--json` (printed as answered). */
+/** `request` and its body as JSON (`bad_answer` when it is not: no kit world at that URL), with the text kept for `--json` (printed as answered). */
 export async function requestJson<T>(endpoint: Endpoint, method: string, path: string, options?: RequestOptions): Promise<{ value: T; text: string }> {
   const response = await request(endpoint, method, path, options);
   const text = await response.text();
