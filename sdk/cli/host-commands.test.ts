@@ -77,8 +77,8 @@ describe.skipIf(!hostAvailable)('kit host and kit world branch commands against 
     const made = await kit(['host', 'create', 'acme/shop', '--vendors', 'hello,stripe', '--owner', 'acme', ...admin()]);
     expect(made.code, made.err.join('\n')).toBe(0);
     expect(made.out[0]).toBe('kit: made world acme/shop with hello, stripe');
-    expect(made.text).toContain(`world URL    ${host.url}/acme/shop`);
-    expect(made.text).toContain(`world API    ${host.url}/-/acme/shop`);
+    expect(made.out).toContain(`  world URL   ${host.url}/acme/shop`);
+    expect(made.out).toContain(`  world API   ${host.url}/-/acme/shop`);
     expect(made.text).toMatch(/token +tok_/);
 
     const json = await kit(['host', 'create', 'acme/other', '--vendors', 'hello', '--json', ...admin()]);
@@ -124,7 +124,7 @@ describe.skipIf(!hostAvailable)('kit host and kit world branch commands against 
     expect(made.code, made.err.join('\n')).toBe(0);
     const name = /^kit: made branch (acme\/shop-try-[0-9a-f]{4}) from acme\/shop$/.exec(made.out[0] ?? '')?.[1];
     expect(name).toBeDefined();
-    expect(made.text).toContain(`world URL    ${host.url}/${name as string}`);
+    expect(made.out).toContain(`  world URL   ${host.url}/${name as string}`);
     const token = /token +(tok_\S+)/.exec(made.text)?.[1] as string;
 
     const branches = await kit(['world', 'branches', ...on]);
