@@ -104,7 +104,8 @@ export async function request(endpoint: Endpoint, method: string, path: string, 
   let url = `${endpoint.base}${path}`;
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) params.set(name, String(value));
-  if ([...params.keys()].length > 0) url += `?${params.toString()}`;
+  const search = params.toString();
+  if (search !== '') url += `?${search}`;
   const headers: Record<string, string> = { 'x-kit-token': endpoint.token, accept: 'application/json' };
   let body: Uint8Array<ArrayBuffer> | string | undefined;
   if (options.json !== undefined) {

@@ -8,7 +8,6 @@
 /** A value as one printable line: control characters (ANSI escapes, newlines) shown as `\xNN`. */
 export function printable(value: unknown): string {
   const text = value === null || value === undefined ? '-' : typeof value === 'string' ? value : String(value);
-  // eslint-disable-next-line no-control-regex -- matching them is the point
   return text.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
