@@ -9,3 +9,5 @@ export type { BodyReader, Credential, CredentialSource, HttpAnswer, HttpHandler,
 export * from './node/index.js';
 export { constantWorld, echoWorld } from './echo-world.js';
 export type { EchoBody, EchoWorld } from './echo-world.js';
+export { ADMIN_NAMES, startMultiWorldHost } from './multi-world/index.js';
+export type { MultiWorldHost, MultiWorldHostOptions, WorldRow } from './multi-world/index.js';

@@ -29,7 +29,6 @@ export type KitErrorCode =
   | 'position_beyond_head'
   | 'no_scenario'
   | 'method_not_allowed'
-  | 'upgrade_required'
   // state conflicts
   | 'clock_backward'
   | 'clock_unset'
@@ -40,17 +39,8 @@ export type KitErrorCode =
   | 'body_too_large'
   | 'checkpoint_too_large'
   | 'too_many_checks'
-  | 'request_budget_exhausted'
-  // authentication
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'read_only'
   // the host
-  | 'shutting_down'
   | 'catching_up'
-  | 'token_file_corrupt'
-  | 'ca_file_corrupt'
-  | 'bad_gateway'
   // the sandbox
   | 'handler_error'
   | 'handler_timeout'
@@ -70,20 +60,23 @@ const STATUS: Record<KitErrorCode, number> = {
   invalid_cursor: 400, invalid_limit: 400, invalid_scenario: 400, invalid_check: 400,
   invalid_twin: 400,
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
-  unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405, upgrade_required: 426,
+  unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405,
   clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409,
-  body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409, request_budget_exhausted: 429,
-  unauthenticated: 401, forbidden: 403, read_only: 403,
-  shutting_down: 503, catching_up: 503, token_file_corrupt: 500, ca_file_corrupt: 500, bad_gateway: 502,
+  body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409,
+  catching_up: 503,
   handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,
   no_handler: 404,
   storage_closed: 503, storage_failed: 503, storage_locked: 409, storage_corrupt: 500, internal: 500,
 };
 
-export class KitError extends Error {
-  override readonly name = 'KitError';
+/**
+ * An error with a stable code and its HTTP status: the runtime's `KitError`, and the codes a
+ * host raises itself (host/errors.ts). Every one answers in the same body shape.
+ */
+export class CodedError<C extends string = string> extends Error {
   constructor(
-    readonly code: KitErrorCode,
+    readonly code: C,
+    readonly status: number,
     message: string,
     /** Extra fields for the error body, e.g. `{ param: 'at' }` or `{ origin }`. */
     readonly details?: Record<string, unknown>,
@@ -91,13 +84,16 @@ export class KitError extends Error {
     super(message);
   }
 
-  get status(): number {
-    return STATUS[this.code];
-  }
-
   /** The one JSON body shape every world API error has. */
-  toBody(): { error: { code: KitErrorCode; message: string } & Record<string, unknown> } {
+  toBody(): { error: { code: C; message: string } & Record<string, unknown> } {
     return { error: { code: this.code, message: this.message, ...this.details } };
+  }
+}
+
+export class KitError extends CodedError<KitErrorCode> {
+  override readonly name = 'KitError';
+  constructor(code: KitErrorCode, message: string, details?: Record<string, unknown>) {
+    super(code, STATUS[code], message, details);
   }
 }
 
@@ -107,4 +103,8 @@ export function statusOf(code: KitErrorCode): number {
 
 export function isKitError(e: unknown): e is KitError {
   return e instanceof KitError;
+}
+
+export function isCodedError(e: unknown): e is CodedError {
+  return e instanceof CodedError;
 }

@@ -2,7 +2,7 @@
  * The runtime's public surface (`twinkit/runtime`): open a world and serve it in-process,
  * or reach for the engine and storage directly. Everything else in runtime/ is internal.
  */
-export { KitError, isKitError, statusOf, type KitErrorCode } from './errors.js';
+export { CodedError, KitError, isCodedError, isKitError, statusOf, type KitErrorCode } from './errors.js';
 export { KIT_VERSION } from './version.js';
 export { MemoryStorage, openLmdbStorage, type Storage } from './store/index.js';
 export { WorldStore, World, idSource, type IdSource } from './world/index.js';

@@ -1,6 +1,6 @@
 export { DEFAULT_MAX_BODY_BYTES, listenHttp, MAX_HEAD_BYTES } from './http/index.js';
 export type { HttpServer, HttpServerOptions } from './http/index.js';
-export { loadOrCreateTokens, parseTokenFile, readTokenFile, tokenFilePath, writeTokenFile } from './tokens.js';
+export { hostDir, loadOrCreateAdminToken, loadOrCreateTokens, parseTokenFile, readTokenFile, tokenFilePath, writeHostUrl, writeTokenFile } from './tokens.js';
 export type { TokenFile } from './tokens.js';
 export { caDir, createMemoryCa, loadOrCreateCa, startConnectProxy } from './proxy/index.js';
 export type { ConnectProxy, ConnectProxyOptions, WorldCa } from './proxy/index.js';

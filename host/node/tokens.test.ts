@@ -3,7 +3,7 @@ import { chmod, lstat, mkdtemp, readFile, rename, rm, stat, symlink, writeFile }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isKitError } from '../../runtime/errors.js';
+import { isCodedError } from '../../runtime/errors.js';
 import { loadOrCreateTokens, mintTokens, tokenFilePath } from './tokens.js';
 
 let dir: string;
@@ -85,7 +85,7 @@ describe('world tokens', () => {
     for (const content of bad) {
       await writeFile(path, content);
       const error = await loadOrCreateTokens(dir, 'u').catch((e: unknown) => e);
-      expect(isKitError(error) && error.code).toBe('token_file_corrupt');
+      expect(isCodedError(error) && error.code).toBe('token_file_corrupt');
       expect(String((error as Error).message)).toContain(path);
       expect(await readFile(path, 'utf8')).toBe(content);
     }
@@ -93,6 +93,6 @@ describe('world tokens', () => {
     await rm(path);
     execFileSync('mkfifo', [path]);
     const fifo = await loadOrCreateTokens(dir, 'u').catch((e: unknown) => e);
-    expect(isKitError(fifo) && fifo.code).toBe('token_file_corrupt');
+    expect(isCodedError(fifo) && fifo.code).toBe('token_file_corrupt');
   });
 });

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readFile, readlink, realpath, rename, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { KitError } from '../../runtime/errors.js';
+import { HostError } from '../errors.js';
 import { mintTokens, type WorldTokens } from '../core/credentials.js';
 
 export { mintTokens, type WorldTokens };
@@ -22,8 +22,8 @@ export function tokenFilePath(dir: string): string {
   return join(dir, '.kit', 'token');
 }
 
-function corrupt(path: string, why: string): KitError {
-  return new KitError(
+function corrupt(path: string, why: string): HostError {
+  return new HostError(
     'token_file_corrupt',
     `${path} is not a token file this server wrote (${why}); fix it or remove it to mint new tokens`,
     { path },
@@ -52,7 +52,7 @@ export function parseTokenFile(text: string, path: string): TokenFile {
  * file that is a symlink (to a secrets folder, say) is written through: the rename lands on
  * the file it names, and the link stays.
  */
-async function writeAtomically(link: string, content: string): Promise<void> {
+export async function writeAtomically(link: string, content: string): Promise<void> {
   let path = link;
   try {
     path = await realpath(link);
@@ -79,7 +79,7 @@ export async function readTokenFile(dir: string): Promise<TokenFile | null> {
   let text: string;
   try {
     // A FIFO or a device in its place would block the read for ever: only a file is read.
-    if (!(await stat(path)).isFile()) throw new KitError('token_file_corrupt', `${path} is not a regular file; move it away to mint new tokens`);
+    if (!(await stat(path)).isFile()) throw new HostError('token_file_corrupt', `${path} is not a regular file; move it away to mint new tokens`);
     text = await readFile(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -111,4 +111,42 @@ export async function loadOrCreateTokens(dir: string, url: string): Promise<Toke
   const tokens = mintTokens();
   await writeTokenFile(dir, { url, ...tokens });
   return { url, ...tokens, created: true };
+}
+
+/** The multi-world host's folder in `dir`: its worlds' storage, its admin token, its URL. */
+export function hostDir(dir: string): string {
+  return join(dir, '.kit-host');
+}
+
+const ADMIN_TOKEN = /^tok_a_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The host's admin token, kept at `<dir>/.kit-host/admin` (mode 0600): minted from the CSPRNG
+ * on first start and reused after. A file that holds anything else is `admin_file_corrupt`,
+ * never replaced (the operator's scripts hold the token it had).
+ */
+export async function loadOrCreateAdminToken(dir: string): Promise<{ token: string; created: boolean }> {
+  const path = join(hostDir(dir), 'admin');
+  await mkdir(hostDir(dir), { recursive: true, mode: 0o700 });
+  let text: string | null = null;
+  try {
+    if (!(await stat(path)).isFile()) throw new HostError('admin_file_corrupt', `${path} is not a regular file; move it away to mint a new admin token`);
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  if (text !== null) {
+    const token = text.trim();
+    if (!ADMIN_TOKEN.test(token)) throw new HostError('admin_file_corrupt', `${path} does not hold an admin token this host wrote; fix it or move it away to mint a new one`);
+    if (((await stat(path)).mode & 0o777) !== 0o600) await chmod(path, 0o600);
+    return { token, created: false };
+  }
+  const token = `tok_a_${randomBytes(32).toString('base64url')}`;
+  await writeAtomically(path, `${token}\n`);
+  return { token, created: true };
+}
+
+/** Writes `<dir>/.kit-host/url`, where the CLI finds the host. */
+export async function writeHostUrl(dir: string, url: string): Promise<void> {
+  await writeAtomically(join(hostDir(dir), 'url'), `${url}\n`);
 }

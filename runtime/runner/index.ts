@@ -3,3 +3,4 @@ export { MAX_STREAM_STATE_BYTES } from './streams.js';
 export { WorldRunner, type RunnerOptions } from './world-runner.js';
 export { openLocalWorld, openWorldRunner, worldCode, stateDir, type WorldRunnerOptions } from './open.js';
 export type { CheckResult } from './checks.js';
+export { copyRunnerState, hasPendingDeliveries, removeRunnerState } from './state.js';

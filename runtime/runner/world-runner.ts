@@ -243,6 +243,47 @@ export class WorldRunner implements WorldHandle {
     this.trusted.dispose();
   }
 
+  /**
+   * When the earliest timed move of any twin falls due by the wall clock (epoch ms); null when
+   * none is scheduled, or the world's clock is set (then moves fall due only when it is moved,
+   * by a request). A host that closes idle worlds wakes this one then.
+   */
+  nextMoveDueMs(): number | null {
+    if (this.world.clock().frozen) return null;
+    let earliest = Infinity;
+    for (const twin of this.twins.values()) {
+      if (twin.manifest.moves.length === 0) continue;
+      const first = this.world.listRecords<{ dueAt: string }>(twin.vendor, DUE_TYPE, { limit: 1 }).records[0];
+      if (first !== undefined) earliest = Math.min(earliest, Date.parse(first.value.dueAt));
+    }
+    return Number.isFinite(earliest) ? earliest : null;
+  }
+
+  /**
+   * Performs, for every twin, the timed moves that fell due up to the clock — what each twin's
+   * next request would do first — and waits until they are on disk (their webhooks then go to
+   * the deliverer). Answers how many it performed.
+   */
+  async performDueMoves(): Promise<number> {
+    let performed = 0;
+    for (const twin of this.twins.values()) {
+      if (twin.manifest.moves.length === 0) continue;
+      for (;;) {
+        const tally: Tally = { appended: false };
+        try {
+          performed += await this.exclusive(twin.vendor, async () => this.catchUp(twin, tally));
+          if (tally.appended) await this.durable();
+          break;
+        } catch (e) {
+          if (tally.appended) await this.durable();
+          if (!(isKitError(e) && e.code === 'catching_up')) throw e;
+          performed += Number(e.details?.['performed'] ?? 0);
+        }
+      }
+    }
+    return performed;
+  }
+
   // ------------------------------------------------------------ vendor wire
 
   private async handleVendor(req: WorldRequest): Promise<WorldResponse> {

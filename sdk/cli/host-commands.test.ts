@@ -34,6 +34,7 @@ describe('kit host help', () => {
       expect(help.code).toBe(0);
       expect(help.out[0]?.startsWith(`Usage: ${name}`)).toBe(true);
     }
+    expect(HOST_USAGE).toContain('kit host serve [dir]');
   });
 
   it('says how to name a host when none is given, exit 1; bad usage exits 2', async () => {

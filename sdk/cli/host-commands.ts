@@ -135,6 +135,7 @@ export const HOST_COMMANDS: CommandGroup<HostTarget> = {
     { name: 'token', kind: 'string', value: 'T', help: "the host's admin token (default $KIT_HOST_TOKEN)" },
     { name: 'dir', kind: 'string', value: 'DIR', help: 'else the host served from DIR, by its .kit-host/url and .kit-host/admin (default: the current directory)' },
   ],
+  others: [{ synopsis: 'kit host serve [dir]', summary: 'serve many worlds under one URL, with branches and a console (kit host serve --help for its flags)' }],
   footer: [
     'The host is found from --url and --token, else KIT_HOST and KIT_HOST_TOKEN, else the',
     '.kit-host/url and .kit-host/admin that kit host serve writes in the directory it serves.',

@@ -31,6 +31,11 @@ const deps: CliDeps = {
     const { buildGuestRuntime } = await import('../twin/node.js');
     return openLocalWorld({ ...options, guestRuntime: await buildGuestRuntime() });
   },
+  async startHost(options) {
+    const { startMultiWorldHost } = await import('../../host/index.js');
+    const { buildGuestRuntime, loadBuiltinTwins } = await import('../twin/node.js');
+    return startMultiWorldHost({ ...options, twins: [...(await loadBuiltinTwins()).values()], guestRuntime: await buildGuestRuntime() });
+  },
   untilStopped() {
     return new Promise((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {

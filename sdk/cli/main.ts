@@ -1,8 +1,8 @@
 /**
  * The `kit` command line, with its outside world (output, the world runner, signals)
  * passed in, so tests run it in-process. A dispatcher: `kit world serve` (serve.ts),
- * `kit world attach` (attach.ts), the other `kit world …` commands (world-commands.ts) and
- * `kit host …` (host-commands.ts).
+ * `kit world attach` (attach.ts), the other `kit world …` commands (world-commands.ts),
+ * `kit host serve` (host-serve.ts) and the other `kit host …` commands (host-commands.ts).
  */
 import { UsageError } from './args.js';
 import { describeServing, parseServeArgs, SERVE_USAGE, serveWorld } from './serve.js';
@@ -13,6 +13,8 @@ import { commandList, commandRows, groupUsage, processClientDeps, runGroup } fro
 import type { ClientDeps, CliIo } from './commands.js';
 import { WORLD_COMMANDS } from './world-commands.js';
 import { HOST_COMMANDS } from './host-commands.js';
+import { runHostServe } from './host-serve.js';
+import type { HostServeDeps } from './host-serve.js';
 
 export type { CliIo } from './commands.js';
 
@@ -41,6 +43,8 @@ export interface CliDeps extends ServeDeps {
   attach?: AttachDeps;
   /** For the other `kit world …` and `kit host …` commands; default: this process's (its env, directory, stdin, stdout). */
   client?: Partial<Omit<ClientDeps, 'untilStopped'>>;
+  /** For `kit host serve`. */
+  startHost?: HostServeDeps['startHost'];
 }
 
 /** Exit codes: 0 done, 1 failed, 2 bad usage. */
@@ -60,6 +64,10 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
   if (command === '--version' || command === '-v') {
     io.out(deps.version);
     return 0;
+  }
+  if (command === 'host' && rest[0] === 'serve') {
+    if (deps.startHost === undefined) return usage('this kit cannot serve a host', USAGE);
+    return runHostServe(rest.slice(1), io, { startHost: deps.startHost, untilStopped: deps.untilStopped });
   }
   const client = (): ClientDeps => ({ ...processClientDeps(deps.untilStopped), ...deps.client });
   if (command === 'host') return runGroup(HOST_COMMANDS, rest, io, client());

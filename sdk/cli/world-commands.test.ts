@@ -428,6 +428,6 @@ describe('help', () => {
       expect(help.out[0]?.startsWith(`Usage: ${name}`)).toBe(true);
       expect(help.text).toContain('--world URL');
     }
-    for (const name of ['kit world serve', 'kit world attach', 'kit host worlds', 'kit host create', 'kit host rotate', 'kit host rm']) expect(USAGE).toContain(name);
+    for (const name of ['kit world serve', 'kit world attach', 'kit host serve', 'kit host worlds', 'kit host create', 'kit host rotate', 'kit host rm']) expect(USAGE).toContain(name);
   });
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createServer, type SecureContext, type TlsOptions } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isKitError } from '../../../runtime/errors.js';
+import { isCodedError } from '../../../runtime/errors.js';
 import { caDir, createMemoryCa, loadOrCreateCa } from './ca.js';
 
 /** The hosts the test CAs may vouch for. */
@@ -93,7 +93,7 @@ describe('the world CA', () => {
         await loadOrCreateCa(dir);
         codes.push('loaded');
       } catch (e) {
-        codes.push(isKitError(e) ? e.code : String(e));
+        codes.push(isCodedError(e) ? e.code : String(e));
       }
     };
     await attempt();
@@ -115,12 +115,12 @@ describe('the world CA', () => {
     const good = await readFile(certPath, 'utf8');
     await writeFile(certPath, await ca.leafPem('api.stripe.com'));
     const leafAsCa = await loadOrCreateCa(dir).catch((e: unknown) => e);
-    expect(isKitError(leafAsCa) && leafAsCa.code).toBe('ca_file_corrupt');
+    expect(isCodedError(leafAsCa) && leafAsCa.code).toBe('ca_file_corrupt');
     expect(String((leafAsCa as Error).message)).toContain('CA:FALSE');
     await rm(certPath);
     execFileSync('mkfifo', [certPath]);
     const fifo = await loadOrCreateCa(dir).catch((e: unknown) => e);
-    expect(isKitError(fifo) && fifo.code).toBe('ca_file_corrupt');
+    expect(isCodedError(fifo) && fifo.code).toBe('ca_file_corrupt');
     await rm(certPath);
     await writeFile(certPath, good);
     expect((await loadOrCreateCa(dir)).certPem).toBe(good);

@@ -19,7 +19,7 @@ import { chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises
 import { createSecureContext } from 'node:tls';
 import type { SecureContext } from 'node:tls';
 import { join } from 'node:path';
-import { KitError } from '../../../runtime/errors.js';
+import { HostError } from '../../errors.js';
 import { dnsNameCovered, nameConstraints, NAME_CONSTRAINTS_OID, permittedDnsNames } from './name-constraints.js';
 
 type X509 = typeof import('@peculiar/x509');
@@ -271,7 +271,7 @@ async function writeAtomic(path: string, text: string, mode: number): Promise<vo
 async function readOptional(path: string): Promise<string | null> {
   try {
     // A FIFO or a device in its place would block the read for ever: only a file is read.
-    if (!(await stat(path)).isFile()) throw new KitError('ca_file_corrupt', `${path} is not a regular file; move the CA folder away to mint a new CA`);
+    if (!(await stat(path)).isFile()) throw new HostError('ca_file_corrupt', `${path} is not a regular file; move the CA folder away to mint a new CA`);
     return await readFile(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -306,8 +306,8 @@ export async function loadOrCreateCa(dir: string, options: CaOptions = {}): Prom
     return makeCa(x509, cert, keys.privateKey, leaf.keys, leaf.pem, now);
   }
 
-  const corrupt = (why: string): KitError =>
-    new KitError('ca_file_corrupt', `${folder} holds a CA that cannot be used (${why}); move the folder away to mint a new CA (clients that trust the old one must then trust the new one)`);
+  const corrupt = (why: string): HostError =>
+    new HostError('ca_file_corrupt', `${folder} holds a CA that cannot be used (${why}); move the folder away to mint a new CA (clients that trust the old one must then trust the new one)`);
   const certDer = derOf(certText, 'CERTIFICATE');
   if (certDer === null) throw corrupt('ca.pem is not a PEM certificate');
   let cert: InstanceType<X509['X509Certificate']>;

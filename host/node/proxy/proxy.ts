@@ -191,7 +191,9 @@ function send(req: IncomingMessage, res: ServerResponse, answer: HttpAnswer): vo
     if (res.destroyed) return;
     res.statusCode = answer.status;
     for (const [k, v] of Object.entries(answer.headers)) {
-      if (!FRAMING.has(k.toLowerCase())) res.setHeader(k, v);
+      const lower = k.toLowerCase();
+      // A HEAD's answer has no body and says the GET's length itself (host/core/answers.ts).
+      if (!FRAMING.has(lower) || (lower === 'content-length' && req.method === 'HEAD' && /^\d{1,15}$/.test(v))) res.setHeader(k, v);
     }
     if (answer.close === true) res.shouldKeepAlive = false;
     res.end(typeof answer.body === 'string' ? answer.body : Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));

@@ -1,0 +1,74 @@
+/**
+ * The answers the host gives itself (errors in the one body shape) and the shaping of a
+ * world's answer on its way out: `x-kit-world-code` on every answer, CORS for a page of
+ * another origin, and HEAD (no body, the GET's length) in one place.
+ */
+import { isCodedError } from '../../runtime/errors.js';
+import type { WorldResponse } from '../../runtime/runner/types.js';
+import { HostError, type HostErrorCode } from '../errors.js';
+import { allowAnyOrigin } from './cors.js';
+import type { HttpAnswer } from './types.js';
+
+const JSON_TYPE = 'application/json';
+
+/** An error in the one body shape, stamped with the code version `code`. */
+export function errorAnswer(error: { status: number; toBody(): unknown }, code: string, extra?: Record<string, string>): HttpAnswer {
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE, 'x-kit-world-code': code };
+  if (extra !== undefined) Object.assign(headers, extra);
+  return { status: error.status, headers, body: JSON.stringify(error.toBody()) };
+}
+
+/** `errorAnswer` of a host code. */
+export function hostAnswer(code: HostErrorCode | 'not_found' | 'unknown_world' | 'method_not_allowed', message: string, worldCode: string, extra?: Record<string, string>): HttpAnswer {
+  if (code === 'not_found' || code === 'unknown_world' || code === 'method_not_allowed') {
+    const status = code === 'method_not_allowed' ? 405 : 404;
+    return errorAnswer({ status, toBody: () => ({ error: { code, message } }) }, worldCode, extra);
+  }
+  return errorAnswer(new HostError(code, message), worldCode, extra);
+}
+
+/** A world's answer as the host sends it. */
+export function fromWorld(r: WorldResponse, worldCode: string): HttpAnswer {
+  // Object.assign, not a spread: V8 spreads these header objects about 20× slower (measured).
+  const headers: Record<string, string> = Object.assign({}, r.headers);
+  headers['x-kit-world-code'] = worldCode;
+  const answer: HttpAnswer = { status: r.status, headers, body: r.body };
+  if (r.fault !== undefined) answer.fault = r.fault;
+  if (r.delayMs !== undefined) answer.delayMs = r.delayMs;
+  return answer;
+}
+
+/** A thrown error as an answer: a coded one in its shape, anything else a 500 that leaks nothing. */
+export function fromFailure(e: unknown, worldCode: string): HttpAnswer {
+  if (isCodedError(e)) return errorAnswer(e, worldCode);
+  // The host's or the world's own bug: say so without leaking internals to the client.
+  console.error('kit: a request failed:', e);
+  return errorAnswer({ status: 500, toBody: () => ({ error: { code: 'internal', message: 'the server failed on this request' } }) }, worldCode);
+}
+
+function byteLength(body: Uint8Array | string): number {
+  if (typeof body !== 'string') return body.byteLength;
+  let ascii = true;
+  for (let i = 0; i < body.length && ascii; i++) ascii = body.charCodeAt(i) < 0x80;
+  return ascii ? body.length : new TextEncoder().encode(body).byteLength;
+}
+
+/**
+ * The answer to a HEAD: no body, and the length the GET would have (the body's, or the one
+ * the answer declared for an empty body) in `content-length`, which every adapter writes as is.
+ */
+export function headOf(answer: HttpAnswer): HttpAnswer {
+  if (answer.status === 204 || answer.status === 304) return answer;
+  const n = byteLength(answer.body);
+  if (n === 0) return answer;
+  const headers = Object.assign({}, answer.headers);
+  headers['content-length'] = String(n);
+  return { ...answer, headers, body: '' };
+}
+
+/** The final touches every answer gets: CORS when the request came from a page, HEAD's shape. */
+export function finish(answer: HttpAnswer, method: string, origin: string | undefined): HttpAnswer {
+  let out = origin === undefined ? answer : allowAnyOrigin(answer);
+  if (method === 'HEAD') out = headOf(out);
+  return out;
+}

@@ -1,0 +1,302 @@
+/**
+ * The host core: one request pipeline for every host (the single-world server, the
+ * multi-world host, the edge variant). It takes a plain head, finds the world the path names,
+ * authenticates against that world's credentials, applies scopes and the world's request
+ * budget, and hands the world a plain `WorldRequest`; paths of the host's own (`/-/worlds`,
+ * `/-/ping`, …) go to its admin surface. No socket, uWS, `node:http` or workerd type in here:
+ * each host is a thin shell that feeds it heads and bodies (host/node/http/ on Node).
+ */
+import type { Scope, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
+import { buildAttachManifest } from '../attach/manifest.js';
+import type { AttachCa } from '../../sdk/attach/manifest.js';
+import { retryAfterSeconds, type RequestBudget } from '../limits.js';
+import { errorAnswer, finish, fromFailure, fromWorld, hostAnswer } from './answers.js';
+import { isPreflight, preflightAnswer } from './cors.js';
+import { findCredential } from './credentials.js';
+import { forwardHeaders, twinUrlOf, URL_AUTHORITY } from './forward.js';
+import { locate, splitUrl } from './paths.js';
+import { readTokenOpens } from './scopes.js';
+import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';
+
+/** The attach manifest's path below `{world_url}` (spec: World attach and vendor wire). */
+const MANIFEST_SUB = '/.well-known/kit-world';
+
+export interface TwinScopes {
+  vendor: string;
+  /** `['read']` when the twin enforces the read scope itself (Authentication 11). */
+  requestScopes: readonly 'read'[];
+  /** From the twin's manifest, for the attach manifest: `http` (default) or a TCP protocol (`smtp`). */
+  protocol?: string;
+  /** From the twin's manifest: the vendor hosts it answers for (`api.stripe.com`). */
+  hosts?: readonly string[];
+  /** From the twin's manifest: the variables its client reads for its endpoint. */
+  endpointEnv?: readonly string[];
+}
+
+/** A world as the core sees it: found synchronously on the head, run once the body is in. */
+export interface MountedWorld {
+  /** The code version answered in `x-kit-world-code`. */
+  readonly code: string;
+  /** What a presented token opens in this world, or null. */
+  scopeOf(token: string): Scope | null;
+  readonly twins: readonly TwinScopes[];
+  /** The world's request budget; null: none. */
+  readonly budget: RequestBudget | null;
+  /** Runs one request in the world (opening it first, on a host that closes idle worlds). */
+  handle(request: WorldRequest): Promise<WorldResponse>;
+  /**
+   * The host's own endpoints below `{world_api}` (`/branches`, on a host that makes branches).
+   * Absent, or answering undefined: the path goes to the world.
+   */
+  hostEndpoint?(request: WorldRequest): Promise<WorldResponse> | undefined;
+}
+
+/** The worlds a host serves, by the names in their URLs. */
+export interface WorldDirectory {
+  /** The world at `<org>/<world>`, or null; synchronous, as the head is judged before the body. */
+  find(org: string, world: string): MountedWorld | null;
+  /** Said in a 404 for a path that names no world (`this server serves /local/demo/`). */
+  readonly notFoundHint: string;
+}
+
+/** The host's own paths under `/-/` (`worlds`, `ping`, …), with their own credential. */
+export interface AdminSurface {
+  /** First segments after `/-/` that are the admin's (reserved as org names). */
+  readonly names: ReadonlySet<string>;
+  /** `sub` is the path after `/-` (`/worlds/acme/shop/rotate`). */
+  head(head: HttpHead, sub: string): HttpAnswer | BodyReader;
+}
+
+/** Where the host is reached from outside, known once it listens. */
+export interface PublishedAddress {
+  /** `{base_url}`. */
+  baseUrl: string;
+  proxyUrl: string | null;
+  ca: AttachCa | null;
+  /**
+   * The server listens on every address (`0.0.0.0`, `::`): `baseUrl` names loopback, which is
+   * wrong for a client on another machine, so the manifest names the host that client used
+   * (its `Host`), with the published ports.
+   */
+  everyAddress?: boolean;
+}
+
+/** A request as a test writes it: `url` is a path (`/local/w/hello/x?a=1`) or a full URL. */
+export interface PlainRequest {
+  method: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array | string;
+}
+
+export interface HostCoreOptions {
+  worlds: WorldDirectory;
+  admin?: AdminSurface;
+  /** The code stamped on answers that concern no world (a 404, the admin's). */
+  hostCode: string;
+  /** Default 4 MB. */
+  maxBodyBytes: number;
+  /** Said in the 404 of `…/branches` where the host makes none. */
+  noBranches?: string;
+}
+
+export interface HostCore {
+  readonly handler: HttpHandler;
+  /** The whole path without sockets (tests, benchmarks). */
+  dispatch(request: PlainRequest): Promise<HttpAnswer>;
+  /** From now on every request is answered 503 `shutting_down`. */
+  stop(): void;
+  /** Sets the addresses the attach manifest names; until then it answers 503. */
+  publish(address: PublishedAddress): void;
+  readonly published: PublishedAddress | null;
+}
+
+function parsedUrl(text: string): URL | null {
+  try {
+    return new URL(text);
+  } catch {
+    return null;
+  }
+}
+
+export function createHostCore(options: HostCoreOptions): HostCore {
+  const { worlds, admin, hostCode } = options;
+  const adminNames: ReadonlySet<string> = admin?.names ?? new Set();
+  const idPrefix = `req_${Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => b.toString(16).padStart(2, '0')).join('')}`;
+  let counter = 0;
+  let stopped = false;
+  let published: PublishedAddress | null = null;
+
+  const unauthenticated = (surface: 'api' | 'vendor', realm: string, code: string, message: string): HttpAnswer =>
+    hostAnswer('unauthenticated', message, code, {
+      // Basic is offered on the vendor wire so git-style clients know to send the token as a password.
+      'www-authenticate': surface === 'vendor' ? `Bearer realm="${realm}", Basic realm="${realm}"` : `Bearer realm="${realm}"`,
+    });
+
+  const manifestAnswer = (mounted: MountedWorld, org: string, name: string, method: string, presented: string, hostHeader: string | undefined): HttpAnswer => {
+    if (method !== 'GET' && method !== 'HEAD') {
+      return hostAnswer('method_not_allowed', 'the attach manifest answers GET', mounted.code, { allow: 'GET, HEAD' });
+    }
+    if (published === null) return hostAnswer('shutting_down', 'the server is not listening yet', mounted.code);
+    let base = published.baseUrl.replace(/\/+$/, '');
+    let proxyUrl = published.proxyUrl;
+    const asked = published.everyAddress === true && hostHeader !== undefined && URL_AUTHORITY.test(hostHeader) ? parsedUrl(`http://${hostHeader}`) : null;
+    if (asked !== null) {
+      base = `${base.slice(0, base.indexOf('//') + 2)}${asked.host}`;
+      if (proxyUrl !== null) {
+        const proxy = new URL(proxyUrl);
+        proxy.hostname = asked.hostname;
+        proxyUrl = proxy.href.replace(/\/$/, '');
+      }
+    }
+    const manifest = buildAttachManifest({
+      name,
+      worldUrl: `${base}/${org}/${name}`,
+      worldApi: `${base}/-/${org}/${name}`,
+      // The credential presented, never another: the read token's holder (or, later, a named
+      // key's) never learns the world's token from its manifest.
+      token: presented,
+      twins: mounted.twins,
+      ca: published.ca,
+      proxyUrl,
+    });
+    return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-kit-world-code': mounted.code }, body: JSON.stringify(manifest) };
+  };
+
+  const route = (h: HttpHead): HttpAnswer | BodyReader => {
+    if (stopped) return hostAnswer('shutting_down', 'the server is stopping', hostCode);
+    const where = locate(h.path, adminNames);
+    if (where.kind === 'admin') return admin!.head(h, where.sub);
+    if (where.kind === 'none') {
+      return where.namesWorld ? hostAnswer('unknown_world', `no world at this path; ${worlds.notFoundHint}`, hostCode) : hostAnswer('not_found', `nothing here; ${worlds.notFoundHint}`, hostCode);
+    }
+    const { surface, org, world: name, sub } = where;
+    const mounted = worlds.find(org, name);
+    if (mounted === null) return hostAnswer('unknown_world', `no world ${org}/${name} here; ${worlds.notFoundHint}`, hostCode);
+    const code = mounted.code;
+    if (surface === 'vendor' && (sub === '' || sub === '/')) return hostAnswer('not_found', `name a twin: /${org}/${name}/<vendor>/…`, code);
+
+    const headers = h.headers;
+    // Before the credential: a browser sends none on a preflight (cors.ts).
+    if (isPreflight(h.method, headers)) return preflightAnswer(headers, { 'x-kit-world-code': code });
+    const realm = `kit world ${org}/${name}`;
+    const credential = findCredential(headers, surface);
+    if (credential === null) {
+      return unauthenticated(
+        surface,
+        realm,
+        code,
+        surface === 'api'
+          ? 'this endpoint needs the world token in x-kit-token'
+          : 'the vendor API needs the world token: x-kit-token, x-twins-key, or the API key (Bearer, token, Basic password or user name)',
+      );
+    }
+    const scope: Scope | null = mounted.scopeOf(credential.value);
+    if (scope === null) return unauthenticated(surface, realm, code, `the token in ${credential.source} does not open this world`);
+
+    const method = h.method;
+    if (surface === 'vendor' && sub === MANIFEST_SUB) return manifestAnswer(mounted, org, name, method, credential.value, headers['host']);
+    let readOnly = false;
+    if (surface === 'api') {
+      if (scope === 'read' && !readTokenOpens(method, sub)) {
+        return hostAnswer('forbidden', `the read token does not open ${method} ${sub}; use the world token`, code);
+      }
+      if (sub.startsWith('/streams/')) {
+        // Only a WebSocket upgrade reaches the stream (host/node/streams/); this is a plain request.
+        return hostAnswer('upgrade_required', `${sub} is a WebSocket: open it with an Upgrade, then send the world token as the first message`, code);
+      }
+      if ((sub === '/branches' || sub.startsWith('/branches/')) && mounted.hostEndpoint === undefined) {
+        return hostAnswer('not_found', options.noBranches ?? 'this host makes no branches', code);
+      }
+    } else if (scope === 'read' && method !== 'GET' && method !== 'HEAD') {
+      const slash = sub.indexOf('/', 1);
+      const vendor = slash < 0 ? sub.slice(1) : sub.slice(1, slash);
+      if (!mounted.twins.some((t) => t.vendor === vendor && t.requestScopes.includes('read'))) {
+        return hostAnswer('read_only', `the read token opens only GET and HEAD on ${vendor}`, code);
+      }
+      readOnly = true;
+    }
+
+    const budget = mounted.budget;
+    if (budget !== null) {
+      const wait = budget.take();
+      if (wait > 0) {
+        const seconds = retryAfterSeconds(wait);
+        return hostAnswer('request_budget_exhausted', `the world's request budget is spent; retry in ${seconds} s`, code, { 'retry-after': String(seconds) });
+      }
+    }
+
+    const twinUrl = surface === 'vendor' ? (h.twinOrigin ?? twinUrlOf(published?.baseUrl ?? null, headers['host'], `/${org}/${name}`, sub)) : null;
+    forwardHeaders(headers, { surface, credentialSource: credential.source, readOnly, twinUrl, scopeOf: (t) => mounted.scopeOf(t) });
+    const request: WorldRequest = {
+      surface,
+      method,
+      path: sub,
+      query: h.query,
+      headers,
+      scope,
+      requestId: `${idPrefix}${(counter++).toString(36)}`,
+      receivedAt: h.receivedAt,
+    };
+    return (body) => {
+      if (body !== undefined) request.body = body;
+      let pending: Promise<WorldResponse>;
+      try {
+        pending = (surface === 'api' ? mounted.hostEndpoint?.(request) : undefined) ?? mounted.handle(request);
+      } catch (e) {
+        return Promise.resolve(fromFailure(e, code));
+      }
+      return pending.then(
+        (r) => fromWorld(r, code),
+        (e) => fromFailure(e, code),
+      );
+    };
+  };
+
+  /** `route`, then CORS and HEAD's shape on whatever it answers. */
+  const head = (h: HttpHead): HttpAnswer | BodyReader => {
+    const answer = route(h);
+    const origin = h.headers['origin'];
+    const method = h.method;
+    if (origin === undefined && method !== 'HEAD') return answer;
+    return typeof answer === 'function' ? (body) => answer(body).then((a) => finish(a, method, origin)) : finish(answer, method, origin);
+  };
+
+  const handler: HttpHandler = {
+    head,
+    tooLarge: (limit, headers) => finish(errorAnswer({ status: 413, toBody: () => ({ error: { code: 'body_too_large', message: `the request body is over ${limit} bytes` } }) }, hostCode), 'POST', headers?.['origin']),
+    badRequest: (message, headers) => finish(errorAnswer({ status: 400, toBody: () => ({ error: { code: 'bad_request', message } }) }, hostCode), 'POST', headers?.['origin']),
+    stopping: () => hostAnswer('shutting_down', 'the server is stopping', hostCode),
+    failed: (e) => fromFailure(e, hostCode),
+  };
+
+  return {
+    handler,
+    stop() {
+      stopped = true;
+    },
+    publish(address) {
+      published = address;
+    },
+    get published() {
+      return published;
+    },
+    async dispatch(request: PlainRequest): Promise<HttpAnswer> {
+      const { path, query } = splitUrl(request.url);
+      const headers = Object.create(null) as Record<string, string>;
+      for (const [k, v] of Object.entries(request.headers ?? {})) headers[k.toLowerCase()] = v;
+      const raw = request.body;
+      // A copy with an ArrayBuffer of its own, as the socket layer hands over (node/http/uws.ts).
+      const body = raw === undefined ? undefined : typeof raw === 'string' ? new TextEncoder().encode(raw) : new Uint8Array(raw);
+      if (stopped) return handler.stopping();
+      if (body !== undefined && body.byteLength > options.maxBodyBytes) return handler.tooLarge(options.maxBodyBytes, headers);
+      const first = head({ method: request.method.toUpperCase(), path, query, headers, receivedAt: Date.now() });
+      if (typeof first !== 'function') return first;
+      try {
+        return await first(body !== undefined && body.byteLength > 0 ? body : undefined);
+      } catch (e) {
+        return handler.failed(e);
+      }
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * The codes only a host raises (authentication, budgets, the admin surface, its own files and
+ * proxy); the runtime's codes are in runtime/errors.ts. Both answer in one body shape
+ * (`CodedError.toBody`).
+ */
+import { CodedError } from '../runtime/errors.js';
+
+const HOST_STATUS = {
+  // authentication and scopes
+  unauthenticated: 401,
+  forbidden: 403,
+  read_only: 403,
+  // limits
+  request_budget_exhausted: 429,
+  // the admin surface
+  invalid_name: 400,
+  reserved_name: 400,
+  unknown_vendor: 400,
+  invalid_budget: 400,
+  owner_recorded: 409,
+  // the host's own state
+  shutting_down: 503,
+  world_unavailable: 503,
+  token_file_corrupt: 500,
+  ca_file_corrupt: 500,
+  admin_file_corrupt: 500,
+  // the proxy
+  bad_gateway: 502,
+  tunnel_refused: 403,
+  too_many_tunnels: 429,
+  proxy_busy: 503,
+  // streams
+  upgrade_required: 426,
+} as const;
+
+export type HostErrorCode = keyof typeof HOST_STATUS;
+
+export class HostError extends CodedError<HostErrorCode> {
+  override readonly name = 'HostError';
+  constructor(code: HostErrorCode, message: string, details?: Record<string, unknown>) {
+    super(code, HOST_STATUS[code], message, details);
+  }
+}
+
+export function hostStatusOf(code: HostErrorCode): number {
+  return HOST_STATUS[code];
+}

@@ -1,0 +1,303 @@
+/**
+ * The worlds of a multi-world host: made, listed, rotated, given owners and budgets, branched
+ * and removed (the admin surface and the branch endpoints call these), and found for the core
+ * on each request. The engine's world `<org>/<world>` holds a world's state; the registry its
+ * tokens and settings; the pool its runner while it is open.
+ */
+import { KitError } from '../../runtime/errors.js';
+import { copyRunnerState, removeRunnerState, worldCode } from '../../runtime/runner/index.js';
+import type { TwinBundle, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
+import type { Storage } from '../../runtime/store/index.js';
+import type { WorldStore } from '../../runtime/world/index.js';
+import type { MountedWorld, TwinScopes, WorldDirectory } from '../core/core.js';
+import { mintTokens } from '../core/credentials.js';
+import { HostError } from '../errors.js';
+import { describeBudget, parseBudget, type BudgetOptions } from '../limits.js';
+import { checkName, objectBody, segment } from './input.js';
+import type { WorldPool } from './pool.js';
+import { HostRegistry, nameOf, type CachedWorld, type HostedWorld } from './registry.js';
+import type { WakeSchedule } from './wake.js';
+
+/** A row of `GET /-/worlds` (spec: host world list row), with the host's own extras. */
+export interface WorldRow {
+  org: string;
+  world: string;
+  name: string;
+  base: string | null;
+  owner: string | null;
+  token: string;
+  readToken: string;
+  twins: { vendor: string; protocol: string; root: null }[];
+  createdAt: string;
+  expiresAt: string | null;
+  budget: string;
+  open: boolean;
+}
+
+export interface WorldAdmin {
+  names(): string[];
+  rows(): WorldRow[];
+  row(name: string): WorldRow;
+  vendors(): string[];
+  create(input: { org: string; world: string; vendors: string[]; owner: string | null }): Promise<WorldRow>;
+  setOwner(name: string, owner: string): WorldRow;
+  setBudget(name: string, budget: string | null): WorldRow;
+  rotate(name: string): { name: string; token: string; readToken: string };
+  remove(name: string): Promise<void>;
+}
+
+export interface HostWorldsOptions {
+  storage: Storage;
+  store: WorldStore;
+  registry: HostRegistry;
+  pool: WorldPool;
+  wake: WakeSchedule;
+  /** The host's built-in twins, by vendor. */
+  bundles: ReadonlyMap<string, TwinBundle>;
+  /** The host's default budget for a world (`--budget`); false: none. */
+  defaultBudget: BudgetOptions | false;
+  /** The base URL once the host listens (for the `url` and `api` of a new branch). */
+  baseUrl(): string | null;
+  now?: () => number;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** The budget a record asks for, as the registry builds it. */
+export function budgetOf(record: HostedWorld, hostDefault: BudgetOptions | false): BudgetOptions | false {
+  if (record.budget === null) return hostDefault;
+  return parseBudget(record.budget);
+}
+
+export class HostWorlds implements WorldAdmin, WorldDirectory {
+  readonly notFoundHint = 'this host serves /<org>/<world>/<vendor>/… and /-/<org>/<world>/… of the worlds in GET /-/worlds';
+  readonly #o: HostWorldsOptions;
+  readonly #mounted = new WeakMap<CachedWorld, MountedWorld>();
+  readonly #codes = new Map<string, { code: string; twins: TwinScopes[] }>();
+  readonly #now: () => number;
+
+  constructor(options: HostWorldsOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  // ------------------------------------------------------------ the core's directory
+
+  find(org: string, world: string): MountedWorld | null {
+    const name = nameOf(org, world);
+    const cached = this.#o.registry.find(name);
+    if (cached === undefined) return null;
+    let mounted = this.#mounted.get(cached);
+    if (mounted === undefined) {
+      const { code, twins } = this.#twinsOf(cached.record.vendors);
+      const pool = this.#o.pool;
+      mounted = {
+        code,
+        twins,
+        budget: cached.budget,
+        scopeOf: cached.scopeOf,
+        handle: (request) => pool.use(name, (runner) => runner.handle(request)),
+        hostEndpoint: (request) => (request.path === '/branches' || request.path.startsWith('/branches/') ? this.#branches(name, request) : undefined),
+      };
+      this.#mounted.set(cached, mounted);
+    }
+    return mounted;
+  }
+
+  // ------------------------------------------------------------ the admin's
+
+  names(): string[] {
+    return this.#o.registry.names();
+  }
+
+  rows(): WorldRow[] {
+    return this.#o.registry.list().map((r) => this.#row(r));
+  }
+
+  row(name: string): WorldRow {
+    return this.#row(this.#record(name));
+  }
+
+  vendors(): string[] {
+    return [...this.#o.bundles.keys()].sort();
+  }
+
+  async create(input: { org: string; world: string; vendors: string[]; owner: string | null }): Promise<WorldRow> {
+    const name = nameOf(input.org, input.world);
+    const { store, registry } = this.#o;
+    if (registry.get(name) !== undefined || store.hasWorld(name)) throw new KitError('world_exists', `the world ${name} exists; pick another name or remove it first`);
+    const tokens = mintTokens();
+    const record: HostedWorld = { org: input.org, world: input.world, vendors: input.vendors, owner: input.owner, ...tokens, base: null, createdAt: this.#now(), expiresAt: null, budget: null };
+    // One turn: the engine's world and the host's record are committed together.
+    store.createWorld(name, { twins: input.vendors });
+    registry.put(record);
+    await this.#o.storage.durable();
+    return this.#row(record);
+  }
+
+  setOwner(name: string, owner: string): WorldRow {
+    const record = this.#record(name);
+    if (record.owner !== null && record.owner !== owner) {
+      throw new HostError('owner_recorded', `the world ${name} is owned by ${record.owner}; an owner is recorded once`, { owner: record.owner });
+    }
+    const next = { ...record, owner };
+    this.#o.registry.put(next);
+    return this.#row(next);
+  }
+
+  setBudget(name: string, budget: string | null): WorldRow {
+    const record = this.#record(name);
+    const next = { ...record, budget };
+    this.#o.registry.put(next);
+    return this.#row(next);
+  }
+
+  rotate(name: string): { name: string; token: string; readToken: string } {
+    const record = this.#record(name);
+    const tokens = mintTokens();
+    // The registry's cache takes the new record at once: a request already past its credential
+    // check finishes, the next one with an old token is 401.
+    this.#o.registry.put({ ...record, ...tokens });
+    return { name, ...tokens };
+  }
+
+  async remove(name: string): Promise<void> {
+    this.#record(name);
+    const { store, registry, pool, storage, wake } = this.#o;
+    const world = store.openWorld(name);
+    if (world.branches().length > 0) {
+      throw new KitError('world_has_branches', `the world ${name} has branches (${world.branches().map((b) => b.name).join(', ')}); remove them first`);
+    }
+    // Out of the directory first, so no new request reaches it; then closed; then removed.
+    registry.remove(name);
+    await pool.close(name);
+    // The engine takes it out of its parent's branches too; its keys are purged in the background.
+    const purged = store.removeWorld(name);
+    purged.catch((e: unknown) => console.error(`kit host: purging ${name} failed:`, e));
+    removeRunnerState(storage, name);
+    wake.forget(name);
+    await storage.durable();
+  }
+
+  /** Removes the branches whose ttl has passed, with their own branches. Answers the names removed. */
+  async sweepExpired(): Promise<string[]> {
+    const { store, registry, pool, storage, wake } = this.#o;
+    const removed = store.sweepExpiredBranches();
+    for (const name of removed) {
+      registry.remove(name);
+      removeRunnerState(storage, name);
+      wake.forget(name);
+    }
+    await Promise.all(removed.map((name) => pool.close(name)));
+    if (removed.length > 0) await storage.durable();
+    return removed;
+  }
+
+  // ------------------------------------------------------------ branches over HTTP
+
+  async #branches(name: string, request: WorldRequest): Promise<WorldResponse> {
+    const segments = request.path.split('/').filter((s) => s !== '');
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const world = this.#o.store.openWorld(name);
+    if (segments.length === 1) {
+      if (method === 'GET') return answer(200, world.branches());
+      if (method === 'POST') return answer(201, await this.#branch(name, request.body));
+      throw new KitError('method_not_allowed', `/branches answers GET, POST, not ${request.method}`, { allow: 'GET, POST' });
+    }
+    if (segments.length === 3) {
+      if (method !== 'DELETE') throw new KitError('method_not_allowed', `/branches/<org>/<world> answers DELETE, not ${request.method}`, { allow: 'DELETE' });
+      const branch = `${segment(segments[1], 'org')}/${segment(segments[2], 'world')}`;
+      if (!world.branches().some((b) => b.name === branch)) throw new KitError('unknown_branch', `${name} has no branch ${branch}`);
+      await this.remove(branch);
+      return { status: 204, headers: {}, body: '' };
+    }
+    throw new KitError('not_found', `no world endpoint ${request.method} ${request.path}`);
+  }
+
+  async #branch(name: string, body: Uint8Array | undefined): Promise<Record<string, unknown>> {
+    const input = objectBody(body, ['at', 'ttl', 'live', 'label']);
+    const parent = this.#record(name);
+    const { store, registry, storage } = this.#o;
+    const label = input['label'];
+    if (label !== undefined && (typeof label !== 'string' || `${parent.world}-${label}-0000`.length > 63)) {
+      throw new KitError('invalid_label', `label is 1 to 40 lower-case letters, digits and dashes, and ${parent.world}-<label>-<4 hex> at most 63 characters`, { param: 'label' });
+    }
+    if (label === undefined && `${parent.world}-0000`.length > 63) {
+      throw new HostError('invalid_name', `${parent.world}-<4 hex> would be over 63 characters: this world cannot be branched`, { param: 'world' });
+    }
+    if (input['at'] !== undefined && typeof input['at'] !== 'string') throw new KitError('invalid_instant', 'at is an ISO 8601 instant', { param: 'at' });
+    const options: Parameters<ReturnType<WorldStore['openWorld']>['branch']>[0] = {};
+    if (input['at'] !== undefined) options.at = input['at'] as string;
+    if (input['ttl'] !== undefined) options.ttlSeconds = input['ttl'] as number;
+    if (input['live'] !== undefined) options.live = input['live'] as boolean;
+    if (label !== undefined) options.label = label as string;
+    const { record: made } = store.openWorld(name).branch(options);
+    const org = parent.org;
+    const world = made.name.slice(org.length + 1);
+    checkName(world, 'world');
+    const tokens = mintTokens();
+    const expiresAt = made.expiresAt === null ? null : Date.parse(made.expiresAt);
+    registry.put({ org, world, vendors: parent.vendors, owner: parent.owner, ...tokens, base: name, createdAt: Date.parse(made.createdAt), expiresAt, budget: parent.budget });
+    copyRunnerState(storage, name, made.name);
+    await storage.durable();
+    const base = this.#o.baseUrl();
+    return {
+      name: made.name,
+      ...tokens,
+      expiresAt: made.expiresAt,
+      url: base === null ? null : `${base}/${org}/${world}`,
+      api: base === null ? null : `${base}/-/${org}/${world}`,
+    };
+  }
+
+  // ------------------------------------------------------------ helpers
+
+  #record(name: string): HostedWorld {
+    const record = this.#o.registry.get(name);
+    if (record === undefined) throw new KitError('unknown_world', `no world ${name} on this host`);
+    return record;
+  }
+
+  #row(r: HostedWorld): WorldRow {
+    const name = nameOf(r.org, r.world);
+    const budget = budgetOf(r, this.#o.defaultBudget);
+    return {
+      org: r.org,
+      world: r.world,
+      name,
+      base: r.base,
+      owner: r.owner,
+      token: r.token,
+      readToken: r.readToken,
+      twins: r.vendors.map((v) => ({ vendor: v, protocol: this.#o.bundles.get(v)?.manifest.protocol ?? 'http', root: null })),
+      createdAt: iso(r.createdAt)!,
+      expiresAt: iso(r.expiresAt),
+      budget: budget === false ? 'off' : describeBudget({ size: budget.size ?? 100_000, windowMs: budget.windowMs ?? 10_000 }),
+      open: this.#o.pool.isOpen(name),
+    };
+  }
+
+  #twinsOf(vendors: readonly string[]): { code: string; twins: TwinScopes[] } {
+    const key = vendors.join(',');
+    let known = this.#codes.get(key);
+    if (known === undefined) {
+      const bundles = vendors.map((v) => this.#o.bundles.get(v)).filter((b): b is TwinBundle => b !== undefined);
+      known = {
+        code: worldCode(bundles),
+        twins: bundles.map((b) => ({
+          vendor: b.vendor,
+          requestScopes: b.manifest.requestScopes ?? [],
+          protocol: b.manifest.protocol,
+          hosts: b.manifest.models.hosts,
+          ...(b.manifest.models.endpointEnv !== undefined ? { endpointEnv: b.manifest.models.endpointEnv } : {}),
+        })),
+      };
+      this.#codes.set(key, known);
+    }
+    return known;
+  }
+}
+
+function answer(status: number, body: unknown): WorldResponse {
+  return { status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
