@@ -6,22 +6,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as hostModule from '../../host/index.js';
+import { startMultiWorldHost } from '../../host/index.js';
+import type { MultiWorldHost } from '../../host/index.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../twin/node.js';
 import { kit } from '../../test/helpers/kit-cli.js';
 import { HOST_USAGE, USAGE } from './main.js';
 import { HOST_COMMANDS } from './host-commands.js';
-
-interface RunningHost {
-  url: string;
-  adminToken: string;
-  close(): Promise<void>;
-}
-type StartHost = (options: { dir: string; twins: unknown[]; guestRuntime?: string; budget?: false }) => Promise<RunningHost>;
-
-/** The multi-world host, when this tree has it (it lands beside this CLI). */
-const startMultiWorldHost = (hostModule as Record<string, unknown>)['startMultiWorldHost'] as StartHost | undefined;
-const hostAvailable = typeof startMultiWorldHost === 'function';
 
 describe('kit host help', () => {
   it('kit --help and kit host --help list every host command; each has its own --help', async () => {
@@ -49,16 +39,15 @@ describe('kit host help', () => {
   });
 });
 
-// Skipped, with the reason, in a tree without the multi-world host (host/index.ts exports no startMultiWorldHost).
-describe.skipIf(!hostAvailable)('kit host and kit world branch commands against the multi-world host', () => {
+describe('kit host and kit world branch commands against the multi-world host', () => {
   let dir: string;
-  let host: RunningHost;
+  let host: MultiWorldHost;
   const admin = (): string[] => ['--url', host.url, '--token', host.adminToken];
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kit-host-cli-'));
     const builtins = await loadBuiltinTwins();
-    host = await (startMultiWorldHost as StartHost)({
+    host = await startMultiWorldHost({
       dir,
       twins: [...builtins.values()].filter((t) => t.vendor === 'hello' || t.vendor === 'stripe'),
       guestRuntime: await buildGuestRuntime(),
@@ -151,6 +140,9 @@ describe.skipIf(!hostAvailable)('kit host and kit world branch commands against 
     const bad = await kit(['world', 'branch', '--label', 'Not Valid', ...on]);
     expect(bad.code).toBe(1);
     expect(bad.err[0]).toMatch(/\(invalid_label\)$/);
+    const live = await kit(['world', 'branch', '--live', '--at', '2026-05-01T09:30:00Z', ...on]);
+    expect(live.code).toBe(1);
+    expect(live.err).toEqual([expect.stringMatching(/^kit: .* \(live_branch_needs_now\)$/)]);
   });
 
   it('rotates a world\'s tokens (the old one opens nothing) and removes the world', async () => {
