@@ -20,6 +20,7 @@ install: $(NODE_MODULES)
 build: install
 	npx tsc -p tsconfig.json
 	npx tsc -p tsconfig.sandbox.json
+	node console/build.mjs
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit

@@ -35,6 +35,7 @@ export type KitErrorCode =
   | 'live_branch_needs_now'
   | 'world_exists'
   | 'world_has_branches'
+  | 'world_released'
   // limits
   | 'body_too_large'
   | 'checkpoint_too_large'
@@ -61,7 +62,7 @@ const STATUS: Record<KitErrorCode, number> = {
   invalid_twin: 400,
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
   unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405,
-  clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409,
+  clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409, world_released: 503,
   body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409,
   catching_up: 503,
   handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,

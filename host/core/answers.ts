@@ -12,8 +12,11 @@ import type { HttpAnswer } from './types.js';
 const JSON_TYPE = 'application/json';
 
 /** An error in the one body shape, stamped with the code version `code`. */
-export function errorAnswer(error: { status: number; toBody(): unknown }, code: string, extra?: Record<string, string>): HttpAnswer {
+export function errorAnswer(error: { status: number; toBody(): unknown; details?: Record<string, unknown> | undefined }, code: string, extra?: Record<string, string>): HttpAnswer {
   const headers: Record<string, string> = { 'content-type': JSON_TYPE, 'x-kit-world-code': code };
+  // A 405 names what the path answers in `Allow` as well as in its body.
+  const allow = error.details?.['allow'];
+  if (error.status === 405 && typeof allow === 'string') headers['allow'] = allow;
   if (extra !== undefined) Object.assign(headers, extra);
   return { status: error.status, headers, body: JSON.stringify(error.toBody()) };
 }

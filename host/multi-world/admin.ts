@@ -106,7 +106,8 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
         return finish({ status: 308, headers: { location: '/-/console/', 'x-kit-world-code': code }, body: '' }, method, origin);
       }
       if (segments[0] === 'console') return finish(consoleAnswer(options.consoleDir, segments.slice(1), method, code), method, origin);
-      const credential = findCredential(h.headers, 'api');
+      // The admin token in x-kit-token or as a bearer (spec: the edge variant's admin says so; the host does the same).
+      const credential = findCredential(h.headers, 'api') ?? bearerOf(h.headers['authorization']);
       if (credential === null || verifier.scopeOf(credential.value) !== 'write') {
         return finish(
           hostAnswer('unauthenticated', credential === null ? 'the admin endpoints need the host\'s admin token in x-kit-token (or as a bearer)' : `the token in ${credential.source} is not this host's admin token`, code, {
@@ -127,6 +128,11 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
       };
     },
   };
+}
+
+function bearerOf(authorization: string | undefined): { value: string; source: 'authorization' } | null {
+  const m = authorization === undefined ? null : /^\s*bearer\s+(\S+)\s*$/i.exec(authorization);
+  return m === null ? null : { value: m[1]!, source: 'authorization' };
 }
 
 function checkReserved(org: string): string {

@@ -17,6 +17,7 @@ import { createHostCore, type PlainRequest } from '../core/core.js';
 import type { HttpAnswer } from '../core/types.js';
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
 import { DEFAULT_MAX_BODY_BYTES, listenHttp } from '../node/http/uws.js';
+import { createStreamRoutes } from '../node/streams/uws.js';
 import { hostDir, loadOrCreateAdminToken, writeHostUrl } from '../node/tokens.js';
 import { createAdminSurface } from './admin.js';
 import { defaultConsoleDir } from './console.js';
@@ -128,9 +129,12 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
   sweeper.unref();
 
   const host = options.host ?? '127.0.0.1';
+  // WebSocket `{world_api}/streams/<id>` of any world: TCP-protocol twins (host/node/streams/).
+  const streams = createStreamRoutes({ worlds: (org, world) => worlds.streamWorld(org, world) });
   let http: Awaited<ReturnType<typeof listenHttp>>;
   try {
     http = await listenHttp({
+      configure: streams.register,
       handler: core.handler,
       host,
       port: options.port ?? 0,
@@ -165,6 +169,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
         closing = (async () => {
           clearInterval(sweeper);
           wake.stop();
+          await streams.close();
           await http.close();
           core.stop();
           await pool.closeAll();

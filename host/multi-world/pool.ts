@@ -13,7 +13,9 @@
  * due by the wall clock (only a world whose clock is not set has any), and opens it then to
  * perform them (`wakeAt`); the host's schedule is one timer over those notes.
  */
+import { isCodedError } from '../../runtime/errors.js';
 import { WorldRunner, worldCode } from '../../runtime/runner/index.js';
+import { HostError } from '../errors.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import type { SandboxLimits } from '../../runtime/sandbox/index.js';
 import type { Storage } from '../../runtime/store/index.js';
@@ -127,14 +129,22 @@ export class WorldPool {
     if (closing !== undefined) await closing;
     let opening = this.#opening.get(name);
     if (opening === undefined) {
-      opening = this.#openOne(name).finally(() => this.#opening.delete(name));
+      opening = this.#openOne(name)
+        .catch((e: unknown) => {
+          // A world that will not open (a twin that fails to load, a storage error) is said to be
+          // unavailable, with the reason; its neighbours are not touched.
+          if (isCodedError(e)) throw e;
+          console.error(`kit host: opening ${name} failed:`, e);
+          throw new HostError('world_unavailable', `the world ${name} could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+        })
+        .finally(() => this.#opening.delete(name));
       this.#opening.set(name, opening);
     }
     return opening;
   }
 
   async #openOne(name: string): Promise<OpenWorld> {
-    if (this.#stopped) throw new Error('the host is stopping');
+    if (this.#stopped) throw new HostError('shutting_down', 'the host is stopping');
     const { store, storage } = this.#options;
     const world = store.openWorld(name);
     const bundles = this.#options.bundles(world.twins());
@@ -166,7 +176,7 @@ export class WorldPool {
       }
       await open.runner.close();
       // The engine's in-memory state of the world goes too (until it opens again).
-      (this.#options.store as { release?: (name: string) => void }).release?.(name);
+      this.#options.store.release(name);
       this.#options.onClosed?.(name, wake);
     })().finally(() => this.#closing.delete(name));
     this.#closing.set(name, closing);

@@ -6,7 +6,7 @@
  */
 import { KitError } from '../../runtime/errors.js';
 import { copyRunnerState, removeRunnerState, worldCode } from '../../runtime/runner/index.js';
-import type { TwinBundle, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
+import type { Scope, StreamCall, StreamResult, TwinBundle, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
 import type { Storage } from '../../runtime/store/index.js';
 import type { WorldStore } from '../../runtime/world/index.js';
 import type { MountedWorld, TwinScopes, WorldDirectory } from '../core/core.js';
@@ -102,6 +102,15 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
       this.#mounted.set(cached, mounted);
     }
     return mounted;
+  }
+
+  /** The world a stream's path names (`/-/<org>/<world>/streams/<id>`), for host/node/streams/. */
+  streamWorld(org: string, world: string): { world: { streamCall(call: StreamCall): Promise<StreamResult> }; scopeOf(token: string): Scope | null } | null {
+    const name = nameOf(org, world);
+    const cached = this.#o.registry.find(name);
+    if (cached === undefined) return null;
+    const pool = this.#o.pool;
+    return { world: { streamCall: (call) => pool.use(name, (runner) => runner.streamCall(call)) }, scopeOf: cached.scopeOf };
   }
 
   // ------------------------------------------------------------ the admin's

@@ -1,17 +1,33 @@
 /**
  * The world's own endpoints, `{world_api}/…`: history, the clock, the map and timeline,
- * twins' status and scenarios, checks, and the request report. The host has already
- * authenticated the caller and refused what its scope does not open.
+ * twins' status and scenarios, checks, and the request report — one route table
+ * (`WORLD_API`), each route's method, path, scope and handler. The host has already
+ * authenticated the caller and refused what its scope does not open; it reads the scopes
+ * from the same table (`worldApiScope`).
  */
 import { KitError } from '../errors.js';
 import type { DiffQuery, Entry, TimelineQuery } from '../world/types.js';
 import { parseQueryString } from '../router/index.js';
-import { decodeSegment, readJsonBody, readTextBody } from './request.js';
+import { jsonResponse, noContent } from './answers.js';
+import { readJsonBody, readTextBody } from './request.js';
+import { matchRoute, pathSegments, routeTable, type Endpoint } from './routes.js';
 import { redactEntry } from './secrets.js';
-import { jsonResponse, type WorldRunner } from './world-runner.js';
-import type { WorldRequest, WorldResponse } from './types.js';
+import type { WorldApiServices } from './services.js';
+import type { Scope, WorldRequest, WorldResponse } from './types.js';
 
 type Query = Record<string, string | string[]>;
+
+/** What a handler is given: the runner's services, the request, the path's parameters and the parsed query. */
+interface Call {
+  services: WorldApiServices;
+  req: WorldRequest;
+  params: Record<string, string>;
+  query: Query;
+}
+
+interface WorldApiRoute extends Endpoint {
+  readonly handler: (call: Call) => WorldResponse | Promise<WorldResponse>;
+}
 
 function one(query: Query, name: string): string | undefined {
   const v = query[name];
@@ -28,13 +44,6 @@ function integer(query: Query, name: string, code: 'invalid_position' | 'invalid
   return Number(raw);
 }
 
-function allow(req: WorldRequest, ...methods: string[]): void {
-  const method = req.method === 'HEAD' ? 'GET' : req.method;
-  if (!methods.includes(method)) {
-    throw new KitError('method_not_allowed', `${req.path} answers ${methods.join(', ')}, not ${req.method}.`, { allow: methods.join(', ') });
-  }
-}
-
 function objectBody(req: WorldRequest): Record<string, unknown> {
   const body = readJsonBody(req);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -43,170 +52,213 @@ function objectBody(req: WorldRequest): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-const noContent = (): WorldResponse => ({ status: 204, headers: {}, body: '' });
-
 /** How a twin's records are shown to this caller: its secrets hidden when it may only read. */
-function readerRedact(runner: WorldRunner, req: WorldRequest, twin: string): ((type: string, value: unknown) => unknown) | undefined {
-  return req.scope === 'read' ? runner.twins.get(twin)?.redact : undefined;
+function readerRedact(services: WorldApiServices, req: WorldRequest, twin: string): ((type: string, value: unknown) => unknown) | undefined {
+  return req.scope === 'read' ? services.twins.get(twin)?.redact : undefined;
 }
 
 /** A timeline or diff item as a caller that may only read sees it. */
-function hideSecrets<T extends { twin: string; entry: Entry }>(runner: WorldRunner, req: WorldRequest, item: T): T {
-  const entry = redactEntry(item.entry, readerRedact(runner, req, item.twin));
+function hideSecrets<T extends { twin: string; entry: Entry }>(services: WorldApiServices, req: WorldRequest, item: T): T {
+  const entry = redactEntry(item.entry, readerRedact(services, req, item.twin));
   return entry === item.entry ? item : { ...item, entry };
 }
 
-export async function handleWorldApi(runner: WorldRunner, req: WorldRequest): Promise<WorldResponse> {
-  const segments = req.path.split('/').filter((s) => s !== '').map(decodeSegment);
-  const query = parseQueryString(req.query);
-  const world = runner.world;
-  const [head, a, b, c] = segments;
+// ------------------------------------------------------------ handlers
 
-  switch (head) {
-    case 'log': {
-      allow(req, 'GET');
-      if (!a || b !== undefined) break;
-      const options: { after?: number; limit?: number } = {};
-      const after = integer(query, 'after', 'invalid_position', 0);
-      const limit = integer(query, 'limit', 'invalid_limit', 1);
-      if (after !== undefined) options.after = after;
-      if (limit !== undefined) options.limit = limit;
-      const page = world.log(a, options);
-      if (req.scope === 'read') {
-        const redact = readerRedact(runner, req, a);
-        page.entries = page.entries.map((e) => redactEntry(e, redact));
-      }
-      return jsonResponse(200, { twin: a, ...page });
-    }
-    case 'checkpoint': {
-      allow(req, 'GET');
-      if (!a || b !== undefined) break;
-      const at = integer(query, 'at', 'invalid_position', 0);
-      const bytes = world.checkpoint(a, at, readerRedact(runner, req, a));
-      return { status: 200, headers: { 'content-type': 'application/json' }, body: bytes };
-    }
-    case 'map':
-      allow(req, 'GET');
-      if (a !== undefined) break;
-      return jsonResponse(200, world.map());
-    case 'timeline': {
-      allow(req, 'GET');
-      if (a !== undefined) break;
-      const q: TimelineQuery = {};
-      const limit = integer(query, 'limit', 'invalid_limit', 1);
-      if (limit !== undefined) q.limit = limit;
-      const before = one(query, 'before');
-      if (before) q.before = before;
-      const twin = one(query, 'twin');
-      if (twin) q.twin = twin;
-      const trace = one(query, 'trace');
-      if (trace) q.trace = trace;
-      const page = world.timeline(q);
-      if (req.scope === 'read') page.entries = page.entries.map((e) => hideSecrets(runner, req, e));
-      return jsonResponse(200, page);
-    }
-    case 'diff': {
-      allow(req, 'GET');
-      if (a !== undefined) break;
-      const q: DiffQuery = {};
-      const limit = integer(query, 'limit', 'invalid_limit', 1);
-      if (limit !== undefined) q.limit = limit;
-      const after = one(query, 'after');
-      if (after) q.after = after;
-      const diff = world.diff(q);
-      if (req.scope === 'read') diff.changes = diff.changes.map((c) => hideSecrets(runner, req, c));
-      return jsonResponse(200, diff);
-    }
-    case 'clock': {
-      if (a === undefined) {
-        allow(req, 'GET', 'PUT');
-        if (req.method === 'PUT') {
-          const at = objectBody(req)['at'];
-          if (typeof at !== 'string') throw new KitError('invalid_instant', "Send { \"at\": \"<ISO 8601 instant>\" }.", { param: 'at' });
-          return jsonResponse(200, world.setClock(at));
-        }
-        return jsonResponse(200, world.clock());
-      }
-      if (a === 'advance' && b === undefined) {
-        allow(req, 'POST');
-        const by = objectBody(req)['by'];
-        if (typeof by !== 'string') throw new KitError('invalid_duration', 'Send { "by": "<N><unit>" } with unit s, m, h or d.', { param: 'by' });
-        return jsonResponse(200, world.advanceClock(by));
-      }
-      break;
-    }
-    case 'history': {
-      allow(req, 'GET');
-      if (a !== undefined) break;
-      const at = one(query, 'at');
-      if (!at) throw new KitError('invalid_instant', "Give the instant: history?at=<ISO 8601 instant>.", { param: 'at' });
-      return jsonResponse(200, world.historyCut(at));
-    }
-    case 'twins': {
-      if (a === undefined) {
-        allow(req, 'GET');
-        return jsonResponse(200, { twins: [...runner.twins.values()].map((t) => twinStatus(runner, t.vendor)) });
-      }
-      const twin = runner.twin(a);
-      if (b === 'status' && c === undefined) {
-        allow(req, 'GET');
-        return jsonResponse(200, twinStatus(runner, twin.vendor));
-      }
-      if (b === 'scenario' && c === undefined) {
-        allow(req, 'GET', 'PUT', 'DELETE');
-        // Changed between the twin's requests, never under one (runner `exclusive`).
-        if (req.method === 'PUT') {
-          const source = readTextBody(req);
-          const slot = await runner.exclusive(twin.vendor, () => runner.scenarios.put(twin, source, req.headers['content-type']));
-          return jsonResponse(200, { twin: twin.vendor, format: slot.stored.format, handlers: slot.scenario.handlers.length, updatedAt: slot.stored.updatedAt });
-        }
-        if (req.method === 'DELETE') {
-          await runner.exclusive(twin.vendor, () => runner.scenarios.delete(twin));
-          return noContent();
-        }
-        const stored = runner.scenarios.get(twin);
-        return { status: 200, headers: { 'content-type': stored.format === 'json' ? 'application/json' : 'application/yaml' }, body: stored.source };
-      }
-      break;
-    }
-    case 'checks': {
-      if (a === undefined) {
-        allow(req, 'GET');
-        return jsonResponse(200, { checks: runner.checks.list() });
-      }
-      if (b !== undefined) break;
-      allow(req, 'GET', 'PUT', 'DELETE');
-      if (req.method === 'PUT') return jsonResponse(200, await runner.checks.put(a, readTextBody(req)));
-      if (req.method === 'DELETE') {
-        await runner.checks.delete(a);
-        return noContent();
-      }
-      return { status: 200, headers: { 'content-type': 'text/javascript' }, body: runner.checks.get(a).source };
-    }
-    case 'requests': {
-      allow(req, 'GET');
-      if (a !== undefined) break;
-      const hours = one(query, 'hours');
-      let h = 24;
-      if (hours !== undefined) {
-        h = Number(hours);
-        if (!/^\d+(\.\d+)?$/.test(hours) || !(h > 0) || h > 24 * 366) throw new KitError('bad_request', "'hours' is a positive number of hours (at most a year).", { param: 'hours' });
-      }
-      return jsonResponse(200, runner.requests.report([...runner.twins.keys()], h, runner.wallClock()));
-    }
-    case 'branches': {
-      if (!runner.branchesServed) throw new KitError('not_found', 'This server makes no branches; the multi-world host does.');
-      break;
-    }
-    default:
-      break;
+function log({ services, req, params, query }: Call): WorldResponse {
+  const twin = params['twin']!;
+  const options: { after?: number; limit?: number } = {};
+  const after = integer(query, 'after', 'invalid_position', 0);
+  const limit = integer(query, 'limit', 'invalid_limit', 1);
+  if (after !== undefined) options.after = after;
+  if (limit !== undefined) options.limit = limit;
+  const page = services.world.log(twin, options);
+  if (req.scope === 'read') {
+    const redact = readerRedact(services, req, twin);
+    page.entries = page.entries.map((e) => redactEntry(e, redact));
   }
-  throw new KitError('not_found', `No world endpoint ${req.method} ${req.path}.`);
+  return jsonResponse(200, { twin, ...page });
+}
+
+function checkpoint({ services, req, params, query }: Call): WorldResponse {
+  const twin = params['twin']!;
+  const at = integer(query, 'at', 'invalid_position', 0);
+  const bytes = services.world.checkpoint(twin, at, readerRedact(services, req, twin));
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: bytes };
+}
+
+function timeline({ services, req, query }: Call): WorldResponse {
+  const q: TimelineQuery = {};
+  const limit = integer(query, 'limit', 'invalid_limit', 1);
+  if (limit !== undefined) q.limit = limit;
+  const before = one(query, 'before');
+  if (before) q.before = before;
+  const twin = one(query, 'twin');
+  if (twin) q.twin = twin;
+  const trace = one(query, 'trace');
+  if (trace) q.trace = trace;
+  const page = services.world.timeline(q);
+  if (req.scope === 'read') page.entries = page.entries.map((e) => hideSecrets(services, req, e));
+  return jsonResponse(200, page);
+}
+
+function diff({ services, req, query }: Call): WorldResponse {
+  const q: DiffQuery = {};
+  const limit = integer(query, 'limit', 'invalid_limit', 1);
+  if (limit !== undefined) q.limit = limit;
+  const after = one(query, 'after');
+  if (after) q.after = after;
+  const changes = services.world.diff(q);
+  if (req.scope === 'read') changes.changes = changes.changes.map((c) => hideSecrets(services, req, c));
+  return jsonResponse(200, changes);
+}
+
+function setClock({ services, req }: Call): WorldResponse {
+  const at = objectBody(req)['at'];
+  if (typeof at !== 'string') throw new KitError('invalid_instant', "Send { \"at\": \"<ISO 8601 instant>\" }.", { param: 'at' });
+  return jsonResponse(200, services.world.setClock(at));
+}
+
+function advanceClock({ services, req }: Call): WorldResponse {
+  const by = objectBody(req)['by'];
+  if (typeof by !== 'string') throw new KitError('invalid_duration', 'Send { "by": "<N><unit>" } with unit s, m, h or d.', { param: 'by' });
+  return jsonResponse(200, services.world.advanceClock(by));
+}
+
+function history({ services, query }: Call): WorldResponse {
+  const at = one(query, 'at');
+  if (!at) throw new KitError('invalid_instant', "Give the instant: history?at=<ISO 8601 instant>.", { param: 'at' });
+  return jsonResponse(200, services.world.historyCut(at));
+}
+
+function getScenario({ services, params }: Call): WorldResponse {
+  const twin = services.twin(params['vendor']!);
+  const stored = services.scenarios.get(twin);
+  return { status: 200, headers: { 'content-type': stored.format === 'json' ? 'application/json' : 'application/yaml' }, body: stored.source };
+}
+
+// A scenario is changed between the twin's requests, never under one (runner `exclusive`).
+async function putScenario({ services, req, params }: Call): Promise<WorldResponse> {
+  const twin = services.twin(params['vendor']!);
+  const source = readTextBody(req);
+  const slot = await services.exclusive(twin.vendor, () => services.scenarios.put(twin, source, req.headers['content-type']));
+  return jsonResponse(200, { twin: twin.vendor, format: slot.stored.format, handlers: slot.scenario.handlers.length, updatedAt: slot.stored.updatedAt });
+}
+
+async function deleteScenario({ services, params }: Call): Promise<WorldResponse> {
+  const twin = services.twin(params['vendor']!);
+  await services.exclusive(twin.vendor, () => services.scenarios.delete(twin));
+  return noContent();
+}
+
+function requests({ services, query }: Call): WorldResponse {
+  const hours = one(query, 'hours');
+  let h = 24;
+  if (hours !== undefined) {
+    h = Number(hours);
+    if (!/^\d+(\.\d+)?$/.test(hours) || !(h > 0) || h > 24 * 366) throw new KitError('bad_request', "'hours' is a positive number of hours (at most a year).", { param: 'hours' });
+  }
+  return jsonResponse(200, services.requests.report([...services.twins.keys()], h, services.wallClock()));
+}
+
+/** Branches are made by the multi-world host, in its own core; the runner never makes one. */
+function noBranches({ services, req }: Call): never {
+  throw services.branchesServed ? notFound(req) : noBranchesError();
+}
+
+function noBranchesError(): KitError {
+  return new KitError('not_found', 'This server makes no branches; the multi-world host does.');
+}
+
+function notFound(req: WorldRequest): KitError {
+  return new KitError('not_found', `No world endpoint ${req.method} ${req.path}.`);
+}
+
+/**
+ * Every world endpoint. Where the read token opens one, its scope is `read` (the spec's
+ * "read" column); a twin's status and scenario and the checks are not read endpoints.
+ * A path's `allow` lists its methods in this order.
+ */
+const WORLD_API = routeTable<WorldApiRoute>([
+  { method: 'GET', path: '/log/:twin', scope: 'read', handler: log },
+  { method: 'GET', path: '/checkpoint/:twin', scope: 'read', handler: checkpoint },
+  { method: 'GET', path: '/map', scope: 'read', handler: ({ services }) => jsonResponse(200, services.world.map()) },
+  { method: 'GET', path: '/timeline', scope: 'read', handler: timeline },
+  { method: 'GET', path: '/diff', scope: 'read', handler: diff },
+  { method: 'GET', path: '/clock', scope: 'read', handler: ({ services }) => jsonResponse(200, services.world.clock()) },
+  { method: 'PUT', path: '/clock', scope: 'write', handler: setClock },
+  { method: 'POST', path: '/clock/advance', scope: 'write', handler: advanceClock },
+  { method: 'GET', path: '/history', scope: 'read', handler: history },
+  { method: 'GET', path: '/twins', scope: 'read', handler: ({ services }) => jsonResponse(200, { twins: [...services.twins.values()].map((t) => twinStatus(services, t.vendor)) }) },
+  { method: 'GET', path: '/twins/:vendor/status', scope: 'write', handler: ({ services, params }) => jsonResponse(200, twinStatus(services, services.twin(params['vendor']!).vendor)) },
+  { method: 'GET', path: '/twins/:vendor/scenario', scope: 'write', handler: getScenario },
+  { method: 'PUT', path: '/twins/:vendor/scenario', scope: 'write', handler: putScenario },
+  { method: 'DELETE', path: '/twins/:vendor/scenario', scope: 'write', handler: deleteScenario },
+  { method: 'GET', path: '/checks', scope: 'write', handler: ({ services }) => jsonResponse(200, { checks: services.checks.list() }) },
+  { method: 'GET', path: '/checks/:name', scope: 'write', handler: ({ services, params }) => ({ status: 200, headers: { 'content-type': 'text/javascript' }, body: services.checks.get(params['name']!).source }) },
+  { method: 'PUT', path: '/checks/:name', scope: 'write', handler: async ({ services, req, params }) => jsonResponse(200, await services.checks.put(params['name']!, readTextBody(req))) },
+  {
+    method: 'DELETE',
+    path: '/checks/:name',
+    scope: 'write',
+    handler: async ({ services, params }) => {
+      await services.checks.delete(params['name']!);
+      return noContent();
+    },
+  },
+  { method: 'GET', path: '/requests', scope: 'read', handler: requests },
+  { method: 'GET', path: '/branches', scope: 'read', handler: noBranches },
+  { method: 'POST', path: '/branches', scope: 'write', handler: noBranches },
+  { method: 'DELETE', path: '/branches/:org/:world', scope: 'write', handler: noBranches },
+]);
+
+/** Every world endpoint, its method, path pattern and scope, in the table's order. */
+export const WORLD_API_ENDPOINTS: readonly Endpoint[] = WORLD_API.routes.map(({ method, path, scope }) => Object.freeze({ method, path, scope }));
+
+/**
+ * The endpoint `method path` names on `{world_api}`, with its path parameters; else the
+ * methods the path takes (it answers 405), or null (404). `path` is below the world API's
+ * prefix, without the query, percent-encoding intact; HEAD is taken as GET.
+ */
+export function matchWorldApi(method: string, path: string): { endpoint: Endpoint; params: Record<string, string> } | { allow: string[] } | null {
+  let segments: string[];
+  try {
+    segments = pathSegments(path);
+  } catch {
+    return null;
+  }
+  const match = matchRoute(WORLD_API, method, segments);
+  if (match.kind === 'route') return { endpoint: WORLD_API_ENDPOINTS[WORLD_API.routes.indexOf(match.route)]!, params: match.params };
+  return match.kind === 'method_not_allowed' ? { allow: match.allow } : null;
+}
+
+/**
+ * The token scope that opens `method path` on `{world_api}`: `read` when the read token
+ * does, `write` when only the world's token does, null when the runner has no such
+ * endpoint (it answers 404 or 405). For a host's scope check, from the same table.
+ */
+export function worldApiScope(method: string, path: string): Scope | null {
+  const match = matchWorldApi(method, path);
+  return match !== null && 'endpoint' in match ? match.endpoint.scope : null;
+}
+
+export async function handleWorldApi(services: WorldApiServices, req: WorldRequest): Promise<WorldResponse> {
+  const segments = pathSegments(req.path);
+  const query = parseQueryString(req.query);
+  const match = matchRoute(WORLD_API, req.method, segments);
+  if (match.kind === 'route') return match.route.handler({ services, req, params: match.params, query });
+  // A runner that makes no branches has none of their paths, whatever the method.
+  if (segments[0] === 'branches' && !services.branchesServed) throw noBranchesError();
+  if (match.kind === 'method_not_allowed') {
+    const allow = match.allow.join(', ');
+    throw new KitError('method_not_allowed', `${req.path} answers ${allow}, not ${req.method}.`, { allow });
+  }
+  throw notFound(req);
 }
 
 /** A twin's status, as `…/twins/<vendor>/status` answers it. */
-export function twinStatus(runner: WorldRunner, vendor: string): Record<string, unknown> {
-  const t = runner.twin(vendor);
+export function twinStatus(services: WorldApiServices, vendor: string): Record<string, unknown> {
+  const t = services.twin(vendor);
   return {
     vendor,
     version: t.manifest.version,
@@ -214,9 +266,9 @@ export function twinStatus(runner: WorldRunner, vendor: string): Record<string, 
     root: null,
     credential: { sealed: false, sealedAt: null },
     lastRefresh: null,
-    position: runner.world.head(vendor),
+    position: services.world.head(vendor),
     lastReceipt: null,
-    scenario: runner.scenarios.inForce(t),
-    resources: runner.world.counts(vendor),
+    scenario: services.scenarios.inForce(t),
+    resources: services.world.counts(vendor),
   };
 }

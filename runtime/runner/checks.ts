@@ -10,7 +10,7 @@ import { checkRunInput, compileCheck, readCheckName, readCheckVerdict } from '..
 import { prefixEnd } from '../store/keys.js';
 import type { Entry } from '../world/types.js';
 import { treeHostCall } from './twins.js';
-import type { WorldRunner } from './world-runner.js';
+import type { CheckHost, CheckService } from './services.js';
 
 interface StoredCheck {
   source: string;
@@ -47,10 +47,10 @@ export const CHECK_KEEPS_BYTES = MIB;
  */
 export const CHECKS_LANE_MEMORY_BYTES = 16 * MIB + MAX_CHECKS * (CHECK_KEEPS_BYTES + MIB / 2) + CHECK_MEMORY_BYTES + 16 * MIB;
 
-export class CheckSet {
+export class CheckSet implements CheckService {
   private readonly checks = new Map<string, StoredCheck>();
 
-  constructor(private readonly runner: WorldRunner) {}
+  constructor(private readonly runner: CheckHost) {}
 
   /** Loads the stored checks again (a runner starting); one that no longer loads is reported and left out. */
   async restore(): Promise<void> {

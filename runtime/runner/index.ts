@@ -4,3 +4,5 @@ export { WorldRunner, type RunnerOptions } from './world-runner.js';
 export { openLocalWorld, openWorldRunner, worldCode, stateDir, type WorldRunnerOptions } from './open.js';
 export type { CheckResult } from './checks.js';
 export { copyRunnerState, hasPendingDeliveries, removeRunnerState } from './state.js';
+export { matchWorldApi, worldApiScope, WORLD_API_ENDPOINTS } from './api.js';
+export type { Endpoint as WorldApiEndpoint } from './routes.js';

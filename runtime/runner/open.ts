@@ -10,7 +10,8 @@ import { openLmdbStorage, type Storage } from '../store/index.js';
 import { WorldStore } from '../world/index.js';
 import { compiledScript, SupervisedWorker } from '../worker/index.js';
 import { KIT_VERSION } from '../version.js';
-import { errorResponse, WorldRunner, type RunnerOptions } from './world-runner.js';
+import { errorResponse } from './answers.js';
+import { WorldRunner, type RunnerOptions } from './world-runner.js';
 import { requestToWire, responseFromWire, type RequestWire, type ResponseWire } from './wire.js';
 import type { LocalWorldOptions, StreamCall, StreamResult, TwinBundle, WorldHandle } from './types.js';
 

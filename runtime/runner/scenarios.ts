@@ -11,13 +11,7 @@ import { checkScenarioOutput, jsCall, jsOutcome, parseScenario, ScenarioState, t
 import type { NearMiss } from '../router/index.js';
 import type { TwinRequest } from '../../sdk/twin/types.js';
 import { guestOutputOf, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
-import type { WorldRunner } from './world-runner.js';
-
-interface StoredScenario {
-  source: string;
-  format: 'json' | 'yaml';
-  updatedAt: string;
-}
+import type { ScenarioHost, ScenarioService, StoredScenario } from './services.js';
 
 interface Slot {
   stored: StoredScenario;
@@ -29,11 +23,11 @@ interface Slot {
 
 const EMPTY_REPORT = (): ScenarioReport => ({ state: 'started', initialState: 'started', handlers: [], unmatched: [], unmatchedTotal: 0 });
 
-export class ScenarioSlot {
+export class ScenarioSlot implements ScenarioService {
   private readonly slots = new Map<string, Slot>();
 
   constructor(
-    private readonly runner: WorldRunner,
+    private readonly runner: ScenarioHost,
     private readonly dir: string | undefined,
     private readonly guestRuntime: string | undefined,
   ) {}

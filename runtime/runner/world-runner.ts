@@ -19,6 +19,7 @@ import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
 import type { TwinRequest, TwinResponse } from '../../sdk/twin/types.js';
 import type { GuestResponse } from '../../sdk/twin/protocol.js';
+import { errorResponse, jsonResponse, retryHeaders } from './answers.js';
 import { handleWorldApi } from './api.js';
 import { decodeSegment, toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
@@ -28,6 +29,7 @@ import type { StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, W
 import { runStreamCall, type StreamHost } from './streams.js';
 import { CheckSet, CHECKS_LANE_MEMORY_BYTES } from './checks.js';
 import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliveries.js';
+import type { CheckHost, ScenarioHost, WorldApiServices } from './services.js';
 
 export interface RunnerOptions {
   world: World;
@@ -67,22 +69,6 @@ const MAX_CATCH_UP = 10_000;
  */
 const CATCH_UP_MS = 1000;
 const DUE_TYPE = '__due';
-const JSON_HEADERS = { 'content-type': 'application/json' } as const;
-
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): WorldResponse {
-  return { status, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
-}
-
-/** `Retry-After` for an answer a client should simply send again: the world catching up its clock. */
-function retryHeaders(e: KitError): Record<string, string> {
-  return e.code === 'catching_up' ? { 'retry-after': '1' } : {};
-}
-
-export function errorResponse(e: unknown): WorldResponse {
-  const err = isKitError(e) ? e : new KitError('internal', 'The world failed to answer this request.');
-  if (!isKitError(e)) console.error('twinkit: unexpected error', e);
-  return jsonResponse(err.status, err.toBody(), retryHeaders(err));
-}
 
 function newRequestId(): string {
   return `req_${randomBytes(10).toString('base64url').replace(/[-_]/g, 'x')}`;
@@ -95,7 +81,7 @@ interface TreeReads {
   raw: { rawBody: true; hostValue: HostValue };
 }
 
-export class WorldRunner implements WorldHandle {
+export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost, CheckHost {
   readonly name: string;
   readonly code: string;
   readonly world: World;
@@ -630,7 +616,7 @@ export class WorldRunner implements WorldHandle {
     if (tally.appended) await this.durable();
   }
 
-  /** Exposed for the API module. */
+  /** The wall clock, for the request report. */
   wallClock(): number {
     return this.wallNow();
   }

@@ -64,7 +64,8 @@ export function closeReason(text: string): string {
 type Phase = 'token' | 'opening' | 'open' | 'ended';
 
 export interface StreamBridgeOptions {
-  world: WorldHandle;
+  /** The world's stream calls (absent: it serves no streams). */
+  world: Pick<WorldHandle, 'streamCall'>;
   /** What a token opens, or null. */
   scopeOf(token: string): Scope | null;
   limits?: Partial<StreamLimits>;
@@ -75,7 +76,7 @@ export class StreamBridge {
   readonly streamId: string;
   readonly connId: string;
   private readonly socket: StreamSocket;
-  private readonly world: WorldHandle;
+  private readonly world: Pick<WorldHandle, 'streamCall'>;
   private readonly scopeOf: (token: string) => Scope | null;
   private readonly limits: StreamLimits;
   private phase: Phase = 'token';

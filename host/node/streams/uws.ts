@@ -9,11 +9,21 @@ import type * as uWS from 'uWebSockets.js';
 import type { Scope, WorldHandle } from '../../../runtime/runner/types.js';
 import { STREAM_CLOSE, StreamBridge, type StreamLimits } from './bridge.js';
 
-export interface StreamRoutesOptions {
-  /** `/-/<org>/<world>`: the world API's path prefix. */
-  apiPrefix: string;
-  world: WorldHandle;
+/** The world a stream's path names, as the bridge needs it. */
+export interface StreamWorld {
+  world: Pick<WorldHandle, 'streamCall'>;
   scopeOf(token: string): Scope | null;
+}
+
+export interface StreamRoutesOptions {
+  /**
+   * One world (the single-world server): its API's path prefix, `/-/<org>/<world>`, and the world.
+   * Or many (the multi-world host): `worlds` finds the world a path names, `/-/<org>/<world>/streams/<id>`.
+   */
+  apiPrefix?: string;
+  world?: WorldHandle;
+  scopeOf?(token: string): Scope | null;
+  worlds?(org: string, world: string): StreamWorld | null;
   limits?: Partial<StreamLimits>;
   /** How long `close()` lets the twins hear their connections' ends. Default 5 s. */
   closeTimeoutMs?: number;
@@ -29,6 +39,7 @@ export interface StreamRoutes {
 }
 
 interface UserData {
+  target: StreamWorld;
   streamId: string;
   connId: string;
   conn: StreamBridge | null;
@@ -43,14 +54,22 @@ export const MAX_STREAM_MESSAGE_BYTES = 1024 * 1024;
 const MAX_BACKPRESSURE_BYTES = 64 * 1024 * 1024;
 const SEND_CHUNK_BYTES = 64 * 1024;
 
+/** A world no path names: every token is refused (4401), as a wrong one is. */
+const NO_WORLD: StreamWorld = { world: {}, scopeOf: () => null };
+
 export function createStreamRoutes(options: StreamRoutesOptions): StreamRoutes {
+  const many = options.worlds;
+  if (many === undefined && (options.apiPrefix === undefined || options.world === undefined || options.scopeOf === undefined)) {
+    throw new TypeError('createStreamRoutes needs apiPrefix, world and scopeOf, or worlds');
+  }
+  const one: StreamWorld | null = many === undefined ? { world: options.world!, scopeOf: options.scopeOf! } : null;
   const live = new Set<StreamBridge>();
   let stopping = false;
   const idPrefix = `conn_${randomBytes(4).toString('hex')}`;
   let counter = 0;
 
   const register = (app: uWS.TemplatedApp): void => {
-    app.ws<UserData>(`${options.apiPrefix}/streams/:id`, {
+    app.ws<UserData>(one !== null ? `${options.apiPrefix}/streams/:id` : '/-/:org/:world/streams/:id', {
       compression: 0,
       maxPayloadLength: MAX_STREAM_MESSAGE_BYTES,
       maxBackpressure: MAX_BACKPRESSURE_BYTES,
@@ -62,7 +81,8 @@ export function createStreamRoutes(options: StreamRoutesOptions): StreamRoutes {
         const key = req.getHeader('sec-websocket-key');
         const protocol = req.getHeader('sec-websocket-protocol');
         const extensions = req.getHeader('sec-websocket-extensions');
-        let streamId = req.getParameter(0) ?? '';
+        const target = one ?? many!(req.getParameter(0) ?? '', req.getParameter(1) ?? '') ?? NO_WORLD;
+        let streamId = req.getParameter(one !== null ? 0 : 2) ?? '';
         try {
           streamId = decodeURIComponent(streamId);
         } catch {
@@ -75,7 +95,7 @@ export function createStreamRoutes(options: StreamRoutesOptions): StreamRoutes {
           });
           return;
         }
-        const data: UserData = { streamId, connId: `${idPrefix}_${(counter++).toString(36)}`, conn: null };
+        const data: UserData = { target, streamId, connId: `${idPrefix}_${(counter++).toString(36)}`, conn: null };
         res.upgrade(data, key, protocol, extensions, context);
       },
       open(ws) {
@@ -102,7 +122,7 @@ export function createStreamRoutes(options: StreamRoutesOptions): StreamRoutes {
           },
           data.streamId,
           data.connId,
-          { world: options.world, scopeOf: options.scopeOf, ...(options.limits ? { limits: options.limits } : {}) },
+          { world: data.target.world, scopeOf: data.target.scopeOf, ...(options.limits ? { limits: options.limits } : {}) },
         );
         data.conn = conn;
         live.add(conn);
