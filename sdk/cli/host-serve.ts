@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import type { MultiWorldHost, MultiWorldHostOptions } from '../../host/index.js';
 import { describeBudget, parseBudget } from '../../host/index.js';
 import { parseArgs, parsePort, UsageError } from './args.js';
-import type { CliIo } from './main.js';
+import type { CliIo } from './commands.js';
 
 export const DEFAULT_HOST_PORT = 4450;
 

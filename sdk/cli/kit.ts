@@ -55,14 +55,18 @@ const io = {
   err: (line: string) => process.stderr.write(`${line}\n`),
 };
 // `kit world serve | head -1` closes the pipe: the server goes on serving, its lines unread
-// (an unhandled EPIPE would end it with a stack trace).
+// (an unhandled EPIPE would end it with a stack trace). Any other command has nothing left to
+// do once its reader is gone (`kit world timeline --follow | head -5`): it ends quietly.
+const argv = process.argv.slice(2);
+const serving = argv[1] === 'serve';
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code !== 'EPIPE') throw e;
+    if (!serving && stream === process.stdout) process.exit(0);
   });
 }
 
-main(process.argv.slice(2), io, deps).then(
+main(argv, io, deps).then(
   (code) => {
     process.exitCode = code;
   },

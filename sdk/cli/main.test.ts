@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { echoWorld } from '../../host/echo-world.js';
 import type { EchoBody, EchoWorld } from '../../host/echo-world.js';
 import type { LocalWorldOptions, TwinBundle } from '../../runtime/runner/types.js';
-import { main, USAGE } from './main.js';
+import { main, USAGE, WORLD_USAGE } from './main.js';
 import type { CliDeps } from './main.js';
 import { SERVE_USAGE, worldNameFromDir } from './serve.js';
 
@@ -100,11 +100,14 @@ describe('kit help and usage errors', () => {
     expect(await main(['frobnicate'], io(h), h.deps)).toBe(2);
     expect(h.err[0]).toBe('kit: unknown command frobnicate');
     expect(await main([], io(harness()), harness().deps)).toBe(2);
-    // `kit world` alone or with an unknown command shows both commands, not serve's flags.
+    // `kit world` alone or with an unknown command shows every world command, not serve's flags.
     const w = harness();
     expect(await main(['world', 'bogus'], io(w), w.deps)).toBe(2);
     expect(w.err[0]).toBe('kit: unknown command world bogus');
-    expect(w.err.slice(2).join('\n')).toBe(USAGE);
+    expect(w.err.slice(2).join('\n')).toBe(WORLD_USAGE);
+    const alone = harness();
+    expect(await main(['world'], io(alone), alone.deps)).toBe(2);
+    expect(alone.err.slice(2).join('\n')).toBe(WORLD_USAGE);
   });
 
   it('treats demo as an unknown command (make run serves the demo world)', async () => {

@@ -1,31 +1,39 @@
 /**
  * The `kit` command line, with its outside world (output, the world runner, signals)
- * passed in, so tests run it in-process.
+ * passed in, so tests run it in-process. A dispatcher: `kit world serve` (serve.ts),
+ * `kit world attach` (attach.ts), the other `kit world …` commands (world-commands.ts),
+ * `kit host serve` (host-serve.ts) and the other `kit host …` commands (host-commands.ts).
  */
 import { UsageError } from './args.js';
 import { describeServing, parseServeArgs, SERVE_USAGE, serveWorld } from './serve.js';
 import type { ServeDeps } from './serve.js';
 import { ATTACH_USAGE, parseAttachArgs, runAttach } from './attach.js';
 import type { AttachDeps } from './attach.js';
+import { commandList, commandRows, groupUsage, processClientDeps, runGroup } from './commands.js';
+import type { ClientDeps, CliIo } from './commands.js';
+import { WORLD_COMMANDS } from './world-commands.js';
+import { HOST_COMMANDS } from './host-commands.js';
 import { runHostServe } from './host-serve.js';
 import type { HostServeDeps } from './host-serve.js';
 
-export const USAGE = `kit: stateful twins of the APIs your app depends on, served in worlds.
+export type { CliIo } from './commands.js';
 
-Usage:
-  kit world serve [dir] [flags]   serve the world kept in <dir> (default: the current directory)
-  kit world attach <world url> --token <token> -- <command>
-                                  run a command whose SDKs reach the world's twins
-  kit host serve [dir] [flags]    serve many worlds under one URL, with branches and a console
-  kit --help                      this help
-  kit --version                   the version
-
-Run \`kit world serve --help\` or \`kit world attach --help\` for their flags.`;
-
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
+function usageText(): string {
+  const rows = [...commandRows(WORLD_COMMANDS), ...commandRows(HOST_COMMANDS), { synopsis: 'kit --help', summary: 'this help' }, { synopsis: 'kit --version', summary: 'the version' }];
+  return [
+    'kit: stateful twins of the APIs your app depends on, served in worlds.',
+    '',
+    'Usage:',
+    ...commandList(rows),
+    '',
+    'Run `kit world --help` or `kit host --help` for the flags every command takes (how a command',
+    'finds its world or host, --json), and `kit world <command> --help` for a command\'s own.',
+  ].join('\n');
 }
+
+export const USAGE = usageText();
+export const WORLD_USAGE = groupUsage(WORLD_COMMANDS);
+export const HOST_USAGE = groupUsage(HOST_COMMANDS);
 
 export interface CliDeps extends ServeDeps {
   /** Resolves with the signal's name when the process is asked to stop (SIGINT, SIGTERM). */
@@ -33,6 +41,8 @@ export interface CliDeps extends ServeDeps {
   version: string;
   /** For `kit world attach`: the entry's path, the stream listeners, the environment. */
   attach?: AttachDeps;
+  /** For the other `kit world …` and `kit host …` commands; default: this process's (its env, directory, stdin, stdout). */
+  client?: Partial<Omit<ClientDeps, 'untilStopped'>>;
   /** For `kit host serve`. */
   startHost?: HostServeDeps['startHost'];
 }
@@ -59,12 +69,10 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
     if (deps.startHost === undefined) return usage('this kit cannot serve a host', USAGE);
     return runHostServe(rest.slice(1), io, { startHost: deps.startHost, untilStopped: deps.untilStopped });
   }
+  const client = (): ClientDeps => ({ ...processClientDeps(deps.untilStopped), ...deps.client });
+  if (command === 'host') return runGroup(HOST_COMMANDS, rest, io, client());
   if (command !== 'world') return usage(`unknown command ${command}`, USAGE);
   const [sub, ...args] = rest;
-  if (sub === '--help' || sub === '-h') {
-    io.out(SERVE_USAGE);
-    return 0;
-  }
   if (sub === 'attach') {
     let options;
     try {
@@ -79,7 +87,7 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
     }
     return runAttach(options, io, deps.attach);
   }
-  if (sub !== 'serve') return usage(sub === undefined ? 'kit world needs a command: serve or attach' : `unknown command world ${sub}`, USAGE);
+  if (sub !== 'serve') return runGroup(WORLD_COMMANDS, rest, io, client());
 
   let options;
   try {
