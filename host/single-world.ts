@@ -10,7 +10,7 @@ import { NAME_PATTERN } from './core/paths.js';
 import type { HttpAnswer, HttpHandler } from './core/types.js';
 import { RequestBudget } from './limits.js';
 import type { BudgetOptions } from './limits.js';
-import { DEFAULT_MAX_BODY_BYTES, listenHttp } from './node/http/uws.js';
+import { DEFAULT_MAX_BODY_BYTES, listenHttp, urlHost } from './node/http/uws.js';
 import { startConnectProxy } from './node/proxy/proxy.js';
 import type { ConnectProxy } from './node/proxy/proxy.js';
 import type { WorldCa } from './node/proxy/ca.js';
@@ -111,13 +111,6 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     scopeOf: mounted.scopeOf,
     vendorPath: (vendor, path) => `/${org}/${name}/${vendor}${path}`,
   };
-}
-
-function urlHost(host: string): string {
-  // A wildcard address is not somewhere a client can go; print loopback instead.
-  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
-  if (host === '::') return '[::1]';
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** Serves one world over HTTP until `close()`. */

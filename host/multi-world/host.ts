@@ -16,7 +16,7 @@ import { WorldStore } from '../../runtime/world/index.js';
 import { createHostCore, type PlainRequest } from '../core/core.js';
 import type { HttpAnswer } from '../core/types.js';
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
-import { DEFAULT_MAX_BODY_BYTES, listenHttp } from '../node/http/uws.js';
+import { DEFAULT_MAX_BODY_BYTES, listenHttp, urlHost } from '../node/http/uws.js';
 import { createStreamRoutes } from '../node/streams/uws.js';
 import { hostDir, loadOrCreateAdminToken, writeHostUrl } from '../node/tokens.js';
 import { createAdminSurface } from './admin.js';
@@ -73,12 +73,6 @@ export interface MultiWorldHost {
   dispatch(request: PlainRequest): Promise<HttpAnswer>;
   /** Stops accepting, lets in-flight requests finish, closes every world and the storage. Idempotent. */
   close(): Promise<void>;
-}
-
-function urlHost(host: string): string {
-  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
-  if (host === '::') return '[::1]';
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 export async function startMultiWorldHost(options: MultiWorldHostOptions): Promise<MultiWorldHost> {

@@ -10,22 +10,8 @@ import type { ClientDeps, Command, CommandGroup } from './commands.js';
 import { keyValues, printable, table } from './format.js';
 import { findHost, parseWorldName } from './targets.js';
 import type { HostTarget } from './targets.js';
+import type { WorldRow } from '../../host/index.js';
 
-/** A host world list row (the contract's `row`). */
-interface WorldRow {
-  org: string;
-  world: string;
-  name: string;
-  base: string | null;
-  owner: string | null;
-  token: string;
-  readToken: string;
-  twins: { vendor: string; protocol?: string; root?: unknown }[];
-  createdAt?: string;
-  expiresAt?: string | null;
-  budget?: string;
-  open?: boolean;
-}
 
 function printWorld(t: HostTarget, lines: (line: string) => void, name: string, token: string, readToken: string): void {
   lines('');

@@ -403,3 +403,10 @@ export async function listenHttp(options: HttpServerOptions): Promise<HttpServer
     });
   });
 }
+
+/** The URL authority for an address a server listens on: a wildcard is no place a client can go, so loopback is named instead. */
+export function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
