@@ -48,6 +48,7 @@ export class WorldPool {
   readonly #open = new Map<string, OpenWorld>();
   readonly #opening = new Map<string, Promise<OpenWorld>>();
   readonly #closing = new Map<string, Promise<void>>();
+  readonly #codes = new Map<string, string>();
   readonly #maxOpen: number;
   readonly #idleMs: number;
   readonly #now: () => number;
@@ -152,7 +153,7 @@ export class WorldPool {
       world,
       storage,
       twins: bundles,
-      code: worldCode(bundles),
+      code: this.#codeOf(bundles),
       branches: false,
       ...(this.#options.guestRuntime !== undefined ? { guestRuntime: this.#options.guestRuntime } : {}),
       ...(this.#options.limits !== undefined ? { limits: this.#options.limits } : {}),
@@ -162,6 +163,14 @@ export class WorldPool {
     // Past the bound: make room, without waiting for it.
     if (this.#open.size > this.#maxOpen) void this.sweep();
     return open;
+  }
+
+  /** The code version of a set of twins, hashed once per set (it hashes every bundle's source). */
+  #codeOf(bundles: TwinBundle[]): string {
+    const key = bundles.map((b) => b.vendor).join(',');
+    let code = this.#codes.get(key);
+    if (code === undefined) this.#codes.set(key, (code = worldCode(bundles)));
+    return code;
   }
 
   #closeOne(name: string, open: OpenWorld): Promise<void> {

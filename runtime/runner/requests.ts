@@ -31,25 +31,26 @@ export interface RequestReport {
 
 const DEFAULT_CAPACITY = 50_000;
 
+/** The last `capacity` samples; grows as they come, so a world that saw few requests holds few. */
 class Ring {
-  private readonly items: (Sample | undefined)[];
+  private readonly items: Sample[] = [];
   private next = 0;
-  constructor(readonly capacity: number) {
-    this.items = new Array(capacity);
-  }
+  constructor(readonly capacity: number) {}
   /** Oldest first. */
   *all(): Iterable<Sample> {
-    for (let i = 0; i < this.capacity; i++) {
-      const s = this.items[(this.next + i) % this.capacity];
-      if (s) yield s;
-    }
+    const n = this.items.length;
+    for (let i = 0; i < n; i++) yield this.items[(this.next + i) % n]!;
   }
   push(s: Sample): void {
+    if (this.items.length < this.capacity) {
+      this.items.push(s);
+      return;
+    }
     this.items[this.next] = s;
     this.next = (this.next + 1) % this.capacity;
   }
   *since(at: number): Iterable<Sample> {
-    for (const s of this.items) if (s && s.at >= at) yield s;
+    for (const s of this.items) if (s.at >= at) yield s;
   }
 }
 
