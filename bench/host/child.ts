@@ -40,11 +40,19 @@ export interface HostChild {
    * file is file-backed).
    */
   memory(): { rss: number; peak: number; anon: number; file: number };
+  /**
+   * CPU time used so far, in ms: the whole process (every thread, those that ended too) and its
+   * main thread alone (/proc/<pid>/stat and /proc/<pid>/task/<pid>/stat, user + system).
+   */
+  cpu(): { totalMs: number; mainMs: number };
   /** A full collection in the child, then its process.memoryUsage(). */
   memoryAfterGc(): Promise<MemoryAfterGc>;
   /** SIGTERM (the host finishes in-flight requests and closes its worlds), then waits for it to exit. */
   stop(): Promise<void>;
 }
+
+/** Linux's USER_HZ is 100 on every architecture Node runs on. */
+const MS_PER_TICK = 10;
 
 const running = new Set<ChildProcess>();
 // A bench that fails or is interrupted leaves no host behind.
@@ -86,10 +94,17 @@ export async function startHostChild(dir: string, flags: readonly string[]): Pro
     if (line === undefined) throw new Error(`/proc/${pid}/status has no ${field}`);
     return Number(/(\d+)\s*kB/.exec(line)?.[1]) * 1024;
   };
+  // Clock ticks of user + system time in a stat line (fields 14 and 15; the name in parentheses may hold spaces).
+  const ticks = (path: string): number => {
+    const line = readFileSync(path, 'utf8');
+    const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  };
   return {
     url,
     admin,
     pid,
+    cpu: () => ({ totalMs: ticks(`/proc/${pid}/stat`) * MS_PER_TICK, mainMs: ticks(`/proc/${pid}/task/${pid}/stat`) * MS_PER_TICK }),
     command: `node --expose-gc --import dist/bench/host/gc-signal.js dist/sdk/cli/kit.js host serve <dir> --port 0 ${flags.join(' ')}`.trim(),
     memory: () => ({ rss: status('VmRSS'), peak: status('VmHWM'), anon: status('RssAnon'), file: status('RssFile') }),
     async memoryAfterGc(): Promise<MemoryAfterGc> {

@@ -14,7 +14,7 @@
  * The host runs with `--budget off`: the figures are latencies, not 429s.
  */
 import autocannon from 'autocannon';
-import { startHostChild } from './child.js';
+import { startHostChild, type HostChild } from './child.js';
 import { createCustomer, createWorld, expectJson, median, quantile, retrieveCustomer, round, vendorHeaders, type MadeWorld } from './client.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -41,6 +41,12 @@ interface ReaderRun {
   errors: number;
   p50Ms: number;
   p99Ms: number;
+  /** CPU during the run, in % of one core: the host's main thread, its other threads, this process (the clients). */
+  hostMainCpu: number;
+  hostOtherCpu: number;
+  clientCpu: number;
+  /** The host main thread's CPU per reader answer, µs (it serves world B's few requests too). */
+  hostMainUsPerRequest: number;
 }
 
 interface AttackRun {
@@ -63,6 +69,8 @@ export interface IsolationRow {
   p99Ratio: number | null;
   p50Ratio: number | null;
   rpsRatio: number | null;
+  /** Medians over the rounds, in % of one core: the host's main thread, its other threads (lanes, LMDB, GC), the bench's clients. */
+  cpu: { hostMain: number | null; hostOther: number | null; client: number | null; hostMainUsPerRequest: number | null };
   /** World B's answers meanwhile (none for alone). */
   runaway: { answers: number; statuses: Record<string, number>; medianMs: number | null; sample: string } | null;
 }
@@ -76,8 +84,11 @@ export interface IsolationFigures {
   rows: IsolationRow[];
 }
 
-async function read(url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<ReaderRun> {
+async function read(host: HostChild, url: string, headers: Record<string, string>, seconds: number, connections: number): Promise<ReaderRun> {
   const latencies: number[] = [];
+  const hostBefore = host.cpu();
+  const clientBefore = process.cpuUsage();
+  const started = performance.now();
   let non2xx = 0;
   const instance = autocannon({ url, headers, connections, duration: seconds });
   instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
@@ -85,7 +96,22 @@ async function read(url: string, headers: Record<string, string>, seconds: numbe
     else non2xx++;
   });
   const result = await instance;
-  return { requests: latencies.length, rps: latencies.length / seconds, non2xx, errors: result.errors, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99) };
+  const percent = (ms: number): number => (100 * ms) / (performance.now() - started);
+  const hostAfter = host.cpu();
+  const client = process.cpuUsage(clientBefore);
+  const mainMs = hostAfter.mainMs - hostBefore.mainMs;
+  return {
+    requests: latencies.length,
+    rps: latencies.length / seconds,
+    non2xx,
+    errors: result.errors,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    hostMainCpu: percent(mainMs),
+    hostOtherCpu: percent(hostAfter.totalMs - hostBefore.totalMs - mainMs),
+    clientCpu: percent((client.user + client.system) / 1000),
+    hostMainUsPerRequest: (mainMs * 1000) / Math.max(1, latencies.length),
+  };
 }
 
 /** `attackers` clients sending B requests back to back until `stop()`; answers what B said. */
@@ -122,7 +148,7 @@ export async function benchIsolation(o: IsolationOptions, log: (line: string) =>
     await retrieveCustomer(a, customer);
     const url = `${a.url}/stripe/v1/customers/${customer}`;
     const headers = vendorHeaders(a.token);
-    await read(url, headers, Math.min(2, o.seconds), o.connections); // warm-up
+    await read(host, url, headers, Math.min(2, o.seconds), o.connections); // warm-up
 
     const runaways = o.runaways.map((id) => {
       const found = RUNAWAYS.find((r) => r.id === id);
@@ -132,7 +158,7 @@ export async function benchIsolation(o: IsolationOptions, log: (line: string) =>
     const runs = new Map<string, { reader: ReaderRun[]; attack: AttackRun[] }>([['alone', { reader: [], attack: [] }]]);
     for (const r of runaways) runs.set(r.id, { reader: [], attack: [] });
     for (let round = 0; round < o.rounds; round++) {
-      runs.get('alone')!.reader.push(await read(url, headers, o.seconds, o.connections));
+      runs.get('alone')!.reader.push(await read(host, url, headers, o.seconds, o.connections));
       for (const runaway of runaways) {
         const scenario = { handlers: [{ name: `runaway-${runaway.id}`, match: { path: '/*' }, js: runaway.js }] };
         await expectJson(
@@ -142,12 +168,17 @@ export async function benchIsolation(o: IsolationOptions, log: (line: string) =>
         );
         const attackers = attack(b, o.attackers);
         await sleep(200); // the attackers' first calls under way
-        const reader = await read(url, headers, o.seconds, o.connections);
+        const reader = await read(host, url, headers, o.seconds, o.connections);
         const attacked = await attackers.stop();
         const run = runs.get(runaway.id)!;
         run.reader.push(reader);
         run.attack.push(attacked);
-        log(`bench host: round ${round + 1}, ${runaway.id}: reader p99 ${reader.p99Ms.toFixed(2)} ms (alone ${runs.get('alone')!.reader[round]!.p99Ms.toFixed(2)} ms); B answered ${attacked.answers} times ${JSON.stringify(attacked.statuses)}`);
+        const alone = runs.get('alone')!.reader[round]!;
+        log(
+          `bench host: round ${round + 1}, ${runaway.id}: reader p99 ${reader.p99Ms.toFixed(2)} ms (alone ${alone.p99Ms.toFixed(2)} ms); ` +
+            `host main thread ${reader.hostMainCpu.toFixed(0)}% (alone ${alone.hostMainCpu.toFixed(0)}%), other threads ${reader.hostOtherCpu.toFixed(0)}% (alone ${alone.hostOtherCpu.toFixed(0)}%); ` +
+            `B answered ${attacked.answers} times ${JSON.stringify(attacked.statuses)}`,
+        );
       }
     }
 
@@ -167,6 +198,7 @@ export async function benchIsolation(o: IsolationOptions, log: (line: string) =>
         p99Ratio: perRound((x) => x.p99Ms),
         p50Ratio: perRound((x) => x.p50Ms),
         rpsRatio: perRound((x) => x.rps),
+        cpu: { hostMain: round(median(reader.map((x) => x.hostMainCpu)), 0), hostOther: round(median(reader.map((x) => x.hostOtherCpu)), 0), client: round(median(reader.map((x) => x.clientCpu)), 0), hostMainUsPerRequest: round(median(reader.map((x) => x.hostMainUsPerRequest)), 1) },
         runaway: id === 'alone' ? null : { answers: attacked.reduce((n, x) => n + x.answers, 0), statuses, medianMs: round(median(attacked.map((x) => x.medianMs)), 0), sample: attacked[0]?.sample ?? '' },
       });
     }

@@ -66,10 +66,10 @@ function printWorlds(f: ManyWorldsFigures): void {
 
 function printIsolation(f: IsolationFigures): void {
   console.log(`\n### Isolation (reader: autocannon, ${f.connections} connections, ${f.seconds} s × ${f.rounds} rounds; ${f.attackers} clients on the runaway)\n`);
-  console.log('| reader of world A | requests/s | p50 ms | p99 ms | p99 × alone | world B answered |\n|---|---:|---:|---:|---:|---|');
+  console.log('| reader of world A | requests/s | p50 ms | p99 ms | p99 × alone | host main thread % | its µs per answer | host other threads % | clients % | world B answered |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of f.rows) {
     const b = r.runaway === null ? '' : `${r.runaway.answers} × ${JSON.stringify(r.runaway.statuses)}, median ${fixed(r.runaway.medianMs, 0)} ms`;
-    console.log(`| ${r.what} | ${fixed(r.requestsPerSecond, 0)} | ${fixed(r.p50Ms)} | ${fixed(r.p99Ms)} | ${fixed(r.p99Ratio)} | ${b} |`);
+    console.log(`| ${r.what} | ${fixed(r.requestsPerSecond, 0)} | ${fixed(r.p50Ms)} | ${fixed(r.p99Ms)} | ${fixed(r.p99Ratio)} | ${fixed(r.cpu.hostMain, 0)} | ${fixed(r.cpu.hostMainUsPerRequest, 1)} | ${fixed(r.cpu.hostOther, 0)} | ${fixed(r.cpu.client, 0)} | ${b} |`);
   }
 }
 

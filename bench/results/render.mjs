@@ -170,13 +170,16 @@ function hostSection(host) {
       '',
       `**Multi-world host: isolation** (\`bench/host/isolation.ts\`: a reader of world A, autocannon with ${iso.connections} connections retrieving a Stripe customer, ${iso.seconds} s × ${iso.rounds} rounds; world B's Stripe twin under a scenario \`js\` handler that never returns, ${iso.attackers} clients sending it requests back to back; \`--budget off\`; ratios against the alone run of the same round, medians over the rounds${load('isolation')}):`,
       '',
-      "| reader of world A | requests/s | p50 ms | p99 ms | p99 × alone | p50 × alone | world B's answers |",
-      '|---|---:|---:|---:|---:|---:|---|',
+      "| reader of world A | requests/s | p50 ms | p99 ms | p99 × alone | p50 × alone | host main thread, % of a core | its CPU µs per reader answer | host's other threads, % | the bench's clients, % | world B's answers |",
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     );
     for (const r of iso.rows ?? []) {
       const answered = r.runaway ? `${r.runaway.answers}: ${Object.entries(r.runaway.statuses ?? {}).map(([s, n]) => `${n} × ${s}`).join(', ')}, median ${fixed(r.runaway.medianMs, 0)} ms` : '';
       const errors = r.non2xx > 0 ? ` (${r.non2xx} non-2xx)` : '';
-      out.push(`| ${cell(r.what)}${errors} | ${fixed(r.requestsPerSecond, 0)} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} | ${ratio(r.p99Ratio)} | ${ratio(r.p50Ratio)} | ${cell(answered)} |`);
+      const cpu = r.cpu ?? {};
+      out.push(
+        `| ${cell(r.what)}${errors} | ${fixed(r.requestsPerSecond, 0)} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} | ${ratio(r.p99Ratio)} | ${ratio(r.p50Ratio)} | ${fixed(cpu.hostMain, 0)} | ${fixed(cpu.hostMainUsPerRequest, 1)} | ${fixed(cpu.hostOther, 0)} | ${fixed(cpu.client, 0)} | ${cell(answered)} |`,
+      );
     }
   }
   const checks = [];

@@ -162,7 +162,7 @@ const hostFigures = {
     rows: [
       { id: 'alone', what: 'reader alone', requestsPerSecond: 5000, p50Ms: 1, p99Ms: 4, non2xx: 0, p99Ratio: 1, p50Ratio: 1, runaway: null },
       { id: 'loop', what: 'while B loops', requestsPerSecond: 4000, p50Ms: 1.2, p99Ms: 8, non2xx: 0, p99Ratio: 2, p50Ratio: 1.2, runaway: { answers: 16, statuses: { 500: 16 }, medianMs: 2600 } },
-      { id: 'native', what: 'while B loops natively', requestsPerSecond: 3000, p50Ms: 2, p99Ms: 20, non2xx: 3, p99Ratio: 5, p50Ratio: 2, runaway: { answers: 12, statuses: { 500: 12 }, medianMs: 2800 } },
+      { id: 'native', what: 'while B loops natively', requestsPerSecond: 3000, p50Ms: 2, p99Ms: 20, non2xx: 3, p99Ratio: 5, p50Ratio: 2, cpu: { hostMain: 60, hostOther: 95, client: 40, hostMainUsPerRequest: 200 }, runaway: { answers: 12, statuses: { 500: 12 }, medianMs: 2800 } },
     ],
   },
 };
@@ -176,7 +176,8 @@ test('render: the multi-world host, its three tables and issue 31\'s targets fro
   assert.match(md, /medians; load average 1\.00 → 2\.00\):/);
   assert.match(md, /over the rounds; load average 3\.50 → 4\.00\):/);
   assert.doesNotMatch(md, /SIGUSR2; load average/); // no load recorded for that part
-  assert.match(md, /\| while B loops natively \(3 non-2xx\) \| 3000 \| 2\.00 \| 20\.00 \| 5\.00 \| 2\.00 \| 12: 12 × 500, median 2800 ms \|/);
+  assert.match(md, /\| while B loops natively \(3 non-2xx\) \| 3000 \| 2\.00 \| 20\.00 \| 5\.00 \| 2\.00 \| 60 \| 200\.0 \| 95 \| 40 \| 12: 12 × 500, median 2800 ms \|/);
+  assert.match(md, /\| while B loops \| 4000 \| 1\.20 \| 8\.00 \| 2\.00 \| 1\.20 \| – \| – \| – \| – \|/); // a row without CPU figures
   assert.match(md, /\| a branch and its first read at a 1M-entry parent ≤ 1\.2× at a 1k-entry one \| 1\.10× \(33\.00 vs 30\.00 ms\) \| met \|/);
   assert.match(md, /\| a closed world's first answer under 50 ms \(median\) \| 60\.00 ms \(p90 80\.00 ms\) \| \*\*not met\*\* \|/);
   assert.match(md, /\| reader's p99 ≤ 2× alone while world B runs away \(`loop`\) \| 2\.00× \| met \|/); // at the target is met
