@@ -16,8 +16,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { openLmdbStorage } from '../../runtime/store/index.js';
 import { WorldStore, type EntryDraft } from '../../runtime/world/index.js';
-import { startHostChild } from './child.js';
-import { createCustomer, createWorld, expectJson, headPosition, inParallel, listCustomers, median, onHost, quantile, round, timed, type Host, type MadeWorld } from './client.js';
+import { startHostChild, type HostChild } from './child.js';
+import { createCustomer, createWorld, expectJson, headPosition, inParallel, listCustomers, median, onHost, quantile, round, timed, type MadeWorld } from './client.js';
 
 export interface BranchOptions {
   dir: string;
@@ -33,6 +33,8 @@ interface Sample {
   postMs: number;
   firstReadMs: number;
   secondReadMs: number;
+  /** The host process's CPU (every thread) over the POST and the first read, ms (10 ms ticks: summed over samples). */
+  hostCpuMs: number;
 }
 
 export interface BranchParentFigures {
@@ -44,6 +46,8 @@ export interface BranchParentFigures {
   totalMs: number | null;
   totalP90Ms: number | null;
   secondReadMs: number | null;
+  /** The host's CPU per branch and first read, ms: the mean over the samples (the load on the machine does not inflate it as it does wall time). */
+  hostCpuMs: number | null;
 }
 
 export interface BranchFigures {
@@ -58,7 +62,7 @@ export interface BranchFigures {
   small: BranchParentFigures;
   big: BranchParentFigures;
   /** big / small, of the medians. */
-  ratio: { post: number | null; firstRead: number | null; total: number | null };
+  ratio: { post: number | null; firstRead: number | null; total: number | null; hostCpu: number | null };
 }
 
 const LIST = 10;
@@ -99,8 +103,9 @@ async function lengthenLog(worldsDir: string, name: string, entries: number, log
   }
 }
 
-async function branchOnce(host: Host, parent: MadeWorld, customers: number): Promise<Sample> {
+async function branchOnce(host: HostChild, parent: MadeWorld, customers: number): Promise<Sample> {
   let branch: MadeWorld | undefined;
+  const cpuBefore = host.cpu().totalMs;
   const postMs = await timed(async () => {
     const made = await expectJson<{ name: string; token: string; url: string; api: string }>(
       await fetch(`${parent.api}/branches`, { method: 'POST', headers: { 'x-kit-token': parent.token, 'content-type': 'application/json' }, body: '{}' }),
@@ -117,8 +122,9 @@ async function branchOnce(host: Host, parent: MadeWorld, customers: number): Pro
     if (ids.length !== expected) throw new Error(`${b.name} lists ${ids.length} customers, not ${expected}`);
   };
   const firstReadMs = await timed(read);
+  const hostCpuMs = host.cpu().totalMs - cpuBefore;
   const secondReadMs = await timed(read);
-  return { postMs, firstReadMs, secondReadMs };
+  return { postMs, firstReadMs, secondReadMs, hostCpuMs };
 }
 
 function figures(parent: string, entries: number, samples: Sample[]): BranchParentFigures {
@@ -132,6 +138,7 @@ function figures(parent: string, entries: number, samples: Sample[]): BranchPare
     totalMs: round(median(total)),
     totalP90Ms: round(quantile(total, 0.9)),
     secondReadMs: round(median(samples.map((s) => s.secondReadMs))),
+    hostCpuMs: round(samples.reduce((sum, s) => sum + s.hostCpuMs, 0) / samples.length),
   };
 }
 
@@ -183,7 +190,7 @@ export async function benchBranches(o: BranchOptions, log: (line: string) => voi
       dataMiB: round((data.blocks * 512) / 2 ** 20, 0),
       small: s,
       big: b,
-      ratio: { post: ratioOf(b.postMs, s.postMs), firstRead: ratioOf(b.firstReadMs, s.firstReadMs), total: ratioOf(b.totalMs, s.totalMs) },
+      ratio: { post: ratioOf(b.postMs, s.postMs), firstRead: ratioOf(b.firstReadMs, s.firstReadMs), total: ratioOf(b.totalMs, s.totalMs), hostCpu: ratioOf(b.hostCpuMs, s.hostCpuMs) },
     };
   } finally {
     await host.stop();

@@ -130,9 +130,9 @@ const hostFigures = {
   branches: {
     customers: 1000,
     fillSeconds: 120,
-    small: { parent: 'bench/small', entries: 1000, samples: 30, postMs: 10, firstReadMs: 20, totalMs: 30, totalP90Ms: 40, secondReadMs: 2 },
+    small: { parent: 'bench/small', entries: 1000, samples: 30, postMs: 10, firstReadMs: 20, totalMs: 30, totalP90Ms: 40, secondReadMs: 2, hostCpuMs: 8 },
     big: { parent: 'bench/big', entries: 1000000, samples: 30, postMs: 11, firstReadMs: 22, totalMs: 33, totalP90Ms: 44, secondReadMs: 2 },
-    ratio: { post: 1.1, firstRead: 1.1, total: 1.1 },
+    ratio: { post: 1.1, firstRead: 1.1, total: 1.1, hostCpu: 0.95 },
   },
   worlds: {
     worlds: 1000,
@@ -169,7 +169,8 @@ const hostFigures = {
 
 test('render: the multi-world host, its three tables and issue 31\'s targets from the same run', () => {
   const md = render({ suites: { host: hostFigures } });
-  assert.match(md, /\| `bench\/small` \| 1000 \| 10\.00 \| 20\.00 \| 30\.00 \| 40\.00 \| 2\.00 \|/);
+  assert.match(md, /\| `bench\/small` \| 1000 \| 10\.00 \| 20\.00 \| 30\.00 \| 40\.00 \| 2\.00 \| 8\.00 \|/);
+  assert.match(md, /branch \+ first read 1\.10×; the host's CPU for them 0\.95×\./);
   assert.match(md, /\| `bench\/big` \| 1000000 \| 11\.00 \|/);
   assert.match(md, /\| all 1000 open \(`--max-open` 2000\) \| 1000 \| 1080\.0 \| 1000\.0 \| 80\.0 \| 1000\.0 \| 500\.0 \| 400\.0 \|/);
   assert.match(md, /then idle ones closed \(3\.5 s after the last answer\) \| 0 \| 300\.0 \| – \| – \| 200\.0 \| – \| 20\.0 \|/); // figures a run did not record are dashes
