@@ -8,7 +8,7 @@
  * /proc/<pid>/status, and after a forced collection from what gc-signal.ts writes on SIGUSR2.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -45,6 +45,11 @@ export interface HostChild {
    * main thread alone (/proc/<pid>/stat and /proc/<pid>/task/<pid>/stat, user + system).
    */
   cpu(): { totalMs: number; mainMs: number };
+  /**
+   * CPU time its live threads have used so far, ms, to the nanosecond (the sum of
+   * /proc/<pid>/task/<tid>/schedstat of each thread): finer than cpu()'s 10 ms ticks, blind to threads that ended.
+   */
+  liveThreadsCpuMs(): number;
   /** A full collection in the child, then its process.memoryUsage(). */
   memoryAfterGc(): Promise<MemoryAfterGc>;
   /** SIGTERM (the host finishes in-flight requests and closes its worlds), then waits for it to exit. */
@@ -105,6 +110,17 @@ export async function startHostChild(dir: string, flags: readonly string[]): Pro
     admin,
     pid,
     cpu: () => ({ totalMs: ticks(`/proc/${pid}/stat`) * MS_PER_TICK, mainMs: ticks(`/proc/${pid}/task/${pid}/stat`) * MS_PER_TICK }),
+    liveThreadsCpuMs(): number {
+      let ns = 0;
+      for (const task of readdirSync(`/proc/${pid}/task`)) {
+        try {
+          ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+        } catch {
+          // the thread ended meanwhile
+        }
+      }
+      return ns / 1e6;
+    },
     command: `node --expose-gc --import dist/bench/host/gc-signal.js dist/sdk/cli/kit.js host serve <dir> --port 0 ${flags.join(' ')}`.trim(),
     memory: () => ({ rss: status('VmRSS'), peak: status('VmHWM'), anon: status('RssAnon'), file: status('RssFile') }),
     async memoryAfterGc(): Promise<MemoryAfterGc> {

@@ -131,7 +131,7 @@ function hostSection(host) {
       '',
       `**Multi-world host: a branch over HTTP** (\`bench/host/branches.ts\`: \`POST {world_api}/branches\`, then the branch's first read, a Stripe list of ten customers; ${b.small?.samples ?? '?'} branches per parent, alternating; both parents hold the same ${b.customers ?? '?'} customers, the big one's log lengthened through the engine in ${fixed(b.fillSeconds, 0)} s; medians${load('branches')}):`,
       '',
-      '| parent | log entries | POST branches ms | first read ms | branch + first read ms | p90 ms | second read ms | host CPU ms per branch + first read (mean) |',
+      '| parent | log entries | POST branches ms | first read ms | branch + first read ms | p90 ms | second read ms | host CPU ms for the branch + first read |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const p of [b.small, b.big].filter(Boolean)) {
