@@ -8,7 +8,8 @@
  *    all of them open (checked in `GET /-/worlds`), before and after a forced collection.
  * 2. The same directory served again with `--idle <idle>`: every world answers a retrieve
  *    again (each opens), then the bench waits until `GET /-/worlds` shows none open; the RSS
- *    then, before and after a forced collection.
+ *    then, before and after a forced collection, and again `settle` seconds later (V8 gives
+ *    the pages it freed back to the system some time after a collection, not at once).
  * 3. Closed worlds, one at a time: a first answer (the world opens) and a second right after
  *    (it is warm), `cold` of them; the medians and their ratio.
  */
@@ -25,6 +26,8 @@ export interface ManyWorldsOptions {
   idleSeconds: number;
   /** Closed worlds timed cold then warm. */
   cold: number;
+  /** Seconds to wait after every world closed before measuring the RSS again (V8 gives its freed pages back lazily). */
+  settleSeconds: number;
 }
 
 interface Memory {
@@ -45,6 +48,7 @@ export interface ManyWorldsFigures {
   worlds: number;
   concurrency: number;
   idleSeconds: number;
+  settleSeconds: number;
   /** Seconds to make every world and have each answer a create and a retrieve. */
   makeSeconds: number | null;
   /** Median and p99 of one world's POST /-/worlds + create + retrieve. */
@@ -58,6 +62,8 @@ export interface ManyWorldsFigures {
     /** After every world answered again in the second host (its peak RSS meanwhile). */
     touchedPeakMiB: number | null;
     idleClosed: Memory;
+    /** `settleSeconds` later, with no request meanwhile. */
+    settled: Memory;
   };
   /** RSS per open world: (all open − started) / worlds, in MiB. */
   perOpenWorldMiB: number | null;
@@ -139,6 +145,9 @@ export async function benchManyWorlds(o: ManyWorldsOptions, log: (line: string) 
     const idleCloseSeconds = (performance.now() - lastAnswer) / 1000;
     const idleClosed = await memoryOf(host, open);
     log(`bench host: all closed ${idleCloseSeconds.toFixed(1)} s after the last answer; RSS ${idleClosed.rssMiB} MiB (${idleClosed.rssAfterGcMiB} MiB after a collection)`);
+    await sleep(o.settleSeconds * 1000);
+    const settled = await memoryOf(host, (await worldsOpen(host)).open);
+    log(`bench host: ${o.settleSeconds} s later: RSS ${settled.rssMiB} MiB (${settled.rssAfterGcMiB} MiB after a collection)`);
 
     // Closed worlds: their first answer, then a second one warm.
     const cold: number[] = [];
@@ -156,10 +165,11 @@ export async function benchManyWorlds(o: ManyWorldsOptions, log: (line: string) 
       worlds: o.worlds,
       concurrency: o.concurrency,
       idleSeconds: o.idleSeconds,
+      settleSeconds: o.settleSeconds,
       makeSeconds: round(makeSeconds, 2),
       perWorldMs: { median: round(median(perWorld)), p99: round(quantile(perWorld, 0.99)) },
       gcForced: allOpen.gc.collected,
-      memory: { started: strip(started), allOpen: strip(allOpen), restarted: strip(restarted), touchedPeakMiB: round(MiB(touchedPeak), 1), idleClosed: strip(idleClosed) },
+      memory: { started: strip(started), allOpen: strip(allOpen), restarted: strip(restarted), touchedPeakMiB: round(MiB(touchedPeak), 1), idleClosed: strip(idleClosed), settled: strip(settled) },
       perOpenWorldMiB: allOpen.rssMiB === null || started.rssMiB === null ? null : round((allOpen.rssMiB - started.rssMiB) / o.worlds, 3),
       touchSeconds: round(touchSeconds, 2),
       idleCloseSeconds: round(idleCloseSeconds, 1),

@@ -14,7 +14,8 @@
  *   KIT_BENCH_HOST_SMALL (1000) and KIT_BENCH_HOST_BIG (1000000): the parents' log entries;
  *   KIT_BENCH_HOST_BRANCHES (50): branches timed per parent;
  *   KIT_BENCH_HOST_WORLDS (1000), KIT_BENCH_HOST_CONCURRENCY (8), KIT_BENCH_HOST_IDLE (2, seconds),
- *   KIT_BENCH_HOST_COLD (50): closed worlds timed cold then warm;
+ *   KIT_BENCH_HOST_COLD (50): closed worlds timed cold then warm; KIT_BENCH_HOST_SETTLE (30, seconds
+ *   from the last world's closing to the last RSS reading);
  *   KIT_BENCH_HOST_SECONDS (8) per reader run, KIT_BENCH_HOST_ROUNDS (5),
  *   KIT_BENCH_HOST_CONNECTIONS (10) of the reader, KIT_BENCH_HOST_ATTACKERS (4),
  *   KIT_BENCH_HOST_RUNAWAYS (loop,native: which runaways world B runs, isolation.ts);
@@ -57,7 +58,7 @@ function printWorlds(f: ManyWorldsFigures): void {
   console.log(`\n### ${f.worlds} worlds on one host (${f.concurrency} at a time)\n`);
   console.log(`made (POST /-/worlds, a Stripe create and a retrieve each): ${fixed(f.makeSeconds)} s; per world median ${fixed(f.perWorldMs.median)} ms, p99 ${fixed(f.perWorldMs.p99)} ms`);
   console.log('\n| host | worlds open | RSS MiB | anon MiB | file MiB | RSS after GC MiB | heap total after GC MiB | heap used after GC MiB |\n|---|---:|---:|---:|---:|---:|---:|---:|');
-  for (const [what, x] of [['started', m.started], ['all open', m.allOpen], [`restarted (--idle ${f.idleSeconds})`, m.restarted], ['idle ones closed', m.idleClosed]] as const) {
+  for (const [what, x] of [['started', m.started], ['all open', m.allOpen], [`restarted (--idle ${f.idleSeconds})`, m.restarted], ['idle ones closed', m.idleClosed], [`${f.settleSeconds} s later`, m.settled]] as const) {
     console.log(`| ${what} | ${x.open} | ${fixed(x.rssMiB, 1)} | ${fixed(x.rssAnonMiB, 1)} | ${fixed(x.rssFileMiB, 1)} | ${fixed(x.rssAfterGcMiB, 1)} | ${fixed(x.heapTotalAfterGcMiB, 1)} | ${fixed(x.heapUsedAfterGcMiB, 1)} |`);
   }
   console.log(`\nper open world ${fixed(f.perOpenWorldMiB, 3)} MiB; every world answered again in ${fixed(f.touchSeconds)} s (peak RSS ${fixed(m.touchedPeakMiB, 1)} MiB), all closed ${fixed(f.idleCloseSeconds, 1)} s after`);
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
         figures.branches = await benchBranches({ dir, small: setting('SMALL', 1000), big: setting('BIG', 1_000_000), branches: setting('BRANCHES', 50) }, log);
         printBranches(figures.branches);
       } else if (part === 'worlds') {
-        figures.worlds = await benchManyWorlds({ dir, worlds: setting('WORLDS', 1000), concurrency: setting('CONCURRENCY', 8), idleSeconds: setting('IDLE', 2), cold: setting('COLD', 50) }, log);
+        figures.worlds = await benchManyWorlds({ dir, worlds: setting('WORLDS', 1000), concurrency: setting('CONCURRENCY', 8), idleSeconds: setting('IDLE', 2), cold: setting('COLD', 50), settleSeconds: setting('SETTLE', 30) }, log);
         printWorlds(figures.worlds);
       } else {
         figures.isolation = await benchIsolation({ dir, seconds: setting('SECONDS', 8, true), rounds: setting('ROUNDS', 5), connections: setting('CONNECTIONS', 10), attackers: setting('ATTACKERS', 4), runaways: (process.env['KIT_BENCH_HOST_RUNAWAYS'] || 'loop,native').split(',') }, log);

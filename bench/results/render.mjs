@@ -155,6 +155,7 @@ function hostSection(host) {
       [`all ${w.worlds} open (\`--max-open\` ${2 * w.worlds})`, m.allOpen],
       [`started again with \`--idle ${w.idleSeconds}\``, m.restarted],
       [`every world answered again, then idle ones closed (${fixed(w.idleCloseSeconds, 1)} s after the last answer)`, m.idleClosed],
+      [`${w.settleSeconds ?? '?'} s later, no request meanwhile`, m.settled],
     ];
     for (const [what, x] of rows) {
       if (x) out.push(`| ${what} | ${x.open} | ${mib(x.rssMiB)} | ${mib(x.rssAnonMiB)} | ${mib(x.rssFileMiB)} | ${mib(x.rssAfterGcMiB)} | ${mib(x.heapTotalAfterGcMiB)} | ${mib(x.heapUsedAfterGcMiB)} |`);

@@ -138,6 +138,7 @@ const hostFigures = {
     worlds: 1000,
     concurrency: 8,
     idleSeconds: 2,
+    settleSeconds: 30,
     makeSeconds: 60,
     perWorldMs: { median: 30, p99: 90 },
     memory: {
@@ -146,6 +147,7 @@ const hostFigures = {
       restarted: { open: 0, rssMiB: 81, rssAfterGcMiB: 80, heapUsedAfterGcMiB: 10 },
       touchedPeakMiB: 500,
       idleClosed: { open: 0, rssMiB: 300, rssAfterGcMiB: 200, heapUsedAfterGcMiB: 20 },
+      settled: { open: 0, rssMiB: 120, rssAnonMiB: 70, rssFileMiB: 50, rssAfterGcMiB: 110, heapTotalAfterGcMiB: 40, heapUsedAfterGcMiB: 18 },
     },
     perOpenWorldMiB: 1,
     idleCloseSeconds: 3.5,
@@ -174,6 +176,7 @@ test('render: the multi-world host, its three tables and issue 31\'s targets fro
   assert.match(md, /\| `bench\/big` \| 1000000 \| 11\.00 \|/);
   assert.match(md, /\| all 1000 open \(`--max-open` 2000\) \| 1000 \| 1080\.0 \| 1000\.0 \| 80\.0 \| 1000\.0 \| 500\.0 \| 400\.0 \|/);
   assert.match(md, /then idle ones closed \(3\.5 s after the last answer\) \| 0 \| 300\.0 \| – \| – \| 200\.0 \| – \| 20\.0 \|/); // figures a run did not record are dashes
+  assert.match(md, /\| 30 s later, no request meanwhile \| 0 \| 120\.0 \| 70\.0 \| 50\.0 \| 110\.0 \| 40\.0 \| 18\.0 \|/);
   assert.match(md, /medians; load average 1\.00 → 2\.00\):/);
   assert.match(md, /over the rounds; load average 3\.50 → 4\.00\):/);
   assert.doesNotMatch(md, /SIGUSR2; load average/); // no load recorded for that part

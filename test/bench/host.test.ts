@@ -23,6 +23,7 @@ const TINY = {
   KIT_BENCH_HOST_WORLDS: '5',
   KIT_BENCH_HOST_COLD: '2',
   KIT_BENCH_HOST_IDLE: '1',
+  KIT_BENCH_HOST_SETTLE: '1',
   KIT_BENCH_HOST_SECONDS: '0.5',
   KIT_BENCH_HOST_ROUNDS: '1',
   KIT_BENCH_HOST_ATTACKERS: '1',
@@ -65,6 +66,7 @@ describe.concurrent('bench/host in a tiny configuration', () => {
     expect(f.memory.started.open).toBe(0);
     expect(f.memory.allOpen.open).toBe(5);
     expect(f.memory.idleClosed.open).toBe(0);
+    expect(f.memory.settled.open).toBe(0);
     expect(f.gcForced).toBe(true);
     expect(f.memory.allOpen.rssMiB).toBeGreaterThan(0);
     expect(f.samples).toBe(2);
