@@ -50,6 +50,8 @@ export interface HostChild {
    * /proc/<pid>/task/<tid>/schedstat of each thread): finer than cpu()'s 10 ms ticks, blind to threads that ended.
    */
   liveThreadsCpuMs(): number;
+  /** The same, per live thread id. */
+  threadsCpuMs(): Map<number, number>;
   /** A full collection in the child, then its process.memoryUsage(). */
   memoryAfterGc(): Promise<MemoryAfterGc>;
   /** SIGTERM (the host finishes in-flight requests and closes its worlds), then waits for it to exit. */
@@ -105,22 +107,24 @@ export async function startHostChild(dir: string, flags: readonly string[]): Pro
     const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
     return Number(fields[11]) + Number(fields[12]);
   };
+  const threadsCpuMs = (): Map<number, number> => {
+    const threads = new Map<number, number>();
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        threads.set(Number(task), Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) / 1e6);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+    return threads;
+  };
   return {
     url,
     admin,
     pid,
     cpu: () => ({ totalMs: ticks(`/proc/${pid}/stat`) * MS_PER_TICK, mainMs: ticks(`/proc/${pid}/task/${pid}/stat`) * MS_PER_TICK }),
-    liveThreadsCpuMs(): number {
-      let ns = 0;
-      for (const task of readdirSync(`/proc/${pid}/task`)) {
-        try {
-          ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-        } catch {
-          // the thread ended meanwhile
-        }
-      }
-      return ns / 1e6;
-    },
+    threadsCpuMs,
+    liveThreadsCpuMs: () => [...threadsCpuMs().values()].reduce((a, b) => a + b, 0),
     command: `node --expose-gc --import dist/bench/host/gc-signal.js dist/sdk/cli/kit.js host serve <dir> --port 0 ${flags.join(' ')}`.trim(),
     memory: () => ({ rss: status('VmRSS'), peak: status('VmHWM'), anon: status('RssAnon'), file: status('RssFile') }),
     async memoryAfterGc(): Promise<MemoryAfterGc> {

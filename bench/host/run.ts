@@ -18,7 +18,8 @@
  *   from the last world's closing to the last RSS reading);
  *   KIT_BENCH_HOST_SECONDS (8) per reader run, KIT_BENCH_HOST_ROUNDS (5),
  *   KIT_BENCH_HOST_CONNECTIONS (10) of the reader, KIT_BENCH_HOST_ATTACKERS (4),
- *   KIT_BENCH_HOST_RUNAWAYS (loop,native: which runaways world B runs, isolation.ts);
+ *   KIT_BENCH_HOST_RUNAWAYS (loop,native: which runaways world B runs; loop-niced, a diagnosis, is
+ *   not in the default: isolation.ts);
  *   KIT_BENCH_HOST_DIR: where the hosts' temporary directories go (default the OS's);
  *   KIT_BENCH_HOST_KEEP=1 keeps them (to profile a host on the same state afterwards).
  * Writes its figures as JSON to BENCH_JSON when set (bench/results/json.ts).

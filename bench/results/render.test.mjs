@@ -165,6 +165,7 @@ const hostFigures = {
       { id: 'alone', what: 'reader alone', requestsPerSecond: 5000, p50Ms: 1, p99Ms: 4, non2xx: 0, p99Ratio: 1, p50Ratio: 1, runaway: null },
       { id: 'loop', what: 'while B loops', requestsPerSecond: 4000, p50Ms: 1.2, p99Ms: 8, non2xx: 0, p99Ratio: 2, p50Ratio: 1.2, runaway: { answers: 16, statuses: { 500: 16 }, medianMs: 2600 } },
       { id: 'native', what: 'while B loops natively', requestsPerSecond: 3000, p50Ms: 2, p99Ms: 20, non2xx: 3, p99Ratio: 5, p50Ratio: 2, cpu: { hostMain: 60, hostOther: 95, client: 40, hostMainUsPerRequest: 200 }, runaway: { answers: 12, statuses: { 500: 12 }, medianMs: 2800 } },
+      { id: 'loop-niced', what: 'while B loops, niced', requestsPerSecond: 4500, p50Ms: 1, p99Ms: 20, non2xx: 0, p99Ratio: 5, p50Ratio: 1, diagnosis: true, runaway: { answers: 16, statuses: { 500: 16 }, medianMs: 2600 } },
     ],
   },
 };
@@ -187,6 +188,8 @@ test('render: the multi-world host, its three tables and issue 31\'s targets fro
   assert.match(md, /\| reader's p99 ≤ 2× alone while world B runs away \(`loop`\) \| 2\.00× \| met \|/); // at the target is met
   assert.match(md, /\| reader's p99 ≤ 2× alone while world B runs away \(`native`\) \| 5\.00× \| \*\*not met\*\* \|/);
   assert.doesNotMatch(md, /runs away \(`alone`\)/);
+  assert.match(md, /\| while B loops, niced \| 4500 \|/); // a diagnosis row is shown …
+  assert.doesNotMatch(md, /runs away \(`loop-niced`\)/); // … but is not one of the targets
   // A part that did not run leaves no table and no target.
   const some = render({ suites: { host: { isolation: hostFigures.isolation } } });
   assert.doesNotMatch(some, /branch over HTTP|worlds\*\*|first answer under/);
