@@ -119,6 +119,82 @@ function targetsTable(byId) {
   return out;
 }
 
+// The multi-world host (issue 31, bench/host/): branches at two parent sizes, many worlds on one
+// host, isolation between worlds; then the issue's targets against the figures of this run.
+function hostSection(host) {
+  const out = [];
+  const mib = (x) => fixed(x, 1);
+  const load = (part) => (Array.isArray(host.load?.[part]) ? `; load average ${host.load[part].map((x) => fixed(x, 2)).join(' → ')}` : '');
+  const b = host.branches;
+  if (b) {
+    out.push(
+      '',
+      `**Multi-world host: a branch over HTTP** (\`bench/host/branches.ts\`: \`POST {world_api}/branches\`, then the branch's first read, a Stripe list of ten customers; ${b.small?.samples ?? '?'} branches per parent, alternating; both parents hold the same ${b.customers ?? '?'} customers, the big one's log lengthened through the engine in ${fixed(b.fillSeconds, 0)} s; medians${load('branches')}):`,
+      '',
+      '| parent | log entries | POST branches ms | first read ms | branch + first read ms | p90 ms | second read ms | host CPU ms for the branch + first read |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const p of [b.small, b.big].filter(Boolean)) {
+      out.push(`| \`${cell(p.parent)}\` | ${p.entries} | ${fixed(p.postMs, 2)} | ${fixed(p.firstReadMs, 2)} | ${fixed(p.totalMs, 2)} | ${fixed(p.totalP90Ms, 2)} | ${fixed(p.secondReadMs, 2)} | ${fixed(p.hostCpuMs, 2)} |`);
+    }
+    const r = b.ratio ?? {};
+    out.push('', `Big / small: POST ${ratio(r.post)}×, first read ${ratio(r.firstRead)}×, branch + first read ${ratio(r.total)}×; the host's CPU for them ${ratio(r.hostCpu)}×.`);
+  }
+  const w = host.worlds;
+  if (w) {
+    const m = w.memory ?? {};
+    out.push(
+      '',
+      `**Multi-world host: ${w.worlds} worlds** (\`bench/host/many-worlds.ts\`: each made with \`POST /-/worlds\`, then a Stripe create and a retrieve, ${w.concurrency} at a time; the host in a child process, RSS from \`/proc\`, a collection forced through SIGUSR2${load('worlds')}): made in ${fixed(w.makeSeconds, 1)} s (per world: median ${fixed(w.perWorldMs?.median, 1)} ms, p99 ${fixed(w.perWorldMs?.p99, 1)} ms).`,
+      '',
+      '| host | worlds open | RSS MiB | of which anonymous | of which file-backed | RSS after GC MiB | heap total after GC MiB | heap used after GC MiB |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    const rows = [
+      ['started, no world open', m.started],
+      [`all ${w.worlds} open (\`--max-open\` ${2 * w.worlds})`, m.allOpen],
+      [`started again with \`--idle ${w.idleSeconds}\``, m.restarted],
+      [`every world answered again, then idle ones closed (${fixed(w.idleCloseSeconds, 1)} s after the last answer)`, m.idleClosed],
+      [`${w.settleSeconds ?? '?'} s later, no request meanwhile`, m.settled],
+    ];
+    for (const [what, x] of rows) {
+      if (x) out.push(`| ${what} | ${x.open} | ${mib(x.rssMiB)} | ${mib(x.rssAnonMiB)} | ${mib(x.rssFileMiB)} | ${mib(x.rssAfterGcMiB)} | ${mib(x.heapTotalAfterGcMiB)} | ${mib(x.heapUsedAfterGcMiB)} |`);
+    }
+    out.push(
+      '',
+      `RSS per open world ${fixed(w.perOpenWorldMiB, 2)} MiB; peak RSS while every world answered again ${mib(m.touchedPeakMiB)} MiB. A closed world's first answer (a Stripe retrieve; ${w.samples} worlds, one at a time): median ${fixed(w.coldFirstMs?.median, 2)} ms, p90 ${fixed(w.coldFirstMs?.p90, 2)} ms; warm (the next answer) ${fixed(w.warmMs?.median, 2)} ms; cold ${ratio(w.coldOverWarm)}× warm.`,
+    );
+  }
+  const iso = host.isolation;
+  if (iso) {
+    out.push(
+      '',
+      `**Multi-world host: isolation** (\`bench/host/isolation.ts\`: a reader of world A, autocannon with ${iso.connections} connections retrieving a Stripe customer, ${iso.seconds} s × ${iso.rounds} rounds; world B's Stripe twin under a scenario \`js\` handler that never returns, ${iso.attackers} clients sending it requests back to back; \`--budget off\`; ratios against the alone run of the same round, medians over the rounds${load('isolation')}):`,
+      '',
+      "| reader of world A | requests/s | p50 ms | p99 ms | p99 × alone | p50 × alone | host main thread, % of a core | its CPU µs per reader answer | host's other threads, % | the bench's clients, % | world B's answers |",
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    );
+    for (const r of iso.rows ?? []) {
+      const answered = r.runaway ? `${r.runaway.answers}: ${Object.entries(r.runaway.statuses ?? {}).map(([s, n]) => `${n} × ${s}`).join(', ')}, median ${fixed(r.runaway.medianMs, 0)} ms` : '';
+      const errors = r.non2xx > 0 ? ` (${r.non2xx} non-2xx)` : '';
+      const cpu = r.cpu ?? {};
+      out.push(
+        `| ${cell(r.what)}${errors} | ${fixed(r.requestsPerSecond, 0)} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} | ${ratio(r.p99Ratio)} | ${ratio(r.p50Ratio)} | ${fixed(cpu.hostMain, 0)} | ${fixed(cpu.hostMainUsPerRequest, 1)} | ${fixed(cpu.hostOther, 0)} | ${fixed(cpu.client, 0)} | ${cell(answered)} |`,
+      );
+    }
+  }
+  const checks = [];
+  const add = (what, measured, met) => checks.push(`| ${what} | ${measured} | ${met === undefined ? '–' : met ? 'met' : '**not met**'} |`);
+  const num = (x) => typeof x === 'number' && Number.isFinite(x);
+  if (b) add('a branch and its first read at a 1M-entry parent ≤ 1.2× at a 1k-entry one', `${ratio(b.ratio?.total)}× (${fixed(b.big?.totalMs, 2)} vs ${fixed(b.small?.totalMs, 2)} ms)`, num(b.ratio?.total) ? b.ratio.total <= 1.2 : undefined);
+  if (w) add("a closed world's first answer under 50 ms (median)", `${fixed(w.coldFirstMs?.median, 2)} ms (p90 ${fixed(w.coldFirstMs?.p90, 2)} ms)`, num(w.coldFirstMs?.median) ? w.coldFirstMs.median < 50 : undefined);
+  for (const r of (iso?.rows ?? []).filter((x) => x.id !== 'alone' && x.diagnosis !== true)) {
+    add(`reader's p99 ≤ 2× alone while world B runs away (\`${cell(r.id)}\`)`, `${ratio(r.p99Ratio)}×`, num(r.p99Ratio) ? r.p99Ratio <= 2 : undefined);
+  }
+  if (checks.length > 0) out.push('', "Issue 31's targets in this run:", '', '| target | measured | |', '|---|---|---|', ...checks);
+  return out;
+}
+
 // The other benches, as compact tables of what they print.
 const SUITES = {
   engine: {
@@ -170,6 +246,7 @@ export function render(latest) {
     out.push('', `${spec.title}:`, '', `| ${spec.head.join(' | ')} |`, `|${align.join('|')}|`);
     for (const r of rows) out.push(`| ${spec.row(r).map(cell).join(' | ')} |`);
   }
+  if (suites.host) out.push(...hostSection(suites.host));
   return out.join('\n');
 }
 

@@ -125,6 +125,78 @@ test('render: other suites as tables, with | escaped', () => {
   assert.match(render(latest), /\| GET \/v1\/balance \| 2000 \| 18\.4 \| 1\.17 \| retrieve \|/);
 });
 
+const hostFigures = {
+  load: { branches: [1, 2], isolation: [3.5, 4] },
+  branches: {
+    customers: 1000,
+    fillSeconds: 120,
+    small: { parent: 'bench/small', entries: 1000, samples: 30, postMs: 10, firstReadMs: 20, totalMs: 30, totalP90Ms: 40, secondReadMs: 2, hostCpuMs: 8 },
+    big: { parent: 'bench/big', entries: 1000000, samples: 30, postMs: 11, firstReadMs: 22, totalMs: 33, totalP90Ms: 44, secondReadMs: 2 },
+    ratio: { post: 1.1, firstRead: 1.1, total: 1.1, hostCpu: 0.95 },
+  },
+  worlds: {
+    worlds: 1000,
+    concurrency: 8,
+    idleSeconds: 2,
+    settleSeconds: 30,
+    makeSeconds: 60,
+    perWorldMs: { median: 30, p99: 90 },
+    memory: {
+      started: { open: 0, rssMiB: 80, rssAfterGcMiB: 79, heapUsedAfterGcMiB: 10 },
+      allOpen: { open: 1000, rssMiB: 1080, rssAnonMiB: 1000, rssFileMiB: 80, rssAfterGcMiB: 1000, heapTotalAfterGcMiB: 500, heapUsedAfterGcMiB: 400 },
+      restarted: { open: 0, rssMiB: 81, rssAfterGcMiB: 80, heapUsedAfterGcMiB: 10 },
+      touchedPeakMiB: 500,
+      idleClosed: { open: 0, rssMiB: 300, rssAfterGcMiB: 200, heapUsedAfterGcMiB: 20 },
+      settled: { open: 0, rssMiB: 120, rssAnonMiB: 70, rssFileMiB: 50, rssAfterGcMiB: 110, heapTotalAfterGcMiB: 40, heapUsedAfterGcMiB: 18 },
+    },
+    perOpenWorldMiB: 1,
+    idleCloseSeconds: 3.5,
+    coldFirstMs: { median: 60, p90: 80 },
+    warmMs: { median: 2 },
+    coldOverWarm: 30,
+    samples: 50,
+  },
+  isolation: {
+    connections: 10,
+    seconds: 10,
+    rounds: 3,
+    attackers: 4,
+    rows: [
+      { id: 'alone', what: 'reader alone', requestsPerSecond: 5000, p50Ms: 1, p99Ms: 4, non2xx: 0, p99Ratio: 1, p50Ratio: 1, runaway: null },
+      { id: 'loop', what: 'while B loops', requestsPerSecond: 4000, p50Ms: 1.2, p99Ms: 8, non2xx: 0, p99Ratio: 2, p50Ratio: 1.2, runaway: { answers: 16, statuses: { 500: 16 }, medianMs: 2600 } },
+      { id: 'native', what: 'while B loops natively', requestsPerSecond: 3000, p50Ms: 2, p99Ms: 20, non2xx: 3, p99Ratio: 5, p50Ratio: 2, cpu: { hostMain: 60, hostOther: 95, client: 40, hostMainUsPerRequest: 200 }, runaway: { answers: 12, statuses: { 500: 12 }, medianMs: 2800 } },
+      { id: 'loop-niced', what: 'while B loops, niced', requestsPerSecond: 4500, p50Ms: 1, p99Ms: 20, non2xx: 0, p99Ratio: 5, p50Ratio: 1, diagnosis: true, runaway: { answers: 16, statuses: { 500: 16 }, medianMs: 2600 } },
+    ],
+  },
+};
+
+test('render: the multi-world host, its three tables and issue 31\'s targets from the same run', () => {
+  const md = render({ suites: { host: hostFigures } });
+  assert.match(md, /\| `bench\/small` \| 1000 \| 10\.00 \| 20\.00 \| 30\.00 \| 40\.00 \| 2\.00 \| 8\.00 \|/);
+  assert.match(md, /branch \+ first read 1\.10×; the host's CPU for them 0\.95×\./);
+  assert.match(md, /\| `bench\/big` \| 1000000 \| 11\.00 \|/);
+  assert.match(md, /\| all 1000 open \(`--max-open` 2000\) \| 1000 \| 1080\.0 \| 1000\.0 \| 80\.0 \| 1000\.0 \| 500\.0 \| 400\.0 \|/);
+  assert.match(md, /then idle ones closed \(3\.5 s after the last answer\) \| 0 \| 300\.0 \| – \| – \| 200\.0 \| – \| 20\.0 \|/); // figures a run did not record are dashes
+  assert.match(md, /\| 30 s later, no request meanwhile \| 0 \| 120\.0 \| 70\.0 \| 50\.0 \| 110\.0 \| 40\.0 \| 18\.0 \|/);
+  assert.match(md, /medians; load average 1\.00 → 2\.00\):/);
+  assert.match(md, /over the rounds; load average 3\.50 → 4\.00\):/);
+  assert.doesNotMatch(md, /SIGUSR2; load average/); // no load recorded for that part
+  assert.match(md, /\| while B loops natively \(3 non-2xx\) \| 3000 \| 2\.00 \| 20\.00 \| 5\.00 \| 2\.00 \| 60 \| 200\.0 \| 95 \| 40 \| 12: 12 × 500, median 2800 ms \|/);
+  assert.match(md, /\| while B loops \| 4000 \| 1\.20 \| 8\.00 \| 2\.00 \| 1\.20 \| – \| – \| – \| – \|/); // a row without CPU figures
+  assert.match(md, /\| a branch and its first read at a 1M-entry parent ≤ 1\.2× at a 1k-entry one \| 1\.10× \(33\.00 vs 30\.00 ms\) \| met \|/);
+  assert.match(md, /\| a closed world's first answer under 50 ms \(median\) \| 60\.00 ms \(p90 80\.00 ms\) \| \*\*not met\*\* \|/);
+  assert.match(md, /\| reader's p99 ≤ 2× alone while world B runs away \(`loop`\) \| 2\.00× \| met \|/); // at the target is met
+  assert.match(md, /\| reader's p99 ≤ 2× alone while world B runs away \(`native`\) \| 5\.00× \| \*\*not met\*\* \|/);
+  assert.doesNotMatch(md, /runs away \(`alone`\)/);
+  assert.match(md, /\| while B loops, niced \| 4500 \|/); // a diagnosis row is shown …
+  assert.doesNotMatch(md, /runs away \(`loop-niced`\)/); // … but is not one of the targets
+  // A part that did not run leaves no table and no target.
+  const some = render({ suites: { host: { isolation: hostFigures.isolation } } });
+  assert.doesNotMatch(some, /branch over HTTP|worlds\*\*|first answer under/);
+  assert.match(some, /Issue 31's targets/);
+  assert.doesNotMatch(render(latest), /Multi-world host|Issue 31/);
+});
+
 test('render: missing figures show as dashes, not NaN', () => {
   const md = render({ suites: { http: { rows: [row('uws', 100000, 5, { ratioToNodeHttp: null })] } } });
   assert.match(md, /\| `uws` \| uws row \| 100000 \| 1\.00 \| – \|/);
