@@ -329,6 +329,25 @@ describe('many worlds on one machine', () => {
     await waitFor(() => h2.pool.isOpen('acme/shop'), 3000);
   });
 
+  it('keeps nothing in memory of a closed world that was made, listed, branched and unbranched over HTTP', async () => {
+    const h = await start(newDir(), { idleMs: 60_000 });
+    const made = [];
+    for (const name of ['a', 'b', 'c']) made.push(await createWorld(h, 'acme', name, ['hello']));
+    const [a] = made;
+    expect((await call(`${h.url}/-/acme/a/branches`, { headers: { 'x-kit-token': a!.token } })).json).toEqual([]);
+    const b = await call(`${h.url}/-/acme/a/branches`, { headers: { 'x-kit-token': a!.token }, body: { label: 'x' } });
+    expect(b.status).toBe(201);
+    expect(h.pool.openCount).toBe(0);
+    expect(h.store.heldInMemory()).toMatchObject({ states: 0, worlds: 0 });
+    // A world a request opened is held while open, and let go when it closes.
+    expect((await call(`${h.url}/acme/b/hello/v1/greetings`, { headers: { authorization: `Bearer ${made[1]!.token}` } })).status).toBe(200);
+    expect(h.store.heldInMemory().states).toBe(1);
+    await h.pool.close('acme/b');
+    const [org, world] = (b.json.name as string).split('/');
+    expect((await call(`${h.url}/-/acme/a/branches/${org}/${world}`, { method: 'DELETE', headers: { 'x-kit-token': a!.token } })).status).toBe(204);
+    expect(h.store.heldInMemory()).toMatchObject({ states: 0, worlds: 0 });
+  });
+
   it('keeps at most maxOpen worlds open', async () => {
     const h = await start(newDir(), { maxOpen: 2, idleMs: 60_000 });
     const made = [];

@@ -69,6 +69,8 @@ export interface MultiWorldHost {
   readonly worlds: HostWorlds;
   readonly pool: WorldPool;
   readonly registry: HostRegistry;
+  /** The engine over every world's state (what it holds in memory: `heldInMemory()`). */
+  readonly store: WorldStore;
   /** The whole path without sockets. */
   dispatch(request: PlainRequest): Promise<HttpAnswer>;
   /** Stops accepting, lets in-flight requests finish, closes every world and the storage. Idempotent. */
@@ -157,6 +159,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
     worlds,
     pool,
     registry,
+    store,
     dispatch: core.dispatch,
     close(): Promise<void> {
       if (closing === null) {

@@ -82,6 +82,11 @@ export class WorldPool {
     return this.#open.has(name);
   }
 
+  /** Whether a runner of the world is open, opening or closing (its engine state is in use). */
+  holds(name: string): boolean {
+    return this.#open.has(name) || this.#opening.has(name) || this.#closing.has(name);
+  }
+
   get openCount(): number {
     return this.#open.size;
   }

@@ -138,7 +138,7 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
     const tokens = mintTokens();
     const record: HostedWorld = { org: input.org, world: input.world, vendors: input.vendors, owner: input.owner, ...tokens, base: null, createdAt: this.#now(), expiresAt: null, budget: null };
     // One turn: the engine's world and the host's record are committed together.
-    store.createWorld(name, { twins: input.vendors });
+    this.#engine([name], () => store.createWorld(name, { twins: input.vendors }));
     registry.put(record);
     await this.#o.storage.durable();
     return this.#row(record);
@@ -208,16 +208,15 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
   async #branches(name: string, request: WorldRequest): Promise<WorldResponse> {
     const segments = request.path.split('/').filter((s) => s !== '');
     const method = request.method === 'HEAD' ? 'GET' : request.method;
-    const world = this.#o.store.openWorld(name);
     if (segments.length === 1) {
-      if (method === 'GET') return answer(200, world.branches());
+      if (method === 'GET') return answer(200, this.#engine([name], () => this.#o.store.openWorld(name).branches()));
       if (method === 'POST') return answer(201, await this.#branch(name, request.body));
       throw new KitError('method_not_allowed', `/branches answers GET, POST, not ${request.method}`, { allow: 'GET, POST' });
     }
     if (segments.length === 3) {
       if (method !== 'DELETE') throw new KitError('method_not_allowed', `/branches/<org>/<world> answers DELETE, not ${request.method}`, { allow: 'DELETE' });
       const branch = `${segment(segments[1], 'org')}/${segment(segments[2], 'world')}`;
-      if (!world.branches().some((b) => b.name === branch)) throw new KitError('unknown_branch', `${name} has no branch ${branch}`);
+      if (!this.#engine([name], () => this.#o.store.openWorld(name).branches()).some((b) => b.name === branch)) throw new KitError('unknown_branch', `${name} has no branch ${branch}`);
       await this.remove(branch);
       return { status: 204, headers: {}, body: '' };
     }
@@ -241,7 +240,8 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
     if (input['ttl'] !== undefined) options.ttlSeconds = input['ttl'] as number;
     if (input['live'] !== undefined) options.live = input['live'] as boolean;
     if (label !== undefined) options.label = label as string;
-    const { record: made } = store.openWorld(name).branch(options);
+    const { record: made } = this.#engine([name], () => store.openWorld(name).branch(options));
+    this.#engine([made.name], () => undefined);
     const org = parent.org;
     const world = made.name.slice(org.length + 1);
     checkName(world, 'world');
@@ -261,6 +261,18 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
   }
 
   // ------------------------------------------------------------ helpers
+
+  /**
+   * Runs `work` on the engine's worlds `names`, then lets the engine forget those no runner
+   * holds: reading a closed world's branches, or branching it, leaves nothing of it in memory.
+   */
+  #engine<T>(names: string[], work: () => T): T {
+    try {
+      return work();
+    } finally {
+      for (const name of names) if (!this.#o.pool.holds(name)) this.#o.store.release(name);
+    }
+  }
 
   #record(name: string): HostedWorld {
     const record = this.#o.registry.get(name);
