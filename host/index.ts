@@ -4,7 +4,7 @@ export { buildAttachManifest } from './attach/index.js';
 export type { AttachTwin } from './attach/index.js';
 export { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, RequestBudget, describeBudget, parseBudget, retryAfterSeconds } from './limits.js';
 export type { BudgetOptions } from './limits.js';
-export { allowAnyOrigin, findCredential, isPreflight, mintTokens, preflightAnswer, readTokenOpens, TokenVerifier } from './core/index.js';
+export { allowAnyOrigin, findCredential, twinScopesOf, isPreflight, mintTokens, preflightAnswer, readTokenOpens, TokenVerifier } from './core/index.js';
 export type { BodyReader, Credential, CredentialSource, HttpAnswer, HttpHandler, HttpHead, WorldTokens } from './core/index.js';
 export * from './node/index.js';
 export { constantWorld, echoWorld } from './echo-world.js';

@@ -3,7 +3,7 @@
  * world's answer on its way out: `x-kit-world-code` on every answer, CORS for a page of
  * another origin, and HEAD (no body, the GET's length) in one place.
  */
-import { isCodedError } from '../../runtime/errors.js';
+import { isCodedError, KitError, type KitErrorCode } from '../../runtime/errors.js';
 import type { WorldResponse } from '../../runtime/runner/types.js';
 import { HostError, type HostErrorCode } from '../errors.js';
 import { allowAnyOrigin } from './cors.js';
@@ -21,13 +21,14 @@ export function errorAnswer(error: { status: number; toBody(): unknown; details?
   return { status: error.status, headers, body: JSON.stringify(error.toBody()) };
 }
 
-/** `errorAnswer` of a host code. */
-export function hostAnswer(code: HostErrorCode | 'not_found' | 'unknown_world' | 'method_not_allowed', message: string, worldCode: string, extra?: Record<string, string>): HttpAnswer {
-  if (code === 'not_found' || code === 'unknown_world' || code === 'method_not_allowed') {
-    const status = code === 'method_not_allowed' ? 405 : 404;
-    return errorAnswer({ status, toBody: () => ({ error: { code, message } }) }, worldCode, extra);
-  }
-  return errorAnswer(new HostError(code, message), worldCode, extra);
+/** The runtime's codes the host also answers with itself. */
+type SharedCode = Extract<KitErrorCode, 'not_found' | 'unknown_world' | 'method_not_allowed' | 'body_too_large' | 'bad_request'>;
+const SHARED = new Set<string>(['not_found', 'unknown_world', 'method_not_allowed', 'body_too_large', 'bad_request'] satisfies SharedCode[]);
+
+/** `errorAnswer` of a code the host raises (its own, or one of the runtime's it shares). */
+export function hostAnswer(code: HostErrorCode | SharedCode, message: string, worldCode: string, extra?: Record<string, string>): HttpAnswer {
+  const error = SHARED.has(code) ? new KitError(code as SharedCode, message) : new HostError(code as HostErrorCode, message);
+  return errorAnswer(error, worldCode, extra);
 }
 
 /** A world's answer as the host sends it. */
@@ -46,7 +47,7 @@ export function fromFailure(e: unknown, worldCode: string): HttpAnswer {
   if (isCodedError(e)) return errorAnswer(e, worldCode);
   // The host's or the world's own bug: say so without leaking internals to the client.
   console.error('kit: a request failed:', e);
-  return errorAnswer({ status: 500, toBody: () => ({ error: { code: 'internal', message: 'the server failed on this request' } }) }, worldCode);
+  return errorAnswer(new KitError('internal', 'the server failed on this request'), worldCode);
 }
 
 function byteLength(body: Uint8Array | string): number {
@@ -69,9 +70,13 @@ export function headOf(answer: HttpAnswer): HttpAnswer {
   return { ...answer, headers, body: '' };
 }
 
+/** CORS when the request came from a page (cors.ts). */
+export function withOrigin(answer: HttpAnswer, origin: string | undefined): HttpAnswer {
+  return origin === undefined ? answer : allowAnyOrigin(answer);
+}
+
 /** The final touches every answer gets: CORS when the request came from a page, HEAD's shape. */
 export function finish(answer: HttpAnswer, method: string, origin: string | undefined): HttpAnswer {
-  let out = origin === undefined ? answer : allowAnyOrigin(answer);
-  if (method === 'HEAD') out = headOf(out);
-  return out;
+  const out = withOrigin(answer, origin);
+  return method === 'HEAD' ? headOf(out) : out;
 }

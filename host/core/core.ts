@@ -6,11 +6,11 @@
  * `/-/ping`, …) go to its admin surface. No socket, uWS, `node:http` or workerd type in here:
  * each host is a thin shell that feeds it heads and bodies (host/node/http/ on Node).
  */
-import type { Scope, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
+import type { Scope, TwinBundle, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
 import { buildAttachManifest } from '../attach/manifest.js';
 import type { AttachCa } from '../../sdk/attach/manifest.js';
 import { retryAfterSeconds, type RequestBudget } from '../limits.js';
-import { errorAnswer, finish, fromFailure, fromWorld, hostAnswer } from './answers.js';
+import { finish, fromFailure, fromWorld, hostAnswer, withOrigin } from './answers.js';
 import { isPreflight, preflightAnswer } from './cors.js';
 import { findCredential } from './credentials.js';
 import { forwardHeaders, twinUrlOf, URL_AUTHORITY } from './forward.js';
@@ -31,6 +31,18 @@ export interface TwinScopes {
   hosts?: readonly string[];
   /** From the twin's manifest: the variables its client reads for its endpoint. */
   endpointEnv?: readonly string[];
+}
+
+/** What the core needs of a twin, from its bundle's manifest. */
+export function twinScopesOf(bundle: TwinBundle): TwinScopes {
+  const m = bundle.manifest;
+  return {
+    vendor: bundle.vendor,
+    requestScopes: m.requestScopes ?? [],
+    protocol: m.protocol,
+    hosts: m.models.hosts,
+    ...(m.models.endpointEnv !== undefined ? { endpointEnv: m.models.endpointEnv } : {}),
+  };
 }
 
 /** A world as the core sees it: found synchronously on the head, run once the body is in. */
@@ -264,8 +276,9 @@ export function createHostCore(options: HostCoreOptions): HostCore {
 
   const handler: HttpHandler = {
     head,
-    tooLarge: (limit, headers) => finish(errorAnswer({ status: 413, toBody: () => ({ error: { code: 'body_too_large', message: `the request body is over ${limit} bytes` } }) }, hostCode), 'POST', headers?.['origin']),
-    badRequest: (message, headers) => finish(errorAnswer({ status: 400, toBody: () => ({ error: { code: 'bad_request', message } }) }, hostCode), 'POST', headers?.['origin']),
+    // The adapter shapes these for a HEAD itself (it knows the method; they come before the head is judged).
+    tooLarge: (limit, headers) => withOrigin(hostAnswer('body_too_large', `the request body is over ${limit} bytes`, hostCode), headers?.['origin']),
+    badRequest: (message, headers) => withOrigin(hostAnswer('bad_request', message, hostCode), headers?.['origin']),
     stopping: () => hostAnswer('shutting_down', 'the server is stopping', hostCode),
     failed: (e) => fromFailure(e, hostCode),
   };

@@ -38,13 +38,16 @@ export interface Credential {
 /** Longer than any token we mint by far; longer values are not hashed, just refused. */
 const MAX_CREDENTIAL_LENGTH = 1024;
 
-function fromAuthorization(header: string): string | null {
+/** The credential in an `Authorization` value: Bearer, and unless `bearerOnly`, token and Basic. */
+function fromAuthorization(header: string, bearerOnly: boolean): string | null {
   const space = header.indexOf(' ');
   if (space <= 0) return null;
   const scheme = header.slice(0, space).toLowerCase();
   const rest = header.slice(space + 1).trim();
   if (rest === '') return null;
-  if (scheme === 'bearer' || scheme === 'token') return rest;
+  if (scheme === 'bearer') return rest;
+  if (bearerOnly) return null;
+  if (scheme === 'token') return rest;
   if (scheme === 'basic') {
     // The password part: `user:<token>` as Twilio- or git-style clients send it; with no
     // password, the user name: `<token>:` as Stripe's `curl -u sk_test_…:` sends its key.
@@ -65,8 +68,10 @@ function fromAuthorization(header: string): string | null {
  * token, Basic password, or Basic user name with no password).
  * `x-kit-token` wins over `x-twins-key`, which wins over `Authorization`, so an app whose
  * `Authorization` is the vendor's key keeps it when the world's token rides beside it.
+ * A host's admin surface reads `x-kit-token`, `x-twins-key` and a bearer (spec: the edge
+ * variant's admin token is sent as `x-kit-token` or as a bearer).
  */
-export function findCredential(headers: Record<string, string>, surface: 'api' | 'vendor'): Credential | null {
+export function findCredential(headers: Record<string, string>, surface: 'api' | 'vendor' | 'admin'): Credential | null {
   const kit = headers['x-kit-token'];
   if (kit !== undefined) return { value: kit.trim(), source: 'x-kit-token' };
   const key = headers['x-twins-key'];
@@ -74,7 +79,7 @@ export function findCredential(headers: Record<string, string>, surface: 'api' |
   if (surface === 'api') return null;
   const authorization = headers['authorization'];
   if (authorization !== undefined) {
-    const value = fromAuthorization(authorization.trim());
+    const value = fromAuthorization(authorization.trim(), surface === 'admin');
     if (value !== null) return { value, source: 'authorization' };
   }
   return null;

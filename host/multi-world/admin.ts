@@ -106,8 +106,7 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
         return finish({ status: 308, headers: { location: '/-/console/', 'x-kit-world-code': code }, body: '' }, method, origin);
       }
       if (segments[0] === 'console') return finish(consoleAnswer(options.consoleDir, segments.slice(1), method, code), method, origin);
-      // The admin token in x-kit-token or as a bearer (spec: the edge variant's admin says so; the host does the same).
-      const credential = findCredential(h.headers, 'api') ?? bearerOf(h.headers['authorization']);
+      const credential = findCredential(h.headers, 'admin');
       if (credential === null || verifier.scopeOf(credential.value) !== 'write') {
         return finish(
           hostAnswer('unauthenticated', credential === null ? 'the admin endpoints need the host\'s admin token in x-kit-token (or as a bearer)' : `the token in ${credential.source} is not this host's admin token`, code, {
@@ -128,11 +127,6 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
       };
     },
   };
-}
-
-function bearerOf(authorization: string | undefined): { value: string; source: 'authorization' } | null {
-  const m = authorization === undefined ? null : /^\s*bearer\s+(\S+)\s*$/i.exec(authorization);
-  return m === null ? null : { value: m[1]!, source: 'authorization' };
 }
 
 function checkReserved(org: string): string {

@@ -23,6 +23,7 @@ import { createAdminSurface } from './admin.js';
 import { defaultConsoleDir } from './console.js';
 import { WorldPool } from './pool.js';
 import { HostRegistry } from './registry.js';
+import { TwinSets } from './twin-sets.js';
 import { WakeSchedule } from './wake.js';
 import { budgetOf, HostWorlds } from './worlds.js';
 
@@ -86,7 +87,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
   const now = options.now ?? Date.now;
   const store = new WorldStore(storage, { now });
   const defaultBudget: BudgetOptions | false = options.budget ?? { size: DEFAULT_BUDGET_SIZE, windowMs: DEFAULT_BUDGET_WINDOW_MS };
-  const bundles = new Map(options.twins.map((t) => [t.vendor, t]));
+  const twins = new TwinSets(new Map(options.twins.map((t) => [t.vendor, t])));
   const registry = new HostRegistry(storage, { maxCached: 10_000, budgetOf: (r) => budgetOf(r, defaultBudget) });
   let baseUrl: string | null = null;
 
@@ -95,7 +96,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
   const pool = new WorldPool({
     store,
     storage,
-    bundles: (vendors) => vendors.map((v) => bundles.get(v)).filter((b): b is TwinBundle => b !== undefined),
+    twins,
     ...(options.guestRuntime !== undefined ? { guestRuntime: options.guestRuntime } : {}),
     ...(options.limits !== undefined ? { limits: options.limits } : {}),
     ...(options.maxOpen !== undefined ? { maxOpen: options.maxOpen } : {}),
@@ -105,7 +106,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
     },
   });
   wake = new WakeSchedule(storage, (name) => (registry.get(name) === undefined ? Promise.resolve() : pool.use(name, async (runner) => void (await runner.performDueMoves()))));
-  const worlds = new HostWorlds({ storage, store, registry, pool, wake, bundles, defaultBudget, baseUrl: () => baseUrl, now });
+  const worlds = new HostWorlds({ storage, store, registry, pool, wake, twins, defaultBudget, baseUrl: () => baseUrl, now });
   const hostCode = `${KIT_VERSION}+host`;
   const core = createHostCore({
     worlds,

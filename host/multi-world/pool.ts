@@ -14,18 +14,18 @@
  * perform them (`wakeAt`); the host's schedule is one timer over those notes.
  */
 import { isCodedError } from '../../runtime/errors.js';
-import { WorldRunner, worldCode } from '../../runtime/runner/index.js';
+import { WorldRunner } from '../../runtime/runner/index.js';
 import { HostError } from '../errors.js';
-import type { TwinBundle } from '../../runtime/runner/types.js';
 import type { SandboxLimits } from '../../runtime/sandbox/index.js';
 import type { Storage } from '../../runtime/store/index.js';
 import type { WorldStore } from '../../runtime/world/index.js';
+import type { TwinSets } from './twin-sets.js';
 
 export interface PoolOptions {
   store: WorldStore;
   storage: Storage;
-  /** The bundles of a world's vendors. */
-  bundles(vendors: readonly string[]): TwinBundle[];
+  /** The twins of a world's vendors. */
+  twins: TwinSets;
   guestRuntime?: string;
   limits?: Partial<SandboxLimits>;
   /** At most this many worlds open at once (default 256). */
@@ -48,7 +48,6 @@ export class WorldPool {
   readonly #open = new Map<string, OpenWorld>();
   readonly #opening = new Map<string, Promise<OpenWorld>>();
   readonly #closing = new Map<string, Promise<void>>();
-  readonly #codes = new Map<string, string>();
   readonly #maxOpen: number;
   readonly #idleMs: number;
   readonly #now: () => number;
@@ -153,12 +152,12 @@ export class WorldPool {
     if (this.#stopped) throw new HostError('shutting_down', 'the host is stopping');
     const { store, storage } = this.#options;
     const world = store.openWorld(name);
-    const bundles = this.#options.bundles(world.twins());
+    const { bundles, code } = this.#options.twins.of(world.twins());
     const runner = await WorldRunner.open({
       world,
       storage,
       twins: bundles,
-      code: this.#codeOf(bundles),
+      code,
       branches: false,
       ...(this.#options.guestRuntime !== undefined ? { guestRuntime: this.#options.guestRuntime } : {}),
       ...(this.#options.limits !== undefined ? { limits: this.#options.limits } : {}),
@@ -168,14 +167,6 @@ export class WorldPool {
     // Past the bound: make room, without waiting for it.
     if (this.#open.size > this.#maxOpen) void this.sweep();
     return open;
-  }
-
-  /** The code version of a set of twins, hashed once per set (it hashes every bundle's source). */
-  #codeOf(bundles: TwinBundle[]): string {
-    const key = bundles.map((b) => b.vendor).join(',');
-    let code = this.#codes.get(key);
-    if (code === undefined) this.#codes.set(key, (code = worldCode(bundles)));
-    return code;
   }
 
   #closeOne(name: string, open: OpenWorld): Promise<void> {

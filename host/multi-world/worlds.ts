@@ -5,17 +5,18 @@
  * tokens and settings; the pool its runner while it is open.
  */
 import { KitError } from '../../runtime/errors.js';
-import { copyRunnerState, removeRunnerState, worldCode } from '../../runtime/runner/index.js';
-import type { Scope, StreamCall, StreamResult, TwinBundle, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
+import { copyRunnerState, removeRunnerState } from '../../runtime/runner/index.js';
+import type { Scope, StreamCall, StreamResult, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
 import type { Storage } from '../../runtime/store/index.js';
 import type { WorldStore } from '../../runtime/world/index.js';
-import type { MountedWorld, TwinScopes, WorldDirectory } from '../core/core.js';
+import type { MountedWorld, WorldDirectory } from '../core/core.js';
 import { mintTokens } from '../core/credentials.js';
 import { HostError } from '../errors.js';
-import { describeBudget, parseBudget, type BudgetOptions } from '../limits.js';
+import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, describeBudget, parseBudget, type BudgetOptions } from '../limits.js';
 import { checkName, objectBody, segment } from './input.js';
 import type { WorldPool } from './pool.js';
 import { HostRegistry, nameOf, type CachedWorld, type HostedWorld } from './registry.js';
+import type { TwinSets } from './twin-sets.js';
 import type { WakeSchedule } from './wake.js';
 
 /** A row of `GET /-/worlds` (spec: host world list row), with the host's own extras. */
@@ -52,8 +53,8 @@ export interface HostWorldsOptions {
   registry: HostRegistry;
   pool: WorldPool;
   wake: WakeSchedule;
-  /** The host's built-in twins, by vendor. */
-  bundles: ReadonlyMap<string, TwinBundle>;
+  /** The host's built-in twins. */
+  twins: TwinSets;
   /** The host's default budget for a world (`--budget`); false: none. */
   defaultBudget: BudgetOptions | false;
   /** The base URL once the host listens (for the `url` and `api` of a new branch). */
@@ -73,7 +74,6 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
   readonly notFoundHint = 'this host serves /<org>/<world>/<vendor>/… and /-/<org>/<world>/… of the worlds in GET /-/worlds';
   readonly #o: HostWorldsOptions;
   readonly #mounted = new WeakMap<CachedWorld, MountedWorld>();
-  readonly #codes = new Map<string, { code: string; twins: TwinScopes[] }>();
   readonly #now: () => number;
 
   constructor(options: HostWorldsOptions) {
@@ -89,7 +89,7 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
     if (cached === undefined) return null;
     let mounted = this.#mounted.get(cached);
     if (mounted === undefined) {
-      const { code, twins } = this.#twinsOf(cached.record.vendors);
+      const { code, scopes: twins } = this.#o.twins.of(cached.record.vendors);
       const pool = this.#o.pool;
       mounted = {
         code,
@@ -128,7 +128,7 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
   }
 
   vendors(): string[] {
-    return [...this.#o.bundles.keys()].sort();
+    return this.#o.twins.vendors();
   }
 
   async create(input: { org: string; world: string; vendors: string[]; owner: string | null }): Promise<WorldRow> {
@@ -291,32 +291,12 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
       owner: r.owner,
       token: r.token,
       readToken: r.readToken,
-      twins: r.vendors.map((v) => ({ vendor: v, protocol: this.#o.bundles.get(v)?.manifest.protocol ?? 'http', root: null })),
+      twins: r.vendors.map((v) => ({ vendor: v, protocol: this.#o.twins.bundle(v)?.manifest.protocol ?? 'http', root: null })),
       createdAt: iso(r.createdAt)!,
       expiresAt: iso(r.expiresAt),
-      budget: budget === false ? 'off' : describeBudget({ size: budget.size ?? 100_000, windowMs: budget.windowMs ?? 10_000 }),
+      budget: budget === false ? 'off' : describeBudget({ size: budget.size ?? DEFAULT_BUDGET_SIZE, windowMs: budget.windowMs ?? DEFAULT_BUDGET_WINDOW_MS }),
       open: this.#o.pool.isOpen(name),
     };
-  }
-
-  #twinsOf(vendors: readonly string[]): { code: string; twins: TwinScopes[] } {
-    const key = vendors.join(',');
-    let known = this.#codes.get(key);
-    if (known === undefined) {
-      const bundles = vendors.map((v) => this.#o.bundles.get(v)).filter((b): b is TwinBundle => b !== undefined);
-      known = {
-        code: worldCode(bundles),
-        twins: bundles.map((b) => ({
-          vendor: b.vendor,
-          requestScopes: b.manifest.requestScopes ?? [],
-          protocol: b.manifest.protocol,
-          hosts: b.manifest.models.hosts,
-          ...(b.manifest.models.endpointEnv !== undefined ? { endpointEnv: b.manifest.models.endpointEnv } : {}),
-        })),
-      };
-      this.#codes.set(key, known);
-    }
-    return known;
   }
 }
 

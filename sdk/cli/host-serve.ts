@@ -5,7 +5,7 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { MultiWorldHost, MultiWorldHostOptions } from '../../host/index.js';
-import { describeBudget, parseBudget } from '../../host/index.js';
+import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, describeBudget, parseBudget } from '../../host/index.js';
 import { parseArgs, parsePort, UsageError } from './args.js';
 import type { CliIo } from './commands.js';
 
@@ -61,7 +61,7 @@ export function parseHostServeArgs(argv: readonly string[]): HostServeOptions | 
     dir: positionals[0] ?? '.',
     port: value('port') === undefined ? DEFAULT_HOST_PORT : parsePort(value('port') as string),
     host: value('host') ?? '127.0.0.1',
-    budget: { size: 100_000, windowMs: 10_000 },
+    budget: { size: DEFAULT_BUDGET_SIZE, windowMs: DEFAULT_BUDGET_WINDOW_MS },
   };
   if (options.host === '') throw new UsageError('--host needs an address');
   const budget = value('budget');

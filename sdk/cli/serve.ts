@@ -8,7 +8,7 @@ import { KitError } from '../../runtime/errors.js';
 import type { LocalWorldOptions, TwinBundle, WorldHandle } from '../../runtime/runner/types.js';
 import { mintTokens, readTokenFile, tokenFilePath, writeTokenFile } from '../../host/index.js';
 import type { TokenFile } from '../../host/index.js';
-import { describeBudget, loadOrCreateCa, NAME_PATTERN, parseBudget, startSingleWorldServer } from '../../host/index.js';
+import { describeBudget, loadOrCreateCa, NAME_PATTERN, parseBudget, startSingleWorldServer, twinScopesOf } from '../../host/index.js';
 import type { SingleWorldServer } from '../../host/index.js';
 import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
@@ -200,13 +200,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       org: options.org,
       worldName: world,
       tokens,
-      twins: bundles.map((b) => ({
-        vendor: b.vendor,
-        requestScopes: b.manifest.requestScopes ?? [],
-        protocol: b.manifest.protocol,
-        hosts: b.manifest.models.hosts,
-        ...(b.manifest.models.endpointEnv !== undefined ? { endpointEnv: b.manifest.models.endpointEnv } : {}),
-      })),
+      twins: bundles.map(twinScopesOf),
       host: options.host,
       port: options.port,
       ca,
