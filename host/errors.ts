@@ -18,6 +18,8 @@ const HOST_STATUS = {
   unknown_vendor: 400,
   invalid_budget: 400,
   owner_recorded: 409,
+  other_owner: 409,
+  invalid_token: 400,
   // the host's own state
   shutting_down: 503,
   world_unavailable: 503,

@@ -12,7 +12,7 @@ import type { BodyReader, HttpAnswer, HttpHead } from '../core/types.js';
 import { parseBudget } from '../limits.js';
 import { consoleAnswer } from './console.js';
 import { checkName, objectBody, segment } from './input.js';
-import type { WorldAdmin } from './worlds.js';
+import type { NewWorld, WorldAdmin } from './worlds.js';
 
 /** Org names the admin's paths take: no org may be called these. */
 export const ADMIN_NAMES: ReadonlySet<string> = new Set(['ping', 'worlds', 'vendors', 'console']);
@@ -38,17 +38,8 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
     if (head === 'worlds') {
       if (org === undefined) {
         allow(method, 'GET', 'POST');
-        if (method === 'POST') {
-          const b = objectBody(body, ['org', 'world', 'vendors', 'owner']);
-          const created = await worlds.create({
-            org: checkReserved(checkName(b['org'], 'org')),
-            world: checkName(b['world'], 'world'),
-            vendors: checkVendors(b['vendors'], worlds.vendors()),
-            owner: b['owner'] === undefined || b['owner'] === null ? null : checkName(b['owner'], 'owner'),
-          });
-          return json(201, created, code);
-        }
-        return json(200, { worlds: worlds.rows() }, code);
+        if (method === 'POST') return json(201, await worlds.create(newWorld(body, worlds.vendors())), code);
+        return json(200, { worlds: await worlds.rows() }, code);
       }
       const name = `${segment(org, 'org')}/${segment(world, 'world')}`;
       if (action === undefined) {
@@ -57,13 +48,13 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
           await worlds.remove(name);
           return json(204, null, code);
         }
-        return json(200, worlds.row(name), code);
+        return json(200, await worlds.row(name), code);
       }
       if (extra !== undefined) throw new KitError('not_found', `no admin endpoint /-/${segments.join('/')}`);
       if (action === 'owner') {
         allow(method, 'PUT');
         const owner = checkName(objectBody(body, ['owner'])['owner'], 'owner');
-        return json(200, worlds.setOwner(name, owner), code);
+        return json(200, await worlds.setOwner(name, owner), code);
       }
       if (action === 'budget') {
         allow(method, 'PUT');
@@ -76,11 +67,11 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
             throw new HostError('invalid_budget', (e as Error).message, { param: 'budget' });
           }
         }
-        return json(200, worlds.setBudget(name, raw), code);
+        return json(200, await worlds.setBudget(name, raw), code);
       }
       if (action === 'rotate') {
         allow(method, 'POST');
-        return json(200, worlds.rotate(name), code);
+        return json(200, await worlds.rotate(name), code);
       }
       throw new KitError('not_found', `no admin endpoint /-/${segments.join('/')}`);
     }
@@ -99,7 +90,9 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
       const method = h.method;
       if (segments[0] === 'ping') {
         if (segments.length > 1) return finish(hostAnswer('not_found', `no admin endpoint /-${sub}`, code), method, origin);
-        return finish(json(200, { ok: true, worlds: worlds.names() }, code), method, origin);
+        const names = worlds.names();
+        if (Array.isArray(names)) return finish(json(200, { ok: true, worlds: names }, code), method, origin);
+        return async () => finish(await names.then((n) => json(200, { ok: true, worlds: n }, code), (e: unknown) => fromFailure(e, code)), method, origin);
       }
       if (segments[0] === 'console' && segments.length === 1 && !h.path.endsWith('/')) {
         // The page's files are named relative to it: it must be read at /-/console/.
@@ -127,6 +120,38 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
       };
     },
   };
+}
+
+/** Adopted tokens (spec: Limits): 24 to 256 URL-safe characters. */
+const ADOPTED_TOKEN = /^[A-Za-z0-9_-]{24,256}$/;
+
+/** The body of `POST /-/worlds`, checked: a bare world, a branch (`from`), adopted tokens. */
+function newWorld(body: Uint8Array | undefined, known: readonly string[]): NewWorld {
+  const b = objectBody(body, ['org', 'world', 'vendors', 'owner', 'from', 'token', 'readToken']);
+  const input: NewWorld = {
+    org: checkReserved(checkName(b['org'], 'org')),
+    world: checkName(b['world'], 'world'),
+    vendors: checkVendors(b['vendors'], known),
+    owner: b['owner'] === undefined || b['owner'] === null ? null : checkName(b['owner'], 'owner'),
+  };
+  const from = b['from'];
+  if (from !== undefined && from !== null) {
+    const parts = typeof from === 'string' ? from.split('/') : [];
+    if (parts.length !== 2) throw new HostError('invalid_name', 'from is <org>/<world> of a world on this host', { param: 'from' });
+    input.from = `${checkName(parts[0], 'from')}/${checkName(parts[1], 'from')}`;
+  }
+  const token = b['token'];
+  const readToken = b['readToken'];
+  if (token !== undefined || readToken !== undefined) {
+    for (const [param, value] of [['token', token], ['readToken', readToken]] as const) {
+      if (typeof value !== 'string' || !ADOPTED_TOKEN.test(value)) {
+        throw new HostError('invalid_token', `${param} is 24 to 256 URL-safe characters (A-Z a-z 0-9 - _); send token and readToken together`, { param });
+      }
+    }
+    if (token === readToken) throw new HostError('invalid_token', 'token and readToken must differ: the read token would open writes', { param: 'readToken' });
+    input.tokens = { token: token as string, readToken: readToken as string };
+  }
+  return input;
 }
 
 function checkReserved(org: string): string {

@@ -20,6 +20,7 @@ import type { SandboxLimits } from '../../runtime/sandbox/index.js';
 import type { Storage } from '../../runtime/store/index.js';
 import type { WorldStore } from '../../runtime/world/index.js';
 import type { TwinSets } from './twin-sets.js';
+import { unrefTimer } from '../../runtime/timers.js';
 
 export interface PoolOptions {
   store: WorldStore;
@@ -61,7 +62,7 @@ export class WorldPool {
     this.#now = options.now ?? Date.now;
     if (!(this.#maxOpen >= 1)) throw new TypeError(`maxOpen must be at least 1, got ${this.#maxOpen}`);
     this.#timer = setInterval(() => void this.sweep(), Math.max(250, Math.min(this.#idleMs / 2, 10_000)));
-    this.#timer.unref();
+    unrefTimer(this.#timer);
   }
 
   /** Runs `work` with the world open (opening it first); it counts as in flight meanwhile. */

@@ -10,6 +10,7 @@
  */
 import type { Key, Storage } from '../../runtime/store/index.js';
 import { prefixEnd } from '../../runtime/store/keys.js';
+import { unrefTimer } from '../../runtime/timers.js';
 
 const WAKE: Key = ['#host', 'wake'];
 const DUE: Key = ['#host', 'due'];
@@ -78,7 +79,7 @@ export class WakeSchedule {
     this.#timerAt = at;
     if (at === Infinity) return;
     this.#timer = setTimeout(() => void this.#fire(), Math.max(0, at - this.#now()));
-    this.#timer.unref();
+    unrefTimer(this.#timer);
   }
 
   async #fire(): Promise<void> {

@@ -35,15 +35,31 @@ export interface WorldRow {
   open: boolean;
 }
 
+/** What `POST /-/worlds` asks for, checked by the admin surface. */
+export interface NewWorld {
+  org: string;
+  world: string;
+  vendors: string[];
+  owner: string | null;
+  /** `<org>/<world>` to branch at its current position, instead of a bare world. */
+  from?: string;
+  /** Credentials the caller already holds, adopted instead of minted (both or neither). */
+  tokens?: { token: string; readToken: string };
+}
+
+/**
+ * The worlds as the admin surface changes them. A host that keeps them in its own memory answers
+ * at once; the edge variant's answers come from Durable Objects, hence the promises.
+ */
 export interface WorldAdmin {
-  names(): string[];
-  rows(): WorldRow[];
-  row(name: string): WorldRow;
+  names(): string[] | Promise<string[]>;
+  rows(): WorldRow[] | Promise<WorldRow[]>;
+  row(name: string): WorldRow | Promise<WorldRow>;
   vendors(): string[];
-  create(input: { org: string; world: string; vendors: string[]; owner: string | null }): Promise<WorldRow>;
-  setOwner(name: string, owner: string): WorldRow;
-  setBudget(name: string, budget: string | null): WorldRow;
-  rotate(name: string): { name: string; token: string; readToken: string };
+  create(input: NewWorld): Promise<WorldRow>;
+  setOwner(name: string, owner: string): WorldRow | Promise<WorldRow>;
+  setBudget(name: string, budget: string | null): WorldRow | Promise<WorldRow>;
+  rotate(name: string): { name: string; token: string; readToken: string } | Promise<{ name: string; token: string; readToken: string }>;
   remove(name: string): Promise<void>;
 }
 
@@ -131,16 +147,34 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
     return this.#o.twins.vendors();
   }
 
-  async create(input: { org: string; world: string; vendors: string[]; owner: string | null }): Promise<WorldRow> {
+  async create(input: NewWorld): Promise<WorldRow> {
     const name = nameOf(input.org, input.world);
-    const { store, registry } = this.#o;
+    const { store, registry, storage } = this.#o;
     if (registry.get(name) !== undefined || store.hasWorld(name)) throw new KitError('world_exists', `the world ${name} exists; pick another name or remove it first`);
-    const tokens = mintTokens();
-    const record: HostedWorld = { org: input.org, world: input.world, vendors: input.vendors, owner: input.owner, ...tokens, base: null, createdAt: this.#now(), expiresAt: null, budget: null };
-    // One turn: the engine's world and the host's record are committed together.
-    this.#engine([name], () => store.createWorld(name, { twins: input.vendors }));
+    const tokens = input.tokens ?? mintTokens();
+    if (input.from === undefined) {
+      const record: HostedWorld = { org: input.org, world: input.world, vendors: input.vendors, owner: input.owner, ...tokens, base: null, createdAt: this.#now(), expiresAt: null, budget: null };
+      // One turn: the engine's world and the host's record are committed together.
+      this.#engine([name], () => store.createWorld(name, { twins: input.vendors }));
+      registry.put(record);
+      await storage.durable();
+      return this.#row(record);
+    }
+    const parent = registry.get(input.from);
+    if (parent === undefined) throw new KitError('unknown_world', `from names no world on this host: ${input.from}`, { param: 'from' });
+    if (input.owner !== null && parent.owner !== null && input.owner !== parent.owner) {
+      throw new HostError('other_owner', `the world ${input.from} is owned by ${parent.owner}, not ${input.owner}`, { param: 'from', owner: parent.owner });
+    }
+    if ([...input.vendors].sort().join(',') !== [...parent.vendors].sort().join(',')) {
+      throw new KitError('bad_request', `a branch of ${input.from} has its twins: vendors must be ${parent.vendors.join(', ')}`, { param: 'vendors' });
+    }
+    // A branch as of the parent's current position, named by the caller.
+    const { record: made } = this.#engine([input.from], () => store.openWorld(input.from!).branch({ name }));
+    this.#engine([name], () => undefined);
+    const record: HostedWorld = { org: input.org, world: input.world, vendors: parent.vendors, owner: input.owner ?? parent.owner, ...tokens, base: input.from, createdAt: Date.parse(made.createdAt), expiresAt: null, budget: parent.budget };
     registry.put(record);
-    await this.#o.storage.durable();
+    copyRunnerState(storage, input.from, name);
+    await storage.durable();
     return this.#row(record);
   }
 

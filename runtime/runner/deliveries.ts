@@ -15,6 +15,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { prefixEnd } from '../store/keys.js';
 import type { Storage } from '../store/index.js';
 import type { Entry } from '../world/types.js';
+import { unrefTimer } from '../timers.js';
 
 /** The data of a `webhook.delivery` event. Unknown fields are the twin's own and ignored here. */
 export interface WebhookDelivery {
@@ -202,7 +203,7 @@ export class Deliverer {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => this.pump(), Math.max(0, Math.min(delayMs, MAX_DELAY_MS)));
-    this.timer.unref();
+    unrefTimer(this.timer);
   }
 
   private pump(): void {

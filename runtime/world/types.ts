@@ -100,6 +100,8 @@ export interface BranchOptions {
   ttlSeconds?: number;
   live?: boolean;
   label?: string;
+  /** The branch's name, where its host names it (the edge's `from`); else `<world>-<label>-<4 hex>`. */
+  name?: string;
 }
 
 export interface BranchRecord {

@@ -380,7 +380,7 @@ export class World {
       atMs = parseInstant(options.at);
       for (const [twin, v] of Object.entries(this.historyCut(options.at).views)) positions[twin] = v.position;
     }
-    const name = this.branchName(label);
+    const name = options.name === undefined ? this.branchName(label) : this.givenBranchName(options.name, label);
     const createdAt = this.e.now();
     const record: BranchRecord = {
       name,
@@ -484,6 +484,15 @@ export class World {
 
   private notBeyond(pos: number, head: number): void {
     if (pos > head) throw new KitError('position_beyond_head', `position ${pos} is beyond the head (${head})`, { head });
+  }
+
+  /** A name the caller chose (a host's `from`), checked and free. */
+  private givenBranchName(name: unknown, label: string | undefined): string {
+    if (label !== undefined) throw new KitError('bad_request', 'a branch is given a name or a label, not both', { param: 'label' });
+    if (typeof name !== 'string') throw new KitError('bad_request', 'a branch name is a string', { param: 'name' });
+    checkWorldName(name);
+    if (this.e.exists(name)) throw new KitError('world_exists', `the world ${name} exists; pick another name`);
+    return name;
   }
 
   private branchName(label: string | undefined): string {
