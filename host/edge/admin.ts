@@ -1,0 +1,112 @@
+/**
+ * The edge's worlds as the admin surface sees them (`WorldAdmin`, the multi-world host's own
+ * surface in host/multi-world/admin.ts): names and rows from the index, every change made by
+ * the family that holds the world. A new bare world starts a family of its own, named by it; a
+ * world made `from` another joins that one's family.
+ */
+import { KitError } from '../../runtime/errors.js';
+import type { NewWorld, WorldAdmin, WorldRow } from '../multi-world/worlds.js';
+import { INDEX_NAME, type EdgeEnv } from './env.js';
+import { unwrap } from './outcome.js';
+
+export class EdgeWorlds implements WorldAdmin {
+  readonly #env: EdgeEnv;
+  readonly #vendors: string[];
+
+  constructor(env: EdgeEnv, vendors: readonly string[]) {
+    this.#env = env;
+    this.#vendors = [...vendors].sort();
+  }
+
+  names(): Promise<string[]> {
+    return this.#index().names();
+  }
+
+  rows(): Promise<WorldRow[]> {
+    return this.#index().rows();
+  }
+
+  async row(name: string): Promise<WorldRow> {
+    return unwrap(await (await this.#familyOf(name)).row(name));
+  }
+
+  vendors(): string[] {
+    return this.#vendors;
+  }
+
+  async create(input: NewWorld): Promise<WorldRow> {
+    const name = `${input.org}/${input.world}`;
+    let family = name;
+    if (input.from !== undefined) {
+      const parentFamily = await this.#index().resolve(input.from);
+      if (parentFamily === null) throw new KitError('unknown_world', `from names no world on this host: ${input.from}`, { param: 'from' });
+      family = parentFamily;
+    }
+    const index = this.#index();
+    unwrap(await index.reserve(name, family));
+    try {
+      return unwrap(await this.#family(family).create(family, input));
+    } catch (e) {
+      await index.release(name, family);
+      throw e;
+    }
+  }
+
+  async setOwner(name: string, owner: string): Promise<WorldRow> {
+    return unwrap(await (await this.#familyOf(name)).setOwner(name, owner));
+  }
+
+  async setBudget(name: string, budget: string | null): Promise<WorldRow> {
+    return unwrap(await (await this.#familyOf(name)).setBudget(name, budget));
+  }
+
+  async rotate(name: string): Promise<{ name: string; token: string; readToken: string }> {
+    return unwrap(await (await this.#familyOf(name)).rotate(name));
+  }
+
+  async remove(name: string): Promise<void> {
+    unwrap(await (await this.#familyOf(name)).remove(name));
+  }
+
+  async importTwin(name: string, body: unknown): Promise<unknown> {
+    return unwrap(await (await this.#familyOf(name)).importTwin(name, body));
+  }
+
+  /** The family object that holds `name`; `unknown_world` when none does. */
+  async #familyOf(name: string) {
+    const family = await this.#index().resolve(name);
+    if (family === null) throw new KitError('unknown_world', `no world ${name} on this host`);
+    return this.#family(family);
+  }
+
+  #family(family: string) {
+    return this.#env.FAMILIES.get(this.#env.FAMILIES.idFromName(family));
+  }
+
+  #index() {
+    return this.#env.INDEX.get(this.#env.INDEX.idFromName(INDEX_NAME));
+  }
+}
+
+/** Which family serves a world's requests, remembered by this isolate (a name never changes family while it exists). */
+export class FamilyCache {
+  readonly #known = new Map<string, string>();
+  readonly #max: number;
+
+  constructor(max = 10_000) {
+    this.#max = max;
+  }
+
+  get(name: string): string | undefined {
+    return this.#known.get(name);
+  }
+
+  set(name: string, family: string): void {
+    if (this.#known.size >= this.#max) this.#known.delete(this.#known.keys().next().value as string);
+    this.#known.set(name, family);
+  }
+
+  forget(name: string): void {
+    this.#known.delete(name);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The edge variant run locally (`kit edge dev`, the tests, the bench): the built Worker
+ * (dist/edge/, build.ts) in workerd through miniflare, with the bindings wrangler.toml
+ * declares. Node-side: nothing here is bundled into the Worker.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Miniflare } from 'miniflare';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** What wrangler.toml says too (a test keeps the two the same). */
+export const EDGE_CONFIG = {
+  compatibilityDate: '2026-04-01',
+  compatibilityFlags: ['nodejs_compat'],
+  durableObjects: {
+    FAMILIES: { className: 'WorldFamily', useSQLite: true },
+    INDEX: { className: 'WorldIndex', useSQLite: true },
+  },
+} as const;
+
+export interface EdgeDevOptions {
+  /** Default 0: a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Durable Objects' state kept in this folder across restarts; absent: in memory, gone at close. */
+  persist?: string;
+  adminToken: string;
+  /** The built Worker's folder (default dist/edge/ of this repository). */
+  buildDir?: string;
+  /** workerd's own log lines (default: errors only). */
+  verbose?: boolean;
+}
+
+export interface EdgeDev {
+  /** `{base_url}`, e.g. `http://127.0.0.1:8787`. */
+  readonly url: string;
+  readonly adminToken: string;
+  readonly miniflare: Miniflare;
+  close(): Promise<void>;
+}
+
+/** The built Worker's folder: dist/edge/ beside this module's dist/host/edge/. */
+export function defaultEdgeBuildDir(): string {
+  return resolve(here, '..', '..', 'edge');
+}
+
+export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {
+  const buildDir = options.buildDir ?? defaultEdgeBuildDir();
+  const scriptPath = join(buildDir, 'worker.js');
+  if (!existsSync(scriptPath)) throw new Error(`no built Worker at ${scriptPath}: run \`node dist/host/edge/build.js\` (make build does)`);
+  const miniflare = new Miniflare({
+    scriptPath,
+    modules: true,
+    modulesRoot: buildDir,
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: EDGE_CONFIG.compatibilityDate,
+    compatibilityFlags: [...EDGE_CONFIG.compatibilityFlags],
+    durableObjects: { ...EDGE_CONFIG.durableObjects },
+    bindings: { ADMIN_TOKEN: options.adminToken },
+    durableObjectsPersist: options.persist ?? false,
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 0,
+    ...(options.verbose === true ? {} : { log: undefined }),
+  });
+  let url: URL;
+  try {
+    url = await miniflare.ready;
+  } catch (e) {
+    await miniflare.dispose().catch(() => undefined);
+    throw e;
+  }
+  let closing: Promise<void> | null = null;
+  return {
+    url: url.origin,
+    adminToken: options.adminToken,
+    miniflare,
+    close: () => (closing ??= miniflare.dispose()),
+  };
+}

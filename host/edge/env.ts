@@ -1,0 +1,40 @@
+/**
+ * What a Worker and its Durable Objects are given (wrangler.toml / miniflare's bindings), and
+ * the calls the Worker makes of its objects.
+ */
+import type { DurableObjectNamespace } from 'cloudflare:workers';
+import type { NewWorld, WorldRow } from '../multi-world/worlds.js';
+import type { Outcome } from './outcome.js';
+
+export interface EdgeEnv {
+  /** The admin token (a secret): opens `/-/…`, as `x-kit-token` or a bearer. */
+  ADMIN_TOKEN?: string;
+  /** Each world family's Durable Object (family.ts). */
+  FAMILIES: DurableObjectNamespace<FamilyCalls>;
+  /** The one index of names and rows (index-object.ts). */
+  INDEX: DurableObjectNamespace<IndexCalls>;
+}
+
+/** What the Worker asks of a family (every answer an Outcome: coded errors cross RPC whole). */
+export interface FamilyCalls {
+  create(family: string, input: NewWorld): Promise<Outcome<WorldRow>>;
+  row(name: string): Promise<Outcome<WorldRow>>;
+  setOwner(name: string, owner: string): Promise<Outcome<WorldRow>>;
+  setBudget(name: string, budget: string | null): Promise<Outcome<WorldRow>>;
+  rotate(name: string): Promise<Outcome<{ name: string; token: string; readToken: string }>>;
+  remove(name: string): Promise<Outcome<void>>;
+  importTwin(name: string, body: unknown): Promise<Outcome<unknown>>;
+}
+
+export interface IndexCalls {
+  reserve(name: string, family: string): Promise<Outcome<void>>;
+  release(name: string, family: string): Promise<Outcome<void>>;
+  claim(name: string, family: string): Promise<Outcome<void>>;
+  resolve(name: string): string | null;
+  publish(family: string, rows: WorldRow[]): Promise<Outcome<void>>;
+  rows(): WorldRow[];
+  names(): string[];
+}
+
+/** The index's one object. */
+export const INDEX_NAME = '#index';

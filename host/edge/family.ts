@@ -1,0 +1,251 @@
+/**
+ * A world family's Durable Object: a world made bare and every branch made of it (or of its
+ * branches), in this object's SQLite storage. They share one object because a branch reads its
+ * parent's keys for every position at or below its cut, synchronously, as on LMDB: a branch stays
+ * O(1), and a request never waits on another object.
+ *
+ * Inside, the multi-world host's own parts run unchanged over `SqliteStorage`: the registry of
+ * tokens and settings, the pool that opens a world on its first request and closes it when idle,
+ * the wake schedule of closed worlds' timed moves, and the host core that authenticates and
+ * serves each request. What Node does with timers alone, an alarm backs here: when the object is
+ * evicted, the alarm brings it back at the next due move, webhook attempt or branch expiry.
+ */
+import { DurableObject, type DurableObjectState } from 'cloudflare:workers';
+import { guestRuntime, quickjsGlue, quickjsWasm, trustedLoaders, twinBundles } from 'kit-edge:assets';
+import { KitError } from '../../runtime/errors.js';
+import { hasPendingDeliveries, nextDeliveryMs } from '../../runtime/runner/state.js';
+import { KIT_VERSION } from '../../runtime/version.js';
+import { WorldStore } from '../../runtime/world/index.js';
+import { createHostCore, type HostCore } from '../core/core.js';
+import { locate } from '../core/paths.js';
+import { ADMIN_NAMES } from '../multi-world/admin.js';
+import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
+import { WorldPool } from '../multi-world/pool.js';
+import { HostRegistry } from '../multi-world/registry.js';
+import { TwinSets } from '../multi-world/twin-sets.js';
+import { WakeSchedule } from '../multi-world/wake.js';
+import { budgetOf, HostWorlds, type NewWorld, type WorldRow } from '../multi-world/worlds.js';
+import { edgeGuestEngines } from './engines.js';
+import { INDEX_NAME, type EdgeEnv, type FamilyCalls } from './env.js';
+import { outcomeOf, unwrap, type Outcome } from './outcome.js';
+import { SqliteStorage } from './storage/index.js';
+import { answerRequest, headOf } from './web.js';
+
+/** Said by a family to the Worker when it does not hold the world a request names (a stale cache). */
+export const MISS_HEADER = 'x-kit-edge-miss';
+
+/** As the multi-world host: 4 MB. */
+export const EDGE_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** How long an alarm waits for the webhook attempts it woke the object for. */
+const DELIVERY_WAIT_MS = 20_000;
+/** A GET reschedules the alarm at most this often (a write always does). */
+const RESCHEDULE_EVERY_MS = 1000;
+
+const FAMILY_KEY = ['#edge', 'family'];
+
+interface Family {
+  storage: SqliteStorage;
+  store: WorldStore;
+  registry: HostRegistry;
+  pool: WorldPool;
+  wake: WakeSchedule;
+  worlds: HostWorlds;
+  core: HostCore;
+}
+
+export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
+  readonly #family: Family;
+  #baseUrl: string | null = null;
+  #alarmAt: number | null | undefined;
+  #scheduledAt = 0;
+
+  constructor(ctx: DurableObjectState, env: EdgeEnv) {
+    super(ctx, env);
+    this.#family = this.#open();
+    // What a previous life left: branches past their ttl go, deliveries still to send go out,
+    // closed worlds' timed moves are waited for.
+    void ctx.blockConcurrencyWhile(async () => {
+      const { worlds, registry, storage, pool, wake } = this.#family;
+      await worlds.sweepExpired();
+      for (const name of registry.names()) {
+        if (hasPendingDeliveries(storage, name)) void pool.use(name, async () => undefined).catch((e: unknown) => console.error(`kit edge: reopening ${name} for its deliveries failed:`, e));
+      }
+      wake.start();
+    });
+  }
+
+  #open(): Family {
+    const storage = new SqliteStorage(this.ctx.storage.sql, (fn) => this.ctx.storage.transactionSync(fn));
+    const store = new WorldStore(storage);
+    const defaultBudget: BudgetOptions = { size: DEFAULT_BUDGET_SIZE, windowMs: DEFAULT_BUDGET_WINDOW_MS };
+    const twins = new TwinSets(new Map(twinBundles.map((t) => [t.vendor, t])));
+    const registry = new HostRegistry(storage, { maxCached: 1000, budgetOf: (r) => budgetOf(r, defaultBudget) });
+    let wake: WakeSchedule;
+    const pool = new WorldPool({
+      store,
+      storage,
+      twins,
+      guestRuntime,
+      engines: edgeGuestEngines({ wasm: quickjsWasm, glue: quickjsGlue, trustedLoaders }),
+      onClosed: (name, at) => {
+        if (registry.get(name) !== undefined) wake.note(name, at);
+      },
+    });
+    wake = new WakeSchedule(storage, (name) => (registry.get(name) === undefined ? Promise.resolve() : pool.use(name, async (runner) => void (await runner.performDueMoves()))));
+    const worlds = new HostWorlds({
+      storage,
+      store,
+      registry,
+      pool,
+      wake,
+      twins,
+      defaultBudget,
+      baseUrl: () => this.#baseUrl,
+      // A branch made over HTTP takes a name no other family holds.
+      claim: async (name) => unwrap(await this.#index().claim(name, this.#name())),
+    });
+    const core = createHostCore({
+      worlds,
+      hostCode: `${KIT_VERSION}+edge`,
+      maxBodyBytes: EDGE_MAX_BODY_BYTES,
+    });
+    return { storage, store, registry, pool, wake, worlds, core };
+  }
+
+  // ------------------------------------------------------------ requests
+
+  async fetch(request: Request): Promise<Response> {
+    const { core, registry } = this.#family;
+    const where = locate(headOf(request).path, ADMIN_NAMES);
+    if (where.kind !== 'world' || registry.get(`${where.org}/${where.world}`) === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
+    const origin = new URL(request.url).origin;
+    if (origin !== this.#baseUrl) {
+      this.#baseUrl = origin;
+      core.publish({ baseUrl: origin, proxyUrl: null, ca: null });
+    }
+    const response = await answerRequest(core.handler, request, EDGE_MAX_BODY_BYTES);
+    const method = request.method.toUpperCase();
+    const read = method === 'GET' || method === 'HEAD';
+    // A branch made or removed over HTTP changes the family's rows.
+    if (!read && /\/branches(\/|$)/.test(new URL(request.url).pathname) && response.status < 300) await this.#publish();
+    if (!read || Date.now() - this.#scheduledAt > RESCHEDULE_EVERY_MS) await this.#schedule();
+    return response;
+  }
+
+  async alarm(): Promise<void> {
+    const { worlds, wake, registry, storage, pool } = this.#family;
+    this.#alarmAt = null;
+    const removed = await worlds.sweepExpired();
+    if (removed.length > 0) await this.#publish();
+    await wake.runDue();
+    // Webhook attempts that fell due while the object was away: the world's outbox resumes when
+    // it opens; the alarm stays until those attempts are made.
+    const due = registry.names().filter((name) => (nextDeliveryMs(storage, name) ?? Infinity) <= Date.now());
+    await Promise.all(
+      due.map((name) =>
+        pool.use(name, async () => {
+          const until = Date.now() + DELIVERY_WAIT_MS;
+          while (Date.now() < until && (nextDeliveryMs(storage, name) ?? Infinity) <= Date.now()) await new Promise((r) => setTimeout(r, 50));
+        }),
+      ),
+    );
+    await this.#schedule();
+  }
+
+  // ------------------------------------------------------------ the Worker's calls
+
+  create(family: string, input: NewWorld): Promise<Outcome<WorldRow>> {
+    return this.#changing(async () => {
+      const held = this.#family.storage.get<string>(FAMILY_KEY);
+      if (held === undefined) this.#family.storage.transact((tx) => tx.put(FAMILY_KEY, family));
+      else if (held !== family) throw new KitError('internal', `this object holds the family ${held}, not ${family}`);
+      return this.#family.worlds.create(input);
+    });
+  }
+
+  row(name: string): Promise<Outcome<WorldRow>> {
+    return outcomeOf(() => this.#family.worlds.row(name));
+  }
+
+  setOwner(name: string, owner: string): Promise<Outcome<WorldRow>> {
+    return this.#changing(() => this.#family.worlds.setOwner(name, owner));
+  }
+
+  setBudget(name: string, budget: string | null): Promise<Outcome<WorldRow>> {
+    return this.#changing(() => this.#family.worlds.setBudget(name, budget));
+  }
+
+  rotate(name: string): Promise<Outcome<{ name: string; token: string; readToken: string }>> {
+    return this.#changing(() => this.#family.worlds.rotate(name));
+  }
+
+  remove(name: string): Promise<Outcome<void>> {
+    return this.#changing(async () => {
+      const { worlds, registry, store } = this.#family;
+      await worlds.remove(name);
+      if (registry.names().length === 0) {
+        // The family's last world: its whole storage goes, with its alarm.
+        await store.idle();
+        await this.ctx.storage.deleteAlarm();
+        await this.ctx.storage.deleteAll();
+        this.#alarmAt = null;
+      }
+    });
+  }
+
+  importTwin(name: string, body: unknown): Promise<Outcome<unknown>> {
+    return this.#changing(() => this.#family.worlds.importTwin(name, body));
+  }
+
+  // ------------------------------------------------------------ helpers
+
+  /** A change the index must learn: published, then the alarm set again. */
+  #changing<T>(work: () => T | Promise<T>): Promise<Outcome<T>> {
+    return outcomeOf(async () => {
+      const result = await work();
+      await this.#publish();
+      await this.#schedule();
+      return result;
+    });
+  }
+
+  #name(): string {
+    const name = this.#family.storage.get<string>(FAMILY_KEY);
+    if (name === undefined) throw new KitError('internal', 'this family object was never given its name');
+    return name;
+  }
+
+  #index() {
+    return this.env.INDEX.get(this.env.INDEX.idFromName(INDEX_NAME));
+  }
+
+  async #publish(): Promise<void> {
+    const name = this.#family.storage.get<string>(FAMILY_KEY);
+    if (name === undefined) return;
+    unwrap(await this.#index().publish(name, this.#family.worlds.rows()));
+  }
+
+  /**
+   * Sets the alarm at the earliest of: a closed world's noted wake-up, an open world's next timed
+   * move (noted too, so an eviction does not lose it), a pending webhook attempt, a branch's expiry.
+   */
+  async #schedule(): Promise<void> {
+    this.#scheduledAt = Date.now();
+    const { registry, pool, wake, storage } = this.#family;
+    let next = Infinity;
+    for (const name of registry.names()) {
+      if (pool.isOpen(name)) {
+        const due = await pool.use(name, async (runner) => runner.nextMoveDueMs());
+        wake.note(name, due);
+      }
+      next = Math.min(next, nextDeliveryMs(storage, name) ?? Infinity, registry.get(name)?.expiresAt ?? Infinity);
+    }
+    next = Math.min(next, wake.next()?.[0] ?? Infinity);
+    const at = next === Infinity ? null : next;
+    if (this.#alarmAt === undefined) this.#alarmAt = await this.ctx.storage.getAlarm();
+    if (at === this.#alarmAt) return;
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(at);
+    this.#alarmAt = at;
+  }
+}
