@@ -30,8 +30,6 @@ export interface EdgeDevOptions {
   adminToken: string;
   /** The built Worker's folder (default dist/edge/ of this repository). */
   buildDir?: string;
-  /** workerd's own log lines (default: errors only). */
-  verbose?: boolean;
 }
 
 export interface EdgeDev {
@@ -39,6 +37,11 @@ export interface EdgeDev {
   readonly url: string;
   readonly adminToken: string;
   readonly miniflare: Miniflare;
+  /**
+   * Stops workerd and starts it again on the same port, as Cloudflare evicts every object: only
+   * what is in the objects' storage (and the persist folder) is left.
+   */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,7 +54,7 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {
   const buildDir = options.buildDir ?? defaultEdgeBuildDir();
   const scriptPath = join(buildDir, 'worker.js');
   if (!existsSync(scriptPath)) throw new Error(`no built Worker at ${scriptPath}: run \`node dist/host/edge/build.js\` (make build does)`);
-  const miniflare = new Miniflare({
+  const settings = {
     scriptPath,
     modules: true,
     modulesRoot: buildDir,
@@ -63,8 +66,8 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {
     durableObjectsPersist: options.persist ?? false,
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
-    ...(options.verbose === true ? {} : { log: undefined }),
-  });
+  };
+  const miniflare = new Miniflare(settings);
   let url: URL;
   try {
     url = await miniflare.ready;
@@ -77,6 +80,10 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {
     url: url.origin,
     adminToken: options.adminToken,
     miniflare,
+    async restart() {
+      await miniflare.setOptions({ ...settings, port: Number(url.port) });
+      url = await miniflare.ready;
+    },
     close: () => (closing ??= miniflare.dispose()),
   };
 }

@@ -82,6 +82,13 @@ export class WakeSchedule {
     unrefTimer(this.#timer);
   }
 
+  /** Wakes every world whose noted instant has come (what the timer does; an edge alarm calls it too). */
+  async runDue(): Promise<void> {
+    if (this.#running) return;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    await this.#fire();
+  }
+
   async #fire(): Promise<void> {
     this.#timer = null;
     this.#timerAt = Infinity;

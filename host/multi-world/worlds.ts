@@ -76,6 +76,11 @@ export interface HostWorldsOptions {
   /** The base URL once the host listens (for the `url` and `api` of a new branch). */
   baseUrl(): string | null;
   now?: () => number;
+  /**
+   * Called with a branch made over HTTP before it is answered, where another directory must learn
+   * its name (the edge's index); a throw removes the branch again and is the answer.
+   */
+  claim?(name: string): Promise<void>;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -284,6 +289,14 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
     registry.put({ org, world, vendors: parent.vendors, owner: parent.owner, ...tokens, base: name, createdAt: Date.parse(made.createdAt), expiresAt, budget: parent.budget });
     copyRunnerState(storage, name, made.name);
     await storage.durable();
+    if (this.#o.claim !== undefined) {
+      try {
+        await this.#o.claim(made.name);
+      } catch (e) {
+        await this.remove(made.name);
+        throw e;
+      }
+    }
     const base = this.#o.baseUrl();
     return {
       name: made.name,

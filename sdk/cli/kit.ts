@@ -36,6 +36,10 @@ const deps: CliDeps = {
     const { buildGuestRuntime, loadBuiltinTwins } = await import('../twin/node.js');
     return startMultiWorldHost({ ...options, twins: [...(await loadBuiltinTwins()).values()], guestRuntime: await buildGuestRuntime() });
   },
+  async startEdge(options) {
+    const { startEdgeDev } = await import('../../host/edge/dev.js');
+    return startEdgeDev(options);
+  },
   untilStopped() {
     return new Promise((resolve) => {
       const stop = (signal: NodeJS.Signals): void => {

@@ -15,11 +15,13 @@ import { WORLD_COMMANDS } from './world-commands.js';
 import { HOST_COMMANDS } from './host-commands.js';
 import { runHostServe } from './host-serve.js';
 import type { HostServeDeps } from './host-serve.js';
+import { EDGE_DEV_USAGE, runEdgeDev } from './edge-dev.js';
+import type { EdgeDevDeps } from './edge-dev.js';
 
 export type { CliIo } from './commands.js';
 
 function usageText(): string {
-  const rows = [...commandRows(WORLD_COMMANDS), ...commandRows(HOST_COMMANDS), { synopsis: 'kit --help', summary: 'this help' }, { synopsis: 'kit --version', summary: 'the version' }];
+  const rows = [...commandRows(WORLD_COMMANDS), ...commandRows(HOST_COMMANDS), { synopsis: 'kit edge dev [--port N] [--persist dir]', summary: 'the edge variant, locally in workerd' }, { synopsis: 'kit --help', summary: 'this help' }, { synopsis: 'kit --version', summary: 'the version' }];
   return [
     'kit: stateful twins of the APIs your app depends on, served in worlds.',
     '',
@@ -45,6 +47,8 @@ export interface CliDeps extends ServeDeps {
   client?: Partial<Omit<ClientDeps, 'untilStopped'>>;
   /** For `kit host serve`. */
   startHost?: HostServeDeps['startHost'];
+  /** For `kit edge dev`. */
+  startEdge?: EdgeDevDeps['startEdge'];
 }
 
 /** Exit codes: 0 done, 1 failed, 2 bad usage. */
@@ -68,6 +72,11 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
   if (command === 'host' && rest[0] === 'serve') {
     if (deps.startHost === undefined) return usage('this kit cannot serve a host', USAGE);
     return runHostServe(rest.slice(1), io, { startHost: deps.startHost, untilStopped: deps.untilStopped });
+  }
+  if (command === 'edge') {
+    if (rest[0] !== 'dev') return usage(rest[0] === undefined ? 'kit edge takes one command: dev' : `unknown command edge ${rest[0]}`, EDGE_DEV_USAGE);
+    if (deps.startEdge === undefined) return usage('this kit cannot run the edge variant', USAGE);
+    return runEdgeDev(rest.slice(1), io, { startEdge: deps.startEdge, untilStopped: deps.untilStopped });
   }
   const client = (): ClientDeps => ({ ...processClientDeps(deps.untilStopped), ...deps.client });
   if (command === 'host') return runGroup(HOST_COMMANDS, rest, io, client());
