@@ -15,7 +15,7 @@ import { startConnectProxy } from './node/proxy/proxy.js';
 import type { ConnectProxy } from './node/proxy/proxy.js';
 import type { WorldCa } from './node/proxy/ca.js';
 import { createStreamRoutes } from './node/streams/uws.js';
-import type { StreamLimits } from './node/streams/bridge.js';
+import type { StreamLimits } from './core/streams.js';
 
 export { NAME_PATTERN, type PlainRequest, type PublishedAddress, type TwinScopes };
 

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type * as uWS from 'uWebSockets.js';
 import type { Scope, WorldHandle } from '../../../runtime/runner/types.js';
-import { STREAM_CLOSE, StreamBridge, type StreamLimits } from './bridge.js';
+import { STREAM_CLOSE, StreamBridge, type StreamLimits } from '../../core/streams.js';
 
 /** The world a stream's path names, as the bridge needs it. */
 export interface StreamWorld {

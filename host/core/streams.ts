@@ -1,6 +1,6 @@
 /**
  * One stream connection between a WebSocket and a world (`{world_api}/streams/<id>`), with no
- * socket library in it: the uWS adapter (./uws.ts) feeds it messages and drains, and it
+ * socket library in it: the uWS adapter (host/node/streams/uws.ts) and the edge's WebSockets feeds it messages and drains, and it
  * answers through a `StreamSocket`. It owns what the twin must not: the token check, the
  * connection's bytes and state between calls, the twin's framing hint, and backpressure.
  *
@@ -10,8 +10,9 @@
  * call at a time; what arrives during a call waits and goes with the next one. When either
  * side closes, so does the other, and the twin hears `close` once.
  */
-import { isKitError } from '../../../runtime/errors.js';
-import type { Scope, StreamResult, StreamUntilBytes, WorldHandle } from '../../../runtime/runner/types.js';
+import { Buffer } from 'node:buffer';
+import { isKitError } from '../../runtime/errors.js';
+import type { Scope, StreamResult, StreamUntilBytes, WorldHandle } from '../../runtime/runner/types.js';
 
 /** Close codes of a stream's WebSocket (4xxx: the application's range, RFC 6455 7.4.2). */
 export const STREAM_CLOSE = {

@@ -3,9 +3,9 @@
  * world answers stream calls when the test says so.
  */
 import { describe, expect, it } from 'vitest';
-import { KitError } from '../../../runtime/errors.js';
-import type { StreamCall, StreamResult, WorldHandle } from '../../../runtime/runner/types.js';
-import { STREAM_CLOSE, StreamBridge, type StreamSocket } from './bridge.js';
+import { KitError } from '../../runtime/errors.js';
+import type { StreamCall, StreamResult, WorldHandle } from '../../runtime/runner/types.js';
+import { STREAM_CLOSE, StreamBridge, type StreamSocket } from './streams.js';
 
 const TOKEN = 'tok_bridge-write';
 const READ = 'tok_r_bridge-read';
