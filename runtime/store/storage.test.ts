@@ -9,6 +9,8 @@ import { open as openLmdb } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleForNode } from '../../test/helpers/bundle.js';
 import { isKitError } from '../errors.js';
+import { SqliteStorage } from '../../host/edge/storage/sqlite.js';
+import { SqlJsDatabase, loadSqlJs } from '../../host/edge/storage/sql-js.js';
 import { storableId } from '../../sdk/twin/storable.js';
 import { compareKeys, partAfter, prefixEnd } from './keys.js';
 import { openLmdbStorage } from './lmdb.js';
@@ -23,8 +25,12 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+// The edge variant's storage over sql.js, standing in for a Durable Object's SQLite.
+const sqlJs = await loadSqlJs();
+
 const implementations: [string, () => Storage][] = [
   ['MemoryStorage', () => new MemoryStorage()],
+  ['SqliteStorage', () => new SqliteStorage(new SqlJsDatabase(sqlJs))],
   [
     'LmdbStorage',
     () => {
