@@ -139,14 +139,15 @@ async function fromDirectory(dir: string, twin: string | undefined): Promise<{ e
     return { exported: await throughServer({ base: urls.worldApi, token: tokenFile.token }, twin), source: { kind: 'server', url: urls.worldUrl } };
   };
   // The store's guard decides, but it gives a holder 2 s to end (one being killed) before it
-  // refuses: a lock whose process runs goes to the server at once.
-  // (A server that does not answer may be one just killed: then the guard decides after all.)
+  // refuses: a lock whose process runs goes to the server at once. A server that does not
+  // answer may be one just killed: then the guard decides after all, unless the holder is this
+  // process (the guard hands a process its own lock, and a second opener would release it).
   const holder = liveLockHolder(state);
   if (holder !== null) {
     try {
       return await served(`the world in ${dir} is open in process ${holder}`);
     } catch (e) {
-      if (!(e instanceof CliError && e.code === 'unreachable')) throw e;
+      if (holder === process.pid || !(e instanceof CliError && e.code === 'unreachable')) throw e;
     }
   }
   // The engine alone, loaded on demand (LMDB and the runtime are not needed for --help).
@@ -178,7 +179,7 @@ async function fromDirectory(dir: string, twin: string | undefined): Promise<{ e
   }
 }
 
-/** The pid in the store's lock (runtime/store/guard.ts: `<pid>\n<host>\n`) when that process runs on this host, another than this one; else null. */
+/** The pid in the store's lock (runtime/store/guard.ts: `<pid>\n<host>\n`) when that process runs on this host (this one included); else null. */
 function liveLockHolder(state: string): number | null {
   let text: string;
   try {
@@ -188,7 +189,8 @@ function liveLockHolder(state: string): number | null {
   }
   const [pidText = '', host = ''] = text.split('\n');
   const pid = /^\d{1,10}$/.test(pidText) ? Number(pidText) : NaN;
-  if (host !== hostname() || !Number.isInteger(pid) || pid === process.pid) return null;
+  if (host !== hostname() || !Number.isInteger(pid)) return null;
+  if (pid === process.pid) return pid;
   try {
     process.kill(pid, 0);
     return pid;
