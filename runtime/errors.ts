@@ -18,6 +18,7 @@ export type KitErrorCode =
   | 'invalid_scenario'
   | 'invalid_check'
   | 'invalid_twin'
+  | 'invalid_import'
   // things that are not there
   | 'not_found'
   | 'unknown_world'
@@ -36,10 +37,13 @@ export type KitErrorCode =
   | 'world_exists'
   | 'world_has_branches'
   | 'world_released'
+  | 'twin_not_empty'
   // limits
   | 'body_too_large'
   | 'checkpoint_too_large'
   | 'too_many_checks'
+  | 'import_too_large'
+  | 'export_too_large'
   // the host
   | 'catching_up'
   // the sandbox
@@ -59,11 +63,12 @@ const STATUS: Record<KitErrorCode, number> = {
   bad_request: 400, invalid_json: 400, unsupported_media_type: 415, invalid_instant: 400,
   invalid_duration: 400, invalid_position: 400, invalid_label: 400, invalid_ttl: 400,
   invalid_cursor: 400, invalid_limit: 400, invalid_scenario: 400, invalid_check: 400,
-  invalid_twin: 400,
+  invalid_twin: 400, invalid_import: 400,
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
   unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405,
   clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409, world_released: 503,
-  body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409,
+  twin_not_empty: 409,
+  body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409, import_too_large: 413, export_too_large: 413,
   catching_up: 503,
   handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,
   no_handler: 404,

@@ -1,7 +1,8 @@
 /**
  * The host's admin surface, `/-/…` (spec: Multi-world host endpoints): the admin token opens
  * it (in `x-kit-token` or as a bearer) and nothing under a world; a world's token opens
- * nothing here. `/-/ping` and the console's files need no credential.
+ * nothing here. `/-/ping` and the console's files need no credential. `PUT …/import` places a
+ * twin's export files (docs/export.md) into a world.
  */
 import { KitError } from '../../runtime/errors.js';
 import { HostError } from '../errors.js';
@@ -72,6 +73,10 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
       if (action === 'rotate') {
         allow(method, 'POST');
         return json(200, await worlds.rotate(name), code);
+      }
+      if (action === 'import') {
+        allow(method, 'PUT');
+        return json(200, await worlds.importTwin(name, objectBody(body, ['twin', 'files'])), code);
       }
       throw new KitError('not_found', `no admin endpoint /-/${segments.join('/')}`);
     }

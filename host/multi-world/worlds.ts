@@ -5,7 +5,7 @@
  * tokens and settings; the pool its runner while it is open.
  */
 import { KitError } from '../../runtime/errors.js';
-import { copyRunnerState, removeRunnerState } from '../../runtime/runner/index.js';
+import { copyRunnerState, parseTwinFiles, placeTwinFiles, removeRunnerState, type ImportSummary } from '../../runtime/runner/index.js';
 import type { Scope, StreamCall, StreamResult, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
 import type { Storage } from '../../runtime/store/index.js';
 import type { WorldStore } from '../../runtime/world/index.js';
@@ -61,6 +61,8 @@ export interface WorldAdmin {
   setBudget(name: string, budget: string | null): WorldRow | Promise<WorldRow>;
   rotate(name: string): { name: string; token: string; readToken: string } | Promise<{ name: string; token: string; readToken: string }>;
   remove(name: string): Promise<void>;
+  /** Places a twin's export files (`{ twin, files }`, docs/export.md) into the world, whose log of that twin is empty. */
+  importTwin(name: string, body: unknown): Promise<ImportSummary>;
 }
 
 export interface HostWorldsOptions {
@@ -225,6 +227,30 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
     removeRunnerState(storage, name);
     wake.forget(name);
     await storage.durable();
+  }
+
+  async importTwin(name: string, body: unknown): Promise<ImportSummary> {
+    const record = this.#record(name);
+    // Checked whole before anything is closed or written: a refused import changes nothing.
+    const parsed = parseTwinFiles(body);
+    if (!record.vendors.includes(parsed.twin)) {
+      throw new KitError('unknown_twin', `the world ${name} has no twin ${parsed.twin}; its twins are ${record.vendors.join(', ')}`, { param: 'twin' });
+    }
+    const { store, pool, storage } = this.#o;
+    // An open runner keeps the scenarios in force in memory: the world is closed, and its files
+    // placed while no runner holds it (placing is synchronous: none opens meanwhile). A request
+    // that came in meanwhile opens it again afterwards, on the placed state.
+    for (let tries = 0; pool.holds(name); tries++) {
+      if (tries === 5) throw new HostError('world_unavailable', `the world ${name} kept being opened by requests while the import waited to place ${parsed.twin}'s files; try again`);
+      await pool.close(name);
+    }
+    const takesScenario = this.#o.twins.bundle(parsed.twin)?.manifest.scenarios !== false;
+    const summary = this.#engine([name], () => placeTwinFiles(storage, store.openWorld(name), parsed, { takesScenario }));
+    await storage.durable();
+    // On the wall clock the imported twin may have timed moves to wake for: opened once, the
+    // world notes its next one when it closes idle (wake.ts), as any world does.
+    if (!summary.clock.frozen) await pool.use(name, async () => undefined).catch((e: unknown) => console.error(`kit host: opening ${name} after an import failed:`, e));
+    return summary;
   }
 
   /** Removes the branches whose ttl has passed, with their own branches. Answers the names removed. */

@@ -26,6 +26,7 @@ describe('the world API route table', () => {
       'GET /twins/:vendor/scenario write',
       'PUT /twins/:vendor/scenario write',
       'DELETE /twins/:vendor/scenario write',
+      'GET /twins/:vendor/export write',
       'GET /checks write',
       'GET /checks/:name write',
       'PUT /checks/:name write',

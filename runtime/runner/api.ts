@@ -13,6 +13,7 @@ import { readJsonBody, readTextBody } from './request.js';
 import { matchRoute, pathSegments, routeTable, type Endpoint } from './routes.js';
 import { redactEntry } from './secrets.js';
 import type { WorldApiServices } from './services.js';
+import { exportTwinFiles } from './transfer.js';
 import type { Scope, WorldRequest, WorldResponse } from './types.js';
 
 type Query = Record<string, string | string[]>;
@@ -151,6 +152,12 @@ async function deleteScenario({ services, params }: Call): Promise<WorldResponse
   return noContent();
 }
 
+/** The twin's state as the files of an export (docs/export.md): what `kit world export` reads from a world being served. */
+function exportTwin({ services, params }: Call): WorldResponse {
+  const twin = services.twin(params['vendor']!);
+  return jsonResponse(200, exportTwinFiles(services.storage, services.world, twin.vendor));
+}
+
 function requests({ services, query }: Call): WorldResponse {
   const hours = one(query, 'hours');
   let h = 24;
@@ -194,6 +201,7 @@ const WORLD_API = routeTable<WorldApiRoute>([
   { method: 'GET', path: '/twins/:vendor/scenario', scope: 'write', handler: getScenario },
   { method: 'PUT', path: '/twins/:vendor/scenario', scope: 'write', handler: putScenario },
   { method: 'DELETE', path: '/twins/:vendor/scenario', scope: 'write', handler: deleteScenario },
+  { method: 'GET', path: '/twins/:vendor/export', scope: 'write', handler: exportTwin },
   { method: 'GET', path: '/checks', scope: 'write', handler: ({ services }) => jsonResponse(200, { checks: services.checks.list() }) },
   { method: 'GET', path: '/checks/:name', scope: 'write', handler: ({ services, params }) => ({ status: 200, headers: { 'content-type': 'text/javascript' }, body: services.checks.get(params['name']!).source }) },
   { method: 'PUT', path: '/checks/:name', scope: 'write', handler: async ({ services, req, params }) => jsonResponse(200, await services.checks.put(params['name']!, readTextBody(req))) },

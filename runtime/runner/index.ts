@@ -6,3 +6,18 @@ export type { CheckResult } from './checks.js';
 export { copyRunnerState, hasPendingDeliveries, removeRunnerState } from './state.js';
 export { matchWorldApi, worldApiScope, WORLD_API_ENDPOINTS } from './api.js';
 export type { Endpoint as WorldApiEndpoint } from './routes.js';
+export {
+  CLOCK_FILE,
+  EXPORT_FORMAT_VERSION,
+  MAX_IMPORT_BYTES,
+  MAX_IMPORT_FILE_BYTES,
+  exportTwinFiles,
+  importTwinFiles,
+  parseTwinFiles,
+  placeTwinFiles,
+  twinFilePath,
+  type ImportSummary,
+  type PlaceOptions,
+  type TwinFiles,
+  type TwinImport,
+} from './transfer.js';

@@ -12,6 +12,8 @@ import type { NearMiss } from '../router/index.js';
 import type { TwinRequest } from '../../sdk/twin/types.js';
 import { guestOutputOf, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
 import type { ScenarioHost, ScenarioService, StoredScenario } from './services.js';
+import { scenarioKey } from './state.js';
+import type { Key } from '../store/index.js';
 
 interface Slot {
   stored: StoredScenario;
@@ -45,8 +47,8 @@ export class ScenarioSlot implements ScenarioService {
     }
   }
 
-  private key(vendor: string): string[] {
-    return ['#runner', this.runner.name, 'scenario', vendor];
+  private key(vendor: string): Key {
+    return scenarioKey(this.runner.name, vendor);
   }
 
   private takesScenarios(twin: ServedTwin): void {

@@ -61,6 +61,8 @@ export interface CheckService {
 /** What the world API (`{world_api}/…`, api.ts) uses of the runner. */
 export interface WorldApiServices {
   readonly world: World;
+  /** The world's storage (the runner's own keys beside the engine's: a twin's export reads its scenario). */
+  readonly storage: Storage;
   readonly twins: ReadonlyMap<string, ServedTwin>;
   /** The twin, or 404 `unknown_twin`. */
   twin(vendor: string): ServedTwin;

@@ -7,6 +7,11 @@
 import type { Key, Storage } from '../store/index.js';
 import { prefixEnd } from '../store/keys.js';
 
+/** Where the scenario in force on a twin is kept (scenarios.ts): its `StoredScenario`. */
+export function scenarioKey(world: string, vendor: string): Key {
+  return ['#runner', world, 'scenario', vendor];
+}
+
 /** What a branch takes from its parent: the behaviour set on it, not its deliveries. */
 const INHERITED = ['scenario', 'check'] as const;
 

@@ -20,3 +20,4 @@ export { WorldStore, World, CHECKPOINT_LIMIT_BYTES } from './world.js';
 export { idSource, type IdSource } from './ids.js';
 export { parseInstant, formatInstant, parseDuration, MAX_INSTANT_MS } from './time.js';
 export { canonicalJson } from './canonical.js';
+export { checkDraft, checkTwinName } from './validate.js';

@@ -1,7 +1,7 @@
 /**
  * The `kit` command line, with its outside world (output, the world runner, signals)
  * passed in, so tests run it in-process. A dispatcher: `kit world serve` (serve.ts),
- * `kit world attach` (attach.ts), the other `kit world …` commands (world-commands.ts),
+ * `kit world attach` (attach.ts), `kit world export` (export.ts), the other `kit world …` commands (world-commands.ts),
  * `kit host serve` (host-serve.ts) and the other `kit host …` commands (host-commands.ts).
  */
 import { UsageError } from './args.js';
@@ -14,6 +14,7 @@ import type { ClientDeps, CliIo } from './commands.js';
 import { WORLD_COMMANDS } from './world-commands.js';
 import { HOST_COMMANDS } from './host-commands.js';
 import { runHostServe } from './host-serve.js';
+import { runExport } from './export.js';
 import type { HostServeDeps } from './host-serve.js';
 import { EDGE_DEV_USAGE, runEdgeDev } from './edge-dev.js';
 import type { EdgeDevDeps } from './edge-dev.js';
@@ -96,6 +97,7 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
     }
     return runAttach(options, io, deps.attach);
   }
+  if (sub === 'export') return runExport(args, io, client());
   if (sub !== 'serve') return runGroup(WORLD_COMMANDS, rest, io, client());
 
   let options;

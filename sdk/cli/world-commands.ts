@@ -496,6 +496,7 @@ export const WORLD_COMMANDS: CommandGroup<WorldTarget> = {
   others: [
     { synopsis: 'kit world serve [dir]', summary: 'serve the world kept in <dir> (kit world serve --help for its flags)' },
     { synopsis: 'kit world attach <world url> -- <command>', summary: "run a command whose SDKs reach the world's twins" },
+    { synopsis: 'kit world export [dir] [--twin V] [--out FILE]', summary: "write the twins of the world kept in <dir> as export files, for a host's import" },
   ],
   footer: [
     'The world is found from --world and --token, else KIT_WORLD and KIT_WORLD_TOKEN, else the',
