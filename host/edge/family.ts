@@ -28,7 +28,7 @@ import { budgetOf, HostWorlds, type NewWorld, type WorldRow } from '../multi-wor
 import { edgeGuestEngines } from './engines.js';
 import { INDEX_NAME, type EdgeEnv, type FamilyCalls } from './env.js';
 import { outcomeOf, unwrap, type Outcome } from './outcome.js';
-import { SqliteStorage } from './storage/index.js';
+import { SqliteStorage, sqlOfDurableObject } from './storage/index.js';
 import { answerRequest, headOf } from './web.js';
 
 /** Said by a family to the Worker when it does not hold the world a request names (a stale cache). */
@@ -75,7 +75,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
   }
 
   #open(): Family {
-    const storage = new SqliteStorage(this.ctx.storage.sql, (fn) => this.ctx.storage.transactionSync(fn));
+    const storage = new SqliteStorage(sqlOfDurableObject(this.ctx.storage));
     const store = new WorldStore(storage);
     const defaultBudget: BudgetOptions = { size: DEFAULT_BUDGET_SIZE, windowMs: DEFAULT_BUDGET_WINDOW_MS };
     const twins = new TwinSets(new Map(twinBundles.map((t) => [t.vendor, t])));
