@@ -5,6 +5,7 @@
  * world made `from` another joins that one's family.
  */
 import { KitError } from '../../runtime/errors.js';
+import type { ImportSummary } from '../../runtime/runner/transfer.js';
 import type { NewWorld, WorldAdmin, WorldRow } from '../multi-world/worlds.js';
 import { INDEX_NAME, type EdgeEnv } from './env.js';
 import { unwrap } from './outcome.js';
@@ -68,7 +69,7 @@ export class EdgeWorlds implements WorldAdmin {
     unwrap(await (await this.#familyOf(name)).remove(name));
   }
 
-  async importTwin(name: string, body: unknown): Promise<unknown> {
+  async importTwin(name: string, body: unknown): Promise<ImportSummary> {
     return unwrap(await (await this.#familyOf(name)).importTwin(name, body));
   }
 

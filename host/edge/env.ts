@@ -4,6 +4,7 @@
  */
 import type { DurableObjectNamespace } from 'cloudflare:workers';
 import type { NewWorld, WorldRow } from '../multi-world/worlds.js';
+import type { ImportSummary } from '../../runtime/runner/transfer.js';
 import type { Outcome } from './outcome.js';
 
 export interface EdgeEnv {
@@ -23,7 +24,7 @@ export interface FamilyCalls {
   setBudget(name: string, budget: string | null): Promise<Outcome<WorldRow>>;
   rotate(name: string): Promise<Outcome<{ name: string; token: string; readToken: string }>>;
   remove(name: string): Promise<Outcome<void>>;
-  importTwin(name: string, body: unknown): Promise<Outcome<unknown>>;
+  importTwin(name: string, body: unknown): Promise<Outcome<ImportSummary>>;
 }
 
 export interface IndexCalls {

@@ -13,6 +13,7 @@
 import { DurableObject, type DurableObjectState } from 'cloudflare:workers';
 import { guestRuntime, quickjsGlue, quickjsWasm, trustedLoaders, twinBundles } from 'kit-edge:assets';
 import { KitError } from '../../runtime/errors.js';
+import type { ImportSummary } from '../../runtime/runner/transfer.js';
 import { hasPendingDeliveries, nextDeliveryMs } from '../../runtime/runner/state.js';
 import { KIT_VERSION } from '../../runtime/version.js';
 import { WorldStore } from '../../runtime/world/index.js';
@@ -193,7 +194,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     });
   }
 
-  importTwin(name: string, body: unknown): Promise<Outcome<unknown>> {
+  importTwin(name: string, body: unknown): Promise<Outcome<ImportSummary>> {
     return this.#changing(() => this.#family.worlds.importTwin(name, body));
   }
 
