@@ -26,7 +26,7 @@ import { HostRegistry } from '../multi-world/registry.js';
 import { TwinSets } from '../multi-world/twin-sets.js';
 import { WakeSchedule } from '../multi-world/wake.js';
 import { budgetOf, HostWorlds, type NewWorld, type WorldRow } from '../multi-world/worlds.js';
-import { edgeGuestEngines } from './engines.js';
+import { edgeGuestEngines, type EdgeGuestAssets } from './engines.js';
 import { INDEX_NAME, type EdgeEnv, type FamilyCalls } from './env.js';
 import { outcomeOf, unwrap, type Outcome } from './outcome.js';
 import { SqliteStorage, sqlOfDurableObject } from './storage/index.js';
@@ -87,7 +87,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       storage,
       twins,
       guestRuntime,
-      engines: edgeGuestEngines({ wasm: quickjsWasm, glue: quickjsGlue, trustedLoaders }),
+      engines: edgeGuestEngines({ wasm: quickjsWasm, glue: quickjsGlue as EdgeGuestAssets['glue'], trustedLoaders: trustedLoaders as EdgeGuestAssets['trustedLoaders'] }),
       onClosed: (name, at) => {
         if (registry.get(name) !== undefined) wake.note(name, at);
       },

@@ -29,6 +29,8 @@ export interface PoolOptions {
   twins: TwinSets;
   guestRuntime?: string;
   limits?: Partial<SandboxLimits>;
+  /** The engines runners run guest code in (the edge's); default Node's. */
+  engines?: GuestEngines;
   /** At most this many worlds open at once (default 256). */
   maxOpen?: number;
   /** A world nobody used for this long closes (default 60 s). */
@@ -162,6 +164,7 @@ export class WorldPool {
       branches: false,
       ...(this.#options.guestRuntime !== undefined ? { guestRuntime: this.#options.guestRuntime } : {}),
       ...(this.#options.limits !== undefined ? { limits: this.#options.limits } : {}),
+      ...(this.#options.engines !== undefined ? { engines: this.#options.engines } : {}),
     });
     const open: OpenWorld = { runner, inFlight: 0, lastUsed: this.#now() };
     this.#open.set(name, open);
