@@ -16,7 +16,7 @@ export type { ClockState, Entry, EntryCause, EntryDraft, HistoryCut, RecordWrite
 export { WorldRunner, type RunnerOptions } from './runner/world-runner.js';
 export { openWorldRunner, worldCode, type WorldRunnerOptions } from './runner/open-runner.js';
 export { inlineGuestEngines, type GuestEngines, type TrustedEngine } from './runner/engines.js';
-export { copyRunnerState, hasPendingDeliveries, removeRunnerState } from './runner/state.js';
+export { copyRunnerState, hasPendingDeliveries, nextDeliveryMs, removeRunnerState } from './runner/state.js';
 export { matchWorldApi, worldApiScope, WORLD_API_ENDPOINTS } from './runner/api.js';
 export type { Endpoint as WorldApiEndpoint } from './runner/routes.js';
 export type { LocalWorldOptions, Scope, StreamCall, StreamResult, TwinBundle, TwinManifestJson, WorldHandle, WorldRequest, WorldResponse } from './runner/types.js';

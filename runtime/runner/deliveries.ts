@@ -202,7 +202,8 @@ export class Deliverer {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => this.pump(), Math.max(0, Math.min(delayMs, MAX_DELAY_MS)));
-    this.timer.unref();
+    // On Node the timer keeps no process alive; workerd's timers are numbers, with nothing to unref.
+    (this.timer as { unref?: () => void }).unref?.();
   }
 
   private pump(): void {

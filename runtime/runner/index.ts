@@ -4,7 +4,7 @@ export { WorldRunner, type RunnerOptions } from './world-runner.js';
 export { openLocalWorld, openWorldRunner, worldCode, stateDir, scenarioFolder, type WorldRunnerOptions } from './open.js';
 export type { CheckResult } from './checks.js';
 export type { ScenarioFiles } from './scenarios.js';
-export { copyRunnerState, hasPendingDeliveries, removeRunnerState } from './state.js';
+export { copyRunnerState, hasPendingDeliveries, nextDeliveryMs, removeRunnerState } from './state.js';
 export { matchWorldApi, worldApiScope, WORLD_API_ENDPOINTS } from './api.js';
 export type { Endpoint as WorldApiEndpoint } from './routes.js';
 export { defaultGuestEngines, inlineGuestEngines, type GuestEngines, type TrustedEngine } from './engines.js';
