@@ -15,7 +15,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { syncGlueSource, trustedModuleSource } from '../../runtime/sandbox/index.js';
+import { syncGlueSource } from '../../runtime/sandbox/index.js';
+import { trustedModuleSource } from '../../runtime/sandbox/trusted-module.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -15,6 +15,7 @@
  */
 import { isCodedError } from '../../runtime/errors.js';
 import { WorldRunner } from '../../runtime/runner/index.js';
+import type { GuestEngines } from '../../runtime/runner/engines.js';
 import { HostError } from '../errors.js';
 import type { SandboxLimits } from '../../runtime/sandbox/index.js';
 import type { Storage } from '../../runtime/store/index.js';

@@ -12,7 +12,7 @@
  * plain ES2020 text, not TypeScript compiled at run time, so no build step runs per check.
  */
 
-/** The global the compiled check module is assigned to (esbuild `globalName`). */
+/** The global the compiled check module (an object of its exports) is assigned to. */
 export const CHECK_MODULE_GLOBAL = '__kit_check_module';
 
 /** Most failures one run reports, and the longest message kept: a check cannot flood the report. */

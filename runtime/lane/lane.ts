@@ -16,17 +16,9 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { DEFAULT_CALL_MS, loadSandboxModule, type CallResult, type HostCall, type LoadOptions, type SandboxLimits } from '../sandbox/index.js';
 import { compiledScript } from '../worker/index.js';
 import type { HostReply, LaneOp, LaneReply, LaneWorkerData } from './protocol.js';
+import type { LaneOptions, UntrustedLane } from './types.js';
 
-export interface LaneOptions {
-  /** Names the worker thread and the errors, e.g. `world local/demo`. */
-  name: string;
-  /** The sandbox's limits; `callMs` is also what the watchdog allows a call, plus `graceMs`. */
-  limits?: Partial<SandboxLimits>;
-  /** How long past its wall limit an operation may run before the worker is ended. Default callMs / 10, at least 100 ms. */
-  graceMs?: number;
-  /** How long a new worker may take to start. Default 30 s. */
-  startupMs?: number;
-}
+export type { LaneOptions } from './types.js';
 
 /** The worker's stack: deep enough for the sandbox's 512 KiB QuickJS stack (runtime/sandbox/README.md). */
 const WORKER_STACK_MB = 24;
@@ -45,7 +37,7 @@ interface Running {
   signal: Int32Array;
 }
 
-export class SandboxLane {
+export class SandboxLane implements UntrustedLane {
   readonly name: string;
   readonly #limits: Partial<SandboxLimits>;
   readonly #callMs: number;

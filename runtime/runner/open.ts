@@ -1,63 +1,36 @@
 /**
- * Opening a world to serve: in this thread (tests, and inside a world's worker), or in a
- * worker thread of its own under a watchdog (`openLocalWorld`, what servers use).
+ * Opening a world to serve on Node: from its folder (LMDB state, scenario files) in this thread,
+ * or in a worker thread of its own under a watchdog (`openLocalWorld`, what servers use). Opening
+ * a runner over any storage is open-runner.ts, re-exported here; importing this file makes Node's
+ * engines the default (node-engines.ts).
  */
-import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SandboxLimits } from '../sandbox/index.js';
-import { openLmdbStorage, type Storage } from '../store/index.js';
-import { WorldStore } from '../world/index.js';
+import { openLmdbStorage } from '../store/index.js';
 import { compiledScript, SupervisedWorker } from '../worker/index.js';
-import { KIT_VERSION } from '../version.js';
 import { errorResponse } from './answers.js';
-import { WorldRunner, type RunnerOptions } from './world-runner.js';
+import './node-engines.js';
+import { openWorldRunner, worldCode, type WorldRunnerOptions } from './open-runner.js';
+import type { ScenarioFiles } from './scenarios.js';
+import type { WorldRunner } from './world-runner.js';
 import { requestToWire, responseFromWire, type RequestWire, type ResponseWire } from './wire.js';
-import type { LocalWorldOptions, StreamCall, StreamResult, TwinBundle, WorldHandle } from './types.js';
+import type { LocalWorldOptions, StreamCall, StreamResult, WorldHandle } from './types.js';
 
-export interface WorldRunnerOptions {
-  storage: Storage;
-  /** The world's name in the storage; made with the twins when it does not exist yet. */
-  world: string;
-  twins: TwinBundle[];
-  /** Run trusted (built-in) twins in V8; false runs every twin in QuickJS (default true). */
-  trustTwins?: boolean;
-  guestRuntime?: string;
-  branches?: boolean;
-  scenarioDir?: string;
-  limits?: Partial<SandboxLimits>;
-  /** The engine's wall clock (tests freeze it). */
-  now?: () => number;
-  /** Outbound webhook settings (tests shorten the retry delays). */
-  webhooks?: RunnerOptions['webhooks'];
-}
+export { openWorldRunner, worldCode, type WorldRunnerOptions } from './open-runner.js';
 
-/** The code version a world runs: the runtime's version and a hash of its twins' code. */
-export function worldCode(twins: TwinBundle[]): string {
-  const hash = createHash('sha256');
-  for (const t of [...twins].sort((a, b) => (a.vendor < b.vendor ? -1 : 1))) hash.update(t.vendor).update('\0').update(t.source).update('\0');
-  return `${KIT_VERSION}+${hash.digest('hex').slice(0, 12)}`;
-}
-
-/** A world served in this thread (its untrusted code in its sandbox lane). */
-export async function openWorldRunner(options: WorldRunnerOptions): Promise<WorldRunner> {
-  const store = new WorldStore(options.storage, options.now ? { now: options.now } : {});
-  const vendors = options.twins.map((t) => t.vendor);
-  const world = store.hasWorld(options.world) ? store.openWorld(options.world) : store.createWorld(options.world, { twins: vendors });
-  const runnerOptions: RunnerOptions = {
-    world,
-    storage: options.storage,
-    twins: options.twins,
-    code: worldCode(options.twins),
-    branches: options.branches ?? false,
+/** Each twin's scenario kept as `<dir>/<vendor>.<json|yaml>`, beside a local world's state. */
+export function scenarioFolder(dir: string): ScenarioFiles {
+  const remove = (vendor: string): void => {
+    for (const ext of ['json', 'yaml']) rmSync(join(dir, `${vendor}.${ext}`), { force: true });
   };
-  if (options.limits !== undefined) runnerOptions.limits = options.limits;
-  if (options.guestRuntime !== undefined) runnerOptions.guestRuntime = options.guestRuntime;
-  if (options.trustTwins !== undefined) runnerOptions.trustTwins = options.trustTwins;
-  if (options.scenarioDir !== undefined) runnerOptions.scenarioDir = options.scenarioDir;
-  if (options.now) runnerOptions.wallNow = options.now;
-  if (options.webhooks) runnerOptions.webhooks = options.webhooks;
-  return WorldRunner.open(runnerOptions);
+  return {
+    write(vendor, format, source) {
+      mkdirSync(dir, { recursive: true });
+      remove(vendor);
+      writeFileSync(join(dir, `${vendor}.${format}`), source);
+    },
+    remove,
+  };
 }
 
 /** What the main thread sends a world's worker: a request as an array (wire.ts), a stream call, or close. */
@@ -73,7 +46,7 @@ export function stateDir(dir: string): string {
 /** The runner of a world served from a directory, in this thread: its LMDB state and its scenario folder. */
 export function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner> {
   const storage = openLmdbStorage(stateDir(options.dir));
-  const opened: WorldRunnerOptions = { storage, world: options.world, twins: options.twins, scenarioDir: join(options.dir, '.kit', 'scenarios') };
+  const opened: WorldRunnerOptions = { storage, world: options.world, twins: options.twins, scenarioFiles: scenarioFolder(join(options.dir, '.kit', 'scenarios')) };
   if (options.guestRuntime !== undefined) opened.guestRuntime = options.guestRuntime;
   return openWorldRunner(opened);
 }

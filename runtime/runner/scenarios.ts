@@ -1,11 +1,9 @@
 /**
  * The scenario in force on each twin of a world: kept in storage (and, for a local world,
- * in a file beside it), read again on every request so a `PUT` is live on the next call.
- * `js` handlers run in a context of their own in the world's sandbox lane (untrusted code, in a
- * worker thread under a watchdog), with the twin's API.
+ * in a file beside it: `ScenarioFiles`), read again on every request so a `PUT` is live on the
+ * next call. `js` handlers run in a context of their own in the world's sandbox lane (untrusted
+ * code: on Node in a worker thread under a watchdog), with the twin's API.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { KitError } from '../errors.js';
 import { checkScenarioOutput, jsCall, jsOutcome, parseScenario, ScenarioState, type Decision, type JsCall, type Scenario, type ScenarioReport, type ScenarioRequest } from '../scenario/index.js';
 import type { NearMiss } from '../router/index.js';
@@ -23,6 +21,14 @@ interface Slot {
   jsKeys: string[];
 }
 
+/** Where a local world also keeps each twin's scenario document as a file (open.ts `scenarioFolder`). */
+export interface ScenarioFiles {
+  /** Keeps `source` as the twin's scenario, in place of any other format's. */
+  write(vendor: string, format: 'json' | 'yaml', source: string): void;
+  /** Removes the twin's scenario file, whatever its format. */
+  remove(vendor: string): void;
+}
+
 const EMPTY_REPORT = (): ScenarioReport => ({ state: 'started', initialState: 'started', handlers: [], unmatched: [], unmatchedTotal: 0 });
 
 export class ScenarioSlot implements ScenarioService {
@@ -30,7 +36,7 @@ export class ScenarioSlot implements ScenarioService {
 
   constructor(
     private readonly runner: ScenarioHost,
-    private readonly dir: string | undefined,
+    private readonly files: ScenarioFiles | undefined,
     private readonly guestRuntime: string | undefined,
   ) {}
 
@@ -69,11 +75,7 @@ export class ScenarioSlot implements ScenarioService {
     const stored: StoredScenario = { source, format: scenario.format, updatedAt: new Date(this.runner.world.nowMs()).toISOString() };
     const slot = await this.install(twin.vendor, stored, scenario);
     this.runner.storage.transact((w) => w.put(this.key(twin.vendor), stored));
-    if (this.dir) {
-      mkdirSync(this.dir, { recursive: true });
-      for (const ext of ['json', 'yaml']) rmSync(join(this.dir, `${twin.vendor}.${ext}`), { force: true });
-      writeFileSync(join(this.dir, `${twin.vendor}.${stored.format}`), source);
-    }
+    this.files?.write(twin.vendor, stored.format, source);
     return slot;
   }
 
@@ -89,7 +91,7 @@ export class ScenarioSlot implements ScenarioService {
     this.slots.delete(twin.vendor);
     await this.runner.lane.unload(this.context(twin.vendor));
     this.runner.storage.transact((w) => w.remove(this.key(twin.vendor)));
-    if (this.dir) for (const ext of ['json', 'yaml']) rmSync(join(this.dir, `${twin.vendor}.${ext}`), { force: true });
+    this.files?.remove(twin.vendor);
   }
 
   private context(vendor: string): string {

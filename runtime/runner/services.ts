@@ -4,7 +4,7 @@
  * so none of them imports world-runner.ts and world-runner.ts may import them all.
  * `WorldRunner` implements every one.
  */
-import type { SandboxLane } from '../lane/index.js';
+import type { UntrustedLane } from '../lane/types.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { RequestLog } from './requests.js';
@@ -19,7 +19,7 @@ export interface CheckHost {
   readonly world: World;
   readonly storage: Storage;
   /** The world's checks, each in a runtime of its own. */
-  readonly checkLane: SandboxLane;
+  readonly checkLane: UntrustedLane;
   exclusive: Exclusive;
 }
 
@@ -30,7 +30,7 @@ export interface ScenarioHost {
   readonly storage: Storage;
   readonly twins: ReadonlyMap<string, ServedTwin>;
   /** Untrusted code: scenario `js` handlers (and users' twins). */
-  readonly lane: SandboxLane;
+  readonly lane: UntrustedLane;
 }
 
 /** A twin's scenario document as kept: what `GET …/twins/<vendor>/scenario` answers. */

@@ -41,3 +41,19 @@ export function hasPendingDeliveries(storage: Storage, name: string): boolean {
   for (const _ of storage.range({ start: prefix, end: prefixEnd(prefix), limit: 1 })) return true;
   return false;
 }
+
+/**
+ * When the earliest webhook delivery attempt the runner of world `name` left falls due (epoch
+ * ms), or null when it left none: a host that closed the world wakes it then. One read per
+ * delivery in the outbox. An attempt that was in flight when the world closed is due at once
+ * (its time is past).
+ */
+export function nextDeliveryMs(storage: Storage, name: string): number | null {
+  const prefix: Key = ['#runner', name, 'outbox'];
+  let earliest = Infinity;
+  for (const { value } of storage.range<{ nextAt?: unknown }>({ start: prefix, end: prefixEnd(prefix) })) {
+    const at = typeof value?.nextAt === 'number' && Number.isFinite(value.nextAt) ? value.nextAt : 0;
+    if (at < earliest) earliest = at;
+  }
+  return earliest === Infinity ? null : earliest;
+}

@@ -3,17 +3,18 @@
  * the engine, the sandbox, the router and scenarios.
  *
  * Trusted twins (the built-in ones) run in this thread's V8, synchronously. Code the host does
- * not trust — twins from a user's sources, scenario `js` handlers, checks — runs in a
- * `SandboxLane` (a worker thread under a watchdog), so a call into it is awaited while this
- * thread serves everything else. A twin's requests are handled one at a time (`exclusive`): from
+ * not trust — twins from a user's sources, scenario `js` handlers, checks — runs in a lane (on
+ * Node a `SandboxLane`, a worker thread under a watchdog), so a call into it is awaited while this
+ * thread serves everything else. Which engines run them is the host's (`RunnerOptions.engines`,
+ * engines.ts); this file needs no Node API but `node:crypto`. A twin's requests are handled one at a time (`exclusive`): from
  * catching up its moves to appending its entry nothing else touches its tree, so its ids and
  * answers stay deterministic; other twins and the world API go on meanwhile. Requests overlap
  * freely while their commits are flushed.
  */
 import { randomBytes } from 'node:crypto';
 import { KitError, isKitError } from '../errors.js';
-import { TrustedContexts, type CallResult, type HostCall, type HostValue, type SandboxLimits } from '../sandbox/index.js';
-import { SandboxLane } from '../lane/index.js';
+import type { CallResult, HostCall, HostValue, SandboxLimits } from '../sandbox/sandbox.js';
+import type { UntrustedLane } from '../lane/types.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
@@ -23,20 +24,22 @@ import { errorResponse, jsonResponse, retryHeaders } from './answers.js';
 import { handleWorldApi } from './api.js';
 import { decodeSegment, toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
-import { ScenarioSlot } from './scenarios.js';
+import { ScenarioSlot, type ScenarioFiles } from './scenarios.js';
 import { guestOutputOf, invokeGuest, serveTwin, treeHostCall, treeHostValue, type GuestOutput, type ServedTwin } from './twins.js';
 import type { StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 import { runStreamCall, type StreamHost } from './streams.js';
 import { CheckSet, CHECKS_LANE_MEMORY_BYTES } from './checks.js';
 import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliveries.js';
 import type { CheckHost, ScenarioHost, WorldApiServices } from './services.js';
+import { defaultGuestEngines, type GuestEngines, type TrustedEngine } from './engines.js';
 
 export interface RunnerOptions {
   world: World;
   storage: Storage;
   /**
-   * Limits of the sandbox that runs untrusted code (a worker thread per world, started when
-   * such code first runs; its checks get one of their own). `callMs` is each call's wall limit.
+   * Limits of the sandbox that runs untrusted code (on Node a worker thread per world, started
+   * when such code first runs; its checks get one of their own). `callMs` is each call's wall
+   * limit, `callSteps` its step budget.
    */
   limits?: Partial<SandboxLimits>;
   twins: TwinBundle[];
@@ -45,14 +48,19 @@ export interface RunnerOptions {
    * the QuickJS sandbox. Default true; false runs every twin in QuickJS.
    */
   trustTwins?: boolean;
+  /**
+   * The engines guest code runs in. Default: the host's (`defaultGuestEngines()`; on Node
+   * `nodeGuestEngines`: `node:vm` contexts and `SandboxLane` worker threads).
+   */
+  engines?: GuestEngines;
   /** The twin SDK's guest runtime as a standalone script, for scenario `js` handlers. */
   guestRuntime?: string;
   /** The code version answered in `x-kit-world-code`. */
   code: string;
   /** Whether this host makes branches (the single-world server does not: `GET …/branches` is 404). */
   branches: boolean;
-  /** A local world also writes each twin's scenario into this folder. */
-  scenarioDir?: string;
+  /** A local world also keeps each twin's scenario as a file (open.ts `scenarioFolder`). */
+  scenarioFiles?: ScenarioFiles;
   /** Wall clock for the request report (tests inject one). */
   wallNow?: () => number;
   /** Outbound webhook settings (tests shorten the retry delays). */
@@ -93,13 +101,13 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   readonly deliverer: Deliverer;
   readonly branchesServed: boolean;
   /** Untrusted code: twins from users' sources and scenario `js` handlers. */
-  readonly lane: SandboxLane;
+  readonly lane: UntrustedLane;
   /** The world's checks, each in a runtime of its own (runner/checks.ts). */
-  readonly checkLane: SandboxLane;
+  readonly checkLane: UntrustedLane;
   /** Entries that ask for webhooks, queued for sending once they are durable. */
   private awaitingDurable: { twin: string; entry: Entry }[] = [];
-  /** The V8 contexts of the trusted twins (none when every twin runs in QuickJS). */
-  private readonly trusted = new TrustedContexts();
+  /** The realms of the trusted twins (none when every twin runs in QuickJS). */
+  private readonly trusted: TrustedEngine;
   /** Twins loaded into `trusted`. */
   private readonly trustedTwins = new Set<string>();
   /** Per twin (or other key), the tail of the work that holds it (`exclusive`). */
@@ -132,9 +140,11 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     this.storage = options.storage;
     this.branchesServed = options.branches;
     this.wallNow = options.wallNow ?? Date.now;
-    this.lane = new SandboxLane({ name: `world ${this.name}`, ...(options.limits ? { limits: options.limits } : {}) });
-    this.checkLane = new SandboxLane({ name: `world ${this.name} checks`, limits: { ...options.limits, memoryBytes: CHECKS_LANE_MEMORY_BYTES } });
-    this.scenarios = new ScenarioSlot(this, options.scenarioDir, options.guestRuntime);
+    const engines = options.engines ?? defaultGuestEngines();
+    this.trusted = engines.trusted();
+    this.lane = engines.lane({ name: `world ${this.name}`, ...(options.limits ? { limits: options.limits } : {}) });
+    this.checkLane = engines.lane({ name: `world ${this.name} checks`, limits: { ...options.limits, memoryBytes: CHECKS_LANE_MEMORY_BYTES } });
+    this.scenarios = new ScenarioSlot(this, options.scenarioFiles, options.guestRuntime);
     this.checks = new CheckSet(this);
     this.deliverer = new Deliverer({
       storage: this.storage,

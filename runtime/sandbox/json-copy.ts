@@ -213,9 +213,19 @@ function keysOf(shape: Shape): string[] {
  * turns into a dictionary after a dozen keys, and msgpack then took 3× as long to write it.
  */
 function compile(keys: string[]): (values: unknown[], from: number) => Record<string, unknown> {
-  if (keys.length > 64 || keys.includes('__proto__')) return (vs, from) => slowMake(keys, vs, from);
-  return new Function('v', 'o', `return {${keys.map((k, i) => `${JSON.stringify(k)}: v[o + ${i}]`).join(', ')}};`) as (values: unknown[], from: number) => Record<string, unknown>;
+  if (!codeGeneration || keys.length > 64 || keys.includes('__proto__')) return (vs, from) => slowMake(keys, vs, from);
+  try {
+    return new Function('v', 'o', `return {${keys.map((k, i) => `${JSON.stringify(k)}: v[o + ${i}]`).join(', ')}};`) as (values: unknown[], from: number) => Record<string, unknown>;
+  } catch {
+    // A host that refuses code generation (workerd: "Code generation from strings disallowed"):
+    // the same objects, made key by key.
+    codeGeneration = false;
+    return (vs, from) => slowMake(keys, vs, from);
+  }
 }
+
+/** False once the host refused `new Function`: every later shape is made by `slowMake`. */
+let codeGeneration = true;
 
 function slowMake(keys: string[], vs: unknown[], from: number): Record<string, unknown> {
   const record: Record<string, unknown> = {};

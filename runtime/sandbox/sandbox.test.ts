@@ -2,7 +2,8 @@ import { describe, expect, it, beforeAll, afterEach } from 'vitest';
 import { loadSandboxModule, WorldSandbox, runtimeMemoryLimit } from './index.js';
 import type { SandboxModule, CallResult, HostCall } from './index.js';
 import { sandboxStats } from './sandbox.js';
-import { makeSyncGlue, SandboxGlueError } from './wasm.js';
+import { GlueDate, makeSyncGlue, sandboxModuleOf, SandboxGlueError, syncGlueSource } from './wasm.js';
+import { importEdgeSandboxModule } from './fixtures/edge-modules.js';
 import { KitError } from '../errors.js';
 
 let mod: SandboxModule;
@@ -31,6 +32,30 @@ describe('loadSandboxModule', () => {
   it('refuses a glue its edits no longer fit, naming the edit', () => {
     expect(() => makeSyncGlue('async function QuickJSRaw(moduleArg={}){}')).toThrow(SandboxGlueError);
     expect(() => makeSyncGlue('nothing like the glue')).toThrow(/applies 0 times/);
+  });
+});
+
+describe('a sandbox module made as the edge makes it', () => {
+  it('runs calls with the glue of a module written from syncGlueSource and a wasm module compiled elsewhere', async () => {
+    const edge = await importEdgeSandboxModule();
+    expect(edge).not.toBe(mod);
+    using sb = WorldSandbox.create(edge);
+    ok(sb.load('x', 'globalThis.f = (s) => JSON.stringify({ got: __host_call("get", s), now: Date.now(), tz: new Date(86400000).getTimezoneOffset() });', { hostCall: true }));
+    // The glue's Date is the deterministic one (GlueDate): QuickJS's clock reads 0, its zone is UTC.
+    expect(JSON.parse(ok(sb.call('x', 'f', 'k', (op, arg) => `${op}:${arg}`)))).toEqual({ got: 'get:k', now: 0, tz: 0 });
+    // A second world from the same module has its own memory.
+    using other = WorldSandbox.create(edge, { memoryBytes: 32 * 1024 * 1024 });
+    ok(other.load('y', 'globalThis.g = () => typeof globalThis.f;'));
+    expect(ok(other.call('y', 'g', ''))).toBe('undefined');
+  });
+
+  it('refuses a glue its edits no longer fit, a glue function that makes no factory, and what is not a module', async () => {
+    expect(() => syncGlueSource('async function QuickJSRaw(moduleArg={}){}')).toThrow(SandboxGlueError);
+    const { wasm } = await importEdgeSandboxModule();
+    expect(() => sandboxModuleOf(wasm, (() => undefined) as never)).toThrow(/did not return the QuickJS factory/);
+    expect(() => sandboxModuleOf({} as WebAssembly.Module, () => (() => undefined) as never)).toThrow(TypeError);
+    expect(new GlueDate().getTimezoneOffset()).toBe(0);
+    expect(GlueDate.now()).toBe(0);
   });
 });
 

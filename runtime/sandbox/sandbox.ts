@@ -10,7 +10,6 @@
  * and the owner creates a fresh one.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
-import { isMainThread, resourceLimits } from 'node:worker_threads';
 import { instantiateWorld, MIN_MEMORY_BYTES, WASM_PAGE } from './wasm.js';
 import type { SandboxModule, WasmWorld } from './wasm.js';
 import { PRELUDE_SOURCE } from './prelude.js';
@@ -100,21 +99,18 @@ function unsafe(s: string): boolean {
 /** Messages from guests are cut to this many characters. */
 const MAX_MESSAGE_CHARS = 4096;
 
+/** V8's native stack on a main thread (its default `--stack-size`). */
+const DEFAULT_NATIVE_STACK_BYTES = 984 * 1024;
+
 /**
  * The QuickJS stack a thread can afford: QuickJS checks only its own stack, so the native stack
  * must outlast it, or a deep recursion overflows the host's stack first (which ends the sandbox).
+ * `nativeBytes`: the thread's native stack (a sandbox module made on Node knows its thread's; see
+ * wasm-node.ts), else V8's main-thread default.
  */
-export function defaultStackBytes(): number {
-  const native = nativeStackBytes();
-  const fit = Math.floor(native / NATIVE_STACK_RATIO / 4096) * 4096;
+export function defaultStackBytes(nativeBytes = DEFAULT_NATIVE_STACK_BYTES): number {
+  const fit = Math.floor(nativeBytes / NATIVE_STACK_RATIO / 4096) * 4096;
   return Math.max(MIN_DEFAULT_STACK_BYTES, Math.min(MAX_STACK_BYTES, fit));
-}
-
-function nativeStackBytes(): number {
-  if (!isMainThread && resourceLimits.stackSizeMb !== undefined) return resourceLimits.stackSizeMb * 1024 * 1024;
-  const flag = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)].find((a) => a.startsWith('--stack-size='));
-  const kb = flag === undefined ? NaN : Number(flag.slice('--stack-size='.length));
-  return (Number.isFinite(kb) && kb > 0 ? kb : 984) * 1024;
 }
 
 interface LoadedContext {
@@ -212,7 +208,7 @@ export class WorldSandbox implements GuestEngine {
 
   /** Instantiates a new world sandbox from the process's compiled module. Synchronous. */
   static create(module: SandboxModule, limits?: Partial<SandboxLimits>): WorldSandbox {
-    return new WorldSandbox(module, resolveLimits(limits));
+    return new WorldSandbox(module, resolveLimits(limits, module.nativeStackBytes));
   }
 
   get alive(): boolean {
@@ -595,10 +591,10 @@ export function runtimeMemoryLimit(memoryBytes: number): number {
   return Math.floor(memoryBytes - FIXED_WASM_BYTES - memoryBytes / 4);
 }
 
-function resolveLimits(partial: Partial<SandboxLimits> | undefined): SandboxLimits {
+function resolveLimits(partial: Partial<SandboxLimits> | undefined, nativeStackBytes: number | undefined): SandboxLimits {
   const limits: SandboxLimits = {
     memoryBytes: partial?.memoryBytes ?? DEFAULT_MEMORY_BYTES,
-    stackBytes: partial?.stackBytes ?? defaultStackBytes(),
+    stackBytes: partial?.stackBytes ?? defaultStackBytes(nativeStackBytes),
     callSteps: partial?.callSteps ?? DEFAULT_CALL_STEPS,
     callMs: partial?.callMs ?? DEFAULT_CALL_MS,
   };

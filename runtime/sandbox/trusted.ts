@@ -1,12 +1,16 @@
 /**
  * The engine for code the host trusts: the built-in twins, which ship with twinkit and are
- * reviewed like the rest of it. Each loaded script gets a `node:vm` context of its own in this
- * thread's V8, with the same prelude and the same one-string-in, one-string-out `call` as
- * `WorldSandbox`; `callValue` also lets the input and the tree's reads cross as values, since
+ * reviewed like the rest of it. Each loaded script gets a realm of its own in this thread's V8 —
+ * its own global object, with the same prelude and the same one-string-in, one-string-out `call`
+ * as `WorldSandbox`; `callValue` also lets the input and the tree's reads cross as values, since
  * the guest shares this heap.
  *
+ * Where a realm comes from is the host's (`TrustedRealmMaker`): on Node a `node:vm` context
+ * (`trusted-node.ts`), on workerd, which has no `node:vm` and refuses code generation, a module
+ * written at build time for each bundle (`trusted-module.ts`, `trusted-edge.ts`).
+ *
  * Why: a Stripe create spent ~400 µs interpreting in QuickJS and a retrieve ~80 µs (bench/README.md,
- * "Issue 8"); V8 runs the same bundle in a few µs. A vm context is NOT a security boundary
+ * "Issue 8"); V8 runs the same bundle in a few µs. A realm is NOT a security boundary
  * (same heap, same process): no step budget, no memory cap. Code a host does not trust — a twin
  * built from a user's sources, scenario `js` handlers, checks — stays in `WorldSandbox`. A
  * runaway built-in twin is a bug of ours; in a world served from a worker thread the watchdog
@@ -14,17 +18,31 @@
  *
  * Determinism is the guest runtime's, as in QuickJS: on its first call it installs a `Date`
  * that reads the world clock and a `Math.random` drawn from the world's seeded generator; the
- * prelude seeds `Math.random` before that.
+ * prelude seeds `Math.random` before that. Each realm has its own `Date` and `Math` for them.
+ *
+ * Needs no Node API.
  */
-import vm from 'node:vm';
 import { forgetClones, jsonAdopt, jsonClone, jsonCopy } from './json-copy.js';
-import { PRELUDE_SOURCE } from './prelude.js';
 import type { CallResult, GuestEngine, HostCall, HostValue } from './sandbox.js';
 
-interface Prelude {
+/** What the prelude (prelude.ts) evaluates to in a realm. */
+export interface Prelude {
   describe(e: unknown): string;
   installHost(raw: (op: string, arg: string, encoded?: number) => string): void;
 }
+
+/** One script's realm, made with its prelude run and its script not yet. */
+export interface TrustedRealm {
+  /** The realm's global object, as the host sees it: the script's globals are read here. */
+  readonly global: Record<string, unknown>;
+  /** What PRELUDE_SOURCE evaluated to in this realm. */
+  readonly prelude: Prelude;
+  /** Runs the script in the realm (once, after the host functions are installed); throws what it throws. */
+  runScript(): void;
+}
+
+/** Makes the realm of script `source` loaded as `name`; throws when it cannot (a load_error). */
+export type TrustedRealmMaker = (name: string, source: string) => TrustedRealm;
 
 interface TrustedContext {
   prelude: Prelude;
@@ -34,54 +52,40 @@ interface TrustedContext {
 
 const MAX_MESSAGE_CHARS = 4096;
 
-/**
- * Globals a loaded script sees as parameters of a wrapping function rather than through the
- * context's global object: every global lookup in a vm context goes through Node's property
- * interceptor (~0.15 µs each, measured in the Stripe twin's key hash), a parameter is a
- * register. The same objects either way. Not `Date`, which the guest runtime replaces with the
- * world clock after load, and nothing a script is expected to assign.
- */
-const BOUND_GLOBALS = [
-  'globalThis', 'JSON', 'Math', 'Object', 'Array', 'String', 'Number', 'Boolean', 'Symbol', 'BigInt',
-  'Map', 'Set', 'WeakMap', 'WeakSet', 'Reflect', 'Proxy', 'Promise', 'RegExp',
-  'Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError',
-  'ArrayBuffer', 'DataView', 'Uint8Array', 'Uint16Array', 'Uint32Array', 'Int8Array', 'Int16Array', 'Int32Array', 'Float32Array', 'Float64Array',
-  'parseInt', 'parseFloat', 'isFinite', 'isNaN', 'encodeURIComponent', 'decodeURIComponent', 'encodeURI', 'decodeURI',
-].join(', ');
-
-/** The script as the body of a function that takes `BOUND_GLOBALS` (the newline ends a trailing line comment). */
-function withBoundGlobals(source: string): string {
-  return `(function (${BOUND_GLOBALS}) {\n${source}\n}).call(globalThis, ${BOUND_GLOBALS});`;
-}
-
 export class TrustedContexts implements GuestEngine {
   readonly #contexts = new Map<string, TrustedContext>();
   #hostCall: HostCall | undefined;
   #hostValue: HostValue | undefined;
   #running = false;
   #disposed = false;
+  readonly #realms: TrustedRealmMaker;
+
+  /** `realms`: where each loaded script's realm comes from (`nodeTrustedRealms`, `edgeTrustedRealms(…)`). */
+  constructor(realms: TrustedRealmMaker) {
+    if (typeof realms !== 'function') throw new TypeError('TrustedContexts(realms): expected a realm maker (nodeTrustedRealms on Node)');
+    this.#realms = realms;
+  }
 
   get alive(): boolean {
     return !this.#disposed;
   }
 
   /**
-   * Runs `source` in a fresh context named `name` (replacing one of that name). The script runs
-   * as a function body (see `withBoundGlobals`): it defines its globals on `globalThis`, as
-   * bundles do; a top-level `var` or function declaration stays local to it.
+   * Runs `source` in a fresh realm named `name` (replacing one of that name). The script runs
+   * as a function body: it defines its globals on `globalThis`, as bundles do; a top-level `var`
+   * or function declaration stays local to it.
    */
   load(name: string, source: string, options?: { hostCall?: boolean }): CallResult {
     if (typeof name !== 'string' || typeof source !== 'string') throw new TypeError('load(name, source): both must be strings');
     if (this.#disposed) return disposed();
     this.#assertNotRunning('load');
     this.unload(name);
-    const global: Record<string, unknown> = {};
-    const context = vm.createContext(global, { name: `trusted ${name}` });
-    let prelude: Prelude;
+    let realm: TrustedRealm;
     try {
-      prelude = vm.runInContext(PRELUDE_SOURCE, context, { filename: '<prelude>' }) as Prelude;
+      realm = this.#realms(name, source);
+      const global = realm.global;
       if (options?.hostCall === true) {
-        prelude.installHost((op, arg, encoded) => this.#rawHostCall(op, arg, encoded));
+        realm.prelude.installHost((op, arg, encoded) => this.#rawHostCall(op, arg, encoded));
         global['__host_value'] = (op: string, arg: Record<string, unknown>) => this.#rawHostValue(op, arg);
         // The guest runtime's writes and events, copied into this realm as JSON would copy them
         // (`__host_clone`: a twin's copyJson, which `__host_adopt`, for a write handed over,
@@ -90,11 +94,11 @@ export class TrustedContexts implements GuestEngine {
         global['__host_clone'] = jsonClone;
         global['__host_adopt'] = jsonAdopt;
       }
-      new vm.Script(withBoundGlobals(source), { filename: name }).runInContext(context);
+      realm.runScript();
     } catch (e) {
       return { error: { code: 'load_error', message: cut(describeHost(e)) } };
     }
-    this.#contexts.set(name, { prelude, global });
+    this.#contexts.set(name, { prelude: realm.prelude, global: realm.global });
     return { ok: '' };
   }
 

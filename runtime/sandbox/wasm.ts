@@ -1,21 +1,25 @@
 /**
  * QuickJS in WebAssembly, instantiated synchronously: one precompiled `WebAssembly.Module` per
- * process, one `WebAssembly.Instance` with its own capped `WebAssembly.Memory` per world.
+ * process (or per isolate), one `WebAssembly.Instance` with its own capped `WebAssembly.Memory`
+ * per world.
  *
  * Why not `newQuickJSWASMModuleFromVariant`: the Emscripten glue of the sync release variant is an
  * `async` factory, so every world would need an `await` to start; the world runner wants a
- * synchronous `WorldSandbox.create`. We load the glue's source once, make its factory
- * synchronous with a handful of checked textual edits (the package version is pinned; an edit
- * that no longer applies makes `loadSandboxModule` reject with a SandboxGlueError rather than
- * misbehave),
- * and hand it our own memory and an `instantiateWasm` that builds the instance synchronously.
+ * synchronous `WorldSandbox.create`. The glue's source is made synchronous with a handful of
+ * checked textual edits (`syncGlueSource`: the package version is pinned; an edit that no longer
+ * applies throws a SandboxGlueError rather than misbehave), and given our own memory and an
+ * `instantiateWasm` that builds the instance synchronously.
+ *
+ * This file needs no Node API and evaluates no code at run time except in `makeSyncGlue`
+ * (`new Function`, which Node allows). Where code generation is refused (workerd), a build writes
+ * `syncGlueSource` into a module of its own and hands the function it exports to
+ * `sandboxModuleOf`, beside a `WebAssembly.Module` imported at build time. Node reads the package's
+ * files in `wasm-node.ts`.
  *
  * The glue's clock and time zone imports are also made deterministic here (see `GlueDate`): a
  * guest's native `Date` then reads epoch 0 in UTC, whatever the host's clock and `TZ`, so no
  * intrinsic can leak the wall clock even if a guest digs out the original constructor.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { QuickJSWASMModule } from 'quickjs-emscripten-core';
 import type { QuickJSEmscriptenModule, EmscriptenModuleLoaderOptions } from 'quickjs-emscripten-core';
 import { QuickJSFFI } from '@jitl/quickjs-wasmfile-release-sync/ffi';
@@ -28,14 +32,23 @@ export const WASM_PAGE = 65536;
  */
 export const MIN_MEMORY_BYTES = 16 * 1024 * 1024;
 
-type GlueFactory = (options: EmscriptenModuleLoaderOptions & Record<string, unknown>) => QuickJSEmscriptenModule;
+/** The synchronous Emscripten factory of one instance, as `syncGlueSource`'s function body returns it. */
+export type GlueFactory = (options: EmscriptenModuleLoaderOptions & Record<string, unknown>) => QuickJSEmscriptenModule;
 
-/** The compiled QuickJS module and its synchronous glue; made once per process by `loadSandboxModule`. */
+/** What QuickJS's default stack depends on where the module is made (see `defaultStackBytes` in sandbox.ts). */
+export interface SandboxModuleOptions {
+  /** The native stack of the thread that runs the sandboxes; default 984 KiB (V8's on a main thread). */
+  nativeStackBytes?: number;
+}
+
+/** The compiled QuickJS module and its synchronous glue: made once per process (or isolate). */
 export class SandboxModule {
   /** @internal */
   constructor(
     /** @internal */ readonly wasm: WebAssembly.Module,
     /** @internal */ readonly glue: GlueFactory,
+    /** The native stack of the thread it was made for, when known. */
+    readonly nativeStackBytes?: number,
   ) {}
 }
 
@@ -45,45 +58,28 @@ export interface WasmWorld {
   memory: WebAssembly.Memory;
 }
 
-let cached: Promise<SandboxModule> | undefined;
-
-/** Compiles the QuickJS wasm once per process (later calls share the result). */
-export function loadSandboxModule(): Promise<SandboxModule> {
-  cached ??= compile().catch((e: unknown) => {
-    cached = undefined; // let a later call retry rather than cache a failure forever
-    throw e;
-  });
-  return cached;
-}
-
-function packageDist(): string {
-  const require = createRequire(import.meta.url);
-  const pkg = require.resolve('@jitl/quickjs-wasmfile-release-sync/package.json');
-  return pkg.slice(0, -'package.json'.length) + 'dist/';
-}
-
-async function compile(): Promise<SandboxModule> {
-  const dist = packageDist();
-  const wasm = await WebAssembly.compile(readFileSync(dist + 'emscripten-module.wasm'));
-  return new SandboxModule(wasm, makeSyncGlue(readFileSync(dist + 'emscripten-module.mjs', 'utf8')));
-}
-
 /**
- * The sandbox module around a `WebAssembly.Module` compiled elsewhere, e.g. by the thread that
- * started this worker (a compiled module crosses `postMessage`; its glue is rebuilt here, since
- * functions do not).
+ * The sandbox module around a `WebAssembly.Module` compiled elsewhere and a glue factory made
+ * elsewhere: on workerd, the `.wasm` imported as a module and the default export of the module a
+ * build wrote from `syncGlueSource` (`export default function (Date) { <syncGlueSource> }`,
+ * called here with `GlueDate`); on Node, `wasm-node.ts` makes both from the package's files.
  */
-export function sandboxModuleOf(wasm: WebAssembly.Module): SandboxModule {
+export function sandboxModuleOf(wasm: WebAssembly.Module, glue: (date: typeof GlueDate) => GlueFactory, options: SandboxModuleOptions = {}): SandboxModule {
   if (!(wasm instanceof WebAssembly.Module)) throw new TypeError('sandboxModuleOf: expected a WebAssembly.Module');
-  return new SandboxModule(wasm, makeSyncGlue(readFileSync(packageDist() + 'emscripten-module.mjs', 'utf8')));
+  if (typeof glue !== 'function') throw new TypeError('sandboxModuleOf: expected the glue module\'s default export (a function of Date)');
+  const factory = glue(GlueDate);
+  if (typeof factory !== 'function') throw new SandboxGlueError('the glue function did not return the QuickJS factory');
+  return new SandboxModule(wasm, factory, options.nativeStackBytes);
 }
 
 /**
- * Turns the Emscripten ESM glue (an async factory) into a synchronous one. Each edit must apply
- * exactly once; `SandboxGlueError` names the one that did not.
+ * The Emscripten ESM glue (an async factory) as the body of a function of one parameter, `Date`,
+ * that returns a synchronous factory. Each edit must apply exactly once; `SandboxGlueError` names
+ * the one that did not. Pure text: a build may run it and write the result into a module.
  */
-export function makeSyncGlue(source: string): GlueFactory {
-  let src = source;
+export function syncGlueSource(glueModuleText: string): string {
+  if (typeof glueModuleText !== 'string') throw new TypeError('syncGlueSource: expected the glue module as text');
+  let src = glueModuleText;
   const edit = (from: string, to: string): void => {
     const n = src.split(from).length - 1;
     if (n !== 1) throw new SandboxGlueError(`glue edit applies ${n} times, expected once: ${from.slice(0, 60)}`);
@@ -103,10 +99,17 @@ export function makeSyncGlue(source: string): GlueFactory {
   edit('export default QuickJSRaw;', 'return QuickJSRaw;');
   // emscripten_resize_heap: tell the world when its memory could not grow (the cap is reached).
   edit('if(f)return!0}return!1}', 'if(f)return!0}d.onGrowFailed?.();return!1}');
+  return src;
+}
+
+/**
+ * `syncGlueSource` evaluated here with `new Function`: the package's own code, evaluated once in
+ * the host realm, with our deterministic `Date` (Node; workerd refuses code generation).
+ */
+export function makeSyncGlue(glueModuleText: string): GlueFactory {
+  const src = syncGlueSource(glueModuleText);
   let make: (date: typeof GlueDate) => GlueFactory;
   try {
-    // The glue is the package's own code, evaluated once in the host realm; `Date` inside it is
-    // our deterministic stand-in.
     make = new Function('Date', src) as (date: typeof GlueDate) => GlueFactory;
   } catch (e) {
     throw new SandboxGlueError(`glue does not parse after edits: ${String(e)}`);
@@ -121,9 +124,9 @@ export class SandboxGlueError extends Error {
 /**
  * The `Date` the glue sees: it backs C's `time()`, `gettimeofday()`, `localtime_r()` and
  * `tzset()`, which QuickJS's own Date, its Math.random seed and its time zone offset use.
- * Clock fixed at 0, every zone UTC.
+ * Clock fixed at 0, every zone UTC. Passed as the `Date` parameter of the glue's function.
  */
-class GlueDate {
+export class GlueDate {
   readonly #d: Date;
   constructor(...args: number[]) {
     if (args.length === 0) this.#d = new Date(0);

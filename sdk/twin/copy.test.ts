@@ -2,7 +2,7 @@ import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TrustedContexts } from '../../runtime/sandbox/trusted.js';
+import { nodeTrustedContexts } from '../../runtime/sandbox/trusted-node.js';
 import { copyJson } from './copy.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,7 +52,7 @@ describe('copyJson', () => {
       write: false,
       logLevel: 'silent',
     });
-    using engine = new TrustedContexts();
+    using engine = nodeTrustedContexts();
     const loaded = engine.load('copy', (out.outputFiles[0] as { text: string }).text, { hostCall: true });
     expect(loaded).toEqual({ ok: '' });
     const answer = engine.call('copy', 'check', '');
