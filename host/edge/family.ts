@@ -16,7 +16,7 @@ import { KitError } from '../../runtime/errors.js';
 import type { ImportSummary } from '../../runtime/runner/transfer.js';
 import { hasPendingDeliveries, nextDeliveryMs } from '../../runtime/runner/state.js';
 import { KIT_VERSION } from '../../runtime/version.js';
-import { WorldStore } from '../../runtime/world/index.js';
+import { WorldStore } from '../../runtime/world/world.js';
 import { createHostCore, type HostCore } from '../core/core.js';
 import { locate } from '../core/paths.js';
 import { ADMIN_NAMES } from '../multi-world/admin.js';

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KIT_VERSION } from '../../runtime/version.js';
-import { hasPendingDeliveries } from '../../runtime/runner/index.js';
+import { hasPendingDeliveries, nodeGuestEngines } from '../../runtime/runner/index.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import type { SandboxLimits } from '../../runtime/sandbox/index.js';
 import { openLmdbStorage, type Storage } from '../../runtime/store/index.js';
@@ -97,6 +97,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
     store,
     storage,
     twins,
+    engines: nodeGuestEngines,
     ...(options.guestRuntime !== undefined ? { guestRuntime: options.guestRuntime } : {}),
     ...(options.limits !== undefined ? { limits: options.limits } : {}),
     ...(options.maxOpen !== undefined ? { maxOpen: options.maxOpen } : {}),

@@ -14,7 +14,7 @@
  * perform them (`wakeAt`); the host's schedule is one timer over those notes.
  */
 import { isCodedError } from '../../runtime/errors.js';
-import { WorldRunner } from '../../runtime/runner/index.js';
+import { WorldRunner } from '../../runtime/runner/world-runner.js';
 import type { GuestEngines } from '../../runtime/runner/engines.js';
 import { HostError } from '../errors.js';
 import type { SandboxLimits } from '../../runtime/sandbox/index.js';

@@ -3,7 +3,7 @@
  * (`worldCode` hashes every bundle's source, so once per set) and what the core needs of each.
  * One cache for the pool, which opens runners with them, and the directory, which mounts worlds.
  */
-import { worldCode } from '../../runtime/runner/index.js';
+import { worldCode } from '../../runtime/runner/open-runner.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import { twinScopesOf, type TwinScopes } from '../core/core.js';
 

@@ -5,7 +5,8 @@
  * tokens and settings; the pool its runner while it is open.
  */
 import { KitError } from '../../runtime/errors.js';
-import { copyRunnerState, parseTwinFiles, placeTwinFiles, removeRunnerState, type ImportSummary } from '../../runtime/runner/index.js';
+import { copyRunnerState, removeRunnerState } from '../../runtime/runner/state.js';
+import { parseTwinFiles, placeTwinFiles, type ImportSummary } from '../../runtime/runner/transfer.js';
 import type { Scope, StreamCall, StreamResult, WorldRequest, WorldResponse } from '../../runtime/runner/types.js';
 import type { Storage } from '../../runtime/store/index.js';
 import type { WorldStore } from '../../runtime/world/index.js';
