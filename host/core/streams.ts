@@ -70,6 +70,20 @@ export interface StreamBridgeOptions {
   /** What a token opens, or null. */
   scopeOf(token: string): Scope | null;
   limits?: Partial<StreamLimits>;
+  /**
+   * An open connection taken up again where another bridge left it (`resumable()`): its token was
+   * checked and `open` ran then. The edge's object, evicted while its WebSockets stayed open
+   * (hibernation), goes on this way.
+   */
+  resume?: StreamResume;
+  /** Called each time the twin answered and the connection goes on: what `resumable()` says changed. */
+  onAnswered?(): void;
+}
+
+/** What an open connection needs to go on in another bridge: the twin's state and framing hint. */
+export interface StreamResume {
+  state: unknown;
+  until: StreamUntilBytes | null;
 }
 
 /** One stream connection: a WebSocket on one side, the world's stream calls on the other. */
@@ -94,7 +108,8 @@ export class StreamBridge {
   private untilFound = false;
   /** The last `delimiter.length - 1` bytes looked at, so a delimiter split across arrivals is seen. */
   private window: Uint8Array = EMPTY;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAnswered: (() => void) | undefined;
   private settle!: () => void;
   /** Resolves once the twin has heard everything it will hear of this connection. */
   readonly settled: Promise<void>;
@@ -106,9 +121,26 @@ export class StreamBridge {
     this.world = options.world;
     this.scopeOf = options.scopeOf;
     this.limits = { ...DEFAULT_STREAM_LIMITS, ...options.limits };
+    this.onAnswered = options.onAnswered;
     this.settled = new Promise((resolve) => (this.settle = resolve));
+    if (options.resume !== undefined) {
+      this.phase = 'open';
+      this.opened = true;
+      this.state = options.resume.state;
+      this.setUntil(options.resume.until);
+      return;
+    }
     this.timer = setTimeout(() => this.end(STREAM_CLOSE.tokenTimeout, `no token within ${this.limits.tokenTimeoutMs} ms`), this.limits.tokenTimeoutMs);
-    this.timer.unref?.();
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /**
+   * What another bridge needs to take this connection up (its state and framing hint), once it is
+   * open with no call running and no bytes waiting; null otherwise.
+   */
+  resumable(): StreamResume | null {
+    if (this.phase !== 'open' || this.busy || this.pendingBytes > 0 || this.socketGone) return null;
+    return { state: this.state, until: this.until };
   }
 
   /** A message arrived. `bytes` must be the connection's own copy (uWS neuters its buffer). */
@@ -255,6 +287,7 @@ export class StreamBridge {
     if (event === 'open') this.phase = 'open';
     this.setUntil(r.until);
     this.pump();
+    this.onAnswered?.();
   }
 
   private failed(event: 'open' | 'data' | 'close', e: unknown): void {

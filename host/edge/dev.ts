@@ -4,7 +4,7 @@
  * declares. Node-side: nothing here is bundled into the Worker.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 
@@ -45,9 +45,10 @@ export interface EdgeDev {
   close(): Promise<void>;
 }
 
-/** The built Worker's folder: dist/edge/ beside this module's dist/host/edge/. */
+/** The built Worker's folder: dist/edge/ of this repository (this module runs from dist/host/edge/, or from host/edge/ in tests). */
 export function defaultEdgeBuildDir(): string {
-  return resolve(here, '..', '..', 'edge');
+  const root = resolve(here, '..', '..');
+  return root.endsWith(`${sep}dist`) ? join(root, 'edge') : join(root, 'dist', 'edge');
 }
 
 export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {

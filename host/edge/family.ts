@@ -30,6 +30,7 @@ import { edgeGuestEngines, type EdgeGuestAssets } from './engines.js';
 import { INDEX_NAME, type EdgeEnv, type FamilyCalls } from './env.js';
 import { outcomeOf, unwrap, type Outcome } from './outcome.js';
 import { SqliteStorage, sqlOfDurableObject } from './storage/index.js';
+import { EdgeStreams } from './streams.js';
 import { answerRequest, headOf } from './web.js';
 
 /** Said by a family to the Worker when it does not hold the world a request names (a stale cache). */
@@ -39,6 +40,11 @@ export const MISS_HEADER = 'x-kit-edge-miss';
 export const EDGE_MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** How long an alarm waits for the webhook attempts it woke the object for. */
 const DELIVERY_WAIT_MS = 20_000;
+/**
+ * How long after the last request the open worlds' request reports are written: an object is
+ * evicted only after seconds without a request, and no hook runs when it is.
+ */
+const REPORT_SAVE_MS = 500;
 /** A GET reschedules the alarm at most this often (a write always does). */
 const RESCHEDULE_EVERY_MS = 1000;
 
@@ -55,7 +61,9 @@ interface Family {
 }
 
 export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
-  readonly #family: Family;
+  #family: Family;
+  readonly #streams: EdgeStreams;
+  #reportTimer: ReturnType<typeof setTimeout> | null = null;
   #baseUrl: string | null = null;
   #alarmAt: number | null | undefined;
   #scheduledAt = 0;
@@ -63,6 +71,11 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
   constructor(ctx: DurableObjectState, env: EdgeEnv) {
     super(ctx, env);
     this.#family = this.#open();
+    this.#streams = new EdgeStreams(ctx, () => this.#family.storage, (name) => {
+      const slash = name.indexOf('/');
+      const found = this.#family.worlds.streamWorld(name.slice(0, slash), name.slice(slash + 1));
+      return found === null ? null : { streamCall: (call) => found.world.streamCall(call), scopeOf: (token) => found.scopeOf(token) };
+    });
     // What a previous life left: branches past their ttl go, deliveries still to send go out,
     // closed worlds' timed moves are waited for.
     void ctx.blockConcurrencyWhile(async () => {
@@ -119,6 +132,16 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     const { core, registry } = this.#family;
     const where = locate(headOf(request).path, ADMIN_NAMES);
     if (where.kind !== 'world' || registry.get(`${where.org}/${where.world}`) === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
+    // A stream: a WebSocket whose first message is the token (the core answers a plain request there).
+    if (where.surface === 'api' && where.sub.startsWith('/streams/') && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
+      let id: string;
+      try {
+        id = decodeURIComponent(where.sub.slice('/streams/'.length));
+      } catch {
+        id = '';
+      }
+      return this.#streams.open(`${where.org}/${where.world}`, id);
+    }
     const origin = new URL(request.url).origin;
     if (origin !== this.#baseUrl) {
       this.#baseUrl = origin;
@@ -130,7 +153,20 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     // A branch made or removed over HTTP changes the family's rows.
     if (!read && /\/branches(\/|$)/.test(new URL(request.url).pathname) && response.status < 300) await this.#publish();
     if (!read || Date.now() - this.#scheduledAt > RESCHEDULE_EVERY_MS) await this.#schedule();
+    this.#saveReportsSoon();
     return response;
+  }
+
+  webSocketMessage(ws: WebSocket, message: ArrayBuffer | string): void {
+    this.#streams.message(ws, message);
+  }
+
+  webSocketClose(ws: WebSocket): void {
+    this.#streams.closed(ws);
+  }
+
+  webSocketError(ws: WebSocket): void {
+    this.#streams.closed(ws);
   }
 
   async alarm(): Promise<void> {
@@ -181,16 +217,20 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
   }
 
   remove(name: string): Promise<Outcome<void>> {
-    return this.#changing(async () => {
-      const { worlds, registry, store } = this.#family;
+    return outcomeOf(async () => {
+      const { worlds, registry, store, pool, wake } = this.#family;
       await worlds.remove(name);
-      if (registry.names().length === 0) {
-        // The family's last world: its whole storage goes, with its alarm.
-        await store.idle();
-        await this.ctx.storage.deleteAlarm();
-        await this.ctx.storage.deleteAll();
-        this.#alarmAt = null;
-      }
+      await this.#publish();
+      if (registry.names().length > 0) return this.#schedule();
+      // The family's last world: its whole storage goes, with its alarm, and the object starts
+      // over empty (the index no longer names it).
+      wake.stop();
+      await pool.closeAll();
+      await store.idle();
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.#alarmAt = null;
+      this.#family = this.#open();
     });
   }
 
@@ -199,6 +239,18 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
   }
 
   // ------------------------------------------------------------ helpers
+
+  /** Writes the open worlds' request reports once requests pause (see REPORT_SAVE_MS). */
+  #saveReportsSoon(): void {
+    if (this.#reportTimer !== null) clearTimeout(this.#reportTimer);
+    this.#reportTimer = setTimeout(() => {
+      this.#reportTimer = null;
+      const { registry, pool } = this.#family;
+      for (const name of registry.names()) {
+        if (pool.isOpen(name)) void pool.use(name, async (runner) => runner.saveRequestReport()).catch((e: unknown) => console.error(`kit edge: saving ${name}'s request report failed:`, e));
+      }
+    }, REPORT_SAVE_MS);
+  }
 
   /** A change the index must learn: published, then the alarm set again. */
   #changing<T>(work: () => T | Promise<T>): Promise<Outcome<T>> {

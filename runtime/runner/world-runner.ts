@@ -234,7 +234,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     this.closed = true;
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     // The request report outlives the runner: read back when the world opens again.
-    if (this.storage.alive) this.storage.transact((tx) => tx.put(this.requestsKey(), this.requests.snapshot()));
+    this.saveRequestReport();
     await this.durable();
     this.deliverer.close();
     await this.lane.close();
@@ -281,6 +281,15 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       }
     }
     return performed;
+  }
+
+  /**
+   * Writes the request report to storage, where the world reads it back when it opens again. A
+   * closing runner does; a host whose worlds end without closing (an evicted Durable Object) calls
+   * it once requests pause.
+   */
+  saveRequestReport(): void {
+    if (this.storage.alive) this.storage.transact((tx) => tx.put(this.requestsKey(), this.requests.snapshot()));
   }
 
   private requestsKey(): string[] {

@@ -2,7 +2,7 @@
  * The shared world-endpoint cases against the edge variant: the built Worker (dist/edge/) in
  * workerd through miniflare, as `kit edge dev` runs it, each world made through `POST /-/worlds`
  * with the admin token. A world "nobody used for a while" is what Cloudflare does to idle
- * objects: workerd is restarted, and only what the objects stored is left.
+ * objects: evicted, here by restarting workerd, and only what the objects stored is left.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,12 @@ import { runWorldEndpointCases } from './world-endpoints.cases.js';
 runWorldEndpointCases({
   name: 'the edge variant',
   lacks: {},
-  skip: [],
+  skip: [
+    {
+      reason: "workerd makes the request's URL from its Host header, so a forged Host is another URL before the Worker sees it (on Cloudflare, a Host that is not the Worker's route never reaches it)",
+      cases: ['authentication: the vendor wire > tells the twin where the client addressed it: the Host it sent, else the published address'],
+    },
+  ],
   async start() {
     const dir = await mkdtemp(join(tmpdir(), 'kit-hosts-edge-'));
     const adminToken = `tok_a_${'e'.repeat(32)}`;
@@ -22,7 +27,11 @@ runWorldEndpointCases({
     let made = 0;
     return {
       adminToken,
-      idle: () => edge.restart(),
+      // Cloudflare evicts an object seconds after its last request, never sooner: a second here.
+      idle: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await edge.restart();
+      },
       async openWorld(options = {}) {
         const org = 'acme';
         const world = `shop-${++made}`;
