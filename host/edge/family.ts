@@ -247,7 +247,11 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       this.#reportTimer = null;
       const { registry, pool } = this.#family;
       for (const name of registry.names()) {
-        if (pool.isOpen(name)) void pool.use(name, async (runner) => runner.saveRequestReport()).catch((e: unknown) => console.error(`kit edge: saving ${name}'s request report failed:`, e));
+        try {
+          pool.peek(name)?.saveRequestReport();
+        } catch (e) {
+          console.error(`kit edge: saving ${name}'s request report failed:`, e);
+        }
       }
     }, REPORT_SAVE_MS);
   }
@@ -287,10 +291,8 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     const { registry, pool, wake, storage } = this.#family;
     let next = Infinity;
     for (const name of registry.names()) {
-      if (pool.isOpen(name)) {
-        const due = await pool.use(name, async (runner) => runner.nextMoveDueMs());
-        wake.note(name, due);
-      }
+      const runner = pool.peek(name);
+      if (runner !== undefined) wake.note(name, runner.nextMoveDueMs());
       next = Math.min(next, nextDeliveryMs(storage, name) ?? Infinity, registry.get(name)?.expiresAt ?? Infinity);
     }
     next = Math.min(next, wake.next()?.[0] ?? Infinity);

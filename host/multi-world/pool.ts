@@ -81,6 +81,11 @@ export class WorldPool {
     }
   }
 
+  /** The runner of an open world, without counting as a use (its idle time goes on); undefined when closed. */
+  peek(name: string): WorldRunner | undefined {
+    return this.#open.get(name)?.runner;
+  }
+
   isOpen(name: string): boolean {
     return this.#open.has(name);
   }
