@@ -34,7 +34,27 @@ export function toResponse(answer: HttpAnswer, method: string): Response {
   return new Response(body, { status: answer.status, headers });
 }
 
-/** Reads the body up to `limit` bytes; null when it is longer. */
+/**
+ * How much of a refused body is read and dropped before the 413 is sent: a client still writing
+ * its body when the answer comes would see its connection reset instead of the answer. Past
+ * this, the connection is cut.
+ */
+const DRAIN_BYTES = 64 * 1024 * 1024;
+
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, read: number): Promise<void> {
+  try {
+    while (read <= DRAIN_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away: nothing to answer.
+  }
+}
+
+/** Reads the body up to `limit` bytes; null when it is longer (the rest read and dropped). */
 async function readBody(request: Request, limit: number): Promise<Uint8Array | null> {
   if (request.body === null) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
@@ -45,7 +65,7 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | n
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => undefined);
+      await drain(reader, size);
       return null;
     }
     chunks.push(value);
@@ -64,7 +84,10 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | n
 export async function answerRequest(handler: HttpHandler, request: Request, maxBodyBytes: number): Promise<Response> {
   const head = headOf(request);
   const declared = head.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBodyBytes) return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
+  if (declared !== undefined && Number(declared) > maxBodyBytes) {
+    if (request.body !== null) await drain(request.body.getReader(), 0);
+    return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
+  }
   const first = handler.head(head);
   if (typeof first !== 'function') return delayed(first, head.method);
   const body = await readBody(request, maxBodyBytes);
