@@ -39,3 +39,9 @@ export interface IndexCalls {
 
 /** The index's one object. */
 export const INDEX_NAME = '#index';
+
+/** Said by a family to the Worker when it does not hold the world a request names (a stale cache). */
+export const MISS_HEADER = 'x-kit-edge-miss';
+
+/** As the multi-world host: 4 MB. */
+export const EDGE_MAX_BODY_BYTES = 4 * 1024 * 1024;

@@ -27,17 +27,12 @@ import { TwinSets } from '../multi-world/twin-sets.js';
 import { WakeSchedule } from '../multi-world/wake.js';
 import { budgetOf, HostWorlds, type NewWorld, type WorldRow } from '../multi-world/worlds.js';
 import { edgeGuestEngines, type EdgeGuestAssets } from './engines.js';
-import { INDEX_NAME, type EdgeEnv, type FamilyCalls } from './env.js';
+import { EDGE_MAX_BODY_BYTES, INDEX_NAME, MISS_HEADER, type EdgeEnv, type FamilyCalls } from './env.js';
 import { outcomeOf, unwrap, type Outcome } from './outcome.js';
 import { SqliteStorage, sqlOfDurableObject } from './storage/index.js';
 import { EdgeStreams } from './streams.js';
 import { answerRequest, headOf } from './web.js';
 
-/** Said by a family to the Worker when it does not hold the world a request names (a stale cache). */
-export const MISS_HEADER = 'x-kit-edge-miss';
-
-/** As the multi-world host: 4 MB. */
-export const EDGE_MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** How long an alarm waits for the webhook attempts it woke the object for. */
 const DELIVERY_WAIT_MS = 20_000;
 /**
@@ -148,6 +143,9 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       core.publish({ baseUrl: origin, proxyUrl: null, ca: null });
     }
     const response = await answerRequest(core.handler, request, EDGE_MAX_BODY_BYTES);
+    // Only a miss says miss: a twin's or a scenario's answer naming the header would make the
+    // Worker send the request again.
+    response.headers.delete(MISS_HEADER);
     const method = request.method.toUpperCase();
     const read = method === 'GET' || method === 'HEAD';
     // A branch made or removed over HTTP changes the family's rows.

@@ -10,8 +10,7 @@ import { createHostCore, type HostCore } from '../core/core.js';
 import { locate, NAME_PATTERN } from '../core/paths.js';
 import { ADMIN_NAMES, createAdminSurface } from '../multi-world/admin.js';
 import { EdgeWorlds, FamilyCache } from './admin.js';
-import { INDEX_NAME, type EdgeEnv } from './env.js';
-import { EDGE_MAX_BODY_BYTES, MISS_HEADER } from './family.js';
+import { EDGE_MAX_BODY_BYTES, INDEX_NAME, MISS_HEADER, type EdgeEnv } from './env.js';
 import { answerRequest, headOf } from './web.js';
 
 export { WorldFamily } from './family.js';
