@@ -34,7 +34,24 @@ export function toResponse(answer: HttpAnswer, method: string): Response {
   return new Response(body, { status: answer.status, headers });
 }
 
-/** Reads the body up to `limit` bytes; null when it is longer. */
+/**
+ * How much of a body past the limit is still read, and dropped, before its 413 goes out: workerd
+ * closes a connection whose request body was left unread, and a client still writing it then
+ * sees the connection reset instead of the 413. Past this much, the connection is cut.
+ */
+const DRAINED_BYTES = 16 * 1024 * 1024;
+
+/** Reads and drops the rest of a body, up to `DRAINED_BYTES` in all. */
+async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, read: number): Promise<void> {
+  while (read <= DRAINED_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    read += value.byteLength;
+  }
+  await reader.cancel().catch(() => undefined);
+}
+
+/** Reads the body up to `limit` bytes; null when it is longer (the rest drained). */
 async function readBody(request: Request, limit: number): Promise<Uint8Array | null> {
   if (request.body === null) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
@@ -45,7 +62,7 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | n
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => undefined);
+      await drain(reader, size);
       return null;
     }
     chunks.push(value);
@@ -64,7 +81,10 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | n
 export async function answerRequest(handler: HttpHandler, request: Request, maxBodyBytes: number): Promise<Response> {
   const head = headOf(request);
   const declared = head.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBodyBytes) return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
+  if (declared !== undefined && Number(declared) > maxBodyBytes) {
+    if (request.body !== null && Number(declared) <= DRAINED_BYTES) await drain(request.body.getReader(), 0);
+    return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
+  }
   const first = handler.head(head);
   if (typeof first !== 'function') return delayed(first, head.method);
   const body = await readBody(request, maxBodyBytes);
