@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { KitError } from '../../runtime/errors.js';
 import type { StreamCall, StreamResult, WorldHandle } from '../../runtime/runner/types.js';
-import { STREAM_CLOSE, StreamBridge, type StreamSocket } from './streams.js';
+import { STREAM_CLOSE, StreamBridge, type StreamBridgeOptions, type StreamSocket } from './streams.js';
 
 const TOKEN = 'tok_bridge-write';
 const READ = 'tok_r_bridge-read';
@@ -18,7 +18,7 @@ interface Pending {
   fail(e: unknown): void;
 }
 
-function setup(limits: { highWaterBytes?: number; maxBufferBytes?: number } = {}) {
+function setup(limits: StreamBridgeOptions['limits'] = {}, more: Pick<StreamBridgeOptions, 'resume' | 'onAnswered'> = {}) {
   const calls: Pending[] = [];
   const sent: string[] = [];
   let buffered = 0;
@@ -41,7 +41,7 @@ function setup(limits: { highWaterBytes?: number; maxBufferBytes?: number } = {}
       conn.closed();
     },
   };
-  const conn = new StreamBridge(socket, 'echo', 'conn_1', { world, scopeOf: (t) => (t === TOKEN ? 'write' : t === READ ? 'read' : null), limits });
+  const conn = new StreamBridge(socket, 'echo', 'conn_1', { world, scopeOf: (t) => (t === TOKEN ? 'write' : t === READ ? 'read' : null), limits, ...more });
   const flush = () => new Promise((r) => setTimeout(r, 0));
   return {
     conn,
@@ -175,5 +175,66 @@ describe('stream bridge', () => {
     await t.flush();
     expect(t.ended).toEqual({ code: STREAM_CLOSE.unknownStream, reason: "unknown stream 'echo'" });
     expect(t.calls).toEqual([]);
+  });
+
+  it("goes on in a bridge resumed from another's resumable(): the same state and framing hint, no token asked", async () => {
+    const dot = { delimiter: enc('\r\n.\r\n'), tail: enc('\r\n'), max: null };
+    const first = setup();
+    await first.open();
+    first.conn.message(enc('DATA\r\n'));
+    first.calls.shift()!.answer({ send: enc('354\r\n'), state: { n: 1, phase: 'data' }, until: dot });
+    await first.flush();
+    const kept = first.conn.resumable();
+    expect(kept).toEqual({ state: { n: 1, phase: 'data' }, until: dot });
+
+    // What the edge does with an object woken after eviction: a new bridge on the same socket's kept state.
+    let answered = 0;
+    const next = setup({ tokenTimeoutMs: 20 }, { resume: structuredClone(kept!), onAnswered: () => answered++ });
+    expect(next.conn.resumable()).toEqual(kept);
+    // No token is waited for (nor timed out on): the first message is the twin's bytes, held by the hint.
+    await new Promise((r) => setTimeout(r, 40));
+    expect(next.ended).toBeNull();
+    next.conn.message(enc(TOKEN));
+    next.conn.message(enc('\r\nline\r\n'));
+    expect(next.calls).toEqual([]);
+    next.conn.message(enc('.\r\n'));
+    expect(next.calls.map((c) => [c.call.event, text(c.call.bytes), c.call.state])).toEqual([['data', `${TOKEN}\r\nline\r\n.\r\n`, { n: 1, phase: 'data' }]]);
+    next.calls.shift()!.answer({ send: enc('250\r\n'), state: { n: 2, phase: 'cmd' } });
+    await next.flush();
+    expect([next.sent, answered, next.conn.resumable()]).toEqual([['250\r\n'], 1, { state: { n: 2, phase: 'cmd' }, until: null }]);
+    // And it ends as any connection: the twin hears close once.
+    next.conn.closed();
+    expect(next.calls.map((c) => c.call.event)).toEqual(['close']);
+  });
+
+  it('has nothing resumable before it is open, while a call runs, while bytes wait, or once closed; says so after each answer', async () => {
+    let answered = 0;
+    const t = setup({}, { onAnswered: () => answered++ });
+    expect(t.conn.resumable()).toBeNull();
+    t.conn.message(enc(TOKEN));
+    // `open` is running.
+    expect(t.conn.resumable()).toBeNull();
+    t.calls.shift()!.answer({ state: { n: 0 } });
+    await t.flush();
+    expect([answered, t.conn.resumable()]).toEqual([1, { state: { n: 0 }, until: null }]);
+    t.conn.message(enc('a'));
+    t.conn.message(enc('b'));
+    // A call runs with bytes waiting behind it.
+    expect(t.conn.resumable()).toBeNull();
+    t.calls.shift()!.answer({ state: { n: 1 } });
+    await t.flush();
+    // Answered, and the waiting bytes went straight into the next call.
+    expect([answered, t.calls.map((c) => text(c.call.bytes)), t.conn.resumable()]).toEqual([2, ['b'], null]);
+    t.calls.shift()!.answer({ state: { n: 2 }, until: { delimiter: enc('\n'), tail: new Uint8Array(), max: null } });
+    await t.flush();
+    expect([answered, t.conn.resumable()]).toEqual([3, { state: { n: 2 }, until: { delimiter: enc('\n'), tail: new Uint8Array(), max: null } }]);
+    // Bytes held by the framing hint, no call: they would be lost with the bridge.
+    t.conn.message(enc('partial'));
+    expect([t.calls, t.conn.resumable()]).toEqual([[], null]);
+    t.conn.message(enc(' line\n'));
+    t.calls.shift()!.answer({ close: true });
+    await t.flush();
+    // Closed by the twin: no answer to keep.
+    expect([answered, t.conn.resumable(), t.ended?.code]).toEqual([3, null, STREAM_CLOSE.normal]);
   });
 });

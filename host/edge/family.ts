@@ -75,7 +75,9 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     // closed worlds' timed moves are waited for.
     void ctx.blockConcurrencyWhile(async () => {
       const { worlds, registry, storage, pool, wake } = this.#family;
-      await worlds.sweepExpired();
+      // Published here: the alarm that woke the object for these expiries finds nothing left to
+      // sweep, and the index would go on listing them.
+      if ((await worlds.sweepExpired()).length > 0) await this.#publish();
       for (const name of registry.names()) {
         if (hasPendingDeliveries(storage, name)) void pool.use(name, async () => undefined).catch((e: unknown) => console.error(`kit edge: reopening ${name} for its deliveries failed:`, e));
       }

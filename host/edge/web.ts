@@ -35,26 +35,23 @@ export function toResponse(answer: HttpAnswer, method: string): Response {
 }
 
 /**
- * How much of a refused body is read and dropped before the 413 is sent: a client still writing
- * its body when the answer comes would see its connection reset instead of the answer. Past
- * this, the connection is cut.
+ * How much of a body past the limit is still read, and dropped, before its 413 goes out: workerd
+ * closes a connection whose request body was left unread, and a client still writing it then
+ * sees the connection reset instead of the 413. Past this much, the connection is cut.
  */
-const DRAIN_BYTES = 64 * 1024 * 1024;
+const DRAINED_BYTES = 16 * 1024 * 1024;
 
+/** Reads and drops the rest of a body, up to `DRAINED_BYTES` in all. */
 async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, read: number): Promise<void> {
-  try {
-    while (read <= DRAIN_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      read += value.byteLength;
-    }
-    await reader.cancel();
-  } catch {
-    // The client went away: nothing to answer.
+  while (read <= DRAINED_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    read += value.byteLength;
   }
+  await reader.cancel().catch(() => undefined);
 }
 
-/** Reads the body up to `limit` bytes; null when it is longer (the rest read and dropped). */
+/** Reads the body up to `limit` bytes; null when it is longer (the rest drained). */
 async function readBody(request: Request, limit: number): Promise<Uint8Array | null> {
   if (request.body === null) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
@@ -85,7 +82,7 @@ export async function answerRequest(handler: HttpHandler, request: Request, maxB
   const head = headOf(request);
   const declared = head.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBodyBytes) {
-    if (request.body !== null) await drain(request.body.getReader(), 0);
+    if (request.body !== null && Number(declared) <= DRAINED_BYTES) await drain(request.body.getReader(), 0);
     return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
   }
   const first = handler.head(head);

@@ -139,7 +139,9 @@ export class Deliverer {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.concurrency = options.concurrency ?? 8;
     this.onResult = options.onResult;
-    this.send = options.fetch ?? fetch;
+    // Called as a plain function: workerd's fetch refuses a `this` other than the global one
+    // ("Illegal invocation"), which `this.send(…)` would give it.
+    this.send = options.fetch ?? ((input, init) => fetch(input, init));
     // Resume what a previous run left.
     const outbox = this.outbox();
     for (const { key, value } of this.storage.range<Pending>({ start: outbox, end: prefixEnd(outbox) })) {
