@@ -139,7 +139,8 @@ export class Deliverer {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.concurrency = options.concurrency ?? 8;
     this.onResult = options.onResult;
-    this.send = options.fetch ?? fetch;
+    // Not `this.send = fetch`: called as a method, workerd's fetch throws "Illegal invocation".
+    this.send = options.fetch ?? ((input, init) => fetch(input, init));
     // Resume what a previous run left.
     const outbox = this.outbox();
     for (const { key, value } of this.storage.range<Pending>({ start: outbox, end: prefixEnd(outbox) })) {
