@@ -2,9 +2,22 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['{runtime,host,sdk,twins,test}/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    projects: [
+      // Every test, as always.
+      { extends: true, test: { name: 'default', include: ['{runtime,host,sdk,twins,test}/**/*.test.ts'] } },
+      // The Stripe SDK and Octokit conformance suites once more, against the edge variant (the
+      // built dist/edge/ in workerd through miniflare; the harnesses' edge mode, test/README.md).
+      {
+        extends: true,
+        test: {
+          name: 'edge',
+          include: ['test/stripe/**/*.test.ts', 'test/github/**/*.test.ts'],
+          env: { STRIPE_TWIN_HARNESS: 'edge', GITHUB_TWIN_HARNESS: 'edge' },
+        },
+      },
+    ],
   },
 });

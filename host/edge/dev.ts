@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Miniflare } from 'miniflare';
+import { Miniflare, type Request as OutboundRequest, type Response as OutboundResponse } from 'miniflare';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -30,7 +30,12 @@ export interface EdgeDevOptions {
   adminToken: string;
   /** The built Worker's folder (default dist/edge/ of this repository). */
   buildDir?: string;
+  /** Answers the Worker's own fetches (webhook deliveries) instead of the network: tests' stand-in for it. */
+  outbound?: EdgeOutbound;
 }
+
+/** A stand-in for the network the Worker fetches from, called in Node with miniflare's Request. */
+export type EdgeOutbound = (request: OutboundRequest) => Promise<OutboundResponse>;
 
 export interface EdgeDev {
   /** `{base_url}`, e.g. `http://127.0.0.1:8787`. */
@@ -67,6 +72,7 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {
     durableObjectsPersist: options.persist ?? false,
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
+    ...(options.outbound !== undefined ? { outboundService: options.outbound } : {}),
   };
   const miniflare = new Miniflare(settings);
   let url: URL;

@@ -161,8 +161,17 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     this.#streams.message(ws, message);
   }
 
-  webSocketClose(ws: WebSocket): void {
+  webSocketClose(ws: WebSocket, code: number, reason: string): void {
     this.#streams.closed(ws);
+    // The closing handshake: workerd answers a client's Close frame itself only under the
+    // web_socket_auto_reply_to_close flag (a later compatibility date than ours). Unanswered, a
+    // client (kit attach's stream listener) waits out its own timeout, 30 s with the ws package.
+    try {
+      if (code === 1005) ws.close();
+      else ws.close(code, reason);
+    } catch {
+      // Already closed, or a code no endpoint may send (1006): nothing to answer.
+    }
   }
 
   webSocketError(ws: WebSocket): void {

@@ -183,6 +183,28 @@ describe('the outbox', () => {
     expect(walks).toBe(1);
   });
 
+  it("calls the platform's fetch as a plain function: workerd refuses it called as a method (Illegal invocation), so no webhook left the edge", async () => {
+    const platformFetch = globalThis.fetch;
+    const urls: string[] = [];
+    // What workerd's fetch checks: its `this` is the global scope (or nothing).
+    globalThis.fetch = async function strictFetch(this: unknown, url: string | URL | Request) {
+      if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation: function called with incorrect `this` reference.');
+      urls.push(String(url));
+      return new Response(null, { status: 204 });
+    } as typeof fetch;
+    try {
+      const results: DeliveryResult[] = [];
+      const d = new Deliverer({ storage: new MemoryStorage(), world: 'w', onResult: (_twin, result) => results.push(result) });
+      deliverers.push(d);
+      d.enqueue('hello', asking('http://hooks.test/platform'));
+      await until(() => results.length === 1);
+      expect(results[0]).toMatchObject({ status: 204, ok: true, error: null });
+      expect(urls).toEqual(['http://hooks.test/platform']);
+    } finally {
+      globalThis.fetch = platformFetch;
+    }
+  });
+
   it('keeps a delivery that fails while the deliverer closes, and the next start sends it', async () => {
     const storage = new MemoryStorage();
     let answer: ((status: number) => void) | null = null;

@@ -3,6 +3,13 @@
  * configured only from SMTP_HOST/SMTP_PORT) runs under `kit world attach`; the Stripe twin
  * then holds its customer and the SMTP twin its mail. And the same Stripe call from curl
  * through the world's proxy, trusting nothing but the manifest's CA.
+ *
+ * Against two hosts: the single-world server (`kit world serve`, with its CONNECT proxy) and
+ * the edge variant (dist/edge/ in workerd through miniflare, `kit edge dev`; the world made with
+ * `POST /-/worlds`). The edge runs no proxy (its manifest's `proxy` and `ca` are null): the Node
+ * entry still sends the SDK's `https://api.stripe.com` to the twin and the SMTP stream is a
+ * WebSocket to the edge, but a tool that only knows HTTPS_PROXY (curl to api.stripe.com) has no
+ * door there; it reaches the twin at the manifest's `STRIPE_API_BASE` with `KIT_TWINS_KEY`.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,29 +17,64 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAttachManifest } from '../../sdk/attach/manifest.js';
 import type { AttachManifest } from '../../sdk/attach/manifest.js';
+import { openEdgeWorld } from '../helpers/edge-world.js';
 import { buildAttach, cleanEnv, REPO, run, serveWorld, TOKENS } from './harness.js';
-import type { Built, ServedWorld } from './harness.js';
+import type { Built } from './harness.js';
 
 const APP = join(REPO, 'test', 'attach', 'fixtures', 'shop-app.mjs');
-let served: ServedWorld;
-let built: Built;
-let manifest: AttachManifest;
 
-beforeAll(async () => {
-  [served, built] = await Promise.all([serveWorld(['stripe', 'smtp']), buildAttach()]);
-  const r = await fetch(`${served.server.worldUrl}/.well-known/kit-world`, { headers: { 'x-kit-token': TOKENS.token } });
-  manifest = parseAttachManifest(await r.json());
-});
-afterAll(async () => {
-  await Promise.all([served?.close(), built?.close()]);
-});
+/** A world of the Stripe and SMTP twins on a host, as the app attaches to it. */
+interface AttachedHost {
+  name: string;
+  /** Whether the host runs the CONNECT proxy (and so a CA). */
+  proxy: boolean;
+  start(): Promise<{ worldUrl: string; close(): Promise<void> }>;
+}
 
-const world = (path: string, headers: Record<string, string> = {}) => fetch(`${served.server.worldUrl}${path}`, { headers: { 'x-kit-token': TOKENS.token, ...headers } });
+const HOSTS: AttachedHost[] = [
+  {
+    name: 'the single-world server',
+    proxy: true,
+    async start() {
+      const served = await serveWorld(['stripe', 'smtp']);
+      return { worldUrl: served.server.worldUrl, close: () => served.close() };
+    },
+  },
+  {
+    name: 'the edge variant',
+    proxy: false,
+    async start() {
+      const world = await openEdgeWorld({ vendors: ['stripe', 'smtp'], tokens: TOKENS, org: 'acme', world: 'shop' });
+      return { worldUrl: world.url, close: () => world.close() };
+    },
+  },
+];
 
-describe('an unmodified app under kit world attach', () => {
+const NO_PROXY_ON_EDGE = 'the edge runs no CONNECT proxy (its manifest has proxy and ca null): curl through a proxy cannot reach it';
+
+describe.each(HOSTS)('an unmodified app under kit world attach to $name', (host) => {
+  let worldUrl = '';
+  let closeWorld: (() => Promise<void>) | undefined;
+  let built: Built;
+  let manifest: AttachManifest;
+
+  beforeAll(async () => {
+    let served: Awaited<ReturnType<AttachedHost['start']>>;
+    [served, built] = await Promise.all([host.start(), buildAttach()]);
+    worldUrl = served.worldUrl;
+    closeWorld = served.close;
+    const r = await fetch(`${worldUrl}/.well-known/kit-world`, { headers: { 'x-kit-token': TOKENS.token } });
+    manifest = parseAttachManifest(await r.json());
+  });
+  afterAll(async () => {
+    await Promise.all([closeWorld?.(), built?.close()]);
+  });
+
+  const world = (path: string, headers: Record<string, string> = {}) => fetch(`${worldUrl}${path}`, { headers: { 'x-kit-token': TOKENS.token, ...headers } });
+
   it('creates a Stripe customer and sends a mail that the twins then hold', async () => {
     expect(Object.keys(manifest.streams)).toEqual(['smtp']);
-    const r = await run(process.execPath, [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', 'node', APP], cleanEnv({ SHOP_STRIPE_KEY: 'sk_test_shop_e2e' }));
+    const r = await run(process.execPath, [built.kit, 'world', 'attach', worldUrl, '--token', TOKENS.token, '--', 'node', APP], cleanEnv({ SHOP_STRIPE_KEY: 'sk_test_shop_e2e' }));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { customer: string; messageId: string; accepted: string[] };
@@ -58,7 +100,7 @@ describe('an unmodified app under kit world attach', () => {
     expect((mail['text'] as string).trimEnd()).toBe(`Your customer id is ${out.customer}.`);
   });
 
-  it('lets curl reach https://api.stripe.com/v1/customers on the twin through the proxy, with --cacert from the manifest alone', async () => {
+  it.skipIf(!host.proxy)(`lets curl reach https://api.stripe.com/v1/customers on the twin through the proxy, with --cacert from the manifest alone${host.proxy ? '' : ` [skipped on ${host.name}: ${NO_PROXY_ON_EDGE}]`}`, async () => {
     expect(manifest.proxy?.hosts).toContain('api.stripe.com');
     const dir = await mkdtemp(join(tmpdir(), 'kit-e2e-'));
     try {
@@ -81,5 +123,23 @@ describe('an unmodified app under kit world attach', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it("runs curl with the proxy and CA exactly when the world has them, and curl reaches the twin at the manifest's STRIPE_API_BASE with KIT_TWINS_KEY", async () => {
+    expect(manifest.proxy !== null && manifest.ca !== null).toBe(host.proxy);
+    const script = [
+      'printf "%s|%s|%s\\n" "${HTTPS_PROXY:-}" "${NODE_EXTRA_CA_CERTS:-}" "${SSL_CERT_FILE:-}"',
+      // NO_PROXY keeps a loopback world out of the proxy where there is one.
+      'curl -sS --max-time 20 -u sk_test_base_e2e: -H "x-twins-key: $KIT_TWINS_KEY" -d email=base@example.com "$STRIPE_API_BASE/v1/customers"',
+    ].join('\n');
+    const r = await run(process.execPath, [built.kit, 'world', 'attach', worldUrl, '--token', TOKENS.token, '--', 'sh', '-c', script], cleanEnv());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const [given, answer] = r.stdout.split('\n');
+    expect((given ?? '').split('|').map((v) => v !== '')).toEqual([host.proxy, host.proxy, host.proxy]);
+    const customer = JSON.parse(answer ?? '') as { id: string; object: string };
+    expect(customer.object).toBe('customer');
+    const back = await world(`/stripe/v1/customers/${customer.id}`, { authorization: 'Bearer sk_test_base_e2e' });
+    expect(await back.json()).toMatchObject({ id: customer.id, email: 'base@example.com' });
   });
 });

@@ -11,19 +11,22 @@ async function session(): Promise<string[]> {
   const gh = await startGithubTwin();
   try {
     const out: string[] = [];
-    const keep = (res: { status: number; data: unknown; headers: Record<string, unknown> }): void => {
+    // A webhook attempt's outcome is an entry of its own, which takes a position and so moves the
+    // next entry's seed: each request waits for it, as it arrives sooner or later (on the edge, later).
+    const keep = async (res: { status: number; data: unknown; headers: Record<string, unknown> }): Promise<void> => {
       out.push(`${res.status} ${String(res.headers.etag ?? '')} ${JSON.stringify(res.data)}`);
+      await gh.settled();
     };
     const created = await gh.admin.request('POST /admin/users', { login: 'dana', email: 'dana@example.test' });
-    keep(created);
+    await keep(created);
     const auth = await gh.admin.request('POST /admin/users/{username}/authorizations', { username: 'dana', scopes: ['repo'] });
-    keep(auth);
+    await keep(auth);
     const dana = gh.as((auth.data as { token: string }).token);
-    keep(await dana.repos.createForAuthenticatedUser({ name: 'det', auto_init: true }));
-    keep(await dana.repos.createWebhook({ owner: 'dana', repo: 'det', config: { url: 'https://example.test/h', content_type: 'json', secret: 's' }, events: ['*'] }));
-    keep(await dana.issues.create({ owner: 'dana', repo: 'det', title: 'same', labels: ['x'] }));
-    keep(await dana.repos.createOrUpdateFileContents({ owner: 'dana', repo: 'det', path: 'a.txt', message: 'a', content: b64('a\n') }));
-    keep(await dana.issues.listForRepo({ owner: 'dana', repo: 'det' }));
+    await keep(await dana.repos.createForAuthenticatedUser({ name: 'det', auto_init: true }));
+    await keep(await dana.repos.createWebhook({ owner: 'dana', repo: 'det', config: { url: 'https://example.test/h', content_type: 'json', secret: 's' }, events: ['*'] }));
+    await keep(await dana.issues.create({ owner: 'dana', repo: 'det', title: 'same', labels: ['x'] }));
+    await keep(await dana.repos.createOrUpdateFileContents({ owner: 'dana', repo: 'det', path: 'a.txt', message: 'a', content: b64('a\n') }));
+    await keep(await dana.issues.listForRepo({ owner: 'dana', repo: 'det' }));
     out.push(JSON.stringify(await gh.events()));
     return out;
   } finally {

@@ -8,9 +8,15 @@
  * token (`Authorization: token …`), so the twin acts as its site admin; a user's client
  * presents that user's own token and the world token rides in `x-twins-key`, as the attach
  * injector adds it.
+ *
+ * `GITHUB_TWIN_HARNESS=edge` serves it from the edge variant instead (dist/edge/ in workerd
+ * through miniflare; needs `make build`): a world of the GitHub twin made with `POST /-/worlds`
+ * adopting TOKENS, Octokit at `{edge}/<org>/<world>/github`, the world API over HTTP. The
+ * edge's deliverer sends webhooks with workerd's own fetch; miniflare hands what the Worker
+ * fetches to the same stand-in receiver (`received`, `respond`) instead of the network.
  */
 import { Octokit } from '@octokit/rest';
-import { serveWorld } from '../helpers/served-world.js';
+import { serveWorld, type ServedWorld } from '../helpers/served-world.js';
 import { openWorldRunner } from '../../runtime/runner/index.js';
 import { MemoryStorage } from '../../runtime/store/index.js';
 import type { RecordWrite } from '../../runtime/world/types.js';
@@ -27,6 +33,9 @@ export function githubBundle(): Promise<BuiltTwin> {
 }
 
 export interface LogEntryEvent { type: string; data: unknown }
+
+/** A log entry as `GET {world_api}/log/github` answers it (the parts the suites read). */
+interface LogEntry { position: number; cause: { kind: string; move?: string }; events?: LogEntryEvent[] }
 
 /** A webhook request the world's deliverer sent (to the harness's stand-in for the network). */
 export interface Received { url: string; headers: Record<string, string>; body: string }
@@ -46,6 +55,12 @@ export interface GithubTwin {
   advance(ms: number): Promise<void>;
   /** Events recorded on the twin's log entries, oldest first. */
   events(): Promise<LogEntryEvent[]>;
+  /**
+   * Resolves once the outcome of every webhook the log asks for is on the log too (a
+   * `webhook.result` entry each; the stand-in takes every delivery at its first attempt), so the
+   * next request's entry lands at the same position however long the deliveries took.
+   */
+  settled(): Promise<void>;
   raw(method: string, path: string, init?: { headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, string>; text: string }>;
   /** Webhook requests the world's deliverer sent, in the order sent. */
   received: Received[];
@@ -53,22 +68,44 @@ export interface GithubTwin {
   respond: (url: string) => number;
   /** Resolves once `ok()` holds, checking as deliveries arrive (fails after 20 s). */
   until(ok: () => boolean): Promise<void>;
-  /** Writes records into the twin's tree through the world engine, as one entry, past every rule of the twin and the runner (records from elsewhere). */
-  writeRecords(writes: RecordWrite[]): void;
+  /**
+   * Writes records into the twin's tree as one entry, past every rule of the twin and the runner
+   * (records from elsewhere): through the world engine in this thread, through export and import on the edge.
+   */
+  writeRecords(writes: RecordWrite[]): Promise<void>;
+  /** What the suite runs against, for the report. */
+  readonly served: 'world-server' | 'edge';
   close(): Promise<void>;
 }
 
-export async function startGithubTwin(): Promise<GithubTwin> {
-  const bundle = await githubBundle();
+/** The cause of the entries `writeRecords` makes. */
+const RECORDS_FROM_ELSEWHERE = 'test: records from elsewhere';
+
+/** The stand-in for the network the world's deliverer sends webhooks to: it records each request. */
+function standInReceiver(): { received: Received[]; control: { respond: (url: string) => number }; take(url: string, headers: Headers, body: string): number } {
   const received: Received[] = [];
   const control = { respond: (_url: string): number => 200 };
+  return {
+    received,
+    control,
+    take(url, headers, body) {
+      const flat: Record<string, string> = {};
+      headers.forEach((v, k) => { flat[k] = v; });
+      received.push({ url, headers: flat, body });
+      return control.respond(url);
+    },
+  };
+}
+
+export async function startGithubTwin(): Promise<GithubTwin> {
+  if (process.env.GITHUB_TWIN_HARNESS === 'edge') return startGithubTwinOnEdge();
+  const bundle = await githubBundle();
+  const receiver = standInReceiver();
   // The network is loopback only: the world's deliverer sends webhooks to this stand-in.
   const fakeFetch = (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = String(input instanceof Request ? input.url : input);
-    const headers: Record<string, string> = {};
-    new Headers(init?.headers).forEach((v, k) => { headers[k] = v; });
-    received.push({ url, headers, body: typeof init?.body === 'string' ? init.body : new TextDecoder().decode(init?.body as Uint8Array) });
-    return new Response('', { status: control.respond(url) });
+    const body = typeof init?.body === 'string' ? init.body : new TextDecoder().decode(init?.body as Uint8Array);
+    return new Response('', { status: receiver.take(url, new Headers(init?.headers), body) });
   }) as typeof fetch;
   const runner = await openWorldRunner({
     storage: new MemoryStorage(),
@@ -83,7 +120,47 @@ export async function startGithubTwin(): Promise<GithubTwin> {
     limits: { callMs: 20_000 },
   });
   const { server, api } = await serveWorld(runner, { vendor: 'github', requestScopes: ['read'], tokens: TOKENS, start: START });
-  const baseUrl = `${server.worldUrl}/github`;
+  return githubTwinAt({
+    served: 'world-server',
+    baseUrl: `${server.worldUrl}/github`,
+    api,
+    receiver,
+    writeRecords: async (writes) => { runner.world.append('github', { cause: { kind: 'system', reason: RECORDS_FROM_ELSEWHERE }, writes }); },
+    close: () => server.close(),
+  });
+}
+
+/** The edge variant (dist/edge/ in workerd through miniflare), reached only over HTTP. */
+export async function startGithubTwinOnEdge(): Promise<GithubTwin> {
+  // Loaded here: the other mode never starts miniflare.
+  const [{ openEdgeWorld }, { Response: OutboundResponse }] = await Promise.all([import('../helpers/edge-world.js'), import('miniflare')]);
+  const receiver = standInReceiver();
+  const world = await openEdgeWorld({
+    vendors: ['github'],
+    tokens: TOKENS,
+    start: START,
+    outbound: async (request) => new OutboundResponse('', { status: receiver.take(request.url, request.headers as unknown as Headers, await request.text()) }),
+  });
+  return githubTwinAt({
+    served: 'edge',
+    baseUrl: `${world.url}/github`,
+    api: world.api,
+    receiver,
+    writeRecords: (writes) => world.appendEntry('github', writes, RECORDS_FROM_ELSEWHERE),
+    close: () => world.close(),
+  });
+}
+
+interface Serving {
+  served: GithubTwin['served'];
+  baseUrl: string;
+  api: ServedWorld['api'];
+  receiver: ReturnType<typeof standInReceiver>;
+  writeRecords: GithubTwin['writeRecords'];
+  close(): Promise<void>;
+}
+
+function githubTwinAt({ served, baseUrl, api, receiver, writeRecords, close }: Serving): GithubTwin {
   const make = (auth: string | undefined, extra: Record<string, string> = {}): Octokit => {
     const octokit = new Octokit({ baseUrl, ...(auth === undefined ? {} : { auth }), log: { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} } });
     // The attach injector's part: the world token in its own header, the app's credential untouched.
@@ -93,7 +170,21 @@ export async function startGithubTwin(): Promise<GithubTwin> {
     return octokit;
   };
   const admin = make(TOKENS.token);
+  const { received, control } = receiver;
+  const logEntries = async (): Promise<LogEntry[]> => {
+    const out: LogEntry[] = [];
+    let after = 0;
+    for (;;) {
+      const res = await api('GET', `/log/github?after=${after}&limit=500`);
+      if (res.status !== 200) throw new Error(`reading the log failed: ${JSON.stringify(res.json)}`);
+      const log = res.json as { entries: LogEntry[]; next: number | null };
+      out.push(...log.entries);
+      if (log.entries.length === 0 || log.next === null) return out;
+      after = (log.entries[log.entries.length - 1] as LogEntry).position;
+    }
+  };
   return {
+    served,
     admin,
     baseUrl,
     as: (token) => make(token, { 'x-twins-key': TOKENS.token }),
@@ -109,19 +200,18 @@ export async function startGithubTwin(): Promise<GithubTwin> {
       if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
     },
     async events() {
-      const out: LogEntryEvent[] = [];
-      let after = 0;
+      return (await logEntries()).flatMap((e) => e.events ?? []);
+    },
+    async settled() {
+      const deadline = Date.now() + 20_000;
       for (;;) {
-        const res = await api('GET', `/log/github?after=${after}&limit=500`);
-        if (res.status !== 200) throw new Error(`reading the log failed: ${JSON.stringify(res.json)}`);
-        const log = res.json as { entries: { position: number; events?: LogEntryEvent[] }[]; next: number | null };
-        for (const e of log.entries) {
-          for (const ev of e.events ?? []) out.push(ev);
-          after = e.position;
-        }
-        if (log.entries.length === 0 || log.next === null) break;
+        const entries = await logEntries();
+        const asked = entries.flatMap((e) => e.events ?? []).filter((e) => e.type === 'webhook.delivery').length;
+        const answered = entries.filter((e) => e.cause.kind === 'move' && e.cause.move === 'webhook.result').length;
+        if (answered >= asked) return;
+        if (Date.now() > deadline) throw new Error(`gave up waiting for webhook results: ${answered} of ${asked}`);
+        await new Promise((r) => setTimeout(r, 10));
       }
-      return out;
     },
     async raw(method, path, init = {}) {
       const res = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-twins-key': TOKENS.token, ...init.headers }, ...(init.body === undefined ? {} : { body: init.body }) });
@@ -139,7 +229,7 @@ export async function startGithubTwin(): Promise<GithubTwin> {
         await new Promise((r) => setTimeout(r, 10));
       }
     },
-    writeRecords: (writes) => { runner.world.append('github', { cause: { kind: 'system', reason: 'test: records from elsewhere' }, writes }); },
-    close: () => server.close(),
+    writeRecords,
+    close,
   };
 }

@@ -21,19 +21,19 @@ describe('GitHub twin: malformed records', () => {
     const first = await gh.as(dev).repos.createForAuthenticatedUser({ name: 'first' });
     expect(Number.isInteger(first.data.id)).toBe(true);
     for (const bad of [{ next: 'x' }, 'not an object', { next: 0 }]) {
-      gh.writeRecords([{ type: 'counter', id: 'repo', value: bad }]);
+      await gh.writeRecords([{ type: 'counter', id: 'repo', value: bad }]);
       const e = await failure(gh.as(dev).repos.createForAuthenticatedUser({ name: 'second' }));
       expect(e.status).toBe(500);
       expect(e.response?.data).toMatchObject({ message: expect.stringContaining("record of type 'counter' and id 'repo' is malformed"), status: '500' });
     }
-    gh.writeRecords([{ type: 'counter', id: 'repo', value: { next: first.data.id - 1_000 + 1 } }]);
+    await gh.writeRecords([{ type: 'counter', id: 'repo', value: { next: first.data.id - 1_000 + 1 } }]);
     const second = await gh.as(dev).repos.createForAuthenticatedUser({ name: 'second' });
     expect(second.data.id).toBe(first.data.id + 1);
   });
 
   it('answers a read of a malformed repository with a 500 naming it', async () => {
     const repo = await gh.as(dev).repos.createForAuthenticatedUser({ name: 'wrecked' });
-    gh.writeRecords([{ type: 'repo', id: String(repo.data.id), value: { garbage: true } }]);
+    await gh.writeRecords([{ type: 'repo', id: String(repo.data.id), value: { garbage: true } }]);
     for (const call of [gh.as(dev).repos.get({ owner: 'dev', repo: 'wrecked' }), gh.as(dev).issues.listForRepo({ owner: 'dev', repo: 'wrecked' })]) {
       const e = await failure(call);
       expect(e.status).toBe(500);

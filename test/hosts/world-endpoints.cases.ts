@@ -387,6 +387,29 @@ export function runWorldEndpointCases(spec: HostFixtureSpec): void {
         expect(await open(WRONG)).toBe('closed 4401');
       });
 
+      test('a stream its client closes is closed back: the close handshake completes, so the client (kit attach) is not left waiting', async () => {
+        const w = await host.openWorld();
+        const closed = await new Promise<string>((resolve) => {
+          const ws = new WebSocket(`${w.api.replace(/^http/, 'ws')}/streams/smtp`, { perMessageDeflate: false });
+          let waiting: ReturnType<typeof setTimeout> | undefined;
+          ws.on('open', () => ws.send(w.token));
+          ws.once('message', () => {
+            ws.close(1000, 'client closed');
+            // Unanswered, the ws package would wait 30 s before giving up on its own.
+            waiting = setTimeout(() => {
+              resolve('no close frame back within 5 s');
+              ws.terminate();
+            }, 5_000);
+          });
+          ws.on('close', (code: number) => {
+            clearTimeout(waiting);
+            resolve(`closed ${code}`);
+          });
+          ws.on('error', (e: Error) => resolve(`error ${e.message}`));
+        });
+        expect(closed).toBe('closed 1000');
+      });
+
       test("a world's request budget is spent by what its tokens open, then 429 with Retry-After", async () => {
         const w = await host.openWorld({ budget: '3/1m' });
         // Refused credentials spend nothing.

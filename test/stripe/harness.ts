@@ -11,6 +11,9 @@
  * `node:vm` behind `node:http`), kept for quick debugging of twin code: run the suite with
  * `STRIPE_TWIN_HARNESS=guest` to use it. `STRIPE_TWIN_HARNESS=local` serves the world in a
  * worker thread on LMDB storage (`openLocalWorld`, as `kit` does; needs `make build`).
+ * `STRIPE_TWIN_HARNESS=edge` serves it from the edge variant (dist/edge/ in workerd through
+ * miniflare; needs `make build`): a world of the Stripe twin made with `POST /-/worlds`
+ * adopting TOKENS, the SDK at `{edge}/<org>/<world>/stripe`, the world API over HTTP.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -62,13 +65,13 @@ export interface StripeTwin {
   /** The world's own endpoints, called in-process (`worldApi('PUT', '/twins/stripe/scenario', doc)`); null on the guest harness, which has no world. */
   readonly worldApi: ServedWorld['api'] | null;
   /**
-   * Writes records into the twin's tree through the world engine, as one entry of its own, past
-   * every rule of the twin and the runner (records brought in from elsewhere); null unless the
-   * world runs in this thread.
+   * Writes records into the twin's tree as one entry of its own, past every rule of the twin and
+   * the runner (records brought in from elsewhere): through the world engine when the world runs
+   * in this thread, through export and import on the edge; null otherwise.
    */
-  readonly writeRecords: ((writes: RecordWrite[]) => void) | null;
+  readonly writeRecords: ((writes: RecordWrite[]) => Promise<void>) | null;
   /** What the suite runs against, for the report. */
-  readonly served: 'world-server' | 'guest-harness';
+  readonly served: 'world-server' | 'guest-harness' | 'edge';
   close(): Promise<void>;
 }
 
@@ -99,8 +102,26 @@ function worldHttpClient(prefix: string, token: string | null): Stripe.HttpClien
   return client;
 }
 
+/** The cause of the entries `writeRecords` makes. */
+const RECORDS_FROM_ELSEWHERE = 'test: records from elsewhere';
+
+async function recordCountOf(api: ServedWorld['api'], type: string): Promise<number> {
+  const map = (await api('GET', '/map')).json as { twins: { twin: string; resources: { type: string; count: number }[] }[] };
+  return map.twins.find((t) => t.twin === 'stripe')?.resources.find((r) => r.type === type)?.count ?? 0;
+}
+
+async function lastEntryEventsOf(api: ServedWorld['api']): Promise<string[]> {
+  const map = (await api('GET', '/map')).json as { twins: { twin: string; position: number }[] };
+  const head = map.twins.find((t) => t.twin === 'stripe')?.position ?? 0;
+  const res = await api('GET', `/log/stripe?after=${head - 1}`);
+  if (res.status !== 200) throw new Error(`reading the log failed: ${JSON.stringify(res.json)} (map ${JSON.stringify(map)})`);
+  const log = res.json as { entries: { events?: { type: string }[] }[] };
+  return (log.entries[0]?.events ?? []).map((e) => e.type);
+}
+
 export async function startStripeTwin(): Promise<StripeTwin> {
   if (process.env.STRIPE_TWIN_HARNESS === 'guest') return startStripeTwinInGuestHarness();
+  if (process.env.STRIPE_TWIN_HARNESS === 'edge') return startStripeTwinOnEdge();
   const bundle = await stripeBundle();
   // `local`: the world in a worker thread on LMDB, as `kit` serves it (needs `make build`).
   const dir = process.env.STRIPE_TWIN_HARNESS === 'local' ? mkdtempSync(join(tmpdir(), 'stripe-world-')) : null;
@@ -126,7 +147,7 @@ export async function startStripeTwin(): Promise<StripeTwin> {
   return {
     served: 'world-server',
     worldApi: api,
-    writeRecords: inThread === null ? null : (writes) => { inThread.append('stripe', { cause: { kind: 'system', reason: 'test: records from elsewhere' }, writes }); },
+    writeRecords: inThread === null ? null : async (writes) => { inThread.append('stripe', { cause: { kind: 'system', reason: RECORDS_FROM_ELSEWHERE }, writes }); },
     stripe: client(TEST_KEY),
     client,
     worldTokenClient: () => new Stripe(TOKENS.token, {
@@ -140,23 +161,45 @@ export async function startStripeTwin(): Promise<StripeTwin> {
       if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
       now += ms;
     },
-    async recordCount(type) {
-      const map = (await api('GET', '/map')).json as { twins: { twin: string; resources: { type: string; count: number }[] }[] };
-      return map.twins.find((t) => t.twin === 'stripe')?.resources.find((r) => r.type === type)?.count ?? 0;
-    },
-    async lastEntryEvents() {
-      const map = (await api('GET', '/map')).json as { twins: { twin: string; position: number }[] };
-      const head = map.twins.find((t) => t.twin === 'stripe')?.position ?? 0;
-      const res = await api('GET', `/log/stripe?after=${head - 1}`);
-      if (res.status !== 200) throw new Error(`reading the log failed: ${JSON.stringify(res.json)} (map ${JSON.stringify(map)})`);
-      const log = res.json as { entries: { events?: { type: string }[] }[] };
-      return (log.entries[0]?.events ?? []).map((e) => e.type);
-    },
+    recordCount: (type) => recordCountOf(api, type),
+    lastEntryEvents: () => lastEntryEventsOf(api),
     raw: (method, path, init = {}) => rawRequest(new URL(`${server.worldUrl}/stripe${path}`), method, { 'x-twins-key': TOKENS.token, ...init.headers }, init.body),
     close: async () => {
       await server.close();
       if (dir !== null) rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The edge variant (dist/edge/ in workerd through miniflare), reached only over HTTP. */
+export async function startStripeTwinOnEdge(): Promise<StripeTwin> {
+  // Loaded here: the other modes never start miniflare.
+  const { openEdgeWorld } = await import('../helpers/edge-world.js');
+  const world = await openEdgeWorld({ vendors: ['stripe'], tokens: TOKENS, start: START });
+  const api = world.api;
+  let now = START;
+  const url = new URL(world.url);
+  const prefix = `${url.pathname}/stripe`;
+  const options = { host: url.hostname, port: Number(url.port), protocol: 'http', maxNetworkRetries: 0, telemetry: false } as const;
+  const client = (key: string): Stripe => new Stripe(key, { ...options, httpClient: worldHttpClient(prefix, TOKENS.token) });
+  return {
+    served: 'edge',
+    worldApi: api,
+    writeRecords: (writes) => world.appendEntry('stripe', writes, RECORDS_FROM_ELSEWHERE),
+    stripe: client(TEST_KEY),
+    client,
+    worldTokenClient: () => new Stripe(TOKENS.token, { ...options, httpClient: worldHttpClient(prefix, null) }),
+    nowMs: () => now,
+    async advance(ms) {
+      if (ms % 1000 !== 0) throw new RangeError('advance in whole seconds');
+      const res = await api('POST', '/clock/advance', { by: `${ms / 1000}s` });
+      if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
+      now += ms;
+    },
+    recordCount: (type) => recordCountOf(api, type),
+    lastEntryEvents: () => lastEntryEventsOf(api),
+    raw: (method, path, init = {}) => rawRequest(new URL(`${world.url}/stripe${path}`), method, { 'x-twins-key': TOKENS.token, ...init.headers }, init.body),
+    close: () => world.close(),
   };
 }
 

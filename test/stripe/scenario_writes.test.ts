@@ -21,7 +21,10 @@ afterAll(async () => {
   await twin.close();
 });
 
-/** The guest harness has no world (no scenarios); the local one runs it in a worker thread (no direct writes). */
+/**
+ * The guest harness has no world (no scenarios); the local one runs it in a worker thread (no
+ * direct writes); the edge brings records in as an import does (export, an entry added, import).
+ */
 const harness = process.env.STRIPE_TWIN_HARNESS;
 
 /** A customer id as the twin makes them: `cus_` and 14 base-62 characters. */
@@ -141,7 +144,7 @@ describe.skipIf(harness === 'guest')("a scenario js handler that writes the twin
 
 describe.skipIf(harness === 'guest' || harness === 'local')('a malformed record already in the tree (brought in from elsewhere)', () => {
   function writeRecords(): NonNullable<StripeTwin['writeRecords']> {
-    if (twin.writeRecords === null) throw new Error('these tests need the world in this thread (the default harness)');
+    if (twin.writeRecords === null) throw new Error('these tests need records written into the world (the default harness or the edge)');
     return twin.writeRecords;
   }
 
@@ -151,14 +154,14 @@ describe.skipIf(harness === 'guest' || harness === 'local')('a malformed record 
     const acct = accountForKey(key);
     await stripe.customers.create({ email: 'before@example.com' });
     for (const bad of ['not an object', { garbage: true }, { n: 'x', hooks: 0 }, { n: 5 }]) {
-      writeRecords()([{ type: 'account', id: acct, value: bad }]);
+      await writeRecords()([{ type: 'account', id: acct, value: bad }]);
       const e = await failure(stripe.customers.create({ email: 'after@example.com' }));
       expect(e).toBeInstanceOf(Stripe.errors.StripeAPIError);
       expect([e.statusCode, e.rawType]).toEqual([500, 'api_error']);
       expect(e.message).toContain(`record of type 'account' and id '${acct}' is malformed`);
     }
     // The account record put back as the twin writes it: creates work again.
-    writeRecords()([{ type: 'account', id: acct, value: { n: 0, hooks: 0, ix: 3, k: 1, bal: 1, ev: 1 } }]);
+    await writeRecords()([{ type: 'account', id: acct, value: { n: 0, hooks: 0, ix: 3, k: 1, bal: 1, ev: 1 } }]);
     await expectWellFormed(stripe, await stripe.customers.create({ email: 'again@example.com' }));
   });
 
@@ -174,7 +177,7 @@ describe.skipIf(harness === 'guest' || harness === 'local')('a malformed record 
       [made[2]!, { s: 1, o: null }],
       [made[3]!, { s: 1, o: { id: 'cus_someoneElse0000', object: 'customer' } }],
     ];
-    writeRecords()(bad.map(([c, value]) => ({ type: 'customer', id: `${acct}/${c.id}`, value })));
+    await writeRecords()(bad.map(([c, value]) => ({ type: 'customer', id: `${acct}/${c.id}`, value })));
     for (const [c] of bad) {
       for (const call of [stripe.customers.retrieve(c.id), stripe.customers.update(c.id, { name: 'x' })]) {
         const e = await failure(call);
