@@ -8,6 +8,7 @@
  *   node dist/bench/edge/profile.js retrieve            # or create; 5 s of load by default
  *   node dist/bench/edge/profile.js create 10 /tmp/edge-create.cpuprofile
  *   node dist/bench/edge/profile.js evictions 20,80,160,250
+ *   node dist/bench/edge/profile.js heap 500 200
  *
  * - retrieve | create: one world with twenty customers; autocannon with 10 connections on the
  *   Stripe retrieve or create while V8's sampling profiler runs (100 µs). The profile (for Chrome
@@ -19,6 +20,11 @@
  * - evictions: four bare worlds, each touched once, then left alone; one is touched again after
  *   each wait (seconds since the first touches), with a logging breakpoint in `WorldFamily`'s
  *   constructor: a constructor run on that touch means workerd had evicted the idle object.
+ *
+ * - heap: workerd's RSS beside its V8 heap (`Runtime.getHeapUsage`) with no world, with `n` bare
+ *   worlds made and touched once, after `idle` seconds alone, then after 100 and 200 more worlds:
+ *   no collection can be forced in workerd (`HeapProfiler.collectGarbage` never answers), so the
+ *   new worlds' allocations are what make V8 collect what the evicted objects left.
  *
  * workerd handles the Profiler domain itself (start, stop, sampling interval): V8's precise
  * coverage (call counts) answers "Profiler is not enabled" there, hence the breakpoints.
@@ -35,7 +41,7 @@ import { Miniflare } from 'miniflare';
 import WebSocket from 'ws';
 import { defaultEdgeBuildDir, EDGE_CONFIG } from '../../host/edge/dev.js';
 import { createCustomer, createWorld, retrieveCustomer, vendorHeaders, type MadeWorld } from '../host/client.js';
-import { ADMIN_TOKEN } from './servers.js';
+import { ADMIN_TOKEN, findWorkerd, processMemory, workerdsRunning } from './servers.js';
 
 interface CallFrame {
   functionName: string;
@@ -92,6 +98,8 @@ async function inspect(url: string): Promise<Session> {
 
 interface Inspectable {
   url: string;
+  /** The workerd process. */
+  pid: number;
   session: Session;
   bundle: string;
   map: SourceMap | undefined;
@@ -101,6 +109,7 @@ interface Inspectable {
 /** The built Worker with startEdgeDev's settings and the inspector on; a session on the Worker's isolate. */
 async function startInspectable(): Promise<Inspectable> {
   const buildDir = defaultEdgeBuildDir();
+  const others = workerdsRunning();
   const inspectorPort = 9000 + Math.floor(Math.random() * 20000);
   const miniflare = new Miniflare({
     scriptPath: join(buildDir, 'worker.js'),
@@ -123,6 +132,7 @@ async function startInspectable(): Promise<Inspectable> {
   });
   try {
     const url = (await miniflare.ready).origin;
+    const pid = await findWorkerd(others);
     const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];
     // The user Worker's isolate (miniflare names it core:user:<name>).
     const target = targets.find((t) => t.title.startsWith('core:user')) ?? targets[0];
@@ -136,6 +146,7 @@ async function startInspectable(): Promise<Inspectable> {
     }
     return {
       url,
+      pid,
       session,
       bundle: readFileSync(join(buildDir, 'worker.js'), 'utf8'),
       map,
@@ -293,14 +304,50 @@ async function evictions(waits: number[]): Promise<void> {
   }
 }
 
+async function heap(worlds: number, idle: number): Promise<void> {
+  const edge = await startInspectable();
+  try {
+    const mib = (x: number): string => (x / 2 ** 20).toFixed(1);
+    const read = async (what: string): Promise<void> => {
+      const m = processMemory(edge.pid);
+      const h = await edge.session.send<{ usedSize: number; totalSize: number }>('Runtime.getHeapUsage');
+      console.log(`| ${what} | ${mib(m.rss)} | ${mib(m.anon)} | ${mib(m.file)} | ${mib(h.usedSize)} | ${mib(h.totalSize)} |`);
+    };
+    const make = async (prefix: string, n: number): Promise<void> => {
+      for (let i = 0; i < n; i += 8) {
+        await Promise.all(
+          Array.from({ length: Math.min(8, n - i) }, async (_, j) => {
+            const world = await createWorld({ url: edge.url, admin: ADMIN_TOKEN }, 'bench', `${prefix}-${i + j}`, ['stripe']);
+            await createCustomer(world, 0);
+          }),
+        );
+      }
+    };
+    await fetch(`${edge.url}/-/ping`);
+    console.log('| workerd | RSS MiB | anon MiB | file MiB | V8 heap used MiB | V8 heap committed MiB |\n|---|---:|---:|---:|---:|---:|');
+    await read('after GET /-/ping, no world');
+    await make('held', worlds);
+    await read(`${worlds} worlds made, each touched once`);
+    await sleep(idle * 1000);
+    await read(`${idle} s later, no request meanwhile`);
+    await make('more', 100);
+    await read('then 100 more worlds made and touched');
+    await make('more2', 200);
+    await read('then 200 more');
+  } finally {
+    await edge.close();
+  }
+}
+
 async function main(): Promise<void> {
   const [mode = 'retrieve', a, b] = process.argv.slice(2);
+  if (mode === 'heap') return heap(Number(a ?? '500'), Number(b ?? '200'));
   if (mode === 'evictions') {
     const waits = (a ?? '20,80,160,250').split(',').map(Number);
     if (waits.some((w) => !Number.isFinite(w) || w < 0)) throw new Error('usage: profile.js evictions <seconds,seconds,…>');
     return evictions(waits);
   }
-  if (mode !== 'retrieve' && mode !== 'create') throw new Error('usage: profile.js retrieve|create [seconds] [out.cpuprofile] | evictions [seconds,…]');
+  if (mode !== 'retrieve' && mode !== 'create') throw new Error('usage: profile.js retrieve|create [seconds] [out.cpuprofile] | evictions [seconds,…] | heap [worlds] [idle seconds]');
   return profileRequests(mode, Number(a ?? '5'), b ?? join(process.cwd(), `edge-${mode}.cpuprofile`));
 }
 

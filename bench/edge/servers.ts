@@ -118,14 +118,14 @@ export async function startEdge(persist?: string): Promise<EdgeUnderBench> {
 }
 
 /** The workerd processes this process has started so far (another miniflare's, or a restart's old one lingering a moment). */
-function workerdsRunning(): Set<number> {
+export function workerdsRunning(): Set<number> {
   const running = new Set<number>();
   for (let pid = newestWorkerd(running); pid !== undefined; pid = newestWorkerd(running)) running.add(pid);
   return running;
 }
 
 /** The workerd a miniflare just started: the newest, not one of `except`. */
-async function findWorkerd(except: ReadonlySet<number>): Promise<number> {
+export async function findWorkerd(except: ReadonlySet<number>): Promise<number> {
   for (let tries = 0; tries < 100; tries++) {
     const pid = newestWorkerd(except);
     if (pid !== undefined) return pid;
