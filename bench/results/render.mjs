@@ -195,6 +195,57 @@ function hostSection(host) {
   return out;
 }
 
+// The edge variant (issue 32, bench/edge/): Stripe against the single-world server, cold starts,
+// the Worker's path, workerd's memory per idle world.
+function edgeSection(edge) {
+  const out = [];
+  const load = (part) => (Array.isArray(edge.load?.[part]) ? `; load average ${edge.load[part].map((x) => fixed(x, 2)).join(' → ')}` : '');
+  const spread = (x) => `${fixed(x?.median, 2)} ms (p90 ${fixed(x?.p90, 2)})`;
+  const st = edge.stripe;
+  if (st) {
+    out.push(
+      '',
+      `**Edge variant: Stripe over loopback** (\`bench/edge/stripe.ts\`: autocannon, ${st.connections ?? '?'} connections, ${st.seconds ?? '?'} s × ${st.rounds ?? '?'} rounds${st.pinned ? ', servers on CPU 0 and autocannon on CPU 1' : ', unpinned'}; the edge as \`kit edge dev\` runs it, one world made with \`POST /-/worlds\`; the single-world server as \`kit world serve\`; medians over the rounds${load('stripe')}):`,
+      '',
+      '| request | server | requests/s | p50 ms | p90 ms | p99 ms | server CPU µs/answer |',
+      '|---|---|---:|---:|---:|---:|---:|',
+    );
+    for (const r of st.rows ?? []) {
+      const errors = r.non2xx > 0 ? ` (${r.non2xx} non-2xx)` : '';
+      out.push(`| ${cell(r.request)} | ${cell(r.what)}${errors} | ${fixed(r.requestsPerSecond, 0)} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p90Ms, 2)} | ${fixed(r.p99Ms, 2)} | ${fixed(r.serverCpuUsPerRequest, 1)} |`);
+    }
+    out.push('', ...(st.ratios ?? []).map((r) => `Edge / single-world server, ${r.request}: ${ratio(r.rps)}× the requests/s, ${ratio(r.p50)}× the p50, ${ratio(r.p99)}× the p99, ${ratio(r.serverCpu)}× the server CPU per answer; ${ratio(r.edgeOverHello)}× the requests/s of a workerd hello world.`));
+  }
+  const c = edge.cold;
+  if (c) {
+    const f = c.fresh ?? {};
+    out.push(
+      '',
+      `**Edge variant: cold start** (\`bench/edge/cold.ts\`: ${c.restarts ?? '?'} restarts of workerd over persisted state, medians${load('cold')}): restart ${spread(c.restartMs)}; a world's first Stripe retrieve after it (index, family object and world started) ${spread(c.firstMs)}, ${ratio(c.ratio?.first)}× warm; another family's first next ${spread(c.otherFamilyMs)}, ${ratio(c.ratio?.otherFamily)}× warm; warm ${spread(c.warmMs)}. A fresh family (${f.samples ?? '?'}): \`POST /-/worlds\` ${spread(f.postMs)}; its first request (a create) ${spread(f.firstCreateMs)}, ${ratio(f.ratio)}× the second.`,
+    );
+  }
+  const p = edge.path;
+  if (p) {
+    out.push('', `**Edge variant: through the Worker** (\`bench/edge/path.ts\`: ${p.samples ?? '?'} of each, one at a time, interleaved${load('path')}):`, '', '| request | status | median ms | p90 ms |', '|---|---:|---:|---:|');
+    for (const r of p.rows ?? []) out.push(`| ${cell(r.what)} | ${r.status} | ${fixed(r.medianMs, 3)} | ${fixed(r.p90Ms, 3)} |`);
+    out.push('', `The Worker above the floor ${fixed(p.workerMs, 3)} ms; the index's round trip ${fixed(p.indexMs, 3)} ms (${ratio(p.indexOverWarm)}× a warm retrieve).`);
+  }
+  const m = edge.memory;
+  if (m) {
+    out.push(
+      '',
+      `**Edge variant: memory** (\`bench/edge/memory.ts\`: workerd's RSS from \`/proc\`; bare worlds, each its own family object, touched once, ${m.concurrency ?? '?'} at a time${load('memory')}):`,
+      '',
+      '| reading | worlds | RSS MiB | anon MiB | KiB per world (RSS) | KiB per world (anon) |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
+    for (const r of m.readings ?? []) out.push(`| ${cell(r.what)} | ${r.worlds} | ${fixed(r.rssMiB, 1)} | ${fixed(r.anonMiB, 1)} | ${fixed(r.perWorldKiB, 1)} | ${fixed(r.anonPerWorldKiB, 1)} |`);
+    const q = m.probe ?? {};
+    out.push('', `After ${m.idle ?? '?'} s idle, ${q.open ?? '?'} of ${q.worlds ?? '?'} probed worlds still open; their first retrieve ${fixed(q.firstMs, 2)} ms, the next ${fixed(q.warmMs, 2)} ms.`);
+  }
+  return out;
+}
+
 // The other benches, as compact tables of what they print.
 const SUITES = {
   engine: {
@@ -247,6 +298,7 @@ export function render(latest) {
     for (const r of rows) out.push(`| ${spec.row(r).map(cell).join(' | ')} |`);
   }
   if (suites.host) out.push(...hostSection(suites.host));
+  if (suites.edge) out.push(...edgeSection(suites.edge));
   return out.join('\n');
 }
 

@@ -197,6 +197,42 @@ test('render: the multi-world host, its three tables and issue 31\'s targets fro
   assert.doesNotMatch(render(latest), /Multi-world host|Issue 31/);
 });
 
+test('render: the edge variant, its four parts from the same run', () => {
+  const spread = (median) => ({ median, p90: median * 2, min: median / 2, max: median * 3 });
+  const edge = {
+    load: { stripe: [5, 4] },
+    stripe: {
+      connections: 10,
+      seconds: 5,
+      rounds: 3,
+      pinned: true,
+      rows: [
+        { request: 'hello', server: 'hello', what: 'workerd hello world', requestsPerSecond: 3500, p50Ms: 1.7, p90Ms: 3, p99Ms: 9, serverCpuUsPerRequest: 221, non2xx: 0 },
+        { request: 'retrieve', server: 'edge', what: 'edge variant', requestsPerSecond: 1400, p50Ms: 5, p90Ms: 9, p99Ms: 30, serverCpuUsPerRequest: 640, non2xx: 2 },
+      ],
+      ratios: [{ request: 'retrieve', rps: 0.12, p50: 10, p99: 5.5, serverCpu: 12, rpsPerRound: [0.12], edgeOverHello: 0.4 }],
+    },
+    cold: { restarts: 10, restartMs: spread(800), firstMs: spread(45), otherFamilyMs: spread(15), warmMs: spread(3), ratio: { first: 15, otherFamily: 5 }, fresh: { samples: 20, postMs: spread(9), firstCreateMs: spread(9.5), secondCreateMs: spread(5), retrieveMs: spread(3), ratio: 1.9 } },
+    path: { samples: 200, rows: [{ id: 'worker', what: 'the Worker alone', status: 401, medianMs: 1.9, p90Ms: 2.5 }], workerMs: 0.01, indexMs: 0.3, indexOverWarm: 0.11 },
+    memory: { concurrency: 8, idle: 150, readings: [{ what: 'RSS_0', worlds: 0, rssMiB: 73.7, anonMiB: 35.7, perWorldKiB: null, anonPerWorldKiB: null }, { what: '500 made', worlds: 500, rssMiB: 384.3, anonMiB: 319.1, perWorldKiB: 636.1, anonPerWorldKiB: 580 }], probe: { worlds: 20, open: 0, firstMs: 20, warmMs: 3 } },
+  };
+  const md = render({ suites: { edge } });
+  assert.match(md, /autocannon, 10 connections, 5 s × 3 rounds, servers on CPU 0 and autocannon on CPU 1;.*load average 5\.00 → 4\.00\):/);
+  assert.match(md, /\| hello \| workerd hello world \| 3500 \| 1\.70 \| 3\.00 \| 9\.00 \| 221\.0 \|/);
+  assert.match(md, /\| retrieve \| edge variant \(2 non-2xx\) \| 1400 \|/);
+  assert.match(md, /Edge \/ single-world server, retrieve: 0\.12× the requests\/s, 10\.00× the p50, 5\.50× the p99, 12\.00× the server CPU per answer; 0\.40× the requests\/s of a workerd hello world\./);
+  assert.match(md, /restart 800\.00 ms \(p90 1600\.00\); a world's first Stripe retrieve after it .* 45\.00 ms \(p90 90\.00\), 15\.00× warm/);
+  assert.match(md, /its first request \(a create\) 9\.50 ms \(p90 19\.00\), 1\.90× the second\./);
+  assert.match(md, /\| the Worker alone \| 401 \| 1\.900 \| 2\.500 \|/);
+  assert.match(md, /\| 500 made \| 500 \| 384\.3 \| 319\.1 \| 636\.1 \| 580\.0 \|/);
+  assert.match(md, /\| RSS_0 \| 0 \| 73\.7 \| 35\.7 \| – \| – \|/);
+  assert.match(md, /After 150 s idle, 0 of 20 probed worlds still open/);
+  assert.doesNotMatch(md, /NaN/);
+  // A part that did not run leaves nothing.
+  assert.doesNotMatch(render({ suites: { edge: { path: edge.path } } }), /Stripe over loopback|cold start|memory\*\*/);
+  assert.doesNotMatch(render(latest), /Edge variant/);
+});
+
 test('render: missing figures show as dashes, not NaN', () => {
   const md = render({ suites: { http: { rows: [row('uws', 100000, 5, { ratioToNodeHttp: null })] } } });
   assert.match(md, /\| `uws` \| uws row \| 100000 \| 1\.00 \| – \|/);
