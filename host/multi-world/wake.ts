@@ -41,7 +41,7 @@ export class WakeSchedule {
   /** Notes when `name` must wake (null: never), replacing what was noted. */
   note(name: string, atMs: number | null): void {
     const before = this.#storage.get<number>([...WAKE, name]);
-    if (before === atMs) return;
+    if ((before ?? null) === atMs) return;
     this.#storage.transact((tx) => {
       if (before !== undefined) tx.remove([...DUE, before, name]);
       if (atMs === null) tx.remove([...WAKE, name]);
