@@ -45,7 +45,12 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | n
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => undefined);
+      // Read to the end, not cancelled: see discardBody.
+      try {
+        while (!(await reader.read()).done);
+      } catch {
+        // The client went away.
+      }
       return null;
     }
     chunks.push(value);
@@ -60,13 +65,34 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | n
   return out;
 }
 
+/**
+ * Reads and drops what is left of a body the answer does not need. workerd closes a connection
+ * whose request body was left unread, and a client still sending it then gets a reset instead
+ * of the answer (a 413, a 401); node/http/uws.ts drops an unread body as it arrives likewise.
+ */
+async function discardBody(request: Request): Promise<void> {
+  if (request.body === null || request.bodyUsed) return;
+  const reader = request.body.getReader();
+  try {
+    for (;;) if ((await reader.read()).done) return;
+  } catch {
+    // The client went away: nothing is left to read.
+  }
+}
+
 /** One request through `handler`: what a Worker's or a Durable Object's `fetch` answers. */
 export async function answerRequest(handler: HttpHandler, request: Request, maxBodyBytes: number): Promise<Response> {
   const head = headOf(request);
   const declared = head.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBodyBytes) return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
+  if (declared !== undefined && Number(declared) > maxBodyBytes) {
+    await discardBody(request);
+    return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
+  }
   const first = handler.head(head);
-  if (typeof first !== 'function') return delayed(first, head.method);
+  if (typeof first !== 'function') {
+    await discardBody(request);
+    return delayed(first, head.method);
+  }
   const body = await readBody(request, maxBodyBytes);
   if (body === null) return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
   let answer: HttpAnswer;
