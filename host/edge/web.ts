@@ -86,7 +86,11 @@ export async function answerRequest(handler: HttpHandler, request: Request, maxB
     return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
   }
   const first = handler.head(head);
-  if (typeof first !== 'function') return delayed(first, head.method);
+  if (typeof first !== 'function') {
+    // Answered without the body (a 401, a 404, a 429): what the client still sends is dropped.
+    if (request.body !== null && !request.bodyUsed) await drain(request.body.getReader(), 0);
+    return delayed(first, head.method);
+  }
   const body = await readBody(request, maxBodyBytes);
   if (body === null) return toResponse(handler.tooLarge(maxBodyBytes, head.headers), head.method);
   let answer: HttpAnswer;

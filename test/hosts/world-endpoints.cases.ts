@@ -12,6 +12,7 @@
  * smtp is reached through a stream.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request as httpRequest } from 'node:http';
 import WebSocket from 'ws';
 import { answeredByTwin, api, at, bearer, createGreeting, expectAnswered, expectRefused, kit, makeBranch, setClock, vendor } from './calls.js';
 import { CREDENTIAL_FORMS, VENDOR_METHODS, WORLD_ENDPOINTS } from './endpoints.js';
@@ -611,6 +612,16 @@ export function runWorldEndpointCases(spec: HostFixtureSpec): void {
         // The connection answered a 413 and the host still answers.
         expect((await api(w, 'GET', '/clock')).status).toBe(200);
       });
+
+      test('a body still being sent when the host answers gets that answer, never a reset: 8 MB with a length or chunked (413), or with a wrong token (401)', async () => {
+        const w = shared();
+        const url = `${w.url}/hello/v1/greetings`;
+        const headers = { ...bearer(w.token), 'content-type': 'application/json' };
+        expect(await sendStreaming(url, headers, 2 * MAX_BODY, true)).toBe('413 body_too_large');
+        expect(await sendStreaming(url, headers, 2 * MAX_BODY, false)).toBe('413 body_too_large');
+        expect(await sendStreaming(url, { ...headers, ...bearer(WRONG) }, 2 * 1024 * 1024, true)).toBe('401 unauthenticated');
+        expect((await api(w, 'GET', '/clock')).status).toBe(200);
+      });
     });
 
     group('branches', () => {
@@ -850,4 +861,48 @@ export function runWorldEndpointCases(spec: HostFixtureSpec): void {
     });
   });
 
+}
+
+/**
+ * A POST whose body of `total` bytes goes out 64 KiB at a time, each piece once the last has
+ * drained (as a client on a slow link sends it), with its length declared or chunked; answers
+ * `<status> <error code>`, or how the connection failed.
+ */
+function sendStreaming(url: string, headers: Record<string, string>, total: number, declared: boolean): Promise<string> {
+  const target = new URL(url);
+  return new Promise((resolve) => {
+    const req = httpRequest(
+      { host: target.hostname, port: target.port, method: 'POST', path: target.pathname, agent: false, headers: declared ? { ...headers, 'content-length': String(total) } : headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (e: NodeJS.ErrnoException) => resolve(`response ${e.code ?? e.message}`));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let code = '';
+          try {
+            code = String((JSON.parse(text) as { error?: { code?: string } }).error?.code);
+          } catch {
+            code = text.slice(0, 60);
+          }
+          resolve(`${res.statusCode} ${code}`);
+        });
+      },
+    );
+    req.on('error', (e: NodeJS.ErrnoException) => resolve(`request ${e.code ?? e.message}`));
+    const piece = Buffer.alloc(64 * 1024, 'x');
+    let sent = 0;
+    const more = (): void => {
+      while (sent < total && !req.destroyed) {
+        const n = Math.min(piece.length, total - sent);
+        sent += n;
+        if (!req.write(piece.subarray(0, n))) {
+          req.once('drain', more);
+          return;
+        }
+      }
+      if (sent >= total) req.end();
+    };
+    more();
+  });
 }
