@@ -35,20 +35,25 @@ export function toResponse(answer: HttpAnswer, method: string): Response {
 }
 
 /**
- * How much of a body past the limit is still read, and dropped, before its 413 goes out: workerd
- * closes a connection whose request body was left unread, and a client still writing it then
- * sees the connection reset instead of the 413. Past this much, the connection is cut.
+ * How much of a body the answer does not need (past the limit, or refused on the head) is still
+ * read, and dropped, before the answer goes out: workerd closes a connection whose request body
+ * was left unread, and a client still writing it then sees a reset instead of the 413 or 401
+ * (node/http/uws.ts drops such a body as it arrives). Past this much, the connection is cut.
  */
 const DRAINED_BYTES = 16 * 1024 * 1024;
 
 /** Reads and drops the rest of a body, up to `DRAINED_BYTES` in all. */
 async function drain(reader: ReadableStreamDefaultReader<Uint8Array>, read: number): Promise<void> {
-  while (read <= DRAINED_BYTES) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    read += value.byteLength;
+  try {
+    while (read <= DRAINED_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away: nothing is left to read.
   }
-  await reader.cancel().catch(() => undefined);
 }
 
 /** Reads the body up to `limit` bytes; null when it is longer (the rest drained). */
