@@ -1,19 +1,13 @@
 import { Packr } from 'msgpackr';
 import { KitError } from '../errors.js';
-import { KeyMap, assertKey, assertRangeBound, assertSynchronous, compareKeys } from './keys.js';
+import { KeyMap, assertKey, assertRangeBound, compareKeys } from './keys.js';
+import { collectWrites, type PendingWrite } from './pending.js';
 import type { Key, KeyValue, RangeOptions, Storage, StorageWriter } from './types.js';
 
 interface Row {
   key: Key;
   /** msgpack bytes, so values are copied in and out exactly as lmdb would (no shared objects). */
   value: Uint8Array;
-}
-
-/** A write waiting for its transaction to end. */
-interface PendingWrite {
-  key: Key;
-  value: unknown;
-  removed: boolean;
 }
 
 /**
@@ -73,37 +67,16 @@ export class MemoryStorage implements Storage {
   transact<T>(fn: (writer: StorageWriter) => T): T {
     this.check();
     if (this.inTransaction) throw new TypeError('transact() does not nest');
-    // Pending writes, encoded and applied only when fn returns, as lmdb's storage does: a throw
-    // leaves nothing behind, and a value changed before then is stored as it is then.
-    const pending = new KeyMap<PendingWrite>();
-    const writer: StorageWriter = {
-      put: (key, value) => {
-        assertKey(key);
-        pending.set(key, { key, value, removed: false });
-      },
-      remove: (key) => {
-        assertKey(key);
-        pending.set(key, { key, value: undefined, removed: true });
-      },
-      get: <V>(key: Key): V | undefined => {
-        assertKey(key);
-        const p = pending.get(key);
-        if (p !== undefined) return p.removed ? undefined : (p.value as V);
-        return this.get<V>(key);
-      },
-      // Packed as itself wherever it is put.
-      share: (value) => value,
-    };
     this.inTransaction = true;
     let result: T;
+    let pending: PendingWrite[];
     try {
-      result = fn(writer);
-      assertSynchronous(result);
+      ({ result, writes: pending } = collectWrites((key) => this.get(key), fn));
     } finally {
       this.inTransaction = false;
     }
     // Every value is encoded before any is applied: one msgpack cannot hold fails this transaction alone.
-    const writes = [...pending.values()].map((p) => ({ key: [...p.key], value: p.removed ? null : (this.codec.pack(p.value) as Uint8Array) }));
+    const writes = pending.map((p) => ({ key: [...p.key], value: p.removed ? null : (this.codec.pack(p.value) as Uint8Array) }));
     for (const { key, value } of writes) this.apply(key, value);
     return result;
   }

@@ -41,7 +41,8 @@
  */
 import { Packr } from 'msgpackr';
 import { KitError } from '../../../runtime/errors.js';
-import { KeyMap, assertKey, assertRangeBound, assertSynchronous } from '../../../runtime/store/keys.js';
+import { assertKey, assertRangeBound } from '../../../runtime/store/keys.js';
+import { collectWrites, type PendingWrite } from '../../../runtime/store/pending.js';
 import type { Key, KeyValue, RangeOptions, Storage, StorageWriter } from '../../../runtime/store/types.js';
 import { decodeKey, encodeKey } from './key-bytes.js';
 
@@ -98,12 +99,6 @@ interface StoredRow {
   key: ArrayBuffer | Uint8Array;
   value: ArrayBuffer | Uint8Array;
   chunks: number;
-}
-
-interface PendingWrite {
-  key: Key;
-  value: unknown;
-  removed: boolean;
 }
 
 /** A range's row, read when its walk began: the key and value still encoded. */
@@ -183,38 +178,17 @@ export class SqliteStorage implements Storage {
   transact<T>(fn: (writer: StorageWriter) => T): T {
     this.check();
     if (this.inTransaction) throw new TypeError('transact() does not nest');
-    // Pending writes, packed and applied only when fn returns, as the memory storage does: a
-    // throw leaves nothing behind, and a value changed before then is stored as it is then.
-    const pending = new KeyMap<PendingWrite>();
-    const writer: StorageWriter = {
-      put: (key, value) => {
-        assertKey(key);
-        pending.set(key, { key, value, removed: false });
-      },
-      remove: (key) => {
-        assertKey(key);
-        pending.set(key, { key, value: undefined, removed: true });
-      },
-      get: <V>(key: Key): V | undefined => {
-        assertKey(key);
-        const p = pending.get(key);
-        if (p !== undefined) return p.removed ? undefined : (p.value as V);
-        return this.get<V>(key);
-      },
-      // Packed as itself wherever it is put: each row holds its own bytes.
-      share: (value) => value,
-    };
     this.inTransaction = true;
     let result: T;
+    let pending: PendingWrite[];
     try {
-      result = fn(writer);
-      assertSynchronous(result);
+      ({ result, writes: pending } = collectWrites((key) => this.get(key), fn));
     } finally {
       this.inTransaction = false;
     }
-    if (pending.size === 0) return result;
+    if (pending.length === 0) return result;
     // Every value is packed before anything is written: one msgpack cannot hold fails this transaction alone.
-    const writes = [...pending.values()].map((p) => ({ key: encodeKey(p.key), value: p.removed ? null : (this.codec.pack(p.value) as Uint8Array) }));
+    const writes = pending.map((p) => ({ key: encodeKey(p.key), value: p.removed ? null : (this.codec.pack(p.value) as Uint8Array) }));
     let deletedChunks = false;
     this.sql.transactionSync(() => {
       for (const { key, value } of writes) {
