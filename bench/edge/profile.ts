@@ -2,7 +2,7 @@
  * Diagnoses of the edge variant taken inside workerd, through its inspector (not part of `make
  * bench`). `node --cpu-prof` profiles Node only, and the Worker and its Durable Objects run in
  * workerd, so this starts the built Worker as `startEdgeDev` does (host/edge/dev.ts: the same
- * settings, from its EDGE_CONFIG) plus miniflare's `inspectorPort`, and speaks the Chrome DevTools
+ * settings, from edgeWorkerSettings) plus miniflare's `inspectorPort`, and speaks the Chrome DevTools
  * Protocol to workerd over a WebSocket:
  *
  *   node dist/bench/edge/profile.js retrieve            # or create; 5 s of load by default
@@ -39,7 +39,7 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Miniflare } from 'miniflare';
 import WebSocket from 'ws';
-import { defaultEdgeBuildDir, EDGE_CONFIG } from '../../host/edge/dev.js';
+import { defaultEdgeBuildDir, edgeWorkerSettings } from '../../host/edge/dev.js';
 import { createCustomer, createWorld, retrieveCustomer, vendorHeaders, type MadeWorld } from '../host/client.js';
 import { ADMIN_TOKEN, findWorkerd, processMemory, workerdsRunning } from './servers.js';
 
@@ -112,14 +112,7 @@ async function startInspectable(): Promise<Inspectable> {
   const others = workerdsRunning();
   const inspectorPort = 9000 + Math.floor(Math.random() * 20000);
   const miniflare = new Miniflare({
-    scriptPath: join(buildDir, 'worker.js'),
-    modules: true,
-    modulesRoot: buildDir,
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: EDGE_CONFIG.compatibilityDate,
-    compatibilityFlags: [...EDGE_CONFIG.compatibilityFlags],
-    durableObjects: { ...EDGE_CONFIG.durableObjects },
-    bindings: { ADMIN_TOKEN },
+    ...edgeWorkerSettings(buildDir, ADMIN_TOKEN),
     durableObjectsPersist: false,
     host: '127.0.0.1',
     port: 0,

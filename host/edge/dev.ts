@@ -56,19 +56,26 @@ export function defaultEdgeBuildDir(): string {
   return root.endsWith(`${sep}dist`) ? join(root, 'edge') : join(root, 'dist', 'edge');
 }
 
+/** miniflare's settings of the built Worker, as wrangler.toml declares it (the bench's profiler starts it so too). */
+export function edgeWorkerSettings(buildDir: string, adminToken: string) {
+  return {
+    scriptPath: join(buildDir, 'worker.js'),
+    modules: true,
+    modulesRoot: buildDir,
+    modulesRules: [{ type: 'CompiledWasm' as const, include: ['**/*.wasm'] }],
+    compatibilityDate: EDGE_CONFIG.compatibilityDate,
+    compatibilityFlags: [...EDGE_CONFIG.compatibilityFlags],
+    durableObjects: { ...EDGE_CONFIG.durableObjects },
+    bindings: { ADMIN_TOKEN: adminToken },
+  };
+}
+
 export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {
   const buildDir = options.buildDir ?? defaultEdgeBuildDir();
   const scriptPath = join(buildDir, 'worker.js');
   if (!existsSync(scriptPath)) throw new Error(`no built Worker at ${scriptPath}: run \`node dist/host/edge/build.js\` (make build does)`);
   const settings = {
-    scriptPath,
-    modules: true,
-    modulesRoot: buildDir,
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: EDGE_CONFIG.compatibilityDate,
-    compatibilityFlags: [...EDGE_CONFIG.compatibilityFlags],
-    durableObjects: { ...EDGE_CONFIG.durableObjects },
-    bindings: { ADMIN_TOKEN: options.adminToken },
+    ...edgeWorkerSettings(buildDir, options.adminToken),
     durableObjectsPersist: options.persist ?? false,
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
