@@ -105,6 +105,20 @@ function worldHttpClient(prefix: string, token: string | null): Stripe.HttpClien
 /** The cause of the entries `writeRecords` makes. */
 const RECORDS_FROM_ELSEWHERE = 'test: records from elsewhere';
 
+/** The world clock, frozen at START, moved through the world API (whole seconds), and where it stands. */
+function frozenClock(api: ServedWorld['api']): Pick<StripeTwin, 'nowMs' | 'advance'> {
+  let now = START;
+  return {
+    nowMs: () => now,
+    async advance(ms) {
+      if (ms % 1000 !== 0) throw new RangeError('advance in whole seconds');
+      const res = await api('POST', '/clock/advance', { by: `${ms / 1000}s` });
+      if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
+      now += ms;
+    },
+  };
+}
+
 async function recordCountOf(api: ServedWorld['api'], type: string): Promise<number> {
   const map = (await api('GET', '/map')).json as { twins: { twin: string; resources: { type: string; count: number }[] }[] };
   return map.twins.find((t) => t.twin === 'stripe')?.resources.find((r) => r.type === type)?.count ?? 0;
@@ -137,7 +151,6 @@ export async function startStripeTwin(): Promise<StripeTwin> {
     });
   const { server, api } = await serveWorld(runner, { vendor: 'stripe', requestScopes: [], tokens: TOKENS, start: START });
   const inThread = runner instanceof WorldRunner ? runner.world : null;
-  let now = START;
   const url = new URL(server.worldUrl);
   const prefix = `${url.pathname}/stripe`;
   const client = (key: string): Stripe => new Stripe(key, {
@@ -154,13 +167,7 @@ export async function startStripeTwin(): Promise<StripeTwin> {
       host: url.hostname, port: Number(url.port), protocol: 'http', maxNetworkRetries: 0, telemetry: false,
       httpClient: worldHttpClient(prefix, null),
     }),
-    nowMs: () => now,
-    async advance(ms) {
-      if (ms % 1000 !== 0) throw new RangeError('advance in whole seconds');
-      const res = await api('POST', '/clock/advance', { by: `${ms / 1000}s` });
-      if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
-      now += ms;
-    },
+    ...frozenClock(api),
     recordCount: (type) => recordCountOf(api, type),
     lastEntryEvents: () => lastEntryEventsOf(api),
     raw: (method, path, init = {}) => rawRequest(new URL(`${server.worldUrl}/stripe${path}`), method, { 'x-twins-key': TOKENS.token, ...init.headers }, init.body),
@@ -177,7 +184,6 @@ export async function startStripeTwinOnEdge(): Promise<StripeTwin> {
   const { openEdgeWorld } = await import('../helpers/edge-world.js');
   const world = await openEdgeWorld({ vendors: ['stripe'], tokens: TOKENS, start: START });
   const api = world.api;
-  let now = START;
   const url = new URL(world.url);
   const prefix = `${url.pathname}/stripe`;
   const options = { host: url.hostname, port: Number(url.port), protocol: 'http', maxNetworkRetries: 0, telemetry: false } as const;
@@ -189,13 +195,7 @@ export async function startStripeTwinOnEdge(): Promise<StripeTwin> {
     stripe: client(TEST_KEY),
     client,
     worldTokenClient: () => new Stripe(TOKENS.token, { ...options, httpClient: worldHttpClient(prefix, null) }),
-    nowMs: () => now,
-    async advance(ms) {
-      if (ms % 1000 !== 0) throw new RangeError('advance in whole seconds');
-      const res = await api('POST', '/clock/advance', { by: `${ms / 1000}s` });
-      if (res.status !== 200) throw new Error(`advancing the clock failed: ${JSON.stringify(res.json)}`);
-      now += ms;
-    },
+    ...frozenClock(api),
     recordCount: (type) => recordCountOf(api, type),
     lastEntryEvents: () => lastEntryEventsOf(api),
     raw: (method, path, init = {}) => rawRequest(new URL(`${world.url}/stripe${path}`), method, { 'x-twins-key': TOKENS.token, ...init.headers }, init.body),
