@@ -127,7 +127,8 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
 
   async fetch(request: Request): Promise<Response> {
     const { core, registry } = this.#family;
-    const where = locate(headOf(request).path, ADMIN_NAMES);
+    const head = headOf(request);
+    const where = locate(head.path, ADMIN_NAMES);
     if (where.kind !== 'world' || registry.get(`${where.org}/${where.world}`) === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
     // A stream: a WebSocket whose first message is the token (the core answers a plain request there).
     if (where.surface === 'api' && where.sub.startsWith('/streams/') && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
@@ -144,14 +145,13 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       this.#baseUrl = origin;
       core.publish({ baseUrl: origin, proxyUrl: null, ca: null });
     }
-    const response = await answerRequest(core.handler, request, EDGE_MAX_BODY_BYTES);
+    const response = await answerRequest(core.handler, request, EDGE_MAX_BODY_BYTES, head);
     // Only a miss says miss: a twin's or a scenario's answer naming the header would make the
     // Worker send the request again.
     response.headers.delete(MISS_HEADER);
-    const method = request.method.toUpperCase();
-    const read = method === 'GET' || method === 'HEAD';
-    // A branch made or removed over HTTP changes the family's rows.
-    if (!read && /\/branches(\/|$)/.test(new URL(request.url).pathname) && response.status < 300) await this.#publish();
+    const read = head.method === 'GET' || head.method === 'HEAD';
+    // A branch made or removed over HTTP changes the family's rows (a vendor's own /branches, GitHub's, does not).
+    if (!read && where.surface === 'api' && /^\/branches(\/|$)/.test(where.sub) && response.status < 300) await this.#publish();
     if (!read || Date.now() - this.#scheduledAt > RESCHEDULE_EVERY_MS) await this.#schedule();
     this.#saveReportsSoon();
     return response;

@@ -83,8 +83,7 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array | n
 }
 
 /** One request through `handler`: what a Worker's or a Durable Object's `fetch` answers. */
-export async function answerRequest(handler: HttpHandler, request: Request, maxBodyBytes: number): Promise<Response> {
-  const head = headOf(request);
+export async function answerRequest(handler: HttpHandler, request: Request, maxBodyBytes: number, head: HttpHead = headOf(request)): Promise<Response> {
   const declared = head.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBodyBytes) {
     if (request.body !== null && Number(declared) <= DRAINED_BYTES) await drain(request.body.getReader(), 0);
