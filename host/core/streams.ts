@@ -12,6 +12,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { isKitError } from '../../runtime/errors.js';
+import { unrefTimer } from '../../runtime/timers.js';
 import type { Scope, StreamResult, StreamUntilBytes, WorldHandle } from '../../runtime/runner/types.js';
 
 /** Close codes of a stream's WebSocket (4xxx: the application's range, RFC 6455 7.4.2). */
@@ -131,7 +132,7 @@ export class StreamBridge {
       return;
     }
     this.timer = setTimeout(() => this.end(STREAM_CLOSE.tokenTimeout, `no token within ${this.limits.tokenTimeoutMs} ms`), this.limits.tokenTimeoutMs);
-    (this.timer as { unref?: () => void }).unref?.();
+    unrefTimer(this.timer);
   }
 
   /**
