@@ -21,6 +21,7 @@ build: install
 	npx tsc -p tsconfig.json
 	npx tsc -p tsconfig.sandbox.json
 	node console/build.mjs
+	node pages/build.mjs
 	node dist/host/edge/build.js
 
 typecheck: install
