@@ -93,7 +93,7 @@ export async function inlineImages(attachments: AttachmentInfo[], urlOf: (index:
   const out = new Map<string, string>();
   let total = 0;
   for (const a of attachments) {
-    if (a.contentId === null || !a.contentType.startsWith('image/') || a.size > INLINE_EACH || total + a.size > INLINE_TOTAL) continue;
+    if (a.contentId === null || a.contentId === '' || !a.contentType.startsWith('image/') || a.size > INLINE_EACH || total + a.size > INLINE_TOTAL) continue;
     total += a.size;
     out.set(a.contentId, await dataUrl(await fetchBlob(urlOf(a.index))));
   }
