@@ -5,7 +5,7 @@
  * dist/pages/mirrors/hello/app.js (and app.css); the host serves it in an HTML shell of its own.
  *
  * The shape:
- * 1. The host put the page's config in the shell (pages/ui/config.ts): the world's paths on this
+ * 1. The host puts the page's config in the shell (pages/ui/config.ts): the world's paths on this
  *    origin, among them `worldUrl` (`/acme/shop`), under which the twin's vendor API lives.
  * 2. The mirror's addresses ARE the vendor API's paths: the list is `{worldUrl}/hello/v1/greetings`,
  *    a greeting `{worldUrl}/hello/v1/greetings/grt_…`. The host answers a browser that opens one
@@ -32,10 +32,15 @@ function viewOf(path: string): View {
   // `/mirror/` is where the host serves the page; the bare twin path has no page of its own.
   if (path === '' || path === '/' || path.startsWith('/mirror')) return { kind: 'home' };
   if (path === LIST || path === `${LIST}/`) return { kind: 'list' };
-  // `/v1/greetings/<id>`, and any path below it, shows that greeting.
+  // `/v1/greetings/<id>`, and any path below it, shows that greeting; `search` is the twin's
+  // search route (a literal wins over `:id` there too), which this mirror has no page for.
   const m = /^\/v1\/greetings\/([^/]+)/.exec(path);
-  if (m !== null) return { kind: 'greeting', id: decodeURIComponent(m[1]!) };
-  return { kind: 'unknown', path };
+  if (m === null || m[1] === 'search') return { kind: 'unknown', path };
+  try {
+    return { kind: 'greeting', id: decodeURIComponent(m[1]!) };
+  } catch {
+    return { kind: 'unknown', path }; // a malformed %-escape: an address nobody made
+  }
 }
 
 function HelloMirror({ config, world, session, signOut }: PageContext) {
