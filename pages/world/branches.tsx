@@ -34,7 +34,10 @@ function MadeBranch({ made, config, onHide }: { made: BranchMade; config: Sectio
       <h3>
         Made <span class="mono">{made.name}</span> <OpenLink config={config} name={made.name} />
       </h3>
-      <p>Its tokens are shown once: copy them now if an app will use the branch. Its page opens without them on this machine.</p>
+      <p>
+        Its tokens are shown once: copy them now if an app will use the branch.
+        {config.loopback ? ' Its page opens without them on this machine.' : ' Its page asks for one of them (or a read key of the branch).'}
+      </p>
       <SecretField label="Token (opens everything)" value={made.token} />
       <SecretField label="Read token (reads only)" value={made.readToken} />
       <button type="button" onClick={onHide}>

@@ -12,7 +12,8 @@ import { Editor, type Marked } from './editor.js';
 import { locateProblem } from './locate.js';
 
 /** A start for a twin with no scenario: one handler, as the docs write them. */
-const EXAMPLE = `# Handlers are tried in order; the first whose match fits the request answers.
+const EXAMPLE = `# An example: change the paths to this twin's. Handlers are tried in order; the first
+# whose match fits the request answers, the others leave the request to the twin.
 handlers:
   - name: slow-customers
     match: GET /v1/customers
