@@ -16,7 +16,9 @@ export function worldOrigin(origin: string | null, name: string): string | null 
     return null;
   }
   const dot = url.hostname.indexOf('.');
-  if (dot === -1) return null;
-  url.hostname = `${world}--${org}${url.hostname.slice(dot)}`;
+  // As the host names origins: none for a world whose name holds `--`, nor past a DNS label's 63 characters.
+  const label = `${world}--${org}`;
+  if (dot === -1 || world.includes('--') || label.length > 63) return null;
+  url.hostname = `${label}${url.hostname.slice(dot)}`;
   return url.origin;
 }

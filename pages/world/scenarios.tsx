@@ -152,7 +152,8 @@ export function ScenariosSection(props: SectionProps) {
       ) : (
         <>
           <Tabs label="Twin" items={config.twins.map((t) => ({ id: t.vendor, label: t.vendor }))} current={vendor} onSelect={setVendor} />
-          <TwinScenario {...props} vendor={vendor} />
+          {/* Keyed: another twin's editor starts afresh, never showing the last twin's document under its name. */}
+          <TwinScenario key={vendor} {...props} vendor={vendor} />
         </>
       )}
     </Card>
