@@ -12,6 +12,7 @@ import { describeBudget, loadOrCreateCa, NAME_PATTERN, parseBudget, startSingleW
 import type { SingleWorldServer } from '../../host/index.js';
 import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
+import { describeTrust, parseTrust, passVerifierFor, TRUST_FLAG, trustUsage } from './trust.js';
 
 export const DEFAULT_PORT = 4440;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -32,6 +33,8 @@ export interface ServeOptions {
   budget?: { size: number; windowMs: number };
   /** `--inline` was given: it changes nothing now (the world runs in the server's thread by default) and is noted. */
   inlineGiven?: boolean;
+  /** Issuers whose passes open the world's page (`--trust`, `TRUSTED_ISSUERS`); default none. */
+  trustedIssuers?: string[];
 }
 
 export interface ServeDeps {
@@ -55,6 +58,8 @@ export interface ServingWorld {
   uncoveredHosts: string[];
   /** The world's CA was minted by a kit from before name constraints: it may vouch for any host. */
   caUnconstrained: boolean;
+  /** Issuers whose passes it takes. */
+  trustedIssuers: string[];
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
@@ -67,10 +72,12 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'budget', kind: 'string' },
   // No longer needed (the world runs in the server's thread by default); accepted and noted.
   { name: 'inline', kind: 'boolean' },
+  TRUST_FLAG,
   { name: 'help', kind: 'boolean', short: 'h' },
 ];
 
 export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b] [--proxy-port N] [--budget N/10s|off]
+                       [--trust I]...
 
 Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two tokens in
 <dir>/.kit/token (minted on first start, kept across restarts).
@@ -86,6 +93,7 @@ Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two to
   --budget B    the world's request budget: <requests>/<window> (100000/10s, 600/m), answered
                 429 with Retry-After past it; default off (a world served alone does not
                 throttle its owner's load test)
+${trustUsage(16)}
   -h, --help    this help
 
 The built-in twins run in the server's thread. Code the server does not trust (scenario
@@ -99,9 +107,9 @@ password or user name).
 The read token opens GET and HEAD on the twins and the world's read endpoints.
 Ctrl-C (SIGINT) or SIGTERM stops it: requests in flight finish and commits are flushed.`;
 
-/** Parses `kit world serve`'s arguments; `help` when asked for help. Throws `UsageError`. */
-export function parseServeArgs(argv: readonly string[]): ServeOptions | 'help' {
-  const { positionals, flags } = parseArgs(argv, SERVE_FLAGS);
+/** Parses `kit world serve`'s arguments (and `TRUSTED_ISSUERS` from `env`); `help` when asked for help. Throws `UsageError`. */
+export function parseServeArgs(argv: readonly string[], env: Record<string, string | undefined> = process.env): ServeOptions | 'help' {
+  const { positionals, flags, lists } = parseArgs(argv, SERVE_FLAGS);
   if (flags['help'] === true) return 'help';
   if (positionals.length > 1) throw new UsageError(`one directory at most, got ${positionals.length}: ${positionals.join(' ')}`);
   const value = (name: string): string | undefined => {
@@ -115,6 +123,8 @@ export function parseServeArgs(argv: readonly string[]): ServeOptions | 'help' {
     org: checkName('--org', value('org') ?? DEFAULT_ORG),
   };
   if (options.host === '') throw new UsageError('--host needs an address');
+  const trusted = parseTrust(lists['trust'], env);
+  if (trusted.length > 0) options.trustedIssuers = trusted;
   const proxyPort = value('proxy-port');
   if (proxyPort !== undefined) {
     try {
@@ -174,6 +184,8 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
     throw new KitError('not_found', `no directory ${dir}; create it first, or name another one`);
   }
   const world = options.world ?? worldNameFromDir(dir);
+  const trustedIssuers = options.trustedIssuers ?? [];
+  const passes = passVerifierFor(trustedIssuers);
   // A corrupt token file stops us before anything is opened.
   const existing = await readTokenFile(dir);
 
@@ -206,6 +218,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       ca,
       ...(options.budget !== undefined ? { budget: options.budget } : {}),
       ...(options.proxyPort !== undefined ? { proxyPort: options.proxyPort } : {}),
+      ...(passes !== null ? { passes } : {}),
     });
   } catch (e) {
     await handle.close();
@@ -221,7 +234,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       throw e;
     }
   }
-  return { server, tokens: file, dir, org: options.org, world, twins: names, budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null };
+  return { server, tokens: file, dir, org: options.org, world, twins: names, budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null, trustedIssuers };
 }
 
 /** What `serve` prints once it listens. */
@@ -238,6 +251,7 @@ export function describeServing(s: ServingWorld): string[] {
     `  state        ${join(s.dir, '.kit', 'world')}/`,
     `  tokens file  ${tokenFilePath(s.dir)}`,
     `  budget       ${s.budget === null ? 'off (--budget N/10s sets one)' : `${describeBudget(s.budget)}, then 429 with Retry-After`}`,
+    `  passes       ${describeTrust(s.trustedIssuers)}`,
     ...(s.inlineGiven ? ['  note         --inline is no longer needed: the world runs in the server\'s thread by default, and scenario scripts and checks in worker threads under a watchdog'] : []),
     ...(s.uncoveredHosts.length > 0
       ? [`  note         the world's CA may not vouch for ${s.uncoveredHosts.join(', ')}: the proxy cannot serve ${s.uncoveredHosts.length > 1 ? 'them' : 'it'}; move ${join(s.dir, '.kit', 'ca')} away to mint a CA that may (apps that trust the old one must then trust the new one)`]
