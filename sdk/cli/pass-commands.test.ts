@@ -3,13 +3,15 @@
  * for a world on this machine and checked by the host's verifier through that issuer, a
  * rotation, and the failures said in one line.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPassVerifier } from '../../host/core/access/passes.js';
+import { echoWorld } from '../../host/echo-world.js';
 import { main, PASS_USAGE } from './main.js';
 import type { CliDeps } from './main.js';
 import { passWorldOf } from './pass-commands.js';
@@ -29,17 +31,18 @@ interface Run {
   stop(): void;
 }
 
-function kit(argv: string[]): Run {
+function kit(argv: string[], env: Record<string, string> = {}): Run {
   const out: string[] = [];
   const err: string[] = [];
   let stop: (s: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => (stop = resolve));
   const deps: CliDeps = {
     version: 'test',
-    loadTwins: () => Promise.reject(new Error('unused')),
-    openWorld: () => Promise.reject(new Error('unused')),
+    loadTwins: async () => new Map(),
+    openWorld: async (o) => echoWorld(o.world, 'pass-cli'),
     untilStopped: () => stopped,
     client: { env: {}, cwd: dir },
+    env,
   };
   return { code: main(argv, { out: (l) => out.push(l), err: (l) => err.push(l) }, deps), out, err, stop: () => stop('SIGINT') };
 }
@@ -145,6 +148,75 @@ describe('kit pass', () => {
       expect([busy.code, busy.err]).toEqual([1, [`kit: 127.0.0.1:${port} is in use (an issuer already running?); pass --port N for another (port_in_use)`]]);
     } finally {
       taken.close();
+    }
+  });
+});
+
+/** Resolves once a long-running command has printed its last line before waiting. */
+async function ready(run: Run): Promise<void> {
+  while (!run.out.some((l) => l.startsWith('Ctrl-C'))) {
+    if (run.err.length > 0) throw new Error(run.err.join('\n'));
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** POST {world_api}/session with a pass, as the world's page at its own origin sends it. */
+function openSession(port: number, origin: string, api: string, pass: string): Promise<{ status: number; body: { error?: { code: string }; [k: string]: unknown }; cookie: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: `${new URL(api).pathname}/session`, headers: { host: new URL(origin).host, origin, 'sec-fetch-site': 'same-origin', 'x-kit-pass': pass } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { error?: { code: string } }, cookie: res.headers['set-cookie']?.[0] }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('kit pass with kit world serve --trust', () => {
+  it('a pass from kit pass sign opens a session at the world served with --trust, once; an untrusting world refuses it', async () => {
+    const issuer = kit(['pass', 'issuer', '--port', '0']);
+    await ready(issuer);
+    const issuerUrl = /^  issuer\s+(\S+)/m.exec(issuer.out.join('\n'))![1]!;
+    await mkdir(join(dir, 'shop'));
+    const served = kit(['world', 'serve', join(dir, 'shop'), '--port', '0', '--trust', issuerUrl]);
+    await ready(served);
+    const text = served.out.join('\n');
+    const worldUrl = /world URL\s+(\S+)/.exec(text)![1]!;
+    const api = /world API\s+(\S+)/.exec(text)![1]!;
+    const port = Number(new URL(worldUrl).port);
+    expect(text).toContain(`passes       signed by ${issuerUrl}`);
+    try {
+      const signed = await finished(['pass', 'sign', '--world', worldUrl, '--scope', 'write', '--subject', 'ada', '--name', 'Ada']);
+      const [origin, pass] = signed.out[0]!.split('/#pass=') as [string, string];
+      expect(text).toContain(`world page   ${origin}/`);
+      const first = await openSession(port, origin, api, pass);
+      expect([first.status, first.body]).toEqual([200, expect.objectContaining({ world: 'local/shop', scope: 'write', who: 'Ada', issuer: issuerUrl, origin })]);
+      expect(first.cookie).toMatch(/^kit_session=.*HttpOnly/i);
+      const replay = await openSession(port, origin, api, pass);
+      expect([replay.status, replay.body.error?.code]).toEqual([401, 'pass_spent']);
+      const elsewhere = await finished(['pass', 'sign', '--world', 'local/other', '--origin', origin, '--scope', 'read', '--subject', 'ada']);
+      const wrong = await openSession(port, origin, api, elsewhere.out[0]!.split('#pass=')[1]!);
+      expect([wrong.status, wrong.body.error?.code]).toEqual([401, 'pass_wrong_world']);
+    } finally {
+      served.stop();
+      await served.code;
+    }
+    // The same world served without --trust takes no pass.
+    const plain = kit(['world', 'serve', join(dir, 'shop'), '--port', '0']);
+    await ready(plain);
+    try {
+      const text2 = plain.out.join('\n');
+      const worldUrl2 = /world URL\s+(\S+)/.exec(text2)![1]!;
+      const signed = await finished(['pass', 'sign', '--world', worldUrl2, '--scope', 'read', '--subject', 'ada']);
+      const [origin, pass] = signed.out[0]!.split('/#pass=') as [string, string];
+      const refused = await openSession(Number(new URL(worldUrl2).port), origin, /world API\s+(\S+)/.exec(text2)![1]!, pass);
+      expect([refused.status, refused.body.error?.code]).toEqual([401, 'pass_untrusted_issuer']);
+    } finally {
+      plain.stop();
+      await plain.code;
+      issuer.stop();
+      await issuer.code;
     }
   });
 });
