@@ -144,7 +144,7 @@ export function trustedIssuers(flags: readonly string[], env: string | undefined
 }
 
 /** The JWKS of each trusted issuer, made on first use and kept: jose caches and refreshes it. */
-function keySets(trusted: readonly string[], fetchImpl: FetchImplementation | undefined) {
+function keySets(fetchImpl: FetchImplementation | undefined) {
   const sets = new Map<string, JWTVerifyGetKey>();
   const failedAt = new Map<string, number>();
   return (issuer: string): JWTVerifyGetKey => {
@@ -241,7 +241,7 @@ export function createPassVerifier(options: PassVerifierOptions): PassVerifier {
   for (const issuer of trusted) {
     if (trustedIssuers([issuer], undefined)[0] !== issuer) throw new TypeError(`${quoted(issuer)} is not an issuer as trustedIssuers() gives one`);
   }
-  const keysOf = keySets(trusted, options.fetch);
+  const keysOf = keySets(options.fetch);
   return {
     trusted,
     async verify(pass, expected) {
