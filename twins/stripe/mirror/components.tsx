@@ -6,16 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import type { World } from '../../../pages/ui/api.js';
-import { Badge, type Tone as BadgeTone } from '../../../pages/ui/badge.js';
-import type { PageConfig } from '../../../pages/ui/config.js';
-import { useLoad } from '../../../pages/ui/hooks.js';
-import { useCursorList } from '../../../pages/ui/pager.js';
-import { Link, navigate } from '../../../pages/ui/router.js';
-import { Loading } from '../../../pages/ui/states.js';
-import { DataTable, type Column } from '../../../pages/ui/table.js';
-import { ErrorNote } from '../../../pages/ui/ui.js';
-import type { DetailItem } from '../../../pages/ui/detail.js';
+import { Badge, DataTable, ErrorNote, Link, Loading, navigate, useCursorList, useLoad, type Column, type DetailItem, type PageConfig, type Tone as BadgeTone, type World } from '../../../pages/ui/index.js';
 import { money, pagerState, type Status as StatusText, type Tone } from './format.js';
 import { pathOf, resourceOfId, type ListQuery, type Resource, type View } from './routes.js';
 import type { Params, StripeApi, StripeList } from './stripe.js';

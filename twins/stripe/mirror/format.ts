@@ -1,33 +1,12 @@
 /**
- * How the mirror writes what Stripe's dashboard writes: amounts in their currency, instants,
- * statuses as the dashboard names them, events as sentences, and the cursor pager's state.
- * No DOM here (format.test.ts runs in Node).
+ * How the mirror writes what Stripe's dashboard writes: instants, statuses as the dashboard
+ * names them, prices, events as sentences, and the cursor pager's state; amounts in their
+ * currency's units are pages/ui's `money`. No DOM here (format.test.ts runs in Node).
  */
 
-/** Currencies whose amounts Stripe counts in whole units (docs.stripe.com/currencies#zero-decimal). */
-const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
-/** Currencies Stripe counts in thousandths (docs.stripe.com/currencies#three-decimal). */
-const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+import { money } from '../../../pages/ui/format.js';
 
-/** The number of minor units in one unit of `currency`, as Stripe counts amounts. */
-export function minorUnits(currency: string): number {
-  const c = currency.toLowerCase();
-  return ZERO_DECIMAL.has(c) ? 1 : THREE_DECIMAL.has(c) ? 1000 : 100;
-}
-
-/** `1050, 'usd'` → `$10.50`; `500, 'jpy'` → `¥500`; an unknown currency as `12.00 XYZ`. */
-export function money(amount: number | null | undefined, currency: string | null | undefined): string {
-  if (typeof amount !== 'number' || !Number.isFinite(amount)) return '—';
-  if (typeof currency !== 'string' || !/^[a-z]{3}$/i.test(currency)) return String(amount);
-  const units = minorUnits(currency);
-  const digits = units === 1 ? 0 : units === 1000 ? 3 : 2;
-  const value = amount / units;
-  try {
-    return new Intl.NumberFormat('en-US', { style: 'currency', currency: currency.toUpperCase(), minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
-  } catch {
-    return `${value.toFixed(digits)} ${currency.toUpperCase()}`;
-  }
-}
+export { money };
 
 const DATE = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', month: 'short', day: 'numeric', year: 'numeric', hour: 'numeric', minute: '2-digit' });
 const DAY = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', month: 'short', day: 'numeric', year: 'numeric' });

@@ -6,11 +6,7 @@
  */
 import type { VNode } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { useLoad } from '../../../pages/ui/hooks.js';
-import { sessionLabel } from '../../../pages/ui/layout.js';
-import { SideNav, type NavGroup } from '../../../pages/ui/nav.js';
-import { navigate, useLocation } from '../../../pages/ui/router.js';
-import type { PageContext } from '../../../pages/ui/start.js';
+import { navigate, sessionLabel, SideNav, useLoad, useLocation, type NavGroup, type PageContext } from '../../../pages/ui/index.js';
 import { MirrorContext, type Mirror } from './components.js';
 import { HOME, pathOf, placeOf, sectionOf, viewOfSearch, type Place, type Resource, type View } from './routes.js';
 import { StripeApi } from './stripe.js';
@@ -119,7 +115,7 @@ function AccountSwitcher({ place, api, href }: { place: Place; api: StripeApi; h
             navigate(href({ kind: 'list', resource: section, query: {} }, list !== null && to === list.default ? null : to));
           }}
         >
-          {(list?.data ?? (shown === null ? [] : [shown])).map((id) => (
+          {[...(list?.data ?? []), ...(shown !== null && !(list?.data ?? []).includes(shown) ? [shown] : [])].map((id) => (
             <option key={id} value={id}>
               {id === list?.default ? "The world's own account" : id}
             </option>

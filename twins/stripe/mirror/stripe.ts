@@ -5,7 +5,7 @@
  * encoding (`expand[]=…`). The object shapes are the fields the mirror shows, loosely typed:
  * the twin answers Stripe's full objects.
  */
-import type { World } from '../../../pages/ui/api.js';
+import type { World } from '../../../pages/ui/index.js';
 
 export type Params = Record<string, string | number | string[] | undefined>;
 

@@ -1,8 +1,5 @@
 /** Billing: subscriptions and invoices, each a list with the dashboard's status tabs and an object page. */
-import { DetailList } from '../../../../pages/ui/detail.js';
-import { Tabs } from '../../../../pages/ui/nav.js';
-import { navigate } from '../../../../pages/ui/router.js';
-import { DataTable, type Column } from '../../../../pages/ui/table.js';
+import { DataTable, DetailList, navigate, Tabs, type Column } from '../../../../pages/ui/index.js';
 import { dateTime, day, priceText, statusOf } from '../format.js';
 import { filled, ListPage, MetadataList, Money, ObjectLink, ObjectPage, Section, SectionList, StatusBadge, useMirror } from '../components.js';
 import type { ListQuery, Resource } from '../routes.js';

@@ -1,7 +1,5 @@
 /** The product catalog: products with their prices, and prices on their own. */
-import { Badge } from '../../../../pages/ui/badge.js';
-import { DetailList } from '../../../../pages/ui/detail.js';
-import type { Column } from '../../../../pages/ui/table.js';
+import { Badge, DetailList, type Column } from '../../../../pages/ui/index.js';
 import { dateTime, priceText } from '../format.js';
 import { filled, ListPage, MetadataList, ObjectLink, ObjectPage, Section, SectionList, useMirror } from '../components.js';
 import type { ListQuery } from '../routes.js';

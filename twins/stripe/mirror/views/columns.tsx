@@ -2,7 +2,7 @@
  * The columns of Stripe's dashboard tables, per object, shared by the list pages and the lists
  * inside object pages (a customer's payments are the Payments table's rows).
  */
-import type { Column } from '../../../../pages/ui/table.js';
+import type { Column } from '../../../../pages/ui/index.js';
 import { chargeStatus, dateTime, paymentStatus, statusOf } from '../format.js';
 import { Money, ObjectLink, StatusBadge } from '../components.js';
 import { expanded, idOf, type Card, type Charge, type Customer, type Invoice, type PaymentIntent, type PaymentMethod, type Refund, type Subscription } from '../stripe.js';

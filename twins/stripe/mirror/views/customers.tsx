@@ -1,8 +1,6 @@
 /** Customers: the list (with the email filter Stripe's dashboard has) and a customer's page. */
 import { useState } from 'preact/hooks';
-import { DetailList } from '../../../../pages/ui/detail.js';
-import { navigate } from '../../../../pages/ui/router.js';
-import type { Column } from '../../../../pages/ui/table.js';
+import { DetailList, navigate, type Column } from '../../../../pages/ui/index.js';
 import { dateTime } from '../format.js';
 import { filled, ListPage, MetadataList, Money, ObjectLink, ObjectPage, Section, SectionList, useMirror } from '../components.js';
 import type { ListQuery } from '../routes.js';

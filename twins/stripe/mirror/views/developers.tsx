@@ -1,13 +1,6 @@
 /** Developers: events (as sentences, with their data) and webhook endpoints with their deliveries. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Badge } from '../../../../pages/ui/badge.js';
-import { DetailList } from '../../../../pages/ui/detail.js';
-import { JsonView } from '../../../../pages/ui/json.js';
-import { navigate } from '../../../../pages/ui/router.js';
-import { Loading } from '../../../../pages/ui/states.js';
-import { DataTable, type Column } from '../../../../pages/ui/table.js';
-import { ErrorNote } from '../../../../pages/ui/ui.js';
-import { instant } from '../../../../pages/ui/format.js';
+import { Badge, DataTable, DetailList, ErrorNote, instant, JsonView, Loading, navigate, type Column } from '../../../../pages/ui/index.js';
 import { scanDeliveries, type Delivery, type TimelinePage } from '../deliveries.js';
 import { dateTime, eventSentence, statusOf } from '../format.js';
 import { filled, ListPage, MetadataList, ObjectLink, ObjectPage, Section, StatusBadge, useMirror } from '../components.js';

@@ -4,11 +4,7 @@
  * object as its JSON. The address's query is sent as it is (a list answers its first ten
  * unless it names a `limit`; a retrieve refuses parameters it does not know).
  */
-import { JsonView } from '../../../../pages/ui/json.js';
-import { useLoad } from '../../../../pages/ui/hooks.js';
-import { Loading } from '../../../../pages/ui/states.js';
-import { DataTable, type Column } from '../../../../pages/ui/table.js';
-import { ErrorNote } from '../../../../pages/ui/ui.js';
+import { DataTable, ErrorNote, JsonView, Loading, useLoad, type Column } from '../../../../pages/ui/index.js';
 import { dateTime } from '../format.js';
 import { Money, ObjectLink, useMirror } from '../components.js';
 import type { StripeObject } from '../stripe.js';

@@ -1,6 +1,5 @@
 /** Payments: PaymentIntents (the dashboard's Payments), with their charges and refunds; a charge's and a refund's page. */
-import { DetailList } from '../../../../pages/ui/detail.js';
-import { JsonView } from '../../../../pages/ui/json.js';
+import { DetailList, JsonView } from '../../../../pages/ui/index.js';
 import { chargeStatus, dateTime, money, paymentStatus, statusOf } from '../format.js';
 import { filled, ListPage, MetadataList, Money, ObjectLink, ObjectPage, Section, SectionList, StatusBadge, useMirror } from '../components.js';
 import type { ListQuery } from '../routes.js';
