@@ -8,7 +8,7 @@ import type { VNode } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { navigate, sessionLabel, SideNav, useLoad, useLocation, type NavGroup, type PageContext } from '../../../pages/ui/index.js';
 import { MirrorContext, type Mirror } from './components.js';
-import { HOME, pathOf, placeOf, sectionOf, viewOfSearch, type Place, type Resource, type View } from './routes.js';
+import { HOME, pathOf, placeOf, sectionOf, titleOf, viewOfSearch, type Place, type Resource, type View } from './routes.js';
 import { StripeApi } from './stripe.js';
 import { InvoicePage, InvoicesList, SubscriptionPage, SubscriptionsList } from './views/billing.js';
 import { PricePage, PricesList, ProductPage, ProductsList } from './views/catalog.js';
@@ -166,6 +166,10 @@ export function StripeMirror({ config, world, session, signOut }: PageContext) {
   useEffect(() => {
     if (place.view.kind === 'home') navigate(href(HOME), { replace: true });
   }, [place.view.kind]);
+  const title = titleOf(place.view);
+  useEffect(() => {
+    document.title = `${title} · Stripe · ${config.org}/${config.world}`;
+  }, [title]);
   const mirror: Mirror = { config, world, api, href };
   const section = sectionOf(place.view) ?? '';
   const groups = SECTIONS.map((g) => ({ ...g, items: g.items.map((item) => ({ ...item, href: href({ kind: 'list', resource: item.id as Resource, query: {} }) })) }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pathOf, placeOf, resourceOfId, sectionOf, viewOfSearch, type Place } from './routes.js';
+import { pathOf, placeOf, resourceOfId, sectionOf, titleOf, viewOfSearch, type Place } from './routes.js';
 
 describe('the mirror reads Stripe API paths as its own URLs', () => {
   it('shows a list at its API path, with the cursor and the filters that list takes', () => {
@@ -64,5 +64,7 @@ describe('the mirror reads Stripe API paths as its own URLs', () => {
     expect(viewOfSearch('hello world')).toBeNull();
     expect(sectionOf({ kind: 'detail', resource: 'charges', id: 'ch_1' })).toBe('payment_intents');
     expect(sectionOf({ kind: 'detail', resource: 'prices', id: 'price_1' })).toBe('products');
+    expect(titleOf(placeOf('/v1/webhook_endpoints/we_1').view)).toBe('Webhook endpoint we_1');
+    expect(titleOf(placeOf('/v1/products').view)).toBe('Product catalog');
   });
 });

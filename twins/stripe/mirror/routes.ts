@@ -214,3 +214,31 @@ export function sectionOf(view: View): Resource | null {
   }
   return null;
 }
+
+const TITLES: Record<Resource, [list: string, one: string]> = {
+  customers: ['Customers', 'Customer'],
+  payment_intents: ['Payments', 'Payment'],
+  charges: ['Charges', 'Charge'],
+  refunds: ['Refunds', 'Refund'],
+  subscriptions: ['Subscriptions', 'Subscription'],
+  invoices: ['Invoices', 'Invoice'],
+  products: ['Product catalog', 'Product'],
+  prices: ['Prices', 'Price'],
+  events: ['Events', 'Event'],
+  webhook_endpoints: ['Webhooks', 'Webhook endpoint'],
+};
+
+/** The tab's title for a view: `Customers`, `Customer cus_1`, `/v1/balance`. */
+export function titleOf(view: View): string {
+  switch (view.kind) {
+    case 'list':
+      return TITLES[view.resource][0];
+    case 'detail':
+      return `${TITLES[view.resource][1]} ${view.id}`;
+    case 'object':
+    case 'not_found':
+      return view.path;
+    case 'home':
+      return TITLES.customers[0];
+  }
+}
