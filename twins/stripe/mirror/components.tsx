@@ -215,7 +215,7 @@ export function SectionList<T extends { id: string }>({
                   }
             }
             onOpen={(_row, to) => to !== '' && navigate(to)}
-            empty={`No ${noun}.`}
+            empty={<p class="muted section-empty">No {noun}.</p>}
           />
           {list.hasMore && (
             <div class="pager">
