@@ -18,6 +18,8 @@ export interface BrowserWorld {
   mounted: MountedWorld;
   rule: WorldOriginRule | null;
   pages: PageFiles;
+  /** The origin the request came to (`http://shop--acme.localhost:4440`), for the shell's policy; null: unknown. */
+  selfOrigin: string | null;
 }
 
 export function originOfWorld(rule: WorldOriginRule | null, org: string, name: string): string | null {
@@ -52,7 +54,7 @@ export function worldOriginPage(w: BrowserWorld, head: HttpHead): HttpAnswer | u
   if (!isShell && !isAsset) return undefined;
   if (!readMethod(head.method)) return hostAnswer('method_not_allowed', 'the world page answers GET', code, { allow: 'GET, HEAD' });
   if (!w.pages.has('world')) return hostAnswer('not_found', 'the world page is not built beside this host (make build builds it)', code);
-  if (isShell) return pageShell(w.pages, configOf(w, 'world', null), `${w.org}/${w.name} · twinkit`, code);
+  if (isShell) return pageShell(w.pages, configOf(w, 'world', null), `${w.org}/${w.name} · twinkit`, code, w.selfOrigin);
   return pageAssetAnswer(w.pages, 'world', path.slice(WORLD_PAGE_ASSETS.length + 1), code) ?? hostAnswer('not_found', `no file ${path}`, code);
 }
 
@@ -77,7 +79,7 @@ export function mirrorPage(w: BrowserWorld, head: HttpHead, sub: string): HttpAn
 }
 
 export function mirrorShell(w: BrowserWorld, vendor: string): HttpAnswer {
-  return pageShell(w.pages, configOf(w, 'mirror', vendor), `${vendor} · ${w.org}/${w.name} · twinkit`, w.mounted.code);
+  return pageShell(w.pages, configOf(w, 'mirror', vendor), `${vendor} · ${w.org}/${w.name} · twinkit`, w.mounted.code, w.selfOrigin);
 }
 
 /**
