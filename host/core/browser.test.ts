@@ -56,7 +56,7 @@ describe('pages the core serves', () => {
     expect(text(a)).toContain('<script type="module" src="/.kit/world/app.js">');
     expect(text(a)).toContain('href="/.kit/world/app.css"');
     expect(configOf(a)).toEqual({
-      page: 'world', org: 'acme', world: 'shop', worldUrl: '/acme/shop', worldApi: '/-/acme/shop', origin: 'http://shop--acme.localhost:4440', loopback: true,
+      page: 'world', org: 'acme', world: 'shop', worldUrl: '/acme/shop', worldApi: '/-/acme/shop', base: 'http://127.0.0.1:4440', origin: 'http://shop--acme.localhost:4440', loopback: true,
       vendor: null, assets: '/.kit/world', twins: [{ vendor: 'stripe', mirror: true }, { vendor: 'hello', mirror: false }], branches: false,
     });
     const js = await core.dispatch({ method: 'GET', url: '/.kit/world/app.js', headers: atOrigin });

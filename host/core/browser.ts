@@ -20,6 +20,8 @@ export interface BrowserWorld {
   pages: PageFiles;
   /** The origin the request came to (`http://shop--acme.localhost:4440`), for the shell's policy; null: unknown. */
   selfOrigin: string | null;
+  /** `{base_url}` as published; null before the host listens. */
+  base: string | null;
 }
 
 export function originOfWorld(rule: WorldOriginRule | null, org: string, name: string): string | null {
@@ -34,6 +36,7 @@ function configOf(w: BrowserWorld, page: 'world' | 'mirror', vendor: string | nu
     world: w.name,
     worldUrl,
     worldApi: `/-/${w.org}/${w.name}`,
+    base: w.base,
     origin: originOfWorld(w.rule, w.org, w.name),
     loopback: w.rule?.loopback === true,
     vendor,

@@ -235,7 +235,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     if (at !== null) {
       const mounted = worlds.find(at.org, at.world);
       if (mounted === null) return hostAnswer('unknown_world', `no world ${at.org}/${at.world} here`, hostCode);
-      const page = worldOriginPage({ org: at.org, name: at.world, mounted, rule: origins, pages, selfOrigin: `${origins!.scheme}://${headers['host']!.toLowerCase()}` }, h);
+      const page = worldOriginPage({ org: at.org, name: at.world, mounted, rule: origins, pages, selfOrigin: `${origins!.scheme}://${headers['host']!.toLowerCase()}`, base: published?.baseUrl ?? null }, h);
       if (page !== undefined) return page;
     }
     const where = locate(h.path, adminNames);
@@ -255,7 +255,15 @@ export function createHostCore(options: HostCoreOptions): HostCore {
 
     // Before the credential: a browser sends none on a preflight (cors.ts).
     if (isPreflight(h.method, headers)) return preflightAnswer(headers, { 'x-kit-world-code': code });
-    const browser: BrowserWorld = { org, name, mounted, rule: origins, pages, selfOrigin: at !== null ? `${origins!.scheme}://${headers['host']!.toLowerCase()}` : selfOriginOf(headers['host']) };
+    const browser: BrowserWorld = {
+      org,
+      name,
+      mounted,
+      rule: origins,
+      pages,
+      selfOrigin: at !== null ? `${origins!.scheme}://${headers['host']!.toLowerCase()}` : selfOriginOf(headers['host']),
+      base: published?.baseUrl ?? null,
+    };
     let mirrorFor: string | null = null;
     if (surface === 'vendor') {
       // Keyless: a mirror's shell and files.

@@ -64,6 +64,7 @@ export interface PageConfig {
   world: string;
   worldUrl: string;
   worldApi: string;
+  base: string | null;
   origin: string | null;
   loopback: boolean;
   vendor: string | null;

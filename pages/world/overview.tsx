@@ -24,7 +24,8 @@ function resources(twin: TwinStatus): string {
 function Twins({ api, config }: SectionProps) {
   const twins = useLoad(() => api.twins(), [api]);
   const mirrorOf = new Map(config.twins.map((t) => [t.vendor, t.mirror]));
-  const base = `${location.origin}${config.worldUrl}`;
+  // Where an app reaches the twins: the host's own address (the world's origin is for browsers).
+  const base = `${config.base ?? location.origin}${config.worldUrl}`;
   return (
     <Card title="Twins" actions={<button type="button" onClick={twins.reload}>Refresh</button>}>
       <ErrorNote error={twins.error} what="The twins could not be read" />

@@ -12,7 +12,7 @@ import type { PageConfig } from '../../pages/ui/config.js';
 const ORIGIN = 'http://shop--acme.localhost:8787';
 
 function config(over: Partial<PageConfig> = {}): PageConfig {
-  return { page: 'world', org: 'acme', world: 'shop', worldUrl: '/acme/shop', worldApi: '/-/acme/shop', origin: ORIGIN, loopback: false, vendor: null, assets: '/.kit/world', twins: [], branches: true, ...over };
+  return { page: 'world', org: 'acme', world: 'shop', worldUrl: '/acme/shop', worldApi: '/-/acme/shop', base: 'http://127.0.0.1:8787', origin: ORIGIN, loopback: false, vendor: null, assets: '/.kit/world', twins: [], branches: true, ...over };
 }
 
 interface Seen {
