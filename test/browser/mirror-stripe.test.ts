@@ -9,7 +9,6 @@
  * screenshot is saved to $MIRROR_SHOTS (default the system's temporary directory) as
  * mirror-stripe-<step>.png. What the page shows is checked against what the API answers.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +18,7 @@ import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import Stripe from 'stripe';
 import { startMultiWorldHost } from '../../host/index.js';
-import { loadPageFiles } from '../../host/node/pages.js';
+import { builtPages } from '../helpers/pages.js';
 import { loadBuiltinTwins } from '../../sdk/twin/build.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -61,11 +60,8 @@ describe('the Stripe mirror in Chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: \`make test\` installs Debian's chromium (apt-get install chromium)`);
-    // The host serves dist/pages/, built here so the test drives the mirror's source as it is.
-    const built = spawnSync(process.execPath, ['pages/build.mjs'], { encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`pages/build.mjs failed:\n${built.stdout}${built.stderr}`);
     dir = await mkdtemp(join(tmpdir(), 'kit-mirror-stripe-'));
-    host = await startMultiWorldHost({ dir, twins: [...(await loadBuiltinTwins()).values()], pages: loadPageFiles(join(process.cwd(), 'dist', 'pages')), consoleDir: null });
+    host = await startMultiWorldHost({ dir, twins: [...(await loadBuiltinTwins()).values()], pages: builtPages(['stripe']), consoleDir: null });
     const made = await fetch(`${host.url}/-/worlds`, {
       method: 'POST',
       headers: { 'x-kit-token': host.adminToken, 'content-type': 'application/json' },

@@ -106,8 +106,8 @@ function worldPageSuite(hostName: 'host' | 'single', start: () => Promise<Served
 
     for (const vendor of ['hello', 'stripe']) {
       const row = twins.locator(`tr[data-key="${vendor}"]`);
-      // The twin's API at this address (the world's origin serves the same paths as the base one).
-      expect(await row.textContent()).toContain(`${served.origin}/acme/shop/${vendor}/`);
+      // The address an app reaches the twin at: the host's own, not the origin browsers use.
+      expect(await row.textContent()).toContain(`${served.base}/acme/shop/${vendor}/`);
       // A link to the mirror where the twin has one built, and says so where it has none.
       if (pages.has(vendor)) expect(await row.getByRole('link', { name: 'Open mirror' }).getAttribute('href')).toBe(`/acme/shop/${vendor}/mirror/`);
       else expect(await row.textContent()).toContain('no mirror');
