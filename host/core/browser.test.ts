@@ -104,3 +104,16 @@ describe('pages the core serves', () => {
     expect([there.headers['content-security-policy'], there.headers['x-content-type-options']]).toEqual(['sandbox', 'nosniff']);
   });
 });
+
+describe('what a twin is told of a browser', () => {
+  const world = echoWorld('shop', 'v3');
+  const core = createSingleWorldCore({ world, org: 'acme', tokens, twins: [{ vendor: 'hello', requestScopes: [] }] });
+  core.publish({ baseUrl: 'http://127.0.0.1:4440', proxyUrl: null, ca: null, worldOrigins: local });
+
+  it("never sees the session's cookie, whatever opened the request; the app's own cookies reach it", async () => {
+    const a = await core.dispatch({ method: 'GET', url: '/acme/shop/hello/v1/x', headers: { 'x-kit-token': tokens.token, cookie: 'theme=dark; kit_session=abcdefghijklmnopqrstuvwxyz; lang=en' } });
+    expect((JSON.parse(text(a)) as { headers: Record<string, string> }).headers['cookie']).toBe('theme=dark; lang=en');
+    const b = await core.dispatch({ method: 'GET', url: '/acme/shop/hello/v1/x', headers: { 'x-kit-token': tokens.token, cookie: 'kit_session=abcdefghijklmnopqrstuvwxyz' } });
+    expect((JSON.parse(text(b)) as { headers: Record<string, string> }).headers['cookie']).toBeUndefined();
+  });
+});

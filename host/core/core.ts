@@ -17,7 +17,7 @@ import { forwardHeaders, twinUrlOf, URL_AUTHORITY } from './forward.js';
 import { locate, splitUrl } from './paths.js';
 import { readTokenOpens } from './scopes.js';
 import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';
-import { sessionIdsOf } from './access/cookies.js';
+import { SESSION_COOKIE, sessionIdsOf, withoutSessionCookie } from './access/cookies.js';
 import { keysEndpoint, openSession, sessionEndpoint, type AccessContext } from './access/endpoints.js';
 import type { PassVerifier } from './access/passes.js';
 import { worldAtHost, type WorldOriginRule } from './access/origins.js';
@@ -360,8 +360,13 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       twinUrl,
       scopeOf: (t) => mounted.scopeOf(t),
     });
-    // The session's cookie is the host's, never the twin's to see.
-    if (grant.kind === 'session') delete headers['cookie'];
+    // The session's cookie is the host's, never the twin's to see (nor its log's).
+    const cookie = headers['cookie'];
+    if (cookie !== undefined && cookie.includes(SESSION_COOKIE)) {
+      const kept = withoutSessionCookie(cookie);
+      if (kept === undefined) delete headers['cookie'];
+      else headers['cookie'] = kept;
+    }
     const request: WorldRequest = {
       surface,
       method,

@@ -31,3 +31,12 @@ export function sessionCookie(id: string, maxAgeMs: number, secure: boolean): st
 export function clearedSessionCookie(secure: boolean): string {
   return `${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 }
+
+/** A `Cookie` header without its `kit_session` pairs (undefined when nothing is left): the host's, never a twin's to see. */
+export function withoutSessionCookie(cookie: string): string | undefined {
+  const kept = cookie
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && !p.startsWith(`${SESSION_COOKIE}=`));
+  return kept.length === 0 ? undefined : kept.join('; ');
+}
