@@ -117,3 +117,18 @@ describe('what a twin is told of a browser', () => {
     expect((JSON.parse(text(b)) as { headers: Record<string, string> }).headers['cookie']).toBeUndefined();
   });
 });
+
+describe('a browser cache and the mirror', () => {
+  const world = echoWorld('shop', 'v3');
+  const pages = pageFilesOf({ stripe: { 'app.js': '' } });
+  const core = createSingleWorldCore({ world, org: 'acme', tokens, pages, twins: [{ vendor: 'stripe', requestScopes: [] }] });
+  core.publish({ baseUrl: 'http://127.0.0.1:4440', proxyUrl: null, ca: null, worldOrigins: local });
+
+  it("asks the twin afresh for a navigation, and keeps the page's and the JSON's caches apart", async () => {
+    await core.dispatch({ method: 'GET', url: '/acme/shop/stripe/v1/x', headers: { 'x-kit-token': tokens.token, 'sec-fetch-dest': 'document', 'if-none-match': '"abc"' } });
+    expect(world.received.at(-1)!.headers['if-none-match']).toBeUndefined();
+    const fetched = await core.dispatch({ method: 'GET', url: '/acme/shop/stripe/v1/x', headers: { 'x-kit-token': tokens.token, 'sec-fetch-dest': 'empty', 'if-none-match': '"abc"' } });
+    expect(world.received.at(-1)!.headers['if-none-match']).toBe('"abc"');
+    expect(fetched.headers['vary']).toContain('Sec-Fetch-Dest');
+  });
+});

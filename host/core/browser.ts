@@ -100,7 +100,8 @@ export function navigationMirror(w: BrowserWorld, head: HttpHead, sub: string): 
 
 /** Whether a twin's answer stands for a navigation: an HTML page it serves itself, or a redirect. */
 export function servesItsOwnPage(answer: HttpAnswer): boolean {
-  if (answer.status >= 300 && answer.status < 400) return true;
+  // A redirect is followed; a 304 would show the browser's cached JSON as the page.
+  if (answer.status >= 300 && answer.status < 400 && answer.status !== 304) return true;
   return answer.status < 300 && (answer.headers['content-type'] ?? '').toLowerCase().startsWith('text/html');
 }
 

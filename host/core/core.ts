@@ -271,6 +271,12 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       const page = mirrorPage(browser, h, sub);
       if (page !== undefined) return page;
       mirrorFor = navigationMirror(browser, h, sub);
+      // A navigation that may get the mirror asks the twin afresh: its 304 would make the browser
+      // show the JSON it cached from the mirror's own read of the same address.
+      if (mirrorFor !== null) {
+        delete headers['if-none-match'];
+        delete headers['if-modified-since'];
+      }
     }
     const atOrigin = at !== null;
     const worldOrigin = originOfWorld(origins, org, name);
@@ -389,6 +395,8 @@ export function createHostCore(options: HostCoreOptions): HostCore {
         (r) => {
           const answer = fromWorld(r, code);
           if (mirrorFor !== null && !servesItsOwnPage(answer)) return mirrorShell(browser, mirrorFor);
+          // A browser keeps a twin's JSON and a navigation's page of one address apart.
+          if (surface === 'vendor' && headers['sec-fetch-dest'] !== undefined) answer.headers['vary'] = answer.headers['vary'] === undefined ? 'Sec-Fetch-Dest' : `${answer.headers['vary']}, Sec-Fetch-Dest`;
           // A twin's answer at the world's origin (a stored file, a mail's attachment) runs nothing
           // there as a page of that origin, unless the twin says what it may run.
           if (atOrigin && surface === 'vendor') {
