@@ -7,7 +7,7 @@ import { useEffect, useMemo } from 'preact/hooks';
 import type { PageConfig } from '../../../pages/ui/config.js';
 import { GitHub } from './github.js';
 import { MarkIcon } from './icons.js';
-import { BaseContext, GhLink, go, useAddress } from './nav.js';
+import { BaseContext, GhLink, go, useAddress, useLinkClicks } from './nav.js';
 import { useLoad } from './load.js';
 import { Blank, Pending } from './parts.js';
 import { HOME_PATH, repoOf, vendorPathOf, viewOf, type View } from './routes.js';
@@ -103,6 +103,7 @@ export function Mirror({ config, readOnly }: { config: PageConfig; readOnly: boo
   const base = `${config.worldUrl}/${config.vendor ?? 'github'}`;
   const gh = useMemo(() => new GitHub(base), [base]);
   const { pathname, search } = useAddress();
+  useLinkClicks(base);
   const path = vendorPathOf(pathname, base);
   useEffect(() => {
     // At the mirror's own address (or one outside it): move to the home view, in place.

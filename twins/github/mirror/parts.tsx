@@ -1,5 +1,6 @@
 /** Pieces the mirror's views share, drawn as GitHub draws them: avatars, labels, states, dates, the pager, Markdown. */
 import type { ComponentChildren, JSX } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
 import { ErrorNote, instant } from '../../../pages/ui/ui.js';
 import type { Pages } from './github.js';
 import { IssueClosedIcon, IssueNotPlannedIcon, IssueOpenIcon, MergedIcon, PullClosedIcon, PullDraftIcon, PullOpenIcon } from './icons.js';
@@ -238,4 +239,26 @@ export function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} Bytes`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(bytes < 10 * 1024 ? 2 : 1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(2)} MB`;
+}
+
+/**
+ * Long lists drawn in steps: the first `first` items at once, then `chunk` more after each
+ * frame is painted, so the first rows of a folder of 1,000 entries (or a file of 5,000 lines)
+ * show before the rest is built.
+ */
+export function useProgressive<T>(items: T[], first = 100, chunk = 400): T[] {
+  const [shown, setShown] = useState(Math.min(first, items.length));
+  useEffect(() => {
+    if (shown >= items.length) return undefined;
+    let timer: number | undefined;
+    // After the next paint (a frame, then a task), not before it.
+    const frame = requestAnimationFrame(() => {
+      timer = window.setTimeout(() => setShown((n) => Math.min(items.length, n + chunk)), 0);
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, [shown, items.length, chunk]);
+  return shown >= items.length ? items : items.slice(0, shown);
 }

@@ -5,10 +5,10 @@
  */
 import { useState } from 'preact/hooks';
 import { decodeContent, repoPath, type GitHub } from '../github.js';
-import { BranchIcon, CommitIcon, FileIcon, FolderIcon, HistoryIcon } from '../icons.js';
+import { BranchIcon, CommitIcon, HistoryIcon } from '../icons.js';
 import { useLoad } from '../load.js';
 import { GhLink } from '../nav.js';
-import { Avatar, Blank, Box, Markdown, Pending, When, short, size } from '../parts.js';
+import { Avatar, Blank, Box, Markdown, Pending, When, short, size, useProgressive } from '../parts.js';
 import type { View } from '../routes.js';
 import type { Branch, Commit, ContentEntry, ContentFile, GitBlob, GitTree } from '../types.js';
 import { About, countOf, useRepo } from './frame.js';
@@ -128,9 +128,10 @@ function Readme({ gh, at, entry }: { gh: GitHub; at: At; entry: ContentEntry }) 
 }
 
 function Folder({ gh, at, path, entries }: { gh: GitHub; at: At; path: string; entries: ContentEntry[] }) {
-  const rows = ordered(entries);
+  const [all] = useState(() => ordered(entries));
+  const rows = useProgressive(all);
   const parent = path.split('/').slice(0, -1).join('/');
-  const readme = rows.find((e) => e.type === 'file' && /^readme(\.|$)/i.test(e.name));
+  const readme = all.find((e) => e.type === 'file' && /^readme(\.|$)/i.test(e.name));
   return (
     <>
       <Box class="files" header={<LatestCommit gh={gh} at={at} path={path} />}>
@@ -148,7 +149,7 @@ function Folder({ gh, at, path, entries }: { gh: GitHub; at: At; path: string; e
             {rows.map((e) => (
               <tr key={e.path} class="file-row">
                 <td class="name">
-                  {e.type === 'dir' ? <FolderIcon /> : <FileIcon />}
+                  <span class={e.type === 'dir' ? 'fi fi-dir' : 'fi fi-file'} />
                   <GhLink to={{ kind: 'contents', owner: at.owner, repo: at.repo, path: e.path, ref: at.ref }}>{e.name}</GhLink>
                   {e.type === 'submodule' && <span class="muted-text"> (submodule)</span>}
                   {e.type === 'symlink' && <span class="muted-text"> (symlink)</span>}
@@ -217,6 +218,7 @@ function FileBody({ name, text, bytes }: { name: string; text: string | null; by
   }
   const lines = text === '' ? [] : text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
   const loc = lines.filter((l) => l.trim() !== '').length;
+  const drawn = useProgressive(lines.length > FILE_LINES_SHOWN ? lines.slice(0, FILE_LINES_SHOWN) : lines, 200, 1000);
   return (
     <Box
       class="file"
@@ -246,7 +248,7 @@ function FileBody({ name, text, bytes }: { name: string; text: string | null; by
         <>
           <table class="code" aria-label={`Lines of ${name}`}>
             <tbody>
-              {lines.slice(0, FILE_LINES_SHOWN).map((l, i) => (
+              {drawn.map((l, i) => (
                 <tr key={i}>
                   <td class="num" data-line={i + 1} />
                   <td class="line">{l}</td>
@@ -335,7 +337,7 @@ export function GitTreeView({ gh, view }: { gh: GitHub; view: Extract<View, { ki
               {tree.data.tree.map((e) => (
                 <tr key={e.path} class="file-row">
                   <td class="name">
-                    {e.type === 'tree' ? <FolderIcon /> : <FileIcon />}
+                    <span class={e.type === 'tree' ? 'fi fi-dir' : 'fi fi-file'} />
                     <GhLink to={{ kind: e.type === 'tree' ? 'git-tree' : 'git-blob', owner: view.owner, repo: view.repo, sha: e.sha }}>{e.path}</GhLink>
                   </td>
                   <td class="size muted-text">{e.size === undefined ? '' : size(e.size)}</td>
