@@ -4,8 +4,14 @@
  * the uWS adapter, with the world's streams and, given a CA, its CONNECT proxy.
  */
 import type { Scope, WorldHandle } from '../runtime/runner/types.js';
+import { MemoryStorage } from '../runtime/store/memory.js';
+import type { Storage } from '../runtime/store/types.js';
 import { createHostCore, type MountedWorld, type PlainRequest, type PublishedAddress, type TwinScopes } from './core/core.js';
-import { TokenVerifier, type WorldTokens } from './core/credentials.js';
+import type { PassVerifier } from './core/access/endpoints.js';
+import { hostedOriginRule, localOriginRule, worldOriginOf } from './core/access/origins.js';
+import { WorldAccess } from './core/access/world-access.js';
+import type { PageFiles } from './core/pages.js';
+import type { WorldTokens } from './core/credentials.js';
 import { NAME_PATTERN } from './core/paths.js';
 import type { HttpAnswer, HttpHandler } from './core/types.js';
 import { RequestBudget } from './limits.js';
@@ -48,6 +54,20 @@ export interface SingleWorldOptions {
   proxyPort?: number;
   /** Limits of stream connections (`{world_api}/streams/<id>`); defaults in host/node/streams/bridge.ts. */
   streamLimits?: Partial<StreamLimits>;
+  /**
+   * Where the world's sessions, named keys and spent passes are kept (`kit world serve`: an LMDB
+   * environment in `<dir>/.kit/access/`); the server closes it. Default: in memory, gone at stop.
+   */
+  accessStorage?: Storage;
+  /** The world page and the mirrors (host/node/pages.ts `loadPageFiles()`); default none. */
+  pages?: PageFiles;
+  /** Checks passes (host/core/access/passes.ts); default: no issuer is trusted. */
+  passes?: PassVerifier | null;
+  /**
+   * `WORLD_ORIGIN_SUFFIX` of a hosted server (`.worlds.example.com`: the world's origin is
+   * `https://<world>--<org>.worlds.example.com`); default `<world>--<org>.localhost:<port>`.
+   */
+  worldOriginSuffix?: string;
 }
 
 export interface SingleWorldCore {
@@ -72,6 +92,8 @@ export interface SingleWorldServer {
   /** `{world_api}`: `{base_url}/-/<org>/<world>`. */
   readonly worldApi: string;
   readonly port: number;
+  /** The world's own origin, where its page is (`http://<world>--<org>.localhost:<port>`); null when it has none. */
+  readonly pageUrl: string | null;
   /** The CONNECT proxy, when the server was given a CA. */
   readonly proxy: ConnectProxy | null;
   dispatch(request: PlainRequest): Promise<HttpAnswer>;
@@ -86,10 +108,11 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
   const name = options.worldName ?? world.name;
   if (!NAME_PATTERN.test(org)) throw new TypeError(`org must match ${NAME_PATTERN}, got ${JSON.stringify(org)}`);
   if (!NAME_PATTERN.test(name)) throw new TypeError(`world name must match ${NAME_PATTERN}, got ${JSON.stringify(name)}`);
-  const verifier = new TokenVerifier(options.tokens);
+  const access = new WorldAccess(`${org}/${name}`, options.tokens, options.accessStorage ?? new MemoryStorage());
   const mounted: MountedWorld = {
     code: world.code,
-    scopeOf: (token) => verifier.scopeOf(token),
+    scopeOf: (token) => access.scopeOf(token),
+    access,
     twins: options.twins,
     budget: options.budget === undefined || options.budget === false ? null : new RequestBudget(options.budget),
     handle: (request) => world.handle(request),
@@ -102,6 +125,8 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
     hostCode: world.code,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     noBranches: 'the single-world server makes no branches; serve the world on a host for branches',
+    ...(options.pages !== undefined ? { pages: options.pages } : {}),
+    passes: options.passes ?? null,
   });
   return {
     handler: core.handler,
@@ -115,6 +140,10 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
 
 /** Serves one world over HTTP until `close()`. */
 export async function startSingleWorldServer(options: SingleWorldOptions): Promise<SingleWorldServer> {
+  const hosted = options.worldOriginSuffix === undefined ? null : hostedOriginRule(options.worldOriginSuffix);
+  if (hosted === null && options.worldOriginSuffix !== undefined) {
+    throw new TypeError(`worldOriginSuffix must be a dot and a host name (.worlds.example.com), got ${JSON.stringify(options.worldOriginSuffix)}`);
+  }
   const core = createSingleWorldCore(options);
   const host = options.host ?? '127.0.0.1';
   // WebSocket `{world_api}/streams/<id>`: TCP-protocol twins (host/node/streams/).
@@ -155,13 +184,21 @@ export async function startSingleWorldServer(options: SingleWorldOptions): Promi
       throw new Error(`the proxy cannot listen: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
-  core.publish({ baseUrl: url, proxyUrl: proxy?.url ?? null, ca: ca === undefined ? null : { pem: ca.certPem, sha256: ca.sha256 }, everyAddress: host === '0.0.0.0' || host === '::' || host === '' });
+  const worldOrigins = hosted ?? localOriginRule(host, http.port);
+  core.publish({
+    baseUrl: url,
+    proxyUrl: proxy?.url ?? null,
+    ca: ca === undefined ? null : { pem: ca.certPem, sha256: ca.sha256 },
+    everyAddress: host === '0.0.0.0' || host === '::' || host === '',
+    worldOrigins,
+  });
   let closing: Promise<void> | null = null;
   return {
     url,
     worldUrl: `${url}/${options.org}/${name}`,
     worldApi: `${url}/-/${options.org}/${name}`,
     port: http.port,
+    pageUrl: worldOriginOf(worldOrigins, options.org, name),
     proxy,
     dispatch: core.dispatch,
     close(): Promise<void> {
@@ -172,6 +209,7 @@ export async function startSingleWorldServer(options: SingleWorldOptions): Promi
           await http.close();
           core.stop();
           await options.world.close();
+          await options.accessStorage?.close();
         })();
       }
       return closing;

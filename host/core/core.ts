@@ -17,6 +17,12 @@ import { forwardHeaders, twinUrlOf, URL_AUTHORITY } from './forward.js';
 import { locate, splitUrl } from './paths.js';
 import { readTokenOpens } from './scopes.js';
 import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';
+import { sessionIdsOf } from './access/cookies.js';
+import { keysEndpoint, openSession, sessionEndpoint, type AccessContext, type PassVerifier } from './access/endpoints.js';
+import { worldAtHost, type WorldOriginRule } from './access/origins.js';
+import type { Grant, WorldAccess } from './access/world-access.js';
+import { mirrorPage, mirrorShell, navigationMirror, originOfWorld, servesItsOwnPage, worldOriginPage, type BrowserWorld } from './browser.js';
+import { NO_PAGES, type PageFiles } from './pages.js';
 
 /** The attach manifest's path below `{world_url}` (spec: World attach and vendor wire). */
 const MANIFEST_SUB = '/.well-known/kit-world';
@@ -49,8 +55,13 @@ export function twinScopesOf(bundle: TwinBundle): TwinScopes {
 export interface MountedWorld {
   /** The code version answered in `x-kit-world-code`. */
   readonly code: string;
-  /** What a presented token opens in this world, or null. */
+  /** What a presented token (or named key) opens in this world, or null. */
   scopeOf(token: string): Scope | null;
+  /**
+   * The world's sessions and named keys (host/core/access/). Absent: the world opens none, and
+   * only its two tokens are credentials (the core's own unit tests).
+   */
+  readonly access?: WorldAccess;
   readonly twins: readonly TwinScopes[];
   /** The world's request budget; null: none. */
   readonly budget: RequestBudget | null;
@@ -91,6 +102,8 @@ export interface PublishedAddress {
    * (its `Host`), with the published ports.
    */
   everyAddress?: boolean;
+  /** How the host gives each world an origin of its own (access/origins.ts); absent: none. */
+  worldOrigins?: WorldOriginRule | null;
 }
 
 /** A request as a test writes it: `url` is a path (`/local/w/hello/x?a=1`) or a full URL. */
@@ -110,6 +123,10 @@ export interface HostCoreOptions {
   maxBodyBytes: number;
   /** Said in the 404 of `…/branches` where the host makes none. */
   noBranches?: string;
+  /** The world page and the mirrors (host/core/pages.ts); default none. */
+  pages?: PageFiles;
+  /** Checks passes (`POST …/session` with `x-kit-pass`); null: this host trusts no issuer. */
+  passes?: PassVerifier | null;
 }
 
 export interface HostCore {
@@ -175,25 +192,87 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-kit-world-code': mounted.code }, body: JSON.stringify(manifest) };
   };
 
+  const pages = options.pages ?? NO_PAGES;
+  const passes = options.passes ?? null;
+  const rule = (): WorldOriginRule | null => published?.worldOrigins ?? null;
+
+  /** The credential a request presents: a token or a key in a header, else the session of its cookie at the world's origin. */
+  const grantOf = (mounted: MountedWorld, presented: string | null, cookie: string | undefined, atOrigin: boolean, now: number): Grant | null => {
+    const access = mounted.access;
+    if (presented !== null) {
+      if (access !== undefined) return access.grantOf(presented, now);
+      const scope = mounted.scopeOf(presented);
+      return scope === null ? null : { kind: 'token', scope };
+    }
+    if (access === undefined || !atOrigin) return null;
+    for (const id of sessionIdsOf(cookie)) {
+      const session = access.session(id, now);
+      if (session !== null) return { kind: 'session', scope: session.scope, session, sessionId: id };
+    }
+    return null;
+  };
+
   const route = (h: HttpHead): HttpAnswer | BodyReader => {
     if (stopped) return hostAnswer('shutting_down', 'the server is stopping', hostCode);
+    const headers = h.headers;
+    const origins = rule();
+    // A request to a world's own origin reaches that world only (access/origins.ts).
+    const at = origins === null ? null : worldAtHost(origins, headers['host']);
+    if (at !== null) {
+      const mounted = worlds.find(at.org, at.world);
+      if (mounted === null) return hostAnswer('unknown_world', `no world ${at.org}/${at.world} here`, hostCode);
+      const page = worldOriginPage({ org: at.org, name: at.world, mounted, rule: origins, pages }, h);
+      if (page !== undefined) return page;
+    }
     const where = locate(h.path, adminNames);
-    if (where.kind === 'admin') return admin!.head(h, where.sub);
+    if (where.kind === 'admin') {
+      if (at !== null) return hostAnswer('not_found', "the host's admin endpoints are not served at a world's origin", hostCode);
+      return admin!.head(h, where.sub);
+    }
     if (where.kind === 'none') {
       return where.namesWorld ? hostAnswer('unknown_world', `no world at this path; ${worlds.notFoundHint}`, hostCode) : hostAnswer('not_found', `nothing here; ${worlds.notFoundHint}`, hostCode);
     }
     const { surface, org, world: name, sub } = where;
+    if (at !== null && (at.org !== org || at.world !== name)) return hostAnswer('not_found', `this origin serves ${at.org}/${at.world} only`, hostCode);
     const mounted = worlds.find(org, name);
     if (mounted === null) return hostAnswer('unknown_world', `no world ${org}/${name} here; ${worlds.notFoundHint}`, hostCode);
     const code = mounted.code;
     if (surface === 'vendor' && (sub === '' || sub === '/')) return hostAnswer('not_found', `name a twin: /${org}/${name}/<vendor>/…`, code);
 
-    const headers = h.headers;
     // Before the credential: a browser sends none on a preflight (cors.ts).
     if (isPreflight(h.method, headers)) return preflightAnswer(headers, { 'x-kit-world-code': code });
-    const realm = `kit world ${org}/${name}`;
+    const browser: BrowserWorld = { org, name, mounted, rule: origins, pages };
+    let mirrorFor: string | null = null;
+    if (surface === 'vendor') {
+      // Keyless: a mirror's shell and files.
+      const page = mirrorPage(browser, h, sub);
+      if (page !== undefined) return page;
+      mirrorFor = navigationMirror(browser, h, sub);
+    }
+    const atOrigin = at !== null;
+    const worldOrigin = originOfWorld(origins, org, name);
+    const accessContext = (access: WorldAccess): AccessContext => ({
+      head: h,
+      world: `${org}/${name}`,
+      access,
+      worldOrigin,
+      atOrigin,
+      loopback: origins?.loopback === true,
+      passes,
+      code,
+    });
     const credential = findCredential(headers, surface);
-    if (credential === null) {
+    const now = h.receivedAt;
+    const grant = grantOf(mounted, credential?.value ?? null, headers['cookie'], atOrigin, now);
+    if (surface === 'api' && sub === '/session' && h.method === 'POST' && mounted.access !== undefined) {
+      // A pass, or nothing on loopback, are credentials here alone (access/endpoints.ts).
+      return openSession(accessContext(mounted.access), grant?.kind === 'session' ? null : grant, credential !== null);
+    }
+    const realm = `kit world ${org}/${name}`;
+    if (grant === null) {
+      // A browser opening a twin's URL gets the mirror's shell, which opens its own session.
+      if (mirrorFor !== null) return mirrorShell(browser, mirrorFor);
+      if (credential !== null) return unauthenticated(surface, realm, code, `the token in ${credential.source} does not open this world`);
       return unauthenticated(
         surface,
         realm,
@@ -203,15 +282,26 @@ export function createHostCore(options: HostCoreOptions): HostCore {
           : 'the vendor API needs the world token: x-kit-token, x-twins-key, or the API key (Bearer, token, Basic password or user name)',
       );
     }
-    const scope: Scope | null = mounted.scopeOf(credential.value);
-    if (scope === null) return unauthenticated(surface, realm, code, `the token in ${credential.source} does not open this world`);
-
+    const scope: Scope = grant.scope;
     const method = h.method;
-    if (surface === 'vendor' && sub === MANIFEST_SUB) return manifestAnswer(mounted, org, name, method, credential.value, headers['host']);
+    if (grant.kind === 'session' && method !== 'GET' && method !== 'HEAD' && headers['sec-fetch-site'] !== 'same-origin') {
+      // A page of another origin (even of the same site) may make the browser send the cookie; never its writes.
+      return hostAnswer('cross_site_request', `a request carried by a session that is not a read must come from the world's own page (Sec-Fetch-Site: same-origin)`, code);
+    }
+
+    if (surface === 'vendor' && sub === MANIFEST_SUB) {
+      // The manifest hands its holder's credential to the app; a browser session has none to hand.
+      if (credential === null) return hostAnswer('forbidden', 'the attach manifest is for a token or key holder, not a browser session', code);
+      return manifestAnswer(mounted, org, name, method, credential.value, headers['host']);
+    }
     let readOnly = false;
     if (surface === 'api') {
       if (scope === 'read' && !readTokenOpens(method, sub)) {
-        return hostAnswer('forbidden', `the read token does not open ${method} ${sub}; use the world token`, code);
+        return hostAnswer('forbidden', `the read ${grant.kind} does not open ${method} ${sub}; use the world token`, code);
+      }
+      if (mounted.access !== undefined && (sub === '/session' || sub === '/keys' || sub.startsWith('/keys/'))) {
+        const ctx = accessContext(mounted.access);
+        return sub === '/session' ? sessionEndpoint(ctx, grant) : keysEndpoint(ctx, grant, sub);
       }
       if (sub.startsWith('/streams/')) {
         // Only a WebSocket upgrade reaches the stream (host/node/streams/); this is a plain request.
@@ -224,7 +314,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       const slash = sub.indexOf('/', 1);
       const vendor = slash < 0 ? sub.slice(1) : sub.slice(1, slash);
       if (!mounted.twins.some((t) => t.vendor === vendor && t.requestScopes.includes('read'))) {
-        return hostAnswer('read_only', `the read token opens only GET and HEAD on ${vendor}`, code);
+        return hostAnswer('read_only', `the read ${grant.kind === 'token' ? 'token' : grant.kind} opens only GET and HEAD on ${vendor}`, code);
       }
       readOnly = true;
     }
@@ -239,7 +329,16 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     }
 
     const twinUrl = surface === 'vendor' ? (h.twinOrigin ?? twinUrlOf(published?.baseUrl ?? null, headers['host'], `/${org}/${name}`, sub)) : null;
-    forwardHeaders(headers, { surface, credentialSource: credential.source, readOnly, twinUrl, scopeOf: (t) => mounted.scopeOf(t) });
+    forwardHeaders(headers, {
+      surface,
+      // A session stands for the world's own credential, as the token in the app's key slot does.
+      credentialSource: credential?.source ?? 'authorization',
+      readOnly,
+      twinUrl,
+      scopeOf: (t) => mounted.scopeOf(t),
+    });
+    // The session's cookie is the host's, never the twin's to see.
+    if (grant.kind === 'session') delete headers['cookie'];
     const request: WorldRequest = {
       surface,
       method,
@@ -259,7 +358,10 @@ export function createHostCore(options: HostCoreOptions): HostCore {
         return Promise.resolve(fromFailure(e, code));
       }
       return pending.then(
-        (r) => fromWorld(r, code),
+        (r) => {
+          const answer = fromWorld(r, code);
+          return mirrorFor !== null && !servesItsOwnPage(answer) ? mirrorShell(browser, mirrorFor) : answer;
+        },
         (e) => fromFailure(e, code),
       );
     };

@@ -45,9 +45,9 @@ describe('TokenVerifier', () => {
 describe('readTokenOpens', () => {
   it('opens the read endpoints of the spec and nothing else', () => {
     const open = ['GET /log/a', 'GET /checkpoint/a', 'GET /changesets', 'GET /changesets/x', 'GET /requests', 'GET /twins', 'GET /map',
-      'GET /timeline', 'GET /diff', 'GET /clock', 'GET /history', 'GET /branches', 'HEAD /map', 'POST /session', 'DELETE /session'];
+      'GET /timeline', 'GET /diff', 'GET /clock', 'GET /history', 'GET /branches', 'HEAD /map', 'POST /session', 'GET /session', 'DELETE /session'];
     const closed = ['PUT /clock', 'POST /clock/advance', 'GET /clock/advance', 'GET /twins/a/status', 'GET /twins/a/scenario', 'GET /keys',
-      'GET /checks', 'POST /changesets', 'POST /push', 'GET /', 'GET /origin', 'GET /links', 'PUT /session/x', 'GET /session', 'OPTIONS /map'];
+      'GET /checks', 'POST /changesets', 'POST /push', 'GET /', 'GET /origin', 'GET /links', 'PUT /session/x', 'OPTIONS /map'];
     for (const e of open) expect([e, readTokenOpens(e.split(' ')[0]!, e.split(' ')[1]!)]).toEqual([e, true]);
     for (const e of closed) expect([e, readTokenOpens(e.split(' ')[0]!, e.split(' ')[1]!)]).toEqual([e, false]);
   });

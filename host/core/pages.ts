@@ -4,6 +4,7 @@
  * (pages/build.mjs) and handed to the core as `PageFiles`; the host writes each page's HTML
  * shell itself, with the page's config in it (pages/ui/config.ts reads it).
  */
+import type { HttpAnswer } from './types.js';
 
 /** One built file of a page. */
 export interface PageAsset {
@@ -52,3 +53,71 @@ export function pageFilesOf(files: Readonly<Record<string, Readonly<Record<strin
 
 /** No pages: a host built without them (unit tests). */
 export const NO_PAGES: PageFiles = { asset: () => null, has: () => false };
+
+/**
+ * What the shell tells its page (pages/ui/config.ts reads it; the two are kept alike by hand, as
+ * a browser bundle imports nothing of the host's).
+ */
+export interface PageConfig {
+  page: 'world' | 'mirror';
+  org: string;
+  world: string;
+  worldUrl: string;
+  worldApi: string;
+  origin: string | null;
+  loopback: boolean;
+  vendor: string | null;
+  assets: string;
+  twins: { vendor: string; mirror: boolean }[];
+  branches: boolean;
+}
+
+/**
+ * The pages talk to this origin only, run only their own files, and are framed only by
+ * themselves (the world page may show a mirror; a mail's HTML is shown in a sandboxed frame).
+ */
+const PAGE_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'";
+
+/** JSON safe inside a `<script>` element: no `<`, `>`, `&` or line separators as themselves. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const pageHeaders = (code: string, type: string): Record<string, string> => ({
+  'content-type': type,
+  'cache-control': 'no-cache',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': PAGE_CSP,
+  'x-kit-world-code': code,
+});
+
+/** The HTML shell of a page: its files, its config, and the element it renders into. */
+export function pageShell(files: PageFiles, config: PageConfig, title: string, code: string): HttpAnswer {
+  const page = config.page === 'world' ? 'world' : config.vendor!;
+  const css = files.asset(page, 'app.css') !== null ? `<link rel="stylesheet" href="${escapeHtml(config.assets)}/app.css">` : '';
+  const body = [
+    '<!doctype html>',
+    '<html lang="en"><head><meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeHtml(title)}</title>`,
+    '<link rel="icon" href="data:,">',
+    css,
+    `<script type="module" src="${escapeHtml(config.assets)}/app.js"></script>`,
+    `<script type="application/json" id="kit-page">${scriptJson(config)}</script>`,
+    '</head><body><div id="app"><noscript>This page needs JavaScript.</noscript></div></body></html>',
+  ].join('');
+  return { status: 200, headers: pageHeaders(code, 'text/html; charset=utf-8'), body };
+}
+
+/** One built file of a page, or null when there is none of that name. */
+export function pageAssetAnswer(files: PageFiles, page: string, file: string, code: string): HttpAnswer | null {
+  if (!PAGE_FILE.test(file)) return null;
+  const asset = files.asset(page, file);
+  if (asset === null) return null;
+  return { status: 200, headers: pageHeaders(code, asset.type), body: asset.body };
+}

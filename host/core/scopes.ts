@@ -13,8 +13,8 @@ const READS_TO_COME = /^\/changesets(?:\/[^/]+)?$/;
  * (no double or trailing slash), e.g. `/log/stripe`.
  */
 export function readTokenOpens(method: string, path: string): boolean {
-  // A browser session is opened or ended with either token (Authentication 5); the host serves it.
-  if (path === '/session') return method === 'POST' || method === 'DELETE';
+  // A browser session is opened, looked at or ended with either token (Authentication 5); the host serves it.
+  if (path === '/session') return true;
   if ((method === 'GET' || method === 'HEAD') && READS_TO_COME.test(path)) return true;
   return worldApiScope(method, path) === 'read';
 }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare, type Request as OutboundRequest, type Response as OutboundResponse } from 'miniflare';
+import { isLoopbackHost } from '../core/access/origins.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -32,6 +33,10 @@ export interface EdgeDevOptions {
   buildDir?: string;
   /** Answers the Worker's own fetches (webhook deliveries) instead of the network: tests' stand-in for it. */
   outbound?: EdgeOutbound;
+  /** Issuers of passes trusted (`--trust`, `TRUSTED_ISSUERS`): the Worker's `TRUSTED_ISSUERS`. */
+  trustedIssuers?: readonly string[];
+  /** The Worker's `WORLD_ORIGIN_SUFFIX`; default each world at `<world>--<org>.localhost:<port>`. */
+  worldOriginSuffix?: string;
 }
 
 /** A stand-in for the network the Worker fetches from, called in Node with miniflare's Request. */
@@ -57,7 +62,7 @@ export function defaultEdgeBuildDir(): string {
 }
 
 /** miniflare's settings of the built Worker, as wrangler.toml declares it (the bench's profiler starts it so too). */
-export function edgeWorkerSettings(buildDir: string, adminToken: string) {
+export function edgeWorkerSettings(buildDir: string, adminToken: string, vars: Record<string, string> = {}) {
   return {
     scriptPath: join(buildDir, 'worker.js'),
     modules: true,
@@ -66,7 +71,7 @@ export function edgeWorkerSettings(buildDir: string, adminToken: string) {
     compatibilityDate: EDGE_CONFIG.compatibilityDate,
     compatibilityFlags: [...EDGE_CONFIG.compatibilityFlags],
     durableObjects: { ...EDGE_CONFIG.durableObjects },
-    bindings: { ADMIN_TOKEN: adminToken },
+    bindings: { ADMIN_TOKEN: adminToken, ...vars },
   };
 }
 
@@ -74,10 +79,17 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {
   const buildDir = options.buildDir ?? defaultEdgeBuildDir();
   const scriptPath = join(buildDir, 'worker.js');
   if (!existsSync(scriptPath)) throw new Error(`no built Worker at ${scriptPath}: run \`node dist/host/edge/build.js\` (make build does)`);
+  const host = options.host ?? '127.0.0.1';
+  const vars: Record<string, string> = {
+    // Only a workerd no other machine reaches may open a world's page without a token.
+    LOOPBACK_SESSIONS: isLoopbackHost(host) ? '1' : '0',
+    TRUSTED_ISSUERS: (options.trustedIssuers ?? []).join(' '),
+    ...(options.worldOriginSuffix !== undefined ? { WORLD_ORIGIN_SUFFIX: options.worldOriginSuffix } : {}),
+  };
   const settings = {
-    ...edgeWorkerSettings(buildDir, options.adminToken),
+    ...edgeWorkerSettings(buildDir, options.adminToken, vars),
     durableObjectsPersist: options.persist ?? false,
-    host: options.host ?? '127.0.0.1',
+    host,
     port: options.port ?? 0,
     ...(options.outbound !== undefined ? { outboundService: options.outbound } : {}),
   };

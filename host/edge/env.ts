@@ -14,6 +14,15 @@ export interface EdgeEnv {
   FAMILIES: DurableObjectNamespace<FamilyCalls>;
   /** The one index of names and rows (index-object.ts). */
   INDEX: DurableObjectNamespace<IndexCalls>;
+  /**
+   * Hosted: each world's origin is `https://<world>--<org><WORLD_ORIGIN_SUFFIX>` (a wildcard route
+   * to this Worker). Unset: `http://<world>--<org>.localhost:<port>` (`kit edge dev`).
+   */
+  WORLD_ORIGIN_SUFFIX?: string;
+  /** `1`: workerd listens on this machine's loopback only (`kit edge dev`), so a world's page opens a session without a token. */
+  LOOPBACK_SESSIONS?: string;
+  /** Issuers of passes this host trusts, comma or space separated (docs/passes.md). */
+  TRUSTED_ISSUERS?: string;
 }
 
 /** What the Worker asks of a family (every answer an Outcome: coded errors cross RPC whole). */

@@ -18,6 +18,8 @@ import { hasPendingDeliveries, nextDeliveryMs } from '../../runtime/runner/state
 import { KIT_VERSION } from '../../runtime/version.js';
 import { WorldStore } from '../../runtime/world/world.js';
 import { createHostCore, type HostCore } from '../core/core.js';
+import { worldAtHost } from '../core/access/origins.js';
+import { edgeOriginRule } from './origins.js';
 import { locate } from '../core/paths.js';
 import { ADMIN_NAMES } from '../multi-world/admin.js';
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
@@ -128,10 +130,15 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
   async fetch(request: Request): Promise<Response> {
     const { core, registry } = this.#family;
     const head = headOf(request);
+    const url = new URL(request.url);
+    const rule = edgeOriginRule(this.env, url);
+    // At a world's own origin the world is the host's name, whatever the path names (the core says so).
+    const at = rule === null ? null : worldAtHost(rule, head.headers['host']);
     const where = locate(head.path, ADMIN_NAMES);
-    if (where.kind !== 'world' || registry.get(`${where.org}/${where.world}`) === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
+    const named = at ?? (where.kind === 'world' ? { org: where.org, world: where.world } : null);
+    if (named === null || registry.get(`${named.org}/${named.world}`) === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
     // A stream: a WebSocket whose first message is the token (the core answers a plain request there).
-    if (where.surface === 'api' && where.sub.startsWith('/streams/') && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
+    if (where.kind === 'world' && where.surface === 'api' && where.sub.startsWith('/streams/') && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
       let id: string;
       try {
         id = decodeURIComponent(where.sub.slice('/streams/'.length));
@@ -140,10 +147,13 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       }
       return this.#streams.open(`${where.org}/${where.world}`, id);
     }
-    const origin = new URL(request.url).origin;
-    if (origin !== this.#baseUrl) {
+    // The base is the address the host is reached at, not a world's own origin.
+    const origin = url.origin;
+    if (at === null && origin !== this.#baseUrl) {
       this.#baseUrl = origin;
-      core.publish({ baseUrl: origin, proxyUrl: null, ca: null });
+      core.publish({ baseUrl: origin, proxyUrl: null, ca: null, worldOrigins: rule });
+    } else if (core.published === null) {
+      core.publish({ baseUrl: origin, proxyUrl: null, ca: null, worldOrigins: rule });
     }
     const response = await answerRequest(core.handler, request, EDGE_MAX_BODY_BYTES, head);
     // Only a miss says miss: a twin's or a scenario's answer naming the header would make the
@@ -151,7 +161,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     response.headers.delete(MISS_HEADER);
     const read = head.method === 'GET' || head.method === 'HEAD';
     // A branch made or removed over HTTP changes the family's rows (a vendor's own /branches, GitHub's, does not).
-    if (!read && where.surface === 'api' && /^\/branches(\/|$)/.test(where.sub) && response.status < 300) await this.#publish();
+    if (!read && where.kind === 'world' && where.surface === 'api' && /^\/branches(\/|$)/.test(where.sub) && response.status < 300) await this.#publish();
     if (!read || Date.now() - this.#scheduledAt > RESCHEDULE_EVERY_MS) await this.#schedule();
     this.#saveReportsSoon();
     return response;

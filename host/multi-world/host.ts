@@ -14,6 +14,9 @@ import type { SandboxLimits } from '../../runtime/sandbox/index.js';
 import { openLmdbStorage, type Storage } from '../../runtime/store/index.js';
 import { WorldStore } from '../../runtime/world/index.js';
 import { createHostCore, type PlainRequest } from '../core/core.js';
+import type { PassVerifier } from '../core/access/endpoints.js';
+import { hostedOriginRule, localOriginRule } from '../core/access/origins.js';
+import type { PageFiles } from '../core/pages.js';
 import type { HttpAnswer } from '../core/types.js';
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
 import { DEFAULT_MAX_BODY_BYTES, listenHttp, urlHost } from '../node/http/uws.js';
@@ -56,6 +59,12 @@ export interface MultiWorldHostOptions {
   limits?: Partial<SandboxLimits>;
   /** The engine's wall clock (tests). */
   now?: () => number;
+  /** The world page and the mirrors (host/node/pages.ts `loadPageFiles()`); default none. */
+  pages?: PageFiles;
+  /** Checks passes (host/core/access/passes.ts); default: no issuer is trusted. */
+  passes?: PassVerifier | null;
+  /** `WORLD_ORIGIN_SUFFIX` of a hosted host (`.worlds.example.com`); default `<world>--<org>.localhost:<port>`. */
+  worldOriginSuffix?: string;
 }
 
 export interface MultiWorldHost {
@@ -79,6 +88,10 @@ export interface MultiWorldHost {
 }
 
 export async function startMultiWorldHost(options: MultiWorldHostOptions): Promise<MultiWorldHost> {
+  const hosted = options.worldOriginSuffix === undefined ? null : hostedOriginRule(options.worldOriginSuffix);
+  if (hosted === null && options.worldOriginSuffix !== undefined) {
+    throw new TypeError(`worldOriginSuffix must be a dot and a host name (.worlds.example.com), got ${JSON.stringify(options.worldOriginSuffix)}`);
+  }
   const admin = await loadOrCreateAdminToken(options.dir);
   const stateDir = hostDir(options.dir);
   const worldsDir = join(stateDir, 'worlds');
@@ -114,6 +127,8 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
     admin: createAdminSurface({ adminToken: admin.token, worlds, hostCode, consoleDir: options.consoleDir === undefined ? defaultConsoleDir() : options.consoleDir }),
     hostCode,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    ...(options.pages !== undefined ? { pages: options.pages } : {}),
+    passes: options.passes ?? null,
   });
 
   // What a previous run left: branches past their ttl go, deliveries still to send go out.
@@ -148,7 +163,13 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
   }
   const url = `http://${urlHost(host)}:${http.port}`;
   baseUrl = url;
-  core.publish({ baseUrl: url, proxyUrl: null, ca: null, everyAddress: host === '0.0.0.0' || host === '::' || host === '' });
+  core.publish({
+    baseUrl: url,
+    proxyUrl: null,
+    ca: null,
+    everyAddress: host === '0.0.0.0' || host === '::' || host === '',
+    worldOrigins: hosted ?? localOriginRule(host, http.port),
+  });
   await writeHostUrl(options.dir, url);
 
   let closing: Promise<void> | null = null;

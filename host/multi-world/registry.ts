@@ -11,7 +11,7 @@
 import type { Scope } from '../../runtime/runner/types.js';
 import type { Key, Storage } from '../../runtime/store/index.js';
 import { prefixEnd } from '../../runtime/store/keys.js';
-import { TokenVerifier } from '../core/credentials.js';
+import { WorldAccess } from '../core/access/world-access.js';
 import { RequestBudget, type BudgetOptions } from '../limits.js';
 
 export interface HostedWorld {
@@ -33,7 +33,10 @@ export interface HostedWorld {
 /** A record with what the core needs per request, made once while it is cached. */
 export interface CachedWorld {
   readonly record: HostedWorld;
+  /** What a token or a named key opens. */
   scopeOf(token: string): Scope | null;
+  /** The world's sessions and named keys, kept in the host's storage beside it. */
+  readonly access: WorldAccess;
   readonly budget: RequestBudget | null;
 }
 
@@ -88,8 +91,10 @@ export class HostRegistry {
     this.#remember(name, record);
   }
 
+  /** Removes the record, and the world's sessions, keys and spent passes with it. */
   remove(name: string): void {
     this.#storage.transact((tx) => tx.remove([...PREFIX, name]));
+    WorldAccess.removeAll(this.#storage, name);
     this.#cache.delete(name);
   }
 
@@ -99,9 +104,10 @@ export class HostRegistry {
   }
 
   #remember(name: string, record: HostedWorld): CachedWorld {
-    const verifier = new TokenVerifier({ token: record.token, readToken: record.readToken });
+    // New tokens (a rotation) end the world's sessions and keys as its access is made (world-access.ts).
+    const access = new WorldAccess(name, { token: record.token, readToken: record.readToken }, this.#storage);
     const budget = this.#budgetOf(record);
-    const entry: CachedWorld = { record, scopeOf: (t) => verifier.scopeOf(t), budget: budget === false ? null : new RequestBudget(budget) };
+    const entry: CachedWorld = { record, scopeOf: (t) => access.scopeOf(t), access, budget: budget === false ? null : new RequestBudget(budget) };
     this.#cache.set(name, entry);
     if (this.#cache.size > this.#maxCached) {
       const oldest = this.#cache.keys().next().value;

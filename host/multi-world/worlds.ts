@@ -120,6 +120,7 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
         twins,
         budget: cached.budget,
         scopeOf: cached.scopeOf,
+        access: cached.access,
         handle: (request) => pool.use(name, (runner) => runner.handle(request)),
         hostEndpoint: (request) => (request.path === '/branches' || request.path.startsWith('/branches/') ? this.#branches(name, request) : undefined),
       };

@@ -5,6 +5,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { KitError } from '../../runtime/errors.js';
+import { openLmdbStorage } from '../../runtime/store/lmdb.js';
 import type { LocalWorldOptions, TwinBundle, WorldHandle } from '../../runtime/runner/types.js';
 import { mintTokens, readTokenFile, tokenFilePath, writeTokenFile } from '../../host/index.js';
 import type { TokenFile } from '../../host/index.js';
@@ -193,6 +194,8 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   const uncoveredHosts = bundles.flatMap((b) => b.manifest.models.hosts).filter((h) => !ca.covers(h));
   const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles });
   const tokens = existing ?? { url: '', ...mintTokens() };
+  // Sessions, keys and spent passes outlive a restart, beside the world (host/core/access/).
+  const accessStorage = openLmdbStorage(join(dir, '.kit', 'access'));
   let server: SingleWorldServer;
   try {
     server = await startSingleWorldServer({
@@ -204,11 +207,13 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       host: options.host,
       port: options.port,
       ca,
+      accessStorage,
       ...(options.budget !== undefined ? { budget: options.budget } : {}),
       ...(options.proxyPort !== undefined ? { proxyPort: options.proxyPort } : {}),
     });
   } catch (e) {
     await handle.close();
+    await accessStorage.close();
     const why = e instanceof Error ? e.message : String(e);
     throw new Error(`${why}${options.port !== 0 ? '; pass --port 0 for a free port' : ''}`);
   }
@@ -232,6 +237,7 @@ export function describeServing(s: ServingWorld): string[] {
     '',
     `  world URL    ${server.worldUrl}`,
     `  world API    ${server.worldApi}`,
+    ...(server.pageUrl !== null ? [`  world page   ${server.pageUrl}/  (open it in a browser on this machine)`] : []),
     ...(server.proxy !== null ? [`  proxy        ${server.proxy.url}  (HTTPS_PROXY, the token as password; CA in ${join(s.dir, '.kit', 'ca', 'ca.pem')})`] : []),
     `  token        ${tokens.token}`,
     `  read token   ${tokens.readToken}`,

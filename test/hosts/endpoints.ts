@@ -2,7 +2,8 @@
  * Every world endpoint of the spec's tables (world-and-twin-api.md, Endpoints), with whether
  * the read token opens it and what the runtime world answers the world's token on a fresh
  * world (hello, stripe and github, nothing done yet). An endpoint the runtime does not serve
- * yet answers its own 404 `not_found`: past the host, which is what the matrix is about.
+ * yet answers its own 404 `not_found`: past the host, which is what the matrix is about. Sessions
+ * and keys are the host's own (host/core/access/).
  */
 
 export interface Answered {
@@ -63,12 +64,14 @@ export const WORLD_ENDPOINTS: readonly WorldEndpoint[] = [
   { method: 'PUT', path: '/checks/no-negative', read: false, answer: { status: 400, code: 'invalid_check' } },
   { method: 'DELETE', path: '/checks/no-negative', read: false, answer: { status: 404, code: 'unknown_check' } },
   // Sessions and keys
-  { method: 'POST', path: '/session', read: true, answer: missing },
-  { method: 'DELETE', path: '/session', read: true, answer: missing },
-  { method: 'GET', path: '/keys', read: false, answer: missing },
-  { method: 'POST', path: '/keys', read: false, answer: missing },
-  { method: 'DELETE', path: '/keys/key-1', read: false, answer: missing },
-  { method: 'DELETE', path: '/keys?person=someone', read: false, answer: missing },
+  // (answered by the host: a session lives at the world's own origin, not the base URL these cases use)
+  { method: 'POST', path: '/session', read: true, answer: { status: 409, code: 'wrong_origin' } },
+  { method: 'GET', path: '/session', read: true, answer: { status: 200 } },
+  { method: 'DELETE', path: '/session', read: true, answer: { status: 204 } },
+  { method: 'GET', path: '/keys', read: false, answer: { status: 200 } },
+  { method: 'POST', path: '/keys', read: false, answer: { status: 400, code: 'bad_request' } },
+  { method: 'DELETE', path: '/keys/key-1', read: false, answer: { status: 404, code: 'unknown_key' } },
+  { method: 'DELETE', path: '/keys?person=someone', read: false, answer: { status: 200 } },
   // Looking into a world
   { method: 'GET', path: '/map', read: true, answer: { status: 200 } },
   { method: 'GET', path: '/timeline?limit=10&twin=hello', read: true, answer: { status: 200 } },

@@ -1,0 +1,308 @@
+/**
+ * A world's browser sessions, named keys and spent passes, kept hashed in the host's storage
+ * beside the world (spec: Session, Named key; Authentication 5–10):
+ *   ['#access', '<org>/<world>', 'tokens']       → a fingerprint of the world's tokens
+ *   ['#access', '<org>/<world>', 's', <digest>]  → SessionRecord (digest of the cookie's id)
+ *   ['#access', '<org>/<world>', 'k', <digest>]  → KeyRecord (digest of the key)
+ *   ['#access', '<org>/<world>', 'i', <key id>]  → the key's digest
+ *   ['#access', '<org>/<world>', 'p', <jti>]     → epoch ms the spent pass expires
+ * Nothing here holds a secret: a session id or a key is answered once and kept as its SHA-256.
+ * New tokens (a rotation, or a world served again with other tokens) end every session and key:
+ * the fingerprint tells, the first time the world is looked at after the change.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Scope } from '../../../runtime/runner/types.js';
+import type { Key, Storage } from '../../../runtime/store/types.js';
+import { prefixEnd } from '../../../runtime/store/keys.js';
+import { TokenVerifier, type WorldTokens } from '../credentials.js';
+
+/** 30 days (spec Limits: browser session lifetime). */
+export const SESSION_MS = 30 * 24 * 3600_000;
+/** 12 hours (spec Limits: pass session lifetime). */
+export const PASS_SESSION_MS = 12 * 3600_000;
+/** Past these, the oldest session is ended, and a new key refused. */
+export const MAX_SESSIONS = 10_000;
+export const MAX_KEYS = 1_000;
+/** A key's `lastUsedAt` is written at most this often. */
+const LAST_USED_EVERY_MS = 60_000;
+
+export const KEY_PREFIX = 'tok_k_';
+
+/** How a session was opened. */
+export type SessionKind = 'token' | 'local' | 'pass' | 'key';
+
+export interface SessionRecord {
+  scope: Scope;
+  kind: SessionKind;
+  origin: string;
+  /** The person: a pass's subject, `this machine` for the loopback session; null when opened with the token. */
+  who: string | null;
+  issuer: string | null;
+  /** A read key's session ends with its key. */
+  keyId: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  scope: Scope;
+  /** The person it was made for (`for`), given with the world's token. */
+  for: string | null;
+  /** Who made it: `token` (the world's token), or the session's person. */
+  createdBy: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  expiresAt: number | null;
+}
+
+/** What a presented credential opens. */
+export type Grant =
+  | { kind: 'token'; scope: Scope }
+  | { kind: 'key'; scope: Scope; key: KeyRecord }
+  | { kind: 'session'; scope: Scope; session: SessionRecord; sessionId: string };
+
+/** A key as the list answers it (spec Named key). */
+export interface KeyRow {
+  id: string;
+  name: string;
+  scope: Scope;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  for: string | null;
+  createdBy: string;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function keyRow(k: KeyRecord): KeyRow {
+  return { id: k.id, name: k.name, scope: k.scope, createdAt: iso(k.createdAt)!, lastUsedAt: iso(k.lastUsedAt), expiresAt: iso(k.expiresAt), for: k.for, createdBy: k.createdBy };
+}
+
+function digestHex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/** 32 bytes from the CSPRNG, base64url. */
+function secret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function shortId(prefix: string): string {
+  return `${prefix}${Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** Constant-time equality of two hex digests of equal length. */
+function sameDigest(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  return x.byteLength === y.byteLength && timingSafeEqual(x, y);
+}
+
+/** Longest credential or cookie value hashed; longer ones are refused unhashed. */
+const MAX_PRESENTED = 1024;
+
+export interface NewKey {
+  name: string;
+  scope: Scope;
+  for: string | null;
+  expiresAt: number | null;
+  createdBy: string;
+  /** End the keys of the same name (and `for`) first. */
+  replace: boolean;
+}
+
+export class WorldAccess {
+  readonly name: string;
+  readonly #storage: Storage;
+  readonly #tokens: TokenVerifier;
+  readonly #prefix: Key;
+  /** When each key's `lastUsedAt` was last written, by digest. */
+  readonly #lastWritten = new Map<string, number>();
+
+  constructor(name: string, tokens: WorldTokens, storage: Storage) {
+    this.name = name;
+    this.#storage = storage;
+    this.#tokens = new TokenVerifier(tokens);
+    this.#prefix = ['#access', name];
+    const fingerprint = digestHex(`${tokens.token}\n${tokens.readToken}`);
+    const known = storage.get<string>([...this.#prefix, 'tokens']);
+    if (known !== fingerprint) {
+      // New tokens: whatever the old ones opened ends (spec: rotate ends every key and session).
+      storage.transact((tx) => {
+        if (known !== undefined) for (const kv of storage.range({ start: this.#prefix, end: prefixEnd(this.#prefix) })) if (kv.key[2] !== 'p') tx.remove(kv.key);
+        tx.put([...this.#prefix, 'tokens'], fingerprint);
+      });
+    }
+  }
+
+  /** What a token or a named key opens (the key's `lastUsedAt` is kept), or null. */
+  grantOf(presented: string, now: number): Grant | null {
+    if (presented.startsWith(KEY_PREFIX)) {
+      const key = this.#key(presented, now);
+      return key === null ? null : { kind: 'key', scope: key.scope, key };
+    }
+    const scope = this.#tokens.scopeOf(presented);
+    return scope === null ? null : { kind: 'token', scope };
+  }
+
+  /** What a token or a live key opens, without noting the key's use (the proxy, streams, a header check). */
+  scopeOf(presented: string): Scope | null {
+    if (presented.startsWith(KEY_PREFIX)) return this.#find(presented, Date.now())?.record.scope ?? null;
+    return this.#tokens.scopeOf(presented);
+  }
+
+  // ------------------------------------------------------------ keys
+
+  #find(presented: string, now: number): { digest: string; record: KeyRecord } | null {
+    if (presented.length > MAX_PRESENTED) return null;
+    const digest = digestHex(presented);
+    const stored = this.#storage.get<KeyRecord & { digest: string }>([...this.#prefix, 'k', digest]);
+    if (stored === undefined || !sameDigest(stored.digest, digest)) return null;
+    if (stored.expiresAt !== null && stored.expiresAt <= now) return null;
+    return { digest, record: stored };
+  }
+
+  #key(presented: string, now: number): KeyRecord | null {
+    const found = this.#find(presented, now);
+    if (found === null) return null;
+    const { digest, record } = found;
+    const written = this.#lastWritten.get(digest) ?? record.lastUsedAt ?? 0;
+    if (now - written >= LAST_USED_EVERY_MS) {
+      this.#lastWritten.set(digest, now);
+      if (this.#lastWritten.size > MAX_KEYS) this.#lastWritten.delete(this.#lastWritten.keys().next().value!);
+      const updated = { ...record, lastUsedAt: now };
+      this.#storage.transact((tx) => {
+        // Only while the key still stands: a revoke in between wins.
+        if (tx.get([...this.#prefix, 'k', digest]) !== undefined) tx.put([...this.#prefix, 'k', digest], updated);
+      });
+      return updated;
+    }
+    return record;
+  }
+
+  keys(): KeyRecord[] {
+    const start: Key = [...this.#prefix, 'k'];
+    const out: KeyRecord[] = [];
+    for (const kv of this.#storage.range<KeyRecord & { digest?: string }>({ start, end: prefixEnd(start) })) {
+      const { digest: _digest, ...record } = kv.value;
+      out.push(record);
+    }
+    return out.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+
+  /** A new key: its value (answered once) and its record; null when the name is taken and `replace` is not set. */
+  makeKey(input: NewKey, now: number): { key: string; record: KeyRecord } | 'name_taken' | 'too_many' {
+    const existing = this.keys();
+    const same = existing.filter((k) => k.name === input.name && k.for === input.for);
+    if (same.length > 0 && !input.replace) return 'name_taken';
+    if (existing.length - same.length >= MAX_KEYS) return 'too_many';
+    const key = `${KEY_PREFIX}${secret()}`;
+    const digest = digestHex(key);
+    const record: KeyRecord = { id: shortId('key_'), name: input.name, scope: input.scope, for: input.for, createdBy: input.createdBy, createdAt: now, lastUsedAt: null, expiresAt: input.expiresAt };
+    this.#storage.transact((tx) => {
+      for (const old of same) this.#removeKey(tx, old.id);
+      tx.put([...this.#prefix, 'k', digest], { ...record, digest });
+      tx.put([...this.#prefix, 'i', record.id], digest);
+    });
+    return { key, record };
+  }
+
+  #removeKey(tx: { get<V>(key: Key): V | undefined; remove(key: Key): void }, id: string): boolean {
+    const digest = tx.get<string>([...this.#prefix, 'i', id]);
+    if (digest === undefined) return false;
+    tx.remove([...this.#prefix, 'i', id]);
+    tx.remove([...this.#prefix, 'k', digest]);
+    return true;
+  }
+
+  /** Revokes one key; false when there is none of that id. */
+  revokeKey(id: string): boolean {
+    if (!/^key_[0-9a-f]{16}$/.test(id)) return false;
+    return this.#storage.transact((tx) => this.#removeKey(tx, id));
+  }
+
+  /** Revokes every key made by or for `person`; how many. */
+  revokeKeysOf(person: string): number {
+    const doomed = this.keys().filter((k) => k.createdBy === person || k.for === person);
+    this.#storage.transact((tx) => {
+      for (const k of doomed) this.#removeKey(tx, k.id);
+    });
+    return doomed.length;
+  }
+
+  /** The key of an id, if it stands and has not expired. */
+  #keyById(id: string, now: number): KeyRecord | null {
+    const digest = this.#storage.get<string>([...this.#prefix, 'i', id]);
+    if (digest === undefined) return null;
+    const record = this.#storage.get<KeyRecord>([...this.#prefix, 'k', digest]);
+    if (record === undefined || (record.expiresAt !== null && record.expiresAt <= now)) return null;
+    return record;
+  }
+
+  // ------------------------------------------------------------ sessions
+
+  /** The session a cookie's id names, if it stands (and its key, for a key's session). */
+  session(id: string, now: number): SessionRecord | null {
+    if (id.length === 0 || id.length > MAX_PRESENTED) return null;
+    const record = this.#storage.get<SessionRecord>([...this.#prefix, 's', digestHex(id)]);
+    if (record === undefined || record.expiresAt <= now) return null;
+    if (record.keyId !== null && this.#keyById(record.keyId, now) === null) return null;
+    return record;
+  }
+
+  /** Opens a session: the cookie's id (answered once) and its record. */
+  openSession(record: SessionRecord, now: number): string {
+    const id = secret();
+    const start: Key = [...this.#prefix, 's'];
+    this.#storage.transact((tx) => {
+      const live: { key: Key; createdAt: number }[] = [];
+      for (const kv of this.#storage.range<SessionRecord>({ start, end: prefixEnd(start) })) {
+        if (kv.value.expiresAt <= now) tx.remove(kv.key);
+        else live.push({ key: kv.key, createdAt: kv.value.createdAt });
+      }
+      if (live.length >= MAX_SESSIONS) {
+        live.sort((a, b) => a.createdAt - b.createdAt);
+        for (const old of live.slice(0, live.length - MAX_SESSIONS + 1)) tx.remove(old.key);
+      }
+      tx.put([...start, digestHex(id)], record);
+    });
+    return id;
+  }
+
+  endSession(id: string): void {
+    if (id.length === 0 || id.length > MAX_PRESENTED) return;
+    this.#storage.transact((tx) => tx.remove([...this.#prefix, 's', digestHex(id)]));
+  }
+
+  // ------------------------------------------------------------ passes
+
+  /** Notes a pass as spent; false when it was already (a replay). Spent ids past their expiry are forgotten. */
+  spendPass(id: string, expiresAt: number, now: number): boolean {
+    const start: Key = [...this.#prefix, 'p'];
+    return this.#storage.transact((tx) => {
+      if (tx.get([...start, id]) !== undefined) return false;
+      for (const kv of this.#storage.range<number>({ start, end: prefixEnd(start) })) if (kv.value <= now) tx.remove(kv.key);
+      tx.put([...start, id], expiresAt);
+      return true;
+    });
+  }
+
+  /** Resolves once what was written is on disk (a spent pass must survive a restart). */
+  durable(): Promise<void> {
+    return this.#storage.durable();
+  }
+
+  /** Everything of the world's: its sessions, keys and spent passes (the world is removed). */
+  static removeAll(storage: Storage, name: string): void {
+    const prefix: Key = ['#access', name];
+    storage.transact((tx) => {
+      for (const kv of storage.range({ start: prefix, end: prefixEnd(prefix) })) tx.remove(kv.key);
+    });
+  }
+}
