@@ -37,7 +37,7 @@ function Header({ config, readOnly }: { config: PageConfig; readOnly: boolean })
       </nav>
       <span class="spacer" />
       <span class="gh-badge" title="The mirror reads the twin's API with this browser's session; it changes nothing.">
-        mirror · {readOnly ? 'read session' : 'read-only view'}
+        mirror · {readOnly ? 'read session' : 'reads only'}
       </span>
       {config.origin !== null && (
         <a class="gh-world" href="/">

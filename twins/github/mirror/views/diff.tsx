@@ -94,8 +94,8 @@ export function FileDiffs({ files, additions, deletions }: { files: DiffFile[]; 
   return (
     <div class="file-diffs">
       <p class="diff-summary">
-        Showing <strong>{files.length.toLocaleString('en-US')} changed {files.length === 1 ? 'file' : 'files'}</strong> with <strong>{adds.toLocaleString('en-US')} additions</strong> and{' '}
-        <strong>{dels.toLocaleString('en-US')} deletions</strong>.
+        Showing <strong>{files.length.toLocaleString('en-US')} changed {files.length === 1 ? 'file' : 'files'}</strong> with <strong>{adds.toLocaleString('en-US')} {adds === 1 ? 'addition' : 'additions'}</strong> and{' '}
+        <strong>{dels.toLocaleString('en-US')} {dels === 1 ? 'deletion' : 'deletions'}</strong>.
       </p>
       {files.map((f, i) => {
         const lines = f.patch === undefined ? 0 : f.patch.split('\n').length;
