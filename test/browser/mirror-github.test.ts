@@ -141,6 +141,14 @@ describe('the GitHub mirror in Chromium', () => {
     await page.getByRole('link', { name: 'checkout.ts' }).waitFor();
   });
 
+  it('shows the page again when an address the mirror has read from is opened again', async () => {
+    // The mirror read GET …/repos/admin/storefront (the repository's header) in this browser; the
+    // same address opened as a page must be the page, not that JSON from the browser's cache.
+    await page.goto(`${origin}/acme/shop/github/repos/admin/storefront`);
+    await page.getByRole('table', { name: 'Files' }).waitFor();
+    expect(await page.locator('.repo-title').textContent()).toContain('storefront');
+  });
+
   it('shows a commit with its diff, and the branches', async () => {
     await page.goto(`${origin}/acme/shop/github/repos/admin/storefront/commits`);
     await page.getByRole('link', { name: 'Add the checkout' }).click();

@@ -80,7 +80,10 @@ export class GitHub {
     const url = withQuery(`${this.base}${path}`, query);
     let res: Response;
     try {
-      res = await fetch(url, { headers: { accept: 'application/vnd.github+json' }, credentials: 'same-origin' });
+      // `no-store`: the same URL is also a page of the mirror (a navigation to it gets the shell);
+      // a cached JSON answer would be what the browser shows on the next visit to that address
+      // (it revalidates with the twin's ETag, the twin answers 304, and the JSON is the page).
+      res = await fetch(url, { headers: { accept: 'application/vnd.github+json' }, credentials: 'same-origin', cache: 'no-store' });
     } catch (e) {
       throw new ApiError(0, 'network', `GET ${path} did not reach the host: ${String(e)}`);
     }
