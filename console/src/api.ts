@@ -1,9 +1,14 @@
 /**
  * The console's HTTP client: the host's admin endpoints (`/-/worlds`, `/-/vendors`) with the
  * admin token, and one world's own endpoints (`/-/<org>/<world>/…`) with that world's token.
- * Every failure becomes an ApiError carrying the host's `{ error: { code, message } }`, so the
- * page can show it instead of losing it.
+ * Every failure becomes an ApiError (pages/ui) carrying the host's `{ error: { code, message } }`,
+ * so the page can show it instead of losing it.
  */
+import { ApiError, call as callHost } from '../../pages/ui/index.js';
+import type { Clock, TimelinePage, WorldMap } from '../../pages/ui/index.js';
+
+export { ApiError };
+export type { Clock, TimelineItem, TimelinePage, WorldMap } from '../../pages/ui/index.js';
 
 /** A world as `GET /-/worlds` lists it (the host's world list row). */
 export interface WorldRow {
@@ -28,53 +33,6 @@ export interface Tokens {
   readToken: string;
 }
 
-export interface Clock {
-  at: string;
-  frozen: boolean;
-}
-
-export interface WorldMap {
-  twins: { twin: string; position: number; mirror: string | null; root: unknown; resources: { type: string; count: number }[] }[];
-}
-
-export type EntryCause =
-  | { kind: 'request'; method: string; route: string; path: string; status: number; requestId: string }
-  | { kind: 'move'; move: string; dueAt: string }
-  | { kind: 'ingest'; source: string }
-  | { kind: 'refresh' }
-  | { kind: 'system'; reason: string };
-
-export interface TimelineItem {
-  twin: string;
-  position: number;
-  entry: {
-    position: number;
-    occurredAt: string;
-    cause: EntryCause;
-    writes: { type: string; id: string; value: unknown }[];
-    events?: { type: string; data: unknown }[];
-  };
-}
-
-export interface TimelinePage {
-  entries: TimelineItem[];
-  next: string | null;
-}
-
-/** What the host answered when it refused, or what kept the request from reaching it. */
-export class ApiError extends Error {
-  constructor(
-    /** The HTTP status; 0 when no answer came (network error). */
-    readonly status: number,
-    /** The host's error code, e.g. `unauthenticated`, `world_has_branches`. */
-    readonly code: string,
-    message: string,
-    readonly param?: string,
-  ) {
-    super(message);
-  }
-}
-
 /** The host's base URL: the page's address up to `/-/console`. */
 export function hostBase(location: Location): string {
   const at = location.pathname.indexOf('/-/console');
@@ -87,28 +45,14 @@ function namePath(name: string): string {
   return name.split('/').map(encodeURIComponent).join('/');
 }
 
+/** One call with a token; the cookie of any page session is left out (the console speaks with tokens only). */
 async function call<T>(url: string, token: string, method = 'GET', body?: unknown, onRefused?: () => void): Promise<T> {
-  const headers: Record<string, string> = { 'x-kit-token': token, accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
   try {
-    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+    return await callHost<T>(url, { method, body, headers: { 'x-kit-token': token }, credentials: 'omit' });
   } catch (e) {
-    throw new ApiError(0, 'network', `${method} ${url} did not reach the host: ${String(e)}`);
+    if (e instanceof ApiError && e.status === 401) onRefused?.();
+    throw e;
   }
-  const text = await res.text();
-  if (res.status === 401) onRefused?.();
-  if (res.ok) return (text === '' ? undefined : JSON.parse(text)) as T;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new ApiError(res.status, `http_${res.status}`, `${method} ${new URL(url).pathname} answered ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`);
-  }
-  const error = (parsed as { error?: { code?: unknown; message?: unknown; param?: unknown } } | null)?.error;
-  const code = typeof error?.code === 'string' ? error.code : `http_${res.status}`;
-  const message = typeof error?.message === 'string' ? error.message : `${method} ${new URL(url).pathname} answered ${res.status}`;
-  throw new ApiError(res.status, code, message, typeof error?.param === 'string' ? error.param : undefined);
 }
 
 /** The admin endpoints, all with the admin token. */

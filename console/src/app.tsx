@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { AdminApi, ApiError } from './api.js';
 import type { Tokens, WorldRow } from './api.js';
-import { ErrorNote } from './ui.js';
+import { ErrorNote } from '../../pages/ui/index.js';
 import { WorldPanel } from './world.js';
 import { CreateForm, TokenReveal, WorldsTable } from './worlds.js';
 

@@ -6,7 +6,7 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 import type { AdminApi, Tokens, WorldRow } from './api.js';
-import { ErrorNote, SecretField, minute } from './ui.js';
+import { ErrorNote, SecretField, minute } from '../../pages/ui/index.js';
 
 /** The rows in the order shown: each world, then its branches (depth first), each with its depth. */
 export function treeOrder(rows: WorldRow[]): { row: WorldRow; depth: number }[] {

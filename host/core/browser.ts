@@ -98,3 +98,22 @@ export function servesItsOwnPage(answer: HttpAnswer): boolean {
   if (answer.status >= 300 && answer.status < 400) return true;
   return answer.status < 300 && (answer.headers['content-type'] ?? '').toLowerCase().startsWith('text/html');
 }
+
+/**
+ * The world's map with each twin's `mirror` named (`{world_url}/<vendor>/mirror/`) where the host
+ * serves one: the runtime knows twins, the host knows their pages.
+ */
+export function withMirrors(answer: HttpAnswer, w: BrowserWorld, worldUrl: string): HttpAnswer {
+  if (answer.status !== 200) return answer;
+  let map: { twins?: { twin: string; mirror: string | null }[] };
+  try {
+    map = JSON.parse(typeof answer.body === 'string' ? answer.body : new TextDecoder().decode(answer.body)) as typeof map;
+  } catch {
+    return answer;
+  }
+  if (!Array.isArray(map.twins)) return answer;
+  for (const t of map.twins) if (w.pages.has(t.twin)) t.mirror = `${worldUrl}/${t.twin}/mirror/`;
+  const headers = Object.assign({}, answer.headers);
+  delete headers['content-length'];
+  return { ...answer, headers, body: JSON.stringify(map) };
+}

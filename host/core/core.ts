@@ -21,7 +21,7 @@ import { sessionIdsOf } from './access/cookies.js';
 import { keysEndpoint, openSession, sessionEndpoint, type AccessContext, type PassVerifier } from './access/endpoints.js';
 import { worldAtHost, type WorldOriginRule } from './access/origins.js';
 import type { Grant, WorldAccess } from './access/world-access.js';
-import { mirrorPage, mirrorShell, navigationMirror, originOfWorld, servesItsOwnPage, worldOriginPage, type BrowserWorld } from './browser.js';
+import { mirrorPage, mirrorShell, navigationMirror, originOfWorld, servesItsOwnPage, withMirrors, worldOriginPage, type BrowserWorld } from './browser.js';
 import { NO_PAGES, type PageFiles } from './pages.js';
 
 /** The attach manifest's path below `{world_url}` (spec: World attach and vendor wire). */
@@ -212,6 +212,14 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     return null;
   };
 
+  /** `{world_url}` as the client addressed the host (its `Host`), else as published. */
+  const worldUrlOf = (hostHeader: string | undefined, org: string, name: string): string => {
+    const base = published?.baseUrl ?? '';
+    const scheme = base.startsWith('https:') ? 'https' : 'http';
+    const authority = hostHeader !== undefined && URL_AUTHORITY.test(hostHeader) ? hostHeader : base.slice(base.indexOf('//') + 2);
+    return `${scheme}://${authority}/${org}/${name}`;
+  };
+
   const route = (h: HttpHead): HttpAnswer | BodyReader => {
     if (stopped) return hostAnswer('shutting_down', 'the server is stopping', hostCode);
     const headers = h.headers;
@@ -360,7 +368,9 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       return pending.then(
         (r) => {
           const answer = fromWorld(r, code);
-          return mirrorFor !== null && !servesItsOwnPage(answer) ? mirrorShell(browser, mirrorFor) : answer;
+          if (mirrorFor !== null && !servesItsOwnPage(answer)) return mirrorShell(browser, mirrorFor);
+          if (surface === 'api' && sub === '/map') return withMirrors(answer, browser, worldUrlOf(headers['host'], org, name));
+          return answer;
         },
         (e) => fromFailure(e, code),
       );

@@ -14,6 +14,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly param?: string,
+    /** Every other field of the error body (a scenario's `field`, `problem`, `handler`; a 409's `origin`). */
+    readonly details: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
   }
@@ -24,6 +26,8 @@ export interface CallOptions {
   /** An object is sent as JSON; a string or `URLSearchParams` as they are. */
   body?: unknown;
   headers?: Record<string, string>;
+  /** `same-origin` (the session cookie) unless said; the console sends its token and `omit`s cookies. */
+  credentials?: RequestCredentials;
 }
 
 /** The error in any of the shapes a twin or the host answers: `{ error: { code|type, message } }`, `{ message }`. */
@@ -34,11 +38,14 @@ function errorOf(status: number, text: string, what: string): ApiError {
   } catch {
     return new ApiError(status, `http_${status}`, `${what} answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
   }
-  const p = parsed as { error?: { code?: unknown; type?: unknown; message?: unknown; param?: unknown }; message?: unknown } | null;
-  const e = p?.error;
-  const code = typeof e?.code === 'string' ? e.code : typeof e?.type === 'string' ? e.type : `http_${status}`;
-  const message = typeof e?.message === 'string' ? e.message : typeof p?.message === 'string' ? p.message : `${what} answered ${status}`;
-  return new ApiError(status, code, message, typeof e?.param === 'string' ? e.param : undefined);
+  const p = parsed as { error?: Record<string, unknown>; message?: unknown } | null;
+  const e = typeof p?.error === 'object' && p.error !== null ? p.error : undefined;
+  const code = typeof e?.['code'] === 'string' ? e['code'] : typeof e?.['type'] === 'string' ? e['type'] : `http_${status}`;
+  const message = typeof e?.['message'] === 'string' ? e['message'] : typeof p?.message === 'string' ? p.message : `${what} answered ${status}`;
+  // The rest of the body (top level and inside `error`), so a page can read `origin`, `field`, `handler`.
+  const { error: _error, message: _message, ...top } = (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {}) as Record<string, unknown>;
+  const { code: _code, type: _type, message: _m, param, ...inner } = e ?? {};
+  return new ApiError(status, code, message, typeof param === 'string' ? param : undefined, { ...top, ...inner });
 }
 
 /** One call on this origin with the session; JSON in and out (text when the answer is not JSON). */
@@ -56,7 +63,7 @@ export async function call<T>(url: string, options: CallOptions = {}): Promise<T
   }
   let res: Response;
   try {
-    res = await fetch(url, { method, headers, body, credentials: 'same-origin' });
+    res = await fetch(url, { method, headers, body, credentials: options.credentials ?? 'same-origin' });
   } catch (e) {
     throw new ApiError(0, 'network', `${method} ${url} did not reach the host: ${String(e)}`);
   }

@@ -1,6 +1,8 @@
-/** Small pieces every page uses: an error note, instants, a copy-a-secret field. */
+/** Small pieces every page uses: an error note and a copy-a-secret field (instants: format.ts, re-exported here). */
 import { useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
+
+export { instant, minute } from './format.js';
 
 /** The error as a person reads it: what went wrong, then the code and status to look up. */
 export function ErrorNote({ error, what }: { error: unknown; what?: string }) {
@@ -19,17 +21,6 @@ export function ErrorNote({ error, what }: { error: unknown; what?: string }) {
       )}
     </p>
   );
-}
-
-/** An ISO instant as `2026-05-01 09:00:00 UTC` (the host's instants are UTC); milliseconds only when not zero. */
-export function instant(iso: string | null | undefined): string {
-  if (iso === null || iso === undefined) return '—';
-  return iso.replace('T', ' ').replace(/(\.000)?Z$/, ' UTC');
-}
-
-/** An ISO instant to the minute, `2026-05-01 09:00 UTC`, for lists where seconds are noise. */
-export function minute(iso: string): string {
-  return iso.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');
 }
 
 /**

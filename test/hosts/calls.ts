@@ -62,3 +62,48 @@ export async function makeBranch(w: HostWorld, options: object = {}): Promise<Ho
   const [org, world] = made.name.split('/') as [string, string];
   return { name: made.name, org, world, base: w.base, url: made.url, api: made.api, token: made.token, readToken: made.readToken, made };
 }
+
+/** `<world>--<org>.localhost:<port>`: the `Host` of the world's own origin on a host on this machine. */
+export function originHost(w: HostWorld): string {
+  return `${w.world}--${w.org}.localhost:${new URL(w.base).port}`;
+}
+
+/** The world's own origin, as its page's `Origin` says it. */
+export function worldOrigin(w: HostWorld): string {
+  return `http://${originHost(w)}`;
+}
+
+/**
+ * A request to the world's own origin: sent to the host's address with the origin's `Host` (as a
+ * browser resolving `*.localhost` to loopback sends it). `path` is from the root (`/-/acme/shop/clock`).
+ */
+export function atOrigin(w: HostWorld, method: string, path: string, options: { headers?: Record<string, string>; body?: string | object } = {}): Promise<Answer> {
+  return send(method, `${w.base}${path}`, { ...options, headers: { host: originHost(w), ...options.headers } });
+}
+
+/** The `kit_session=<id>` pair of an answer's `Set-Cookie`, to send back as `Cookie`. */
+export function sessionCookieOf(a: Answer): string {
+  const set = a.headers['set-cookie'] ?? '';
+  const m = /(?:^|,\s*)(kit_session=[^;]*)/.exec(set);
+  if (m === null) throw new Error(`no kit_session cookie in ${JSON.stringify(set)} (${a.status} ${a.text.slice(0, 200)})`);
+  return m[1]!;
+}
+
+/** Headers of a page's own request at the world's origin: its cookie, and the browser's same-origin marks. */
+export function fromPage(w: HostWorld, cookie: string): Record<string, string> {
+  return { cookie, origin: worldOrigin(w), 'sec-fetch-site': 'same-origin' };
+}
+
+/** A session opened with `token` (the world's token by default) at the world's origin; answers its cookie. */
+export async function tokenSession(w: HostWorld, token = w.token, scope?: 'read' | 'write'): Promise<string> {
+  const a = await atOrigin(w, 'POST', `/-/${w.name}/session`, { headers: kit(token), body: { world: w.name, ...(scope !== undefined ? { scope } : {}) } });
+  expect([a.status, a.text.slice(0, 300)]).toEqual([200, expect.any(String)]);
+  return sessionCookieOf(a);
+}
+
+/** The loopback write session the world's own page opens without a token (Authentication 7). */
+export async function loopbackSession(w: HostWorld): Promise<string> {
+  const a = await atOrigin(w, 'POST', `/-/${w.name}/session`, { headers: { origin: worldOrigin(w), 'sec-fetch-site': 'same-origin' } });
+  expect([a.status, a.text.slice(0, 300)]).toEqual([200, expect.any(String)]);
+  return sessionCookieOf(a);
+}

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as httpRequest } from 'node:http';
 import WebSocket from 'ws';
 import { answeredByTwin, api, at, bearer, createGreeting, expectAnswered, expectRefused, kit, makeBranch, setClock, vendor } from './calls.js';
+import { browserAccessCases } from './browser-access.cases.js';
 import { CREDENTIAL_FORMS, VENDOR_METHODS, WORLD_ENDPOINTS } from './endpoints.js';
 import { errorCode, FIXTURE_VENDORS, send, type Answer, type HostFixture, type HostFixtureSpec, type HostLacks, type HostWorld } from './fixture.js';
 
@@ -859,6 +860,8 @@ export function runWorldEndpointCases(spec: HostFixtureSpec): void {
         expect((await api(w, 'GET', '/clock')).status).toBe(200);
       }, ['admin']);
     });
+
+    browserAccessCases({ test, group, sharedWorld, host: () => host });
   });
 
 }

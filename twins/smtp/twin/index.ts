@@ -5,8 +5,9 @@
  * over HTTP at `{world_url}/smtp/messages`. It may import only `sdk/twin/` and this folder.
  */
 import { defineTwin } from '../../../sdk/twin/index.js';
-import { attachment, clearMessages, deleteMessage, listMessages, messagesStore, rawMessage, retrieveMessage } from './mailbox.js';
+import { attachment, clearMessages, deleteMessage, listMessages, rawMessage, retrieveMessage } from './mailbox.js';
 import { smtpSession } from './session.js';
+import { messagesStore } from './stores.js';
 
 export default defineTwin({
   vendor: 'smtp',

@@ -4,7 +4,10 @@
  *
  * State, as records in the twin's tree:
  * - `message/<id>` → the stored message (parsed headers, text, html, attachment metadata, envelope);
- * - `message_by_seq/<seq, 12 digits>` → `{ id }`: arrival order, so a list is one ordered read;
+ * - `message_by_seq/<seq, 12 digits>` → `{ id, summary }`: arrival order, so a list is one
+ *   ordered read, and each message's summary (summary.ts), so a list of summaries (the
+ *   `messages` store, stores.ts) reads nothing else; entries written before summaries were
+ *   kept hold `{ id }` only, and their message is read instead;
  * - `message_raw/<id>` → `{ raw }`: the message as received (a binary string), for `…/raw`
  *   and for attachments, which are parsed out of it again when asked for: a message's bytes
  *   are kept once, and lists never carry them;
@@ -16,11 +19,12 @@
 import type { ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../sdk/twin/index.js';
 import { base64Encode } from './encoding.js';
 import { parseMail, type MailAddress, type MailHeader } from './mime.js';
+import { summarize, type MessageSummary } from './summary.js';
 
 export const MESSAGE = 'message';
 const BY_SEQ = 'message_by_seq';
 const RAW = 'message_raw';
-const MAX_LIMIT = 100;
+export const MAX_LIMIT = 100;
 const DEFAULT_LIMIT = 50;
 /** Messages one `DELETE /messages` removes; the answer's `has_more` says to call again. */
 const CLEAR_BATCH = 500;
@@ -74,8 +78,14 @@ export interface Message {
   attachments: AttachmentInfo[];
 }
 
-interface StoredMessage extends Message {
+export interface StoredMessage extends Message {
   seq: number;
+}
+
+/** A record of the arrival index; `summary` is missing from entries written before it was kept. */
+export interface ArrivalEntry {
+  id: string;
+  summary?: MessageSummary;
 }
 
 function seqKey(seq: number): string {
@@ -114,7 +124,7 @@ export function deliver(ctx: TwinContext, envelope: Envelope, raw: string): Mess
     seq,
   };
   ctx.tree.put(MESSAGE, id, stored);
-  ctx.tree.put(BY_SEQ, seqKey(seq), { id });
+  ctx.tree.put(BY_SEQ, seqKey(seq), { id, summary: summarize(stored) } satisfies ArrivalEntry);
   ctx.tree.put(RAW, id, { raw });
   const message = present(stored);
   ctx.emit('message.received', { id, from: envelope.from, to: envelope.to, subject: parsed.subject, size: raw.length });
@@ -132,12 +142,16 @@ function error(status: number, code: string, message: string): TwinResponse {
   return { status, body: { error: { code, message } } };
 }
 
-function one(q: Record<string, string | string[]>, name: string): string | undefined {
+export function one(q: Record<string, string | string[]>, name: string): string | undefined {
   const v = q[name];
   return Array.isArray(v) ? v[v.length - 1] : v;
 }
 
-function matches(m: Message, q: Record<string, string | string[]>): boolean {
+/** What the list's filters look at: a message, or its summary. */
+type Filterable = Pick<Message, 'subject' | 'from' | 'to' | 'cc' | 'bcc'> & { envelope: { from: string; to: string[] } };
+
+/** The `to=`, `from=`, `subject=` filters: case-insensitive substrings (`to` also matches Cc, Bcc and the envelope). */
+export function matches(m: Filterable, q: Record<string, string | string[]>): boolean {
   const has = (hay: string | null, needle: string | undefined): boolean => needle === undefined || (hay ?? '').toLowerCase().includes(needle.toLowerCase());
   const to = one(q, 'to');
   const from = one(q, 'from');
@@ -149,41 +163,69 @@ function matches(m: Message, q: Record<string, string | string[]>): boolean {
   );
 }
 
-/** `GET /messages?limit=&starting_after=&to=&from=&subject=`: newest first. */
+/**
+ * Where a page of the list starts: at the newest message, past `starting_after` (older ones),
+ * or, for `ending_before`, just newer than that message — then the index is walked upward and
+ * the page turned round, so it is newest first like every page.
+ */
+export interface Cursor {
+  upward: boolean;
+  /** The index key to start past (exclusive), or undefined for the newest end. */
+  key: string | undefined;
+}
+
+/** The page's cursor from `starting_after` / `ending_before`, or the refusal to answer. */
+export function cursorOf(tree: ReadTree, q: Record<string, string | string[]>): Cursor | { status: number; code: string; message: string } {
+  const after = one(q, 'starting_after');
+  const before = one(q, 'ending_before');
+  if (after !== undefined && before !== undefined) return { status: 400, code: 'invalid_cursor', message: 'Give starting_after or ending_before, not both.' };
+  const id = after ?? before;
+  if (id === undefined) return { upward: false, key: undefined };
+  const cursor = find({ tree }, id);
+  if (!cursor) return { status: 404, code: 'message_not_found', message: `No message '${id}' to ${after !== undefined ? 'start after' : 'end before'}.` };
+  return { upward: before !== undefined, key: seqKey(cursor.seq) };
+}
+
+/** The arrival index from a cursor, in the cursor's direction, read MAX_LIMIT entries at a time. */
+export function* arrivals(tree: ReadTree, cursor: Cursor): Generator<ArrivalEntry> {
+  let key = cursor.key;
+  for (;;) {
+    const bound = key === undefined ? {} : cursor.upward ? { after: key } : { before: key };
+    const page = tree.list<ArrivalEntry>(BY_SEQ, { reverse: !cursor.upward, limit: MAX_LIMIT, ...bound });
+    for (const item of page.items) {
+      key = item.id;
+      yield item.value;
+    }
+    if (!page.hasMore || page.items.length === 0) return;
+  }
+}
+
+/** `GET /messages?limit=&starting_after=&ending_before=&to=&from=&subject=`: newest first. */
 export function listMessages(request: TwinRequest, ctx: TwinContext): TwinResponse {
   const q = request.query;
   const limitText = one(q, 'limit');
   const limit = limitText === undefined ? DEFAULT_LIMIT : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return error(400, 'invalid_limit', `limit must be an integer from 1 to ${MAX_LIMIT}.`);
-  const after = one(q, 'starting_after');
-  let before: string | undefined;
-  if (after !== undefined) {
-    const cursor = find(ctx, after);
-    if (!cursor) return error(404, 'message_not_found', `No message '${after}' to start after.`);
-    before = seqKey(cursor.seq);
-  }
+  const cursor = cursorOf(ctx.tree, q);
+  if ('code' in cursor) return error(cursor.status, cursor.code, cursor.message);
   const data: Message[] = [];
   const budget = new PageBudget();
   let hasMore = false;
-  for (;;) {
-    const page = ctx.tree.list<{ id: string }>(BY_SEQ, { reverse: true, limit: MAX_LIMIT, ...(before === undefined ? {} : { before }) });
-    for (const item of page.items) {
-      before = item.id;
-      const m = find(ctx, item.value.id);
-      if (!m || !matches(m, q)) continue;
-      if (data.length === limit) {
-        hasMore = true;
-        break;
-      }
-      const message = present(m);
-      if (!budget.admits(message)) {
-        hasMore = true;
-        break;
-      }
-      data.push(message);
+  for (const entry of arrivals(ctx.tree, cursor)) {
+    const m = find(ctx, entry.id);
+    if (!m || !matches(m, q)) continue;
+    if (data.length === limit) {
+      hasMore = true;
+      break;
     }
-    if (hasMore || !page.hasMore) break;
+    const message = present(m);
+    if (!budget.admits(message)) {
+      hasMore = true;
+      break;
+    }
+    data.push(message);
   }
+  if (cursor.upward) data.reverse();
   return { body: { object: 'list', data, has_more: hasMore } };
 }
 
@@ -233,7 +275,7 @@ class PageBudget {
   }
 }
 
-function find(ctx: TwinContext | { tree: ReadTree }, id: string | undefined): StoredMessage | undefined {
+export function find(ctx: TwinContext | { tree: ReadTree }, id: string | undefined): StoredMessage | undefined {
   return id === undefined ? undefined : checked(id, ctx.tree.get<StoredMessage>(MESSAGE, id));
 }
 
@@ -255,12 +297,20 @@ export function retrieveMessage(request: TwinRequest, ctx: TwinContext): TwinRes
   return m ? { body: present(m) } : error(404, 'message_not_found', `No message '${request.params['id']}'.`);
 }
 
+/**
+ * Headers for what a sender wrote and the mailbox hands back as it is (a message's bytes, an
+ * attachment): a browser opening it at the world's origin, where the world's pages and their
+ * session live, must not run it as a page of that origin. `nosniff` keeps a type from being
+ * guessed; `sandbox` gives an HTML file an origin of its own with no scripts.
+ */
+const UNRUN = { 'x-content-type-options': 'nosniff', 'content-security-policy': 'sandbox' } as const;
+
 /** `GET /messages/:id/raw`: the message as received. */
 export function rawMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {
   const id = request.params['id'] ?? '';
   const raw = ctx.tree.get<{ raw: string }>(RAW, id);
   if (!raw) return error(404, 'message_not_found', `No message '${id}'.`);
-  return { headers: { 'content-type': 'message/rfc822' }, bodyBase64: base64Encode(raw.raw) };
+  return { headers: { 'content-type': 'message/rfc822', ...UNRUN }, bodyBase64: base64Encode(raw.raw) };
 }
 
 /** `GET /messages/:id/attachments/:n`: attachment n's bytes, with its type and name. */
@@ -272,7 +322,7 @@ export function attachment(request: TwinRequest, ctx: TwinContext): TwinResponse
   const raw = info ? ctx.tree.get<{ raw: string }>(RAW, m.id) : undefined;
   const part = raw ? parseMail(raw.raw).attachments[n] : undefined;
   if (!info || !part) return error(404, 'attachment_not_found', `Message '${m.id}' has no attachment ${request.params['n']} (it has ${m.attachments.length}).`);
-  const headers: Record<string, string> = { 'content-type': info.contentType };
+  const headers: Record<string, string> = { 'content-type': info.contentType, ...UNRUN };
   if (info.filename !== null) headers['content-disposition'] = `${info.disposition}; filename="${info.filename.replace(/[^\x20-\x7e]|["\\]/g, '_')}"`;
   return { headers, bodyBase64: part.contentBase64 };
 }
@@ -306,14 +356,4 @@ export function clearMessages(_request: TwinRequest, ctx: TwinContext): TwinResp
     ctx.tree.delete(BY_SEQ, item.id);
   }
   return { body: { object: 'list', deleted, has_more: page.hasMore } };
-}
-
-/** The `messages` store: the count and the newest 100, summarised. */
-export function messagesStore(tree: ReadTree): unknown {
-  const page = tree.list<{ id: string }>(BY_SEQ, { reverse: true, limit: MAX_LIMIT });
-  const messages = page.items
-    .map((item) => tree.get<StoredMessage>(MESSAGE, item.value.id))
-    .filter((m): m is StoredMessage => m !== undefined)
-    .map((m) => ({ id: m.id, receivedAt: m.receivedAt, from: m.envelope.from, to: m.envelope.to, subject: m.subject, size: m.size, attachments: m.attachments.length }));
-  return { count: tree.count(MESSAGE), messages };
 }

@@ -1,0 +1,113 @@
+/**
+ * The world API's answers as pages read them (spec "Other records"; runtime/runner/api.ts).
+ * Written here rather than imported: pages import nothing from runtime/.
+ */
+
+export interface Clock {
+  /** ISO instant every twin stamps from; the wall clock's now when not set. */
+  at: string;
+  /** Set: it moves only when set or advanced. */
+  frozen: boolean;
+}
+
+export interface WorldMap {
+  twins: { twin: string; position: number; mirror: string | null; root: unknown; resources: { type: string; count: number }[] }[];
+}
+
+export type EntryCause =
+  | { kind: 'request'; method: string; route: string; path: string; status: number; requestId: string }
+  | { kind: 'move'; move: string; dueAt: string }
+  | { kind: 'ingest'; source: string }
+  | { kind: 'refresh' }
+  | { kind: 'system'; reason: string };
+
+export interface Entry {
+  position: number;
+  occurredAt: string;
+  cause: EntryCause;
+  writes: { type: string; id: string; value: unknown }[];
+  events?: { type: string; data: unknown }[];
+  /** The W3C `traceparent` of the request that caused it. */
+  traceparent?: string;
+}
+
+export interface TimelineItem {
+  twin: string;
+  position: number;
+  entry: Entry;
+}
+
+export interface TimelinePage {
+  entries: TimelineItem[];
+  /** The `before` cursor of the following page; null on the last. */
+  next: string | null;
+}
+
+/** `GET …/branches` lists these. */
+export interface Branch {
+  /** `org/world` of the branch. */
+  name: string;
+  from: string;
+  at: string;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+/** `POST …/branches` answers this (the tokens once). */
+export interface BranchMade {
+  name: string;
+  token: string;
+  readToken: string;
+  expiresAt: string | null;
+}
+
+/** One named key as `GET …/keys` lists it (never its value). */
+export interface NamedKey {
+  id: string;
+  name: string;
+  scope: 'read' | 'write';
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  for: string | null;
+  createdBy: string | null;
+}
+
+/** `POST …/keys` answers the key's value once. */
+export interface NamedKeyMade extends NamedKey {
+  key: string;
+}
+
+export interface CheckRow {
+  name: string;
+  /** The name the check's code declares. */
+  declared: string;
+  updatedAt: string;
+  bytes: number;
+}
+
+/** `GET …/twins`: each twin as its status endpoint answers. */
+export interface TwinStatus {
+  vendor: string;
+  version: string;
+  protocol: string;
+  root: unknown;
+  position: number;
+  scenario: { handlers: number; updatedAt: string } | null;
+  resources?: { type: string; count: number }[];
+}
+
+export interface TwinRequestReport {
+  twin: string;
+  total: number;
+  byStatusClass: Record<string, number>;
+  p50Ms: number | null;
+  p95Ms: number | null;
+  topRoutes: { route: string; count: number }[];
+}
+
+export interface RequestReport {
+  since: string;
+  hours: number;
+  twins: TwinRequestReport[];
+}
