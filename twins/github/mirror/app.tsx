@@ -4,11 +4,10 @@
  * (`/user/repos`). Inside a repository the frame (name, tabs) stays while its views change.
  */
 import { useEffect, useMemo } from 'preact/hooks';
-import type { PageConfig } from '../../../pages/ui/config.js';
+import { JsonView, sessionLabel, useLoad, useLocation, type PageConfig, type SessionInfo } from '../../../pages/ui/index.js';
 import { GitHub } from './github.js';
 import { MarkIcon } from './icons.js';
-import { BaseContext, GhLink, go, useAddress, useLinkClicks } from './nav.js';
-import { useLoad } from './load.js';
+import { BaseContext, GhLink, go, useLinkClicks } from './nav.js';
 import { Blank, Pending } from './parts.js';
 import { HOME_PATH, repoOf, vendorPathOf, viewOf, type View } from './routes.js';
 import { CodeView, GitBlobView, GitTreeView } from './views/code.js';
@@ -18,7 +17,7 @@ import { IssuesView, IssueView, LabelsView } from './views/issues.js';
 import { PullsView, PullView } from './views/pulls.js';
 import { AllView, HomeView, OwnerView } from './views/repos.js';
 
-function Header({ config, readOnly }: { config: PageConfig; readOnly: boolean }) {
+function Header({ config, session, signOut }: { config: PageConfig; session: SessionInfo; signOut: () => void }) {
   return (
     <header class="gh-header">
       <GhLink class="gh-mark" to={HOME_PATH} title="Repositories">
@@ -36,14 +35,17 @@ function Header({ config, readOnly }: { config: PageConfig; readOnly: boolean })
         <GhLink to={{ kind: 'all', after: null }}>All repositories</GhLink>
       </nav>
       <span class="spacer" />
-      <span class="gh-badge" title="The mirror reads the twin's API with this browser's session; it changes nothing.">
-        mirror · {readOnly ? 'read session' : 'reads only'}
+      <span class="gh-badge" title="The mirror reads the twin's API with this browser's session and changes nothing.">
+        mirror · {sessionLabel(session)} session
       </span>
       {config.origin !== null && (
         <a class="gh-world" href="/">
           World page
         </a>
       )}
+      <button type="button" class="gh-signout" onClick={signOut}>
+        Sign out
+      </button>
     </header>
   );
 }
@@ -56,7 +58,7 @@ function Unknown({ gh, path }: { gh: GitHub; path: string }) {
       <Blank title="This mirror has no page for this address">
         <code>{path}</code> is a path of GitHub's API the mirror does not draw; below is what the API answers there. <GhLink to={HOME_PATH}>Go to the repositories</GhLink>.
       </Blank>
-      {answer.data === null ? <Pending error={answer.error} what={path} /> : <pre class="json">{JSON.stringify(answer.data, null, 2)}</pre>}
+      {answer.data === null ? <Pending error={answer.error} what={path} /> : <JsonView value={answer.data} />}
     </div>
   );
 }
@@ -99,10 +101,11 @@ function Body({ gh, view }: { gh: GitHub; view: View }) {
   }
 }
 
-export function Mirror({ config, readOnly }: { config: PageConfig; readOnly: boolean }) {
+export function Mirror({ config, session, signOut }: { config: PageConfig; session: SessionInfo; signOut: () => void }) {
   const base = `${config.worldUrl}/${config.vendor ?? 'github'}`;
   const gh = useMemo(() => new GitHub(base), [base]);
-  const { pathname, search } = useAddress();
+  const { path: pathname, query } = useLocation();
+  const search = query.toString() === '' ? '' : `?${query.toString()}`;
   useLinkClicks(base);
   const path = vendorPathOf(pathname, base);
   useEffect(() => {
@@ -119,7 +122,8 @@ export function Mirror({ config, readOnly }: { config: PageConfig; readOnly: boo
   const body = <Body key={`${pathname}${search}`} gh={gh} view={view} />;
   return (
     <BaseContext.Provider value={base}>
-      <Header config={config} readOnly={readOnly} />
+      <div class="gh">
+      <Header config={config} session={session} signOut={signOut} />
       <main class="gh-main">
         {r === null ? (
           body
@@ -129,6 +133,7 @@ export function Mirror({ config, readOnly }: { config: PageConfig; readOnly: boo
           </RepoFrame>
         )}
       </main>
+      </div>
     </BaseContext.Provider>
   );
 }

@@ -1,14 +1,14 @@
 /**
  * Moving between the mirror's views: the address bar holds the vendor path
- * (`{worldUrl}/github/repos/o/r/issues/7`), `go` pushes one, and `GhLink` is an `<a>` with the
- * real address (a new tab opens it through the host) whose plain clicks stay in the page.
+ * (`{worldUrl}/github/repos/o/r/issues/7`), `go` pushes one (pages/ui's router, whose
+ * `useLocation` the mirror renders from), and `GhLink` is an `<a>` with the real address (a new
+ * tab opens it through the host) whose plain clicks stay in the page.
  */
 import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
-import { useContext, useEffect, useState } from 'preact/hooks';
+import { useContext, useEffect } from 'preact/hooks';
+import { navigate } from '../../../pages/ui/index.js';
 import { pathOf, type View } from './routes.js';
-
-const CHANGED = 'kit:navigate';
 
 /** The mirror's base path on this origin (`{worldUrl}/github`), for links. */
 export const BaseContext = createContext('');
@@ -17,29 +17,9 @@ export function useBase(): string {
   return useContext(BaseContext);
 }
 
-/** Goes to a vendor path under `base` without a reload. */
+/** Goes to a vendor path under `base` without a reload (pages/ui's `navigate`). */
 export function go(base: string, vendorPath: string, options: { replace?: boolean } = {}): void {
-  const to = `${base}${vendorPath}`;
-  if (options.replace === true) history.replaceState(null, '', to);
-  else history.pushState(null, '', to);
-  window.dispatchEvent(new Event(CHANGED));
-  if (options.replace !== true) window.scrollTo(0, 0);
-}
-
-/** The address (path and query); re-renders when it changes. */
-export function useAddress(): { pathname: string; search: string } {
-  const read = () => ({ pathname: location.pathname, search: location.search });
-  const [where, setWhere] = useState(read);
-  useEffect(() => {
-    const update = () => setWhere(read());
-    window.addEventListener('popstate', update);
-    window.addEventListener(CHANGED, update);
-    return () => {
-      window.removeEventListener('popstate', update);
-      window.removeEventListener(CHANGED, update);
-    };
-  }, []);
-  return where;
+  navigate(`${base}${vendorPath}`, options);
 }
 
 /**

@@ -1,7 +1,7 @@
 /** Pieces the mirror's views share, drawn as GitHub draws them: avatars, labels, states, dates, the pager, Markdown. */
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ErrorNote, instant } from '../../../pages/ui/ui.js';
+import { ErrorNote, instant, Loading } from '../../../pages/ui/index.js';
 import type { Pages } from './github.js';
 import { IssueClosedIcon, IssueNotPlannedIcon, IssueOpenIcon, MergedIcon, PullClosedIcon, PullDraftIcon, PullOpenIcon } from './icons.js';
 import { parseMarkdown, type Block, type Inline } from './markdown.js';
@@ -105,14 +105,6 @@ export function Blank({ title, children }: { title: string; children?: Component
   );
 }
 
-export function Loading({ what }: { what: string }) {
-  return (
-    <p class="loading" role="status" aria-live="polite">
-      Loading {what}…
-    </p>
-  );
-}
-
 /** What a view shows while its data comes, or when it could not. */
 export function Pending({ error, what }: { error: unknown; what: string }) {
   if (error !== null && error !== undefined) return <ErrorNote error={error} what={`Could not load ${what}`} />;
@@ -133,7 +125,7 @@ export function Pager({ page, pages, href }: { page: number; pages: Pages; href:
     else if (numbers[numbers.length - 1] !== '…') numbers.push('…');
   }
   return (
-    <nav class="pager" aria-label="Pages">
+    <nav class="gh-pager" aria-label="Pages">
       {page > 1 ? <GhLink to={href(page - 1)}>‹ Previous</GhLink> : <span class="disabled">‹ Previous</span>}
       {numbers.map((n, i) =>
         n === '…' ? (

@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { decodeContent, repoPath, type GitHub } from '../github.js';
 import { BranchIcon, CommitIcon, HistoryIcon } from '../icons.js';
-import { useLoad } from '../load.js';
+import { useLoad } from '../../../../pages/ui/index.js';
 import { GhLink } from '../nav.js';
 import { Avatar, Blank, Box, Markdown, Pending, When, short, size, useProgressive } from '../parts.js';
 import type { View } from '../routes.js';

@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { repoPath, type GitHub } from '../github.js';
 import { BranchIcon, CommitIcon } from '../icons.js';
-import { useLoad } from '../load.js';
+import { useLoad } from '../../../../pages/ui/index.js';
 import { GhLink } from '../nav.js';
 import { Avatar, Blank, Box, Pager, Pending, When, short } from '../parts.js';
 import { pathOf, type View } from '../routes.js';

@@ -9,7 +9,7 @@ import { useContext } from 'preact/hooks';
 import { ErrorNote } from '../../../../pages/ui/ui.js';
 import { repoPath, type GitHub } from '../github.js';
 import { CodeIcon, IssueOpenIcon, PullOpenIcon, RepoIcon } from '../icons.js';
-import { useLoad } from '../load.js';
+import { useLoad } from '../../../../pages/ui/index.js';
 import { GhLink } from '../nav.js';
 import { Counter } from '../parts.js';
 import type { View } from '../routes.js';
@@ -66,7 +66,7 @@ export function RepoFrame({ gh, owner, repo, view, children }: { gh: GitHub; own
             {r !== null && <span class="pill">{r.private ? 'Private' : 'Public'}</span>}
             {r?.archived === true && <span class="pill warn">Public archive</span>}
           </h1>
-          <nav class="tabs" aria-label="Repository">
+          <nav class="gh-tabs" aria-label="Repository">
             <ul>
               {item('code', { kind: 'repo', owner, repo }, <CodeIcon />, 'Code', null)}
               {item('issues', { kind: 'issues', owner, repo, state: 'open', labels: null, page: 1 }, <IssueOpenIcon />, 'Issues', openIssues)}

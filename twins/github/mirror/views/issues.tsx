@@ -8,7 +8,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect } from 'preact/hooks';
 import { repoPath, type GitHub } from '../github.js';
 import { CommentIcon, IssueClosedIcon, IssueOpenIcon, LockIcon } from '../icons.js';
-import { useLoad } from '../load.js';
+import { useLoad } from '../../../../pages/ui/index.js';
 import { GhLink, go, useBase } from '../nav.js';
 import { Avatar, Blank, Box, ItemIcon, LabelPill, Login, Markdown, Pager, Pending, StateBadge, When } from '../parts.js';
 import { pathOf, type IssueState, type View } from '../routes.js';

@@ -6,7 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import { repoPath, type GitHub } from '../github.js';
 import { CommentIcon, CommitIcon, FileIcon, IssueOpenIcon, MergedIcon, PullClosedIcon } from '../icons.js';
-import { useLoad } from '../load.js';
+import { useLoad } from '../../../../pages/ui/index.js';
 import { GhLink } from '../nav.js';
 import { Avatar, Blank, Box, Counter, Pager, Pending, StateBadge, When } from '../parts.js';
 import { pathOf, type PullTab, type View } from '../routes.js';
@@ -198,7 +198,7 @@ export function PullView({ gh, view }: { gh: GitHub; view: Extract<View, { kind:
         <code class="branch">{p.head.label}</code>
         {merged && <When at={p.merged_at} prefix=" on " />}
       </DiscussionHead>
-      <nav class="tabs pull-tabs" aria-label="Pull request">
+      <nav class="gh-tabs pull-tabs" aria-label="Pull request">
         <ul>
           {tab('conversation', <CommentIcon />, 'Conversation', p.comments)}
           {tab('commits', <CommitIcon />, 'Commits', p.commits)}

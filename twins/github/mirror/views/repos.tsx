@@ -5,7 +5,7 @@
  */
 import type { GitHub } from '../github.js';
 import { RepoIcon } from '../icons.js';
-import { useLoad } from '../load.js';
+import { useLoad } from '../../../../pages/ui/index.js';
 import { GhLink } from '../nav.js';
 import { Avatar, Blank, Pager, Pending, When } from '../parts.js';
 import { pathOf, type View } from '../routes.js';
@@ -106,7 +106,7 @@ export function AllView({ gh, view }: { gh: GitHub; view: Extract<View, { kind: 
       ) : (
         <>
           <RepoList repos={list.data.repositories.map(fromSummary)} />
-          <nav class="pager" aria-label="Pages">
+          <nav class="gh-pager" aria-label="Pages">
             {view.after !== null ? <GhLink to={{ kind: 'all', after: null }}>« First</GhLink> : <span class="disabled">« First</span>}
             {list.data.next !== null ? <GhLink to={{ kind: 'all', after: list.data.next }}>Next ›</GhLink> : <span class="disabled">Next ›</span>}
           </nav>
