@@ -21,6 +21,7 @@ import { startConnectProxy } from './node/proxy/proxy.js';
 import type { ConnectProxy } from './node/proxy/proxy.js';
 import type { WorldCa } from './node/proxy/ca.js';
 import { createStreamRoutes } from './node/streams/uws.js';
+import { loadPageFiles } from './node/pages.js';
 import type { StreamLimits } from './core/streams.js';
 
 export { NAME_PATTERN, type PlainRequest, type PublishedAddress, type TwinScopes };
@@ -59,7 +60,7 @@ export interface SingleWorldOptions {
    * environment in `<dir>/.kit/access/`); the server closes it. Default: in memory, gone at stop.
    */
   accessStorage?: Storage;
-  /** The world page and the mirrors (host/node/pages.ts `loadPageFiles()`); default none. */
+  /** The world page and the mirrors; default the built ones (host/node/pages.ts `loadPageFiles()`) when served, none in `createSingleWorldCore`. */
   pages?: PageFiles;
   /** Checks passes (host/core/access/passes.ts); default: no issuer is trusted. */
   passes?: PassVerifier | null;
@@ -144,7 +145,8 @@ export async function startSingleWorldServer(options: SingleWorldOptions): Promi
   if (hosted === null && options.worldOriginSuffix !== undefined) {
     throw new TypeError(`worldOriginSuffix must be a dot and a host name (.worlds.example.com), got ${JSON.stringify(options.worldOriginSuffix)}`);
   }
-  const core = createSingleWorldCore(options);
+  // The built pages (dist/pages/), read once; a checkout not built serves none.
+  const core = createSingleWorldCore({ ...options, pages: options.pages ?? loadPageFiles() });
   const host = options.host ?? '127.0.0.1';
   // WebSocket `{world_api}/streams/<id>`: TCP-protocol twins (host/node/streams/).
   const streams = createStreamRoutes({ apiPrefix: `/-/${options.org}/${options.worldName ?? options.world.name}`, world: options.world, scopeOf: core.scopeOf, ...(options.streamLimits ? { limits: options.streamLimits } : {}) });

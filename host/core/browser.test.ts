@@ -51,10 +51,12 @@ describe('pages the core serves', () => {
     expect(a.status).toBe(200);
     expect(a.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(a.headers['content-security-policy']).toContain("default-src 'self'");
+    // Scripts from the page's own files only, not from any path of the origin (a twin's stored file).
+    expect(a.headers['content-security-policy']).toContain('script-src http://shop--acme.localhost:4440/.kit/world/');
     expect(text(a)).toContain('<script type="module" src="/.kit/world/app.js">');
     expect(text(a)).toContain('href="/.kit/world/app.css"');
     expect(configOf(a)).toEqual({
-      page: 'world', org: 'acme', world: 'shop', worldUrl: '/acme/shop', worldApi: '/-/acme/shop', origin: 'http://shop--acme.localhost:4440', loopback: true,
+      page: 'world', org: 'acme', world: 'shop', worldUrl: '/acme/shop', worldApi: '/-/acme/shop', base: 'http://127.0.0.1:4440', origin: 'http://shop--acme.localhost:4440', loopback: true,
       vendor: null, assets: '/.kit/world', twins: [{ vendor: 'stripe', mirror: true }, { vendor: 'hello', mirror: false }], branches: false,
     });
     const js = await core.dispatch({ method: 'GET', url: '/.kit/world/app.js', headers: atOrigin });
@@ -96,5 +98,9 @@ describe('pages the core serves', () => {
     expect((await core.dispatch({ method: 'GET', url: '/acme/shop/hello/v1/x', headers: nav })).status).toBe(401);
     const api = await core.dispatch({ method: 'GET', url: '/acme/shop/stripe/v1/customers/cus_1', headers: { 'x-kit-token': tokens.token } });
     expect(api.headers['content-type']).toContain('application/json');
+    expect(api.headers['content-security-policy']).toBeUndefined();
+    // At the world's origin a twin's answer is sandboxed: nothing it holds runs as a page there.
+    const there = await core.dispatch({ method: 'GET', url: '/acme/shop/stripe/v1/customers/cus_1', headers: { 'x-kit-token': tokens.token, ...atOrigin } });
+    expect([there.headers['content-security-policy'], there.headers['x-content-type-options']]).toEqual(['sandbox', 'nosniff']);
   });
 });

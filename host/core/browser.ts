@@ -18,6 +18,10 @@ export interface BrowserWorld {
   mounted: MountedWorld;
   rule: WorldOriginRule | null;
   pages: PageFiles;
+  /** The origin the request came to (`http://shop--acme.localhost:4440`), for the shell's policy; null: unknown. */
+  selfOrigin: string | null;
+  /** `{base_url}` as published; null before the host listens. */
+  base: string | null;
 }
 
 export function originOfWorld(rule: WorldOriginRule | null, org: string, name: string): string | null {
@@ -32,6 +36,7 @@ function configOf(w: BrowserWorld, page: 'world' | 'mirror', vendor: string | nu
     world: w.name,
     worldUrl,
     worldApi: `/-/${w.org}/${w.name}`,
+    base: w.base,
     origin: originOfWorld(w.rule, w.org, w.name),
     loopback: w.rule?.loopback === true,
     vendor,
@@ -52,7 +57,7 @@ export function worldOriginPage(w: BrowserWorld, head: HttpHead): HttpAnswer | u
   if (!isShell && !isAsset) return undefined;
   if (!readMethod(head.method)) return hostAnswer('method_not_allowed', 'the world page answers GET', code, { allow: 'GET, HEAD' });
   if (!w.pages.has('world')) return hostAnswer('not_found', 'the world page is not built beside this host (make build builds it)', code);
-  if (isShell) return pageShell(w.pages, configOf(w, 'world', null), `${w.org}/${w.name} · twinkit`, code);
+  if (isShell) return pageShell(w.pages, configOf(w, 'world', null), `${w.org}/${w.name} · twinkit`, code, w.selfOrigin);
   return pageAssetAnswer(w.pages, 'world', path.slice(WORLD_PAGE_ASSETS.length + 1), code) ?? hostAnswer('not_found', `no file ${path}`, code);
 }
 
@@ -77,7 +82,7 @@ export function mirrorPage(w: BrowserWorld, head: HttpHead, sub: string): HttpAn
 }
 
 export function mirrorShell(w: BrowserWorld, vendor: string): HttpAnswer {
-  return pageShell(w.pages, configOf(w, 'mirror', vendor), `${vendor} · ${w.org}/${w.name} · twinkit`, w.mounted.code);
+  return pageShell(w.pages, configOf(w, 'mirror', vendor), `${vendor} · ${w.org}/${w.name} · twinkit`, w.mounted.code, w.selfOrigin);
 }
 
 /**

@@ -212,6 +212,12 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     return null;
   };
 
+  /** The host's own origin as the client addressed it, for a page's policy; null when `Host` is unusable. */
+  const selfOriginOf = (hostHeader: string | undefined): string | null => {
+    if (hostHeader === undefined || !URL_AUTHORITY.test(hostHeader)) return null;
+    return `${(published?.baseUrl ?? '').startsWith('https:') ? 'https' : 'http'}://${hostHeader.toLowerCase()}`;
+  };
+
   /** `{world_url}` as the client addressed the host (its `Host`), else as published. */
   const worldUrlOf = (hostHeader: string | undefined, org: string, name: string): string => {
     const base = published?.baseUrl ?? '';
@@ -229,7 +235,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     if (at !== null) {
       const mounted = worlds.find(at.org, at.world);
       if (mounted === null) return hostAnswer('unknown_world', `no world ${at.org}/${at.world} here`, hostCode);
-      const page = worldOriginPage({ org: at.org, name: at.world, mounted, rule: origins, pages }, h);
+      const page = worldOriginPage({ org: at.org, name: at.world, mounted, rule: origins, pages, selfOrigin: `${origins!.scheme}://${headers['host']!.toLowerCase()}`, base: published?.baseUrl ?? null }, h);
       if (page !== undefined) return page;
     }
     const where = locate(h.path, adminNames);
@@ -249,7 +255,15 @@ export function createHostCore(options: HostCoreOptions): HostCore {
 
     // Before the credential: a browser sends none on a preflight (cors.ts).
     if (isPreflight(h.method, headers)) return preflightAnswer(headers, { 'x-kit-world-code': code });
-    const browser: BrowserWorld = { org, name, mounted, rule: origins, pages };
+    const browser: BrowserWorld = {
+      org,
+      name,
+      mounted,
+      rule: origins,
+      pages,
+      selfOrigin: at !== null ? `${origins!.scheme}://${headers['host']!.toLowerCase()}` : selfOriginOf(headers['host']),
+      base: published?.baseUrl ?? null,
+    };
     let mirrorFor: string | null = null;
     if (surface === 'vendor') {
       // Keyless: a mirror's shell and files.
@@ -369,6 +383,12 @@ export function createHostCore(options: HostCoreOptions): HostCore {
         (r) => {
           const answer = fromWorld(r, code);
           if (mirrorFor !== null && !servesItsOwnPage(answer)) return mirrorShell(browser, mirrorFor);
+          // A twin's answer at the world's origin (a stored file, a mail's attachment) runs nothing
+          // there as a page of that origin, unless the twin says what it may run.
+          if (atOrigin && surface === 'vendor') {
+            answer.headers['content-security-policy'] ??= 'sandbox';
+            answer.headers['x-content-type-options'] ??= 'nosniff';
+          }
           if (surface === 'api' && sub === '/map') return withMirrors(answer, browser, worldUrlOf(headers['host'], org, name));
           return answer;
         },

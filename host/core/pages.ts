@@ -64,6 +64,7 @@ export interface PageConfig {
   world: string;
   worldUrl: string;
   worldApi: string;
+  base: string | null;
   origin: string | null;
   loopback: boolean;
   vendor: string | null;
@@ -77,6 +78,14 @@ export interface PageConfig {
  * themselves (the world page may show a mirror; a mail's HTML is shown in a sandboxed frame).
  */
 const PAGE_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'; object-src 'none'";
+
+/**
+ * A shell runs scripts from its own files only, not from any path of its origin: a twin's answer
+ * there (a stored file, a mail's attachment) is not a script the page may load.
+ */
+function shellCsp(selfOrigin: string | null, assets: string): string {
+  return selfOrigin === null ? PAGE_CSP : `${PAGE_CSP}; script-src ${selfOrigin}${assets}/`;
+}
 
 /** JSON safe inside a `<script>` element: no `<`, `>`, `&` or line separators as themselves. */
 function scriptJson(value: unknown): string {
@@ -96,8 +105,12 @@ const pageHeaders = (code: string, type: string): Record<string, string> => ({
   'x-kit-world-code': code,
 });
 
-/** The HTML shell of a page: its files, its config, and the element it renders into. */
-export function pageShell(files: PageFiles, config: PageConfig, title: string, code: string): HttpAnswer {
+/**
+ * The HTML shell of a page: its files, its config, and the element it renders into. `selfOrigin`
+ * is the origin it is served at (`http://shop--acme.localhost:4440`), null when the request did
+ * not say it in a usable `Host`.
+ */
+export function pageShell(files: PageFiles, config: PageConfig, title: string, code: string, selfOrigin: string | null): HttpAnswer {
   const page = config.page === 'world' ? 'world' : config.vendor!;
   const css = files.asset(page, 'app.css') !== null ? `<link rel="stylesheet" href="${escapeHtml(config.assets)}/app.css">` : '';
   const body = [
@@ -111,7 +124,9 @@ export function pageShell(files: PageFiles, config: PageConfig, title: string, c
     `<script type="application/json" id="kit-page">${scriptJson(config)}</script>`,
     '</head><body><div id="app"><noscript>This page needs JavaScript.</noscript></div></body></html>',
   ].join('');
-  return { status: 200, headers: pageHeaders(code, 'text/html; charset=utf-8'), body };
+  const headers = pageHeaders(code, 'text/html; charset=utf-8');
+  headers['content-security-policy'] = shellCsp(selfOrigin, config.assets);
+  return { status: 200, headers, body };
 }
 
 /** One built file of a page, or null when there is none of that name. */

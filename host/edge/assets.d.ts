@@ -15,4 +15,10 @@ declare module 'kit-edge:assets' {
   export const quickjsWasm: WebAssembly.Module;
   /** Its Emscripten glue made synchronous (runtime/sandbox `syncGlueSource`), as a function of `Date`. */
   export const quickjsGlue: (date: unknown) => unknown;
+  /**
+   * The built pages (dist/pages/, pages/build.mjs): `world` and a vendor per mirror, each file's
+   * content as text (js, css, json, svg, …) or bytes (images, fonts). Empty when the build had
+   * none. For `pageFilesOf` (host/core/pages.ts).
+   */
+  export const pageFiles: Readonly<Record<string, Readonly<Record<string, string | Uint8Array>>>>;
 }

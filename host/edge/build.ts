@@ -18,6 +18,7 @@ import * as esbuild from 'esbuild';
 import { syncGlueSource } from '../../runtime/sandbox/index.js';
 import { trustedModuleSource } from '../../runtime/sandbox/trusted-module.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
+import { readPageDirs } from '../node/pages.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository: this file runs from dist/host/edge/. */
@@ -34,6 +35,30 @@ function stub(path) {
 }
 module.exports = stub(__kit_module);
 `;
+
+/** Page files embedded as text; any other is embedded as base64 and decoded when the Worker loads. */
+const TEXT_FILE = /\.(js|css|json|map|svg|html|txt)$/;
+
+/**
+ * The `pageFiles` export of `kit-edge:assets`: the built pages under `dir` (dist/pages/, made by
+ * pages/build.mjs), by page then file, text as strings and binary files as bytes, ready for
+ * `pageFilesOf` (host/core/pages.ts). No pages built: an empty record, and the edge serves none.
+ */
+export function pageFilesSource(dir: string): string {
+  const pages = readPageDirs(dir);
+  const decoder = new TextDecoder();
+  const body = Object.entries(pages).map(([page, files]) => {
+    const entries = Object.entries(files).map(([file, bytes]) => {
+      const value = TEXT_FILE.test(file) ? JSON.stringify(decoder.decode(bytes)) : `pageBytes(${JSON.stringify(Buffer.from(bytes).toString('base64'))})`;
+      return `${JSON.stringify(file)}: ${value}`;
+    });
+    return `${JSON.stringify(page)}: { ${entries.join(', ')} }`;
+  });
+  return [
+    `const pageBytes = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));`,
+    `export const pageFiles = { ${body.join(',\n')} };`,
+  ].join('\n');
+}
 
 export interface EdgeBuild {
   dir: string;
@@ -62,6 +87,7 @@ export async function buildEdge(outDir = join(root, 'dist', 'edge')): Promise<Ed
     `export const trustedLoaders = new Map([${[...trusted.keys()].map((v, i) => `[byVendor.get(${JSON.stringify(v)}), trusted${i}]`).join(', ')}]);`,
     `export const guestRuntime = ${JSON.stringify(guestRuntime)};`,
     `export { quickjsWasm, quickjsGlue };`,
+    pageFilesSource(join(root, 'dist', 'pages')),
   ].join('\n');
 
   const generated: esbuild.Plugin = {

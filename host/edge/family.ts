@@ -11,13 +11,14 @@
  * evicted, the alarm brings it back at the next due move, webhook attempt or branch expiry.
  */
 import { DurableObject, type DurableObjectState } from 'cloudflare:workers';
-import { guestRuntime, quickjsGlue, quickjsWasm, trustedLoaders, twinBundles } from 'kit-edge:assets';
+import { guestRuntime, pageFiles, quickjsGlue, quickjsWasm, trustedLoaders, twinBundles } from 'kit-edge:assets';
 import { KitError } from '../../runtime/errors.js';
 import type { ImportSummary } from '../../runtime/runner/transfer.js';
 import { hasPendingDeliveries, nextDeliveryMs } from '../../runtime/runner/state.js';
 import { KIT_VERSION } from '../../runtime/version.js';
 import { WorldStore } from '../../runtime/world/world.js';
 import { createHostCore, type HostCore } from '../core/core.js';
+import { pageFilesOf } from '../core/pages.js';
 import { worldAtHost } from '../core/access/origins.js';
 import { edgeOriginRule } from './origins.js';
 import { locate } from '../core/paths.js';
@@ -121,6 +122,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       worlds,
       hostCode: `${KIT_VERSION}+edge`,
       maxBodyBytes: EDGE_MAX_BODY_BYTES,
+      pages: pageFilesOf(pageFiles),
     });
     return { storage, store, registry, pool, wake, worlds, core };
   }

@@ -21,6 +21,7 @@ import type { HttpAnswer } from '../core/types.js';
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
 import { DEFAULT_MAX_BODY_BYTES, listenHttp, urlHost } from '../node/http/uws.js';
 import { createStreamRoutes } from '../node/streams/uws.js';
+import { loadPageFiles } from '../node/pages.js';
 import { hostDir, loadOrCreateAdminToken, writeHostUrl } from '../node/tokens.js';
 import { createAdminSurface } from './admin.js';
 import { defaultConsoleDir } from './console.js';
@@ -59,7 +60,7 @@ export interface MultiWorldHostOptions {
   limits?: Partial<SandboxLimits>;
   /** The engine's wall clock (tests). */
   now?: () => number;
-  /** The world page and the mirrors (host/node/pages.ts `loadPageFiles()`); default none. */
+  /** The world page and the mirrors; default the built ones (host/node/pages.ts `loadPageFiles()`). */
   pages?: PageFiles;
   /** Checks passes (host/core/access/passes.ts); default: no issuer is trusted. */
   passes?: PassVerifier | null;
@@ -127,7 +128,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
     admin: createAdminSurface({ adminToken: admin.token, worlds, hostCode, consoleDir: options.consoleDir === undefined ? defaultConsoleDir() : options.consoleDir }),
     hostCode,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    ...(options.pages !== undefined ? { pages: options.pages } : {}),
+    pages: options.pages ?? loadPageFiles(),
     passes: options.passes ?? null,
   });
 

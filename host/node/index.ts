@@ -4,5 +4,6 @@ export { hostDir, loadOrCreateAdminToken, loadOrCreateTokens, parseTokenFile, re
 export type { TokenFile } from './tokens.js';
 export { caDir, createMemoryCa, loadOrCreateCa, startConnectProxy } from './proxy/index.js';
 export type { ConnectProxy, ConnectProxyOptions, WorldCa } from './proxy/index.js';
+export { defaultPagesDir, loadPageFiles, readPageDirs } from './pages.js';
 export { createStreamRoutes, MAX_STREAM_MESSAGE_BYTES, STREAM_CLOSE, StreamBridge } from './streams/index.js';
 export type { StreamLimits, StreamRoutes, StreamRoutesOptions, StreamSocket } from './streams/index.js';

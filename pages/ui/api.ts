@@ -28,6 +28,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** `same-origin` (the session cookie) unless said; the console sends its token and `omit`s cookies. */
   credentials?: RequestCredentials;
+  /** Answer the body as text whatever its type (a document to edit as it was stored). */
+  text?: boolean;
 }
 
 /** The error in any of the shapes a twin or the host answers: `{ error: { code|type, message } }`, `{ message }`. */
@@ -70,7 +72,7 @@ export async function call<T>(url: string, options: CallOptions = {}): Promise<T
   const text = await res.text();
   if (!res.ok) throw errorOf(res.status, text, `${method} ${url.split('?')[0]}`);
   if (text === '') return undefined as T;
-  return ((res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text) as T;
+  return (options.text !== true && (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text) as T;
 }
 
 /** Paths of one world, from the page's config. */

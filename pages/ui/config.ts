@@ -12,6 +12,8 @@ export interface PageConfig {
   worldUrl: string;
   /** `{world_api}` as a path on this origin: `/-/acme/shop`. */
   worldApi: string;
+  /** `{base_url}`, the host's own address (`http://127.0.0.1:4440`), where apps reach the world; null when unknown. */
+  base: string | null;
   /** The world's own origin (`http://shop--acme.localhost:8787`), or null where the host gives it none. */
   origin: string | null;
   /** Whether the host opens a write session with no token for this page (spec Authentication 7). */

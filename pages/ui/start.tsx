@@ -27,8 +27,9 @@ export interface PageContext {
   signOut: () => void;
 }
 
+/** The top bar's name before a session opens: the mirror's vendor, or the product on the world page. */
 function title(config: PageConfig): string {
-  return config.page === 'mirror' && config.vendor !== null ? `${config.vendor} mirror` : 'World';
+  return config.page === 'mirror' && config.vendor !== null ? config.vendor : 'twinkit';
 }
 
 function PageRoot({ config, app }: { config: PageConfig; app: (page: PageContext) => VNode }) {
@@ -86,6 +87,5 @@ export function startPage(app: (page: PageContext) => VNode, root: HTMLElement |
     );
     return;
   }
-  document.title = `${title(config)} · ${config.org}/${config.world}`;
   render(<PageRoot config={config} app={app} />, root);
 }

@@ -6,6 +6,7 @@ const specs: FlagSpec[] = [
   { name: 'port', kind: 'string' },
   { name: 'host', kind: 'string' },
   { name: 'help', kind: 'boolean', short: 'h' },
+  { name: 'trust', kind: 'list' },
 ];
 
 describe('parseArgs', () => {
@@ -13,12 +14,22 @@ describe('parseArgs', () => {
     expect(parseArgs(['dir', '--port', '80', '--host=::1', '-h'], specs)).toEqual({
       positionals: ['dir'],
       flags: { port: '80', host: '::1', help: true },
+      lists: {},
     });
-    expect(parseArgs(['--port=', 'a', 'b'], specs)).toEqual({ positionals: ['a', 'b'], flags: { port: '' } });
+    expect(parseArgs(['--port=', 'a', 'b'], specs)).toEqual({ positionals: ['a', 'b'], flags: { port: '' }, lists: {} });
+  });
+
+  it('keeps every value of a repeated list flag, in order, apart from the other flags', () => {
+    expect(parseArgs(['--trust', 'https://a.example', '--port', '1', '--trust=http://127.0.0.1:4460'], specs)).toEqual({
+      positionals: [],
+      flags: { port: '1' },
+      lists: { trust: ['https://a.example', 'http://127.0.0.1:4460'] },
+    });
+    expect(() => parseArgs(['--trust'], specs)).toThrow('--trust needs a value');
   });
 
   it('treats everything after -- as positionals', () => {
-    expect(parseArgs(['--', '--port', '-h'], specs)).toEqual({ positionals: ['--port', '-h'], flags: {} });
+    expect(parseArgs(['--', '--port', '-h'], specs)).toEqual({ positionals: ['--port', '-h'], flags: {}, lists: {} });
   });
 
   it('refuses unknown flags, missing values and values on booleans with a one-line UsageError', () => {

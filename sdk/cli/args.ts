@@ -1,6 +1,6 @@
 /**
  * A small argument parser for `kit`: `--name value`, `--name=value`, boolean flags,
- * `-h`, and `--` to end flags. Anything it does not know is a `UsageError` (the CLI
+ * repeatable flags (`--trust a --trust b`), `-h`, and `--` to end flags. Anything it does not know is a `UsageError` (the CLI
  * prints it on one line with the usage and exits 2).
  */
 
@@ -11,8 +11,8 @@ export class UsageError extends Error {
 export interface FlagSpec {
   /** Long name without dashes, e.g. `port`. */
   name: string;
-  /** `string` flags take a value; `boolean` flags take none. */
-  kind: 'string' | 'boolean';
+  /** `string` flags take a value; `boolean` flags take none; `list` flags take a value each time they are given. */
+  kind: 'string' | 'boolean' | 'list';
   /** A one-letter alias, e.g. `h`. */
   short?: string;
 }
@@ -21,6 +21,8 @@ export interface ParsedArgs {
   positionals: string[];
   /** Flags given, by long name; a repeated string flag keeps the last value. */
   flags: Record<string, string | true>;
+  /** `list` flags given, by long name, each value in the order given. */
+  lists: Record<string, string[]>;
 }
 
 /** Parses `argv` (without the node and script paths) against `specs`. */
@@ -29,6 +31,7 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
   const byShort = new Map(specs.filter((s) => s.short !== undefined).map((s) => [s.short as string, s]));
   const positionals: string[] = [];
   const flags = Object.create(null) as Record<string, string | true>;
+  const lists = Object.create(null) as Record<string, string[]>;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') {
@@ -53,7 +56,8 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
         if (value === undefined || value.startsWith('--')) throw new UsageError(`--${name} needs a value`);
         i++;
       }
-      flags[name] = value;
+      if (spec.kind === 'list') (lists[name] ??= []).push(value);
+      else flags[name] = value;
       continue;
     }
     if (arg.startsWith('-') && arg.length > 1) {
@@ -64,7 +68,7 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
     }
     positionals.push(arg);
   }
-  return { positionals, flags };
+  return { positionals, flags, lists };
 }
 
 /** A port: an integer 0–65535 (0 picks a free one). */

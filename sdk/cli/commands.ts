@@ -78,7 +78,7 @@ function synopsis<T>(group: CommandGroup<T>, c: Command<T>): string {
 /** A command's synopsis with its own flags: `kit world log <twin> [--after P] [--limit N]`. */
 function fullSynopsis<T>(group: CommandGroup<T>, c: Command<T>): string {
   const own = (c.flags ?? []).map((f) => {
-    const text = f.kind === 'string' ? `--${f.name} ${f.value ?? 'X'}` : `--${f.name}`;
+    const text = f.kind !== 'boolean' ? `--${f.name} ${f.value ?? 'X'}` : `--${f.name}`;
     return f.required === true ? ` ${text}` : ` [${text}]`;
   }).join('');
   return `${synopsis(group, c)}${own}`;
@@ -94,7 +94,7 @@ export function commandList(rows: readonly { synopsis: string; summary: string }
 }
 
 function flagLines(flags: readonly (FlagSpec & { help: string; value?: string })[]): string[] {
-  const names = flags.map((f) => `${f.short !== undefined ? `-${f.short}, ` : ''}--${f.name}${f.kind === 'string' ? ` ${f.value ?? 'X'}` : ''}`);
+  const names = flags.map((f) => `${f.short !== undefined ? `-${f.short}, ` : ''}--${f.name}${f.kind !== 'boolean' ? ` ${f.value ?? 'X'}` : ''}`);
   const width = Math.max(...names.map((n) => n.length));
   return flags.map((f, i) => `  ${(names[i] as string).padEnd(width)}  ${f.help}`);
 }

@@ -133,6 +133,7 @@ describe('kit edge dev', () => {
       '  URL          http://127.0.0.1:40123',
       `  admin token  ${token}  (ADMIN_TOKEN)`,
       `  state        ${join(dir, 'objects')}/`,
+      '  passes       none trusted (--trust <issuer>, docs/passes.md)',
       '',
       'Try:',
       `  curl -H "x-kit-token: ${token}" -d '{"org":"acme","world":"shop","vendors":["stripe"]}' http://127.0.0.1:40123/-/worlds`,
@@ -145,6 +146,22 @@ describe('kit edge dev', () => {
     expect([busy.code, busy.err]).toEqual([1, ['kit: listen EADDRINUSE: address already in use 127.0.0.1:8787; pass --port 0 for a free port']]);
     const failed = await runFake(['--port', '0'], {}, new Error('no built Worker at x'));
     expect([failed.code, failed.err]).toEqual([1, ['kit: no built Worker at x']]);
+  });
+
+  it('trusts the issuers of --trust and TRUSTED_ISSUERS, handing them to the Worker, and refuses one that is not an issuer (exit 2)', async () => {
+    const r = await runFake(['--port', '0', '--trust', 'https://platform.example', '--trust', 'http://127.0.0.1:4460/'], { TRUSTED_ISSUERS: 'https://b.example, https://platform.example' });
+    expect(r.code).toBe(0);
+    // EdgeDevOptions.trustedIssuers: the Worker's TRUSTED_ISSUERS (host/edge/dev.ts).
+    expect((r.started as { trustedIssuers?: unknown } | null)?.trustedIssuers).toEqual(['https://platform.example', 'http://127.0.0.1:4460', 'https://b.example']);
+    expect(r.out).toContain('  passes       signed by https://platform.example, http://127.0.0.1:4460, https://b.example');
+    expect(parseEdgeDevArgs(['--trust', 'https://platform.example'])).toEqual({ port: DEFAULT_EDGE_PORT, host: '127.0.0.1', persist: null, trustedIssuers: ['https://platform.example'] });
+    for (const [argv, env, said] of [
+      [['--trust', 'http://platform.example'], {}, 'kit: --trust: "http://platform.example" is not an issuer: http is for a platform on this machine (localhost, 127.0.0.1); use https'],
+      [[], { TRUSTED_ISSUERS: 'https://ok.example platform.example' }, 'kit: TRUSTED_ISSUERS: "platform.example" is not an issuer: name its origin, https://host[:port], with no path'],
+    ] as const) {
+      const bad = await runFake([...argv], env);
+      expect([bad.code, bad.started, bad.err[0]]).toEqual([2, null, said]);
+    }
   });
 
   it('runs the edge variant in workerd: a world made through the printed URL and token, kept by --persist across runs', async () => {

@@ -10,6 +10,7 @@ import type { EdgeDev, EdgeDevOptions } from '../../host/edge/dev.js';
 import { writeAtomically } from '../../host/node/tokens.js';
 import { parseArgs, parsePort, UsageError } from './args.js';
 import type { CliIo } from './commands.js';
+import { describeTrust, parseTrust, TRUST_FLAG, trustUsage } from './trust.js';
 
 export const DEFAULT_EDGE_PORT = 8787;
 
@@ -18,7 +19,7 @@ export interface EdgeDevDeps {
   untilStopped(): Promise<string>;
 }
 
-export const EDGE_DEV_USAGE = `Usage: kit edge dev [--port N] [--host H] [--persist dir]
+export const EDGE_DEV_USAGE = `Usage: kit edge dev [--port N] [--host H] [--persist dir] [--trust I]...
 
 Runs the edge-hosted variant (a Worker and one Durable Object per world family) locally in
 workerd, as Cloudflare would run it (docs/edge.md). Worlds are made with the admin token:
@@ -28,6 +29,7 @@ POST /-/worlds, as on \`kit host serve\`.
   --host H        address to listen on (default 127.0.0.1)
   --persist dir   keep the Durable Objects' state in dir across restarts (default: in memory,
                   gone when it stops); the admin token is minted once into dir/admin
+${trustUsage(18)}
   -h, --help      this help
 
 The admin token is ADMIN_TOKEN from the environment when set (24 characters or more).`;
@@ -36,13 +38,17 @@ export interface EdgeDevArgs {
   port: number;
   host: string;
   persist: string | null;
+  /** Issuers whose passes open a world's page (`--trust`, `TRUSTED_ISSUERS`): the Worker's `TRUSTED_ISSUERS`. */
+  trustedIssuers?: string[];
 }
 
-export function parseEdgeDevArgs(argv: readonly string[]): EdgeDevArgs | 'help' {
-  const { positionals, flags } = parseArgs(argv, [
+/** `kit edge dev`'s arguments (and `TRUSTED_ISSUERS` from `env`); `help` when asked for help. Throws `UsageError`. */
+export function parseEdgeDevArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): EdgeDevArgs | 'help' {
+  const { positionals, flags, lists } = parseArgs(argv, [
     { name: 'port', kind: 'string' },
     { name: 'host', kind: 'string' },
     { name: 'persist', kind: 'string' },
+    TRUST_FLAG,
     { name: 'help', kind: 'boolean', short: 'h' },
   ]);
   if (flags['help'] === true) return 'help';
@@ -52,7 +58,8 @@ export function parseEdgeDevArgs(argv: readonly string[]): EdgeDevArgs | 'help' 
   if (host === '') throw new UsageError('--host needs an address');
   const persist = value('persist');
   if (persist === '') throw new UsageError('--persist needs a folder');
-  return { port: value('port') === undefined ? DEFAULT_EDGE_PORT : parsePort(value('port')!), host, persist: persist ?? null };
+  const trusted = parseTrust(lists['trust'], env);
+  return { port: value('port') === undefined ? DEFAULT_EDGE_PORT : parsePort(value('port')!), host, persist: persist ?? null, ...(trusted.length > 0 ? { trustedIssuers: trusted } : {}) };
 }
 
 /** The admin token: ADMIN_TOKEN, else the one kept in the persist folder, else minted now. */
@@ -81,7 +88,7 @@ export async function runEdgeDev(argv: readonly string[], io: CliIo, deps: EdgeD
   let args: EdgeDevArgs | 'help';
   let admin: { token: string; source: string };
   try {
-    args = parseEdgeDevArgs(argv);
+    args = parseEdgeDevArgs(argv, env);
     if (args === 'help') {
       io.out(EDGE_DEV_USAGE);
       return 0;
@@ -104,7 +111,7 @@ export async function runEdgeDev(argv: readonly string[], io: CliIo, deps: EdgeD
   }
   let edge: EdgeDev;
   try {
-    edge = await deps.startEdge({ port: args.port, host: args.host, adminToken: admin.token, ...(args.persist !== null ? { persist: join(args.persist, 'objects') } : {}) });
+    edge = await deps.startEdge({ port: args.port, host: args.host, adminToken: admin.token, ...(args.persist !== null ? { persist: join(args.persist, 'objects') } : {}), ...(args.trustedIssuers !== undefined ? { trustedIssuers: args.trustedIssuers } : {}) });
   } catch (e) {
     io.err(`kit: ${e instanceof Error ? e.message : String(e)}${args.port !== 0 ? '; pass --port 0 for a free port' : ''}`);
     return 1;
@@ -115,6 +122,7 @@ export async function runEdgeDev(argv: readonly string[], io: CliIo, deps: EdgeD
     `  URL          ${edge.url}`,
     `  admin token  ${admin.token}  (${admin.source})`,
     `  state        ${args.persist === null ? 'in memory (--persist dir keeps it)' : `${join(args.persist, 'objects')}/`}`,
+    `  passes       ${describeTrust(args.trustedIssuers ?? [])}`,
     '',
     'Try:',
     `  curl -H "x-kit-token: ${admin.token}" -d '{"org":"acme","world":"shop","vendors":["stripe"]}' ${edge.url}/-/worlds`,

@@ -24,7 +24,32 @@ describe('kit host serve', () => {
       expect(err[0]).toMatch(/^kit: /);
       expect(err).toContain(HOST_SERVE_USAGE);
     }
-    expect(parseHostServeArgs(['d', '--budget', 'off', '--max-open', '10', '--idle', '5'])).toEqual({ dir: 'd', port: 4450, host: '127.0.0.1', budget: false, maxOpen: 10, idleMs: 5000 });
+    expect(parseHostServeArgs(['d', '--budget', 'off', '--max-open', '10', '--idle', '5'], {})).toEqual({ dir: 'd', port: 4450, host: '127.0.0.1', budget: false, maxOpen: 10, idleMs: 5000 });
+  });
+
+  it('trusts the issuers of --trust and TRUSTED_ISSUERS: the host gets a pass verifier for them, and says so', async () => {
+    expect(parseHostServeArgs(['--trust', 'https://platform.example'], { TRUSTED_ISSUERS: 'http://localhost:4460' })).toMatchObject({ trustedIssuers: ['https://platform.example', 'http://localhost:4460'] });
+    expect(parseHostServeArgs([], {})).not.toHaveProperty('trustedIssuers');
+    expect(() => parseHostServeArgs(['--trust', 'https://platform.example/tenant'], {})).toThrow('--trust: "https://platform.example/tenant" is not an issuer');
+    expect(() => parseHostServeArgs([], { TRUSTED_ISSUERS: 'http://10.0.0.2' })).toThrow('TRUSTED_ISSUERS: "http://10.0.0.2" is not an issuer');
+    const dir = mkdtempSync(join(tmpdir(), 'kit-host-cli-'));
+    dirs.push(dir);
+    const started: Record<string, unknown>[] = [];
+    const out: string[] = [];
+    const code = await runHostServe([dir, '--port', '0', '--trust', 'https://platform.example'], { out: (l) => out.push(l), err: (l) => out.push(`ERR ${l}`) }, {
+      startHost: async (o) => {
+        started.push(o as unknown as Record<string, unknown>);
+        throw new Error('stop here');
+      },
+      untilStopped: () => new Promise(() => {}),
+    }, { TRUSTED_ISSUERS: 'https://b.example' });
+    expect(code).toBe(1);
+    const passes = started[0]?.['passes'] as { trusted: string[]; verify: unknown } | undefined;
+    expect(passes?.trusted).toEqual(['https://platform.example', 'https://b.example']);
+    expect(typeof passes?.verify).toBe('function');
+    const none: Record<string, unknown>[] = [];
+    await runHostServe([dir, '--port', '0'], { out: () => {}, err: () => {} }, { startHost: async (o) => { none.push(o as unknown as Record<string, unknown>); throw new Error('stop here'); }, untilStopped: () => new Promise(() => {}) }, {});
+    expect(none[0]).not.toHaveProperty('passes');
   });
 
   it('serves a host from a directory, prints its URL and admin token, keeps the token across restarts, and stops cleanly', async () => {
@@ -52,6 +77,7 @@ describe('kit host serve', () => {
     const first = await run();
     expect(first.code).toBe(0);
     expect(first.out.join('\n')).toContain('(minted now)');
+    expect(first.out).toContain('  passes       none trusted (--trust <issuer>, docs/passes.md)');
     expect(first.ping).toEqual({ ok: true, worlds: [] });
     expect(first.made).toBe(201);
     expect(readFileSync(join(dir, '.kit-host', 'admin'), 'utf8').trim()).toBe(first.token);

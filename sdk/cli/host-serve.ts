@@ -8,6 +8,7 @@ import type { MultiWorldHost, MultiWorldHostOptions } from '../../host/index.js'
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, describeBudget, parseBudget } from '../../host/index.js';
 import { parseArgs, parsePort, UsageError } from './args.js';
 import type { CliIo } from './commands.js';
+import { describeTrust, parseTrust, passVerifierFor, TRUST_FLAG, trustUsage } from './trust.js';
 
 export const DEFAULT_HOST_PORT = 4450;
 
@@ -18,6 +19,8 @@ export interface HostServeOptions {
   budget: { size: number; windowMs: number } | false;
   maxOpen?: number;
   idleMs?: number;
+  /** Issuers whose passes open a world's page (`--trust`, `TRUSTED_ISSUERS`); default none. */
+  trustedIssuers?: string[];
 }
 
 export interface HostServeDeps {
@@ -27,6 +30,7 @@ export interface HostServeDeps {
 }
 
 export const HOST_SERVE_USAGE = `Usage: kit host serve [dir] [--port N] [--host H] [--budget N/10s|off] [--max-open N] [--idle S]
+                      [--trust I]...
 
 Serves many worlds under one URL. Every world's state lives in <dir>/.kit-host/worlds/ (one
 LMDB environment); the admin token is minted once and kept in <dir>/.kit-host/admin.
@@ -40,18 +44,21 @@ LMDB environment); the admin token is minted once and kept in <dir>/.kit-host/ad
   --max-open N   worlds kept open in memory at once (default 256); the others wait on
                  disk and open on their next request
   --idle S       seconds after which an unused world closes (default 60)
+${trustUsage(17)}
   -h, --help     this help
 
 Make worlds with \`kit host create <org>/<world> --vendors stripe\` or POST /-/worlds; the
 console is at http://<host>:<port>/-/console/.`;
 
-export function parseHostServeArgs(argv: readonly string[]): HostServeOptions | 'help' {
-  const { positionals, flags } = parseArgs(argv, [
+/** `kit host serve`'s arguments (and `TRUSTED_ISSUERS` from `env`); `help` when asked for help. Throws `UsageError`. */
+export function parseHostServeArgs(argv: readonly string[], env: Record<string, string | undefined> = process.env): HostServeOptions | 'help' {
+  const { positionals, flags, lists } = parseArgs(argv, [
     { name: 'port', kind: 'string' },
     { name: 'host', kind: 'string' },
     { name: 'budget', kind: 'string' },
     { name: 'max-open', kind: 'string' },
     { name: 'idle', kind: 'string' },
+    TRUST_FLAG,
     { name: 'help', kind: 'boolean', short: 'h' },
   ]);
   if (flags['help'] === true) return 'help';
@@ -80,14 +87,16 @@ export function parseHostServeArgs(argv: readonly string[]): HostServeOptions | 
   if (maxOpen !== undefined) options.maxOpen = whole('max-open', maxOpen, 1, 1_000_000);
   const idle = value('idle');
   if (idle !== undefined) options.idleMs = whole('idle', idle, 1, 86_400) * 1000;
+  const trusted = parseTrust(lists['trust'], env);
+  if (trusted.length > 0) options.trustedIssuers = trusted;
   return options;
 }
 
 /** Runs `kit host serve` until stopped. Exit code: 0 stopped, 1 failed, 2 bad usage. */
-export async function runHostServe(argv: readonly string[], io: CliIo, deps: HostServeDeps): Promise<number> {
+export async function runHostServe(argv: readonly string[], io: CliIo, deps: HostServeDeps, env: Record<string, string | undefined> = process.env): Promise<number> {
   let options: HostServeOptions | 'help';
   try {
-    options = parseHostServeArgs(argv);
+    options = parseHostServeArgs(argv, env);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     io.err(`kit: ${e.message}`);
@@ -105,6 +114,7 @@ export async function runHostServe(argv: readonly string[], io: CliIo, deps: Hos
     io.err(`kit: no directory ${dir}; create it first, or name another one`);
     return 1;
   }
+  const passes = passVerifierFor(options.trustedIssuers ?? []);
   let host: MultiWorldHost;
   try {
     host = await deps.startHost({
@@ -114,6 +124,7 @@ export async function runHostServe(argv: readonly string[], io: CliIo, deps: Hos
       budget: options.budget,
       ...(options.maxOpen !== undefined ? { maxOpen: options.maxOpen } : {}),
       ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
+      ...(passes !== null ? { passes } : {}),
     });
   } catch (e) {
     io.err(`kit: ${e instanceof Error ? e.message : String(e)}${options.port !== 0 ? '; pass --port 0 for a free port' : ''}`);
@@ -129,6 +140,7 @@ export async function runHostServe(argv: readonly string[], io: CliIo, deps: Hos
     `  admin file   ${join(host.stateDir, 'admin')}`,
     `  state        ${join(host.stateDir, 'worlds')}/`,
     `  budget       ${options.budget === false ? 'off' : `${describeBudget(options.budget)} per world, then 429 with Retry-After`}`,
+    `  passes       ${describeTrust(options.trustedIssuers ?? [])}`,
     '',
     'Try:',
     `  curl -H "x-kit-token: ${host.adminToken}" -d '{"org":"acme","world":"shop","vendors":["stripe"]}' ${host.url}/-/worlds`,

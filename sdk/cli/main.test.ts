@@ -277,3 +277,35 @@ describe('worldNameFromDir', () => {
     expect(() => worldNameFromDir('/x/___')).toThrow(/--world/);
   });
 });
+
+describe('kit world serve --trust', () => {
+  it('trusts the issuers of --trust and TRUSTED_ISSUERS and says so; trusts none by default; refuses one that is not an issuer (exit 2)', async () => {
+    const h = harness();
+    h.deps.env = { TRUSTED_ISSUERS: 'https://b.example, http://127.0.0.1:4460' };
+    const done = main(['world', 'serve', dir, '--port', '0', '--trust', 'https://platform.example', '--trust', 'http://127.0.0.1:4460'], io(h), h.deps);
+    await h.serving();
+    expect(h.out).toContain('  passes       signed by https://platform.example, http://127.0.0.1:4460, https://b.example');
+    h.stop();
+    expect(await done).toBe(0);
+
+    const none = harness();
+    none.deps.env = {};
+    const plain = main(['world', 'serve', dir, '--port', '0'], io(none), none.deps);
+    await none.serving();
+    expect(none.out).toContain('  passes       none trusted (--trust <issuer>, docs/passes.md)');
+    none.stop();
+    await plain;
+
+    for (const [argv, env, said] of [
+      [['--trust', 'platform.example'], {}, 'kit: --trust: "platform.example" is not an issuer: name its origin, https://host[:port], with no path'],
+      [[], { TRUSTED_ISSUERS: 'http://192.168.1.5:4460' }, 'kit: TRUSTED_ISSUERS: "http://192.168.1.5:4460" is not an issuer: http is for a platform on this machine (localhost, 127.0.0.1); use https'],
+    ] as const) {
+      const bad = harness();
+      bad.deps.env = env;
+      expect(await main(['world', 'serve', dir, '--port', '0', ...argv], io(bad), bad.deps)).toBe(2);
+      expect(bad.err[0]).toBe(said);
+      expect(bad.err.slice(2).join('\n')).toBe(SERVE_USAGE);
+      expect(bad.opened).toHaveLength(0);
+    }
+  });
+});

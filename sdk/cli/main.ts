@@ -2,7 +2,8 @@
  * The `kit` command line, with its outside world (output, the world runner, signals)
  * passed in, so tests run it in-process. A dispatcher: `kit world serve` (serve.ts),
  * `kit world attach` (attach.ts), `kit world export` (export.ts), the other `kit world …` commands (world-commands.ts),
- * `kit host serve` (host-serve.ts) and the other `kit host …` commands (host-commands.ts).
+ * `kit host serve` (host-serve.ts), the other `kit host …` commands (host-commands.ts), `kit edge dev`
+ * (edge-dev.ts) and `kit pass …` (pass-commands.ts).
  */
 import { UsageError } from './args.js';
 import { describeServing, parseServeArgs, SERVE_USAGE, serveWorld } from './serve.js';
@@ -18,25 +19,35 @@ import { runExport } from './export.js';
 import type { HostServeDeps } from './host-serve.js';
 import { EDGE_DEV_USAGE, runEdgeDev } from './edge-dev.js';
 import type { EdgeDevDeps } from './edge-dev.js';
+import { PASS_COMMANDS } from './pass-commands.js';
 
 export type { CliIo } from './commands.js';
 
 function usageText(): string {
-  const rows = [...commandRows(WORLD_COMMANDS), ...commandRows(HOST_COMMANDS), { synopsis: 'kit edge dev [--port N] [--persist dir]', summary: 'the edge variant, locally in workerd' }, { synopsis: 'kit --help', summary: 'this help' }, { synopsis: 'kit --version', summary: 'the version' }];
+  const rows = [
+    ...commandRows(WORLD_COMMANDS),
+    ...commandRows(HOST_COMMANDS),
+    { synopsis: 'kit edge dev [--port N] [--persist dir]', summary: 'the edge variant, locally in workerd' },
+    ...commandRows(PASS_COMMANDS),
+    { synopsis: 'kit --help', summary: 'this help' },
+    { synopsis: 'kit --version', summary: 'the version' },
+  ];
   return [
     'kit: stateful twins of the APIs your app depends on, served in worlds.',
     '',
     'Usage:',
     ...commandList(rows),
     '',
-    'Run `kit world --help` or `kit host --help` for the flags every command takes (how a command',
-    'finds its world or host, --json), and `kit world <command> --help` for a command\'s own.',
+    'Run `kit world --help`, `kit host --help` or `kit pass --help` for the flags every command',
+    'takes (how a command finds its world or host, --json), and `kit world <command> --help` for',
+    'a command\'s own.',
   ].join('\n');
 }
 
 export const USAGE = usageText();
 export const WORLD_USAGE = groupUsage(WORLD_COMMANDS);
 export const HOST_USAGE = groupUsage(HOST_COMMANDS);
+export const PASS_USAGE = groupUsage(PASS_COMMANDS);
 
 export interface CliDeps extends ServeDeps {
   /** Resolves with the signal's name when the process is asked to stop (SIGINT, SIGTERM). */
@@ -50,6 +61,8 @@ export interface CliDeps extends ServeDeps {
   startHost?: HostServeDeps['startHost'];
   /** For `kit edge dev`. */
   startEdge?: EdgeDevDeps['startEdge'];
+  /** The environment the serve commands read (`TRUSTED_ISSUERS`, `ADMIN_TOKEN`); default this process's. */
+  env?: Record<string, string | undefined>;
 }
 
 /** Exit codes: 0 done, 1 failed, 2 bad usage. */
@@ -72,15 +85,16 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
   }
   if (command === 'host' && rest[0] === 'serve') {
     if (deps.startHost === undefined) return usage('this kit cannot serve a host', USAGE);
-    return runHostServe(rest.slice(1), io, { startHost: deps.startHost, untilStopped: deps.untilStopped });
+    return runHostServe(rest.slice(1), io, { startHost: deps.startHost, untilStopped: deps.untilStopped }, deps.env ?? process.env);
   }
   if (command === 'edge') {
     if (rest[0] !== 'dev') return usage(rest[0] === undefined ? 'kit edge takes one command: dev' : `unknown command edge ${rest[0]}`, EDGE_DEV_USAGE);
     if (deps.startEdge === undefined) return usage('this kit cannot run the edge variant', USAGE);
-    return runEdgeDev(rest.slice(1), io, { startEdge: deps.startEdge, untilStopped: deps.untilStopped });
+    return runEdgeDev(rest.slice(1), io, { startEdge: deps.startEdge, untilStopped: deps.untilStopped }, deps.env ?? process.env);
   }
   const client = (): ClientDeps => ({ ...processClientDeps(deps.untilStopped), ...deps.client });
   if (command === 'host') return runGroup(HOST_COMMANDS, rest, io, client());
+  if (command === 'pass') return runGroup(PASS_COMMANDS, rest, io, client());
   if (command !== 'world') return usage(`unknown command ${command}`, USAGE);
   const [sub, ...args] = rest;
   if (sub === 'attach') {
@@ -102,7 +116,7 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
 
   let options;
   try {
-    options = parseServeArgs(args);
+    options = parseServeArgs(args, deps.env ?? process.env);
   } catch (e) {
     if (e instanceof UsageError) return usage(e.message, SERVE_USAGE);
     throw e;

@@ -13,6 +13,7 @@ import { describeBudget, loadOrCreateCa, NAME_PATTERN, parseBudget, startSingleW
 import type { SingleWorldServer } from '../../host/index.js';
 import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
+import { describeTrust, parseTrust, passVerifierFor, TRUST_FLAG, trustUsage } from './trust.js';
 
 export const DEFAULT_PORT = 4440;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -33,6 +34,8 @@ export interface ServeOptions {
   budget?: { size: number; windowMs: number };
   /** `--inline` was given: it changes nothing now (the world runs in the server's thread by default) and is noted. */
   inlineGiven?: boolean;
+  /** Issuers whose passes open the world's page (`--trust`, `TRUSTED_ISSUERS`); default none. */
+  trustedIssuers?: string[];
 }
 
 export interface ServeDeps {
@@ -56,6 +59,8 @@ export interface ServingWorld {
   uncoveredHosts: string[];
   /** The world's CA was minted by a kit from before name constraints: it may vouch for any host. */
   caUnconstrained: boolean;
+  /** Issuers whose passes it takes. */
+  trustedIssuers: string[];
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
@@ -68,10 +73,12 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'budget', kind: 'string' },
   // No longer needed (the world runs in the server's thread by default); accepted and noted.
   { name: 'inline', kind: 'boolean' },
+  TRUST_FLAG,
   { name: 'help', kind: 'boolean', short: 'h' },
 ];
 
 export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b] [--proxy-port N] [--budget N/10s|off]
+                       [--trust I]...
 
 Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two tokens in
 <dir>/.kit/token (minted on first start, kept across restarts).
@@ -87,6 +94,7 @@ Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two to
   --budget B    the world's request budget: <requests>/<window> (100000/10s, 600/m), answered
                 429 with Retry-After past it; default off (a world served alone does not
                 throttle its owner's load test)
+${trustUsage(16)}
   -h, --help    this help
 
 The built-in twins run in the server's thread. Code the server does not trust (scenario
@@ -100,9 +108,9 @@ password or user name).
 The read token opens GET and HEAD on the twins and the world's read endpoints.
 Ctrl-C (SIGINT) or SIGTERM stops it: requests in flight finish and commits are flushed.`;
 
-/** Parses `kit world serve`'s arguments; `help` when asked for help. Throws `UsageError`. */
-export function parseServeArgs(argv: readonly string[]): ServeOptions | 'help' {
-  const { positionals, flags } = parseArgs(argv, SERVE_FLAGS);
+/** Parses `kit world serve`'s arguments (and `TRUSTED_ISSUERS` from `env`); `help` when asked for help. Throws `UsageError`. */
+export function parseServeArgs(argv: readonly string[], env: Record<string, string | undefined> = process.env): ServeOptions | 'help' {
+  const { positionals, flags, lists } = parseArgs(argv, SERVE_FLAGS);
   if (flags['help'] === true) return 'help';
   if (positionals.length > 1) throw new UsageError(`one directory at most, got ${positionals.length}: ${positionals.join(' ')}`);
   const value = (name: string): string | undefined => {
@@ -116,6 +124,8 @@ export function parseServeArgs(argv: readonly string[]): ServeOptions | 'help' {
     org: checkName('--org', value('org') ?? DEFAULT_ORG),
   };
   if (options.host === '') throw new UsageError('--host needs an address');
+  const trusted = parseTrust(lists['trust'], env);
+  if (trusted.length > 0) options.trustedIssuers = trusted;
   const proxyPort = value('proxy-port');
   if (proxyPort !== undefined) {
     try {
@@ -175,6 +185,8 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
     throw new KitError('not_found', `no directory ${dir}; create it first, or name another one`);
   }
   const world = options.world ?? worldNameFromDir(dir);
+  const trustedIssuers = options.trustedIssuers ?? [];
+  const passes = passVerifierFor(trustedIssuers);
   // A corrupt token file stops us before anything is opened.
   const existing = await readTokenFile(dir);
 
@@ -210,6 +222,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       accessStorage,
       ...(options.budget !== undefined ? { budget: options.budget } : {}),
       ...(options.proxyPort !== undefined ? { proxyPort: options.proxyPort } : {}),
+      ...(passes !== null ? { passes } : {}),
     });
   } catch (e) {
     await handle.close();
@@ -226,7 +239,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       throw e;
     }
   }
-  return { server, tokens: file, dir, org: options.org, world, twins: names, budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null };
+  return { server, tokens: file, dir, org: options.org, world, twins: names, budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null, trustedIssuers };
 }
 
 /** What `serve` prints once it listens. */
@@ -244,6 +257,7 @@ export function describeServing(s: ServingWorld): string[] {
     `  state        ${join(s.dir, '.kit', 'world')}/`,
     `  tokens file  ${tokenFilePath(s.dir)}`,
     `  budget       ${s.budget === null ? 'off (--budget N/10s sets one)' : `${describeBudget(s.budget)}, then 429 with Retry-After`}`,
+    `  passes       ${describeTrust(s.trustedIssuers)}`,
     ...(s.inlineGiven ? ['  note         --inline is no longer needed: the world runs in the server\'s thread by default, and scenario scripts and checks in worker threads under a watchdog'] : []),
     ...(s.uncoveredHosts.length > 0
       ? [`  note         the world's CA may not vouch for ${s.uncoveredHosts.join(', ')}: the proxy cannot serve ${s.uncoveredHosts.length > 1 ? 'them' : 'it'}; move ${join(s.dir, '.kit', 'ca')} away to mint a CA that may (apps that trust the old one must then trust the new one)`]
