@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { decodeContent, repoPath, type GitHub } from '../github.js';
-import { BranchIcon, CommitIcon, HistoryIcon } from '../icons.js';
+import { BranchIcon, HistoryIcon } from '../icons.js';
 import { useLoad } from '../../../../pages/ui/index.js';
 import { GhLink } from '../nav.js';
 import { Avatar, Blank, Box, Markdown, Pending, When, short, size, useProgressive } from '../parts.js';
@@ -328,26 +328,30 @@ export function GitTreeView({ gh, view }: { gh: GitHub; view: Extract<View, { ki
       <h2 class="crumbs">
         Tree <code>{short(view.sha)}</code>
       </h2>
-      {tree.data === null ? (
-        <Pending error={tree.error} what="the tree" />
-      ) : (
-        <Box class="files" header={<span class="muted-text">{tree.data.tree.length.toLocaleString('en-US')} entries{tree.data.truncated ? ' (truncated by the trees API)' : ''}</span>}>
-          <table class="file-table" aria-label="Files">
-            <tbody>
-              {tree.data.tree.map((e) => (
-                <tr key={e.path} class="file-row">
-                  <td class="name">
-                    <span class={e.type === 'tree' ? 'fi fi-dir' : 'fi fi-file'} />
-                    <GhLink to={{ kind: e.type === 'tree' ? 'git-tree' : 'git-blob', owner: view.owner, repo: view.repo, sha: e.sha }}>{e.path}</GhLink>
-                  </td>
-                  <td class="size muted-text">{e.size === undefined ? '' : size(e.size)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </Box>
-      )}
+      {tree.data === null ? <Pending error={tree.error} what="the tree" /> : <TreeEntries owner={view.owner} repo={view.repo} tree={tree.data} />}
     </div>
+  );
+}
+
+/** A tree's entries (up to the trees API's 100,000), drawn in steps. */
+function TreeEntries({ owner, repo, tree }: { owner: string; repo: string; tree: GitTree }) {
+  const rows = useProgressive(tree.tree);
+  return (
+    <Box class="files" header={<span class="muted-text">{tree.tree.length.toLocaleString('en-US')} entries{tree.truncated ? ' (truncated by the trees API)' : ''}</span>}>
+      <table class="file-table" aria-label="Files">
+        <tbody>
+          {rows.map((e) => (
+            <tr key={e.path} class="file-row">
+              <td class="name">
+                <span class={e.type === 'tree' ? 'fi fi-dir' : 'fi fi-file'} />
+                <GhLink to={{ kind: e.type === 'tree' ? 'git-tree' : 'git-blob', owner, repo, sha: e.sha }}>{e.path}</GhLink>
+              </td>
+              <td class="size muted-text">{e.size === undefined ? '' : size(e.size)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Box>
   );
 }
 
@@ -358,7 +362,7 @@ export function GitBlobView({ gh, view }: { gh: GitHub; view: Extract<View, { ki
   return (
     <div class="code-view">
       <h2 class="crumbs">
-        <CommitIcon /> Blob <code>{short(view.sha)}</code>
+        <span class="fi fi-file" /> Blob <code>{short(view.sha)}</code>
       </h2>
       {blob.data === null || decoded === null ? (
         <Pending error={blob.error} what="the blob" />

@@ -106,10 +106,12 @@ export function AllView({ gh, view }: { gh: GitHub; view: Extract<View, { kind: 
       ) : (
         <>
           <RepoList repos={list.data.repositories.map(fromSummary)} />
-          <nav class="gh-pager" aria-label="Pages">
-            {view.after !== null ? <GhLink to={{ kind: 'all', after: null }}>« First</GhLink> : <span class="disabled">« First</span>}
-            {list.data.next !== null ? <GhLink to={{ kind: 'all', after: list.data.next }}>Next ›</GhLink> : <span class="disabled">Next ›</span>}
-          </nav>
+          {(view.after !== null || list.data.next !== null) && (
+            <nav class="gh-pager" aria-label="Pages">
+              {view.after !== null ? <GhLink to={{ kind: 'all', after: null }}>« First</GhLink> : <span class="disabled">« First</span>}
+              {list.data.next !== null ? <GhLink to={{ kind: 'all', after: list.data.next }}>Next ›</GhLink> : <span class="disabled">Next ›</span>}
+            </nav>
+          )}
         </>
       )}
     </div>
