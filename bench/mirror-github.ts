@@ -18,13 +18,13 @@
  * swapped every round; medians. `node dist/bench/mirror-github.js` (after `npx tsc -p
  * tsconfig.json` and `node pages/build.mjs`); with BENCH_JSON=<file> the figures are written there too.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { pageFilesOf } from '../host/core/pages.js';
 import { startMultiWorldHost } from '../host/index.js';
+import { loadPageFiles } from '../host/node/pages.js';
 import { loadBuiltinTwins } from '../sdk/twin/build.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -56,9 +56,8 @@ async function main(): Promise<void> {
   const built = join(ROOT, 'dist', 'pages', 'mirrors', 'github');
   if (!existsSync(join(built, 'app.js'))) throw new Error(`${built}/app.js is missing: run node pages/build.mjs first`);
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing (apt-get install chromium)`);
-  const files = Object.fromEntries(readdirSync(built).map((f) => [f, readFileSync(join(built, f))]));
   const dir = mkdtempSync(join(tmpdir(), 'kit-bench-mirror-github-'));
-  const host = await startMultiWorldHost({ dir, twins: [...(await loadBuiltinTwins()).values()], pages: pageFilesOf({ github: files }), budget: false });
+  const host = await startMultiWorldHost({ dir, twins: [...(await loadBuiltinTwins()).values()], pages: loadPageFiles(join(ROOT, 'dist', 'pages')), budget: false });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   try {
     const made = await fetch(`${host.url}/-/worlds`, {

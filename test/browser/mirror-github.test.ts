@@ -7,7 +7,7 @@
  * $MIRROR_SHOTS (default the system's temp folder) as mirror-github-<step>.png.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,20 +15,14 @@ import { Octokit } from '@octokit/rest';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pageFilesOf } from '../../host/core/pages.js';
 import { startMultiWorldHost } from '../../host/index.js';
+import { loadPageFiles } from '../../host/node/pages.js';
 import { loadBuiltinTwins } from '../../sdk/twin/build.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = process.env['MIRROR_SHOTS'] ?? tmpdir();
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
-
-/** The built mirror (dist/pages/mirrors/github/) as the host serves it. */
-function builtMirror(): Record<string, Uint8Array> {
-  const dir = join(process.cwd(), 'dist', 'pages', 'mirrors', 'github');
-  return Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f))]));
-}
 
 describe('the GitHub mirror in Chromium', () => {
   let dir: string;
@@ -57,7 +51,7 @@ describe('the GitHub mirror in Chromium', () => {
     const built = spawnSync(process.execPath, ['pages/build.mjs'], { encoding: 'utf8' });
     if (built.status !== 0) throw new Error(`pages/build.mjs failed:\n${built.stdout}${built.stderr}`);
     dir = await mkdtemp(join(tmpdir(), 'kit-mirror-github-'));
-    host = await startMultiWorldHost({ dir, twins: [...(await loadBuiltinTwins()).values()], pages: pageFilesOf({ github: builtMirror() }) });
+    host = await startMultiWorldHost({ dir, twins: [...(await loadBuiltinTwins()).values()], pages: loadPageFiles(join(process.cwd(), 'dist', 'pages')) });
     const res = await fetch(`${host.url}/-/worlds`, {
       method: 'POST',
       headers: { 'x-kit-token': host.adminToken, 'content-type': 'application/json' },
