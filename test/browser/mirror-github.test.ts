@@ -31,6 +31,7 @@ describe('the GitHub mirror in Chromium', () => {
   let context: BrowserContext;
   let page: Page;
   let token: string;
+  let readToken: string;
   let gh: Octokit;
   /** `http://shop--acme.localhost:<port>`: the world's own origin. */
   let origin: string;
@@ -58,7 +59,7 @@ describe('the GitHub mirror in Chromium', () => {
       body: JSON.stringify({ org: 'acme', world: 'shop', vendors: ['github'] }),
     });
     expect(res.status).toBe(201);
-    token = ((await res.json()) as { token: string }).token;
+    ({ token, readToken } = (await res.json()) as { token: string; readToken: string });
     origin = `http://shop--acme.localhost:${new URL(host.url).port}`;
     gh = new Octokit({ auth: token, baseUrl: `${host.url}/acme/shop/github`, log: quiet });
 
@@ -188,6 +189,30 @@ describe('the GitHub mirror in Chromium', () => {
     expect(await page.locator('.diff tr.del .line').allTextContents()).toEqual(['-  return `paid ${total}`;']);
     expect(await page.locator('.diff tr.add .line').allTextContents()).toEqual(['+  return `paid ${total.toFixed(2)}`;']);
     await shot(page, '7-pull-files');
+  });
+
+  it('browses with a read session', async () => {
+    const reader = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const tab = await reader.newPage();
+      tab.on('pageerror', (e) => pageErrors.push(e.message));
+      // A person who pasted the world's read token: a read session at the world's origin (what the sign-in form sends).
+      await tab.goto(`${origin}/-/acme/shop/session`);
+      const opened = await tab.evaluate(
+        async ([read, at]) => {
+          const r = await fetch('/-/acme/shop/session', { method: 'POST', headers: { 'x-kit-token': read, 'content-type': 'application/json' }, body: JSON.stringify({ world: 'acme/shop', scope: 'read', origin: at }) });
+          return { status: r.status, body: (await r.json()) as { scope: string } };
+        },
+        [readToken, origin] as const,
+      );
+      expect(opened).toMatchObject({ status: 200, body: { scope: 'read' } });
+      await tab.goto(`${origin}/acme/shop/github/repos/admin/storefront/pulls/${made.pull}/files`);
+      await tab.locator('.diff').waitFor();
+      expect(await tab.locator('.gh-badge').textContent()).toBe('mirror · read session');
+      expect(await tab.locator('.diff tr.add .line').allTextContents()).toEqual(['+  return `paid ${total.toFixed(2)}`;']);
+    } finally {
+      await reader.close();
+    }
   });
 
   it('shows an issue when its API URL is opened in a fresh browser, and the mirror has written nothing', async () => {
