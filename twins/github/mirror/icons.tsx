@@ -116,13 +116,6 @@ export const HistoryIcon = () => (
   </Svg>
 );
 
-export const TagIcon = () => (
-  <Svg class="muted">
-    <path {...stroke} d="M1.75 2.75v4.5l7 7 5.5-5.5-7-7h-4.5a1 1 0 0 0-1 1z" />
-    <circle fill="currentColor" cx="5" cy="5" r="1" />
-  </Svg>
-);
-
 /** GitHub's cat, as a plain silhouette. */
 export const MarkIcon = () => (
   <svg class="mark" width="32" height="32" viewBox="0 0 32 32" aria-hidden="true">

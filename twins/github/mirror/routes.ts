@@ -94,7 +94,7 @@ export function viewOf(path: string, search = ''): View {
   const s = segmentsOf(path);
   const unknown = (repo: InRepo | null = null): View => ({ kind: 'unknown', path, repo });
   if (s === null) return unknown();
-  const [a, b, c, d] = s;
+  const [a, b, c] = s;
   if (s.length === 0 || (a === 'user' && (s.length === 1 || (b === 'repos' && s.length === 2)))) return { kind: 'home', page };
   if (a === 'repositories' && s.length === 1) return { kind: 'all', after: nonEmpty(q.get('after')) };
   if ((a === 'users' || a === 'orgs') && b !== undefined && (s.length === 2 || (s.length === 3 && c === 'repos'))) {

@@ -159,16 +159,6 @@ export interface Commit {
   files?: DiffFile[];
 }
 
-/** A git commit object as `git/commits/<sha>` answers it. */
-export interface GitCommit {
-  sha: string;
-  message: string;
-  author: GitPerson;
-  committer: GitPerson;
-  tree: { sha: string };
-  parents: { sha: string }[];
-}
-
 export interface DiffFile {
   sha?: string | null;
   filename: string;

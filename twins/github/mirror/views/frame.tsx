@@ -13,7 +13,7 @@ import { useLoad } from '../../../../pages/ui/index.js';
 import { GhLink } from '../nav.js';
 import { Counter } from '../parts.js';
 import type { View } from '../routes.js';
-import type { Pull, Repo } from '../types.js';
+import type { Repo } from '../types.js';
 
 /** The repository the views inside the frame are in: its answer once loaded. */
 export const RepoContext = createContext<Repo | null>(null);
@@ -100,9 +100,4 @@ export function About({ repo }: { repo: Repo }) {
       )}
     </div>
   );
-}
-
-/** `owner/repo` of a `Repo` answer, for paths. */
-export function pathOfRepo(r: { owner: string; repo: string }): string {
-  return repoPath(r.owner, r.repo);
 }
