@@ -7,7 +7,7 @@ import type { Scope, WorldHandle } from '../runtime/runner/types.js';
 import { MemoryStorage } from '../runtime/store/memory.js';
 import type { Storage } from '../runtime/store/types.js';
 import { createHostCore, type MountedWorld, type PlainRequest, type PublishedAddress, type TwinScopes } from './core/core.js';
-import type { PassVerifier } from './core/access/endpoints.js';
+import type { PassVerifier } from './core/access/passes.js';
 import { hostedOriginRule, localOriginRule, worldOriginOf } from './core/access/origins.js';
 import { WorldAccess } from './core/access/world-access.js';
 import type { PageFiles } from './core/pages.js';

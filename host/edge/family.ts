@@ -19,6 +19,8 @@ import { KIT_VERSION } from '../../runtime/version.js';
 import { WorldStore } from '../../runtime/world/world.js';
 import { createHostCore, type HostCore } from '../core/core.js';
 import { pageFilesOf } from '../core/pages.js';
+import { createPassVerifier, trustedIssuers } from '../core/access/passes.js';
+import type { PassVerifier } from '../core/access/passes.js';
 import { worldAtHost } from '../core/access/origins.js';
 import { edgeOriginRule } from './origins.js';
 import { locate } from '../core/paths.js';
@@ -123,8 +125,22 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       hostCode: `${KIT_VERSION}+edge`,
       maxBodyBytes: EDGE_MAX_BODY_BYTES,
       pages: pageFilesOf(pageFiles),
+      passes: this.#passes(),
     });
     return { storage, store, registry, pool, wake, worlds, core };
+  }
+
+  /** The pass verifier of `TRUSTED_ISSUERS`, one per object so each issuer's keys stay cached; null: none trusted. */
+  #passes(): PassVerifier | null {
+    let trusted: string[];
+    try {
+      trusted = trustedIssuers([], this.env.TRUSTED_ISSUERS);
+    } catch (e) {
+      // A bad entry trusts nothing rather than something else; the log says why.
+      console.error(`kit edge: TRUSTED_ISSUERS is not a list of issuers (${e instanceof Error ? e.message : String(e)}): no pass is taken`);
+      return null;
+    }
+    return trusted.length === 0 ? null : createPassVerifier({ trusted });
   }
 
   // ------------------------------------------------------------ requests

@@ -14,7 +14,7 @@ import type { SandboxLimits } from '../../runtime/sandbox/index.js';
 import { openLmdbStorage, type Storage } from '../../runtime/store/index.js';
 import { WorldStore } from '../../runtime/world/index.js';
 import { createHostCore, type PlainRequest } from '../core/core.js';
-import type { PassVerifier } from '../core/access/endpoints.js';
+import type { PassVerifier } from '../core/access/passes.js';
 import { hostedOriginRule, localOriginRule } from '../core/access/origins.js';
 import type { PageFiles } from '../core/pages.js';
 import type { HttpAnswer } from '../core/types.js';

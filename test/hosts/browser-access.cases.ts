@@ -6,6 +6,7 @@
  */
 import { expect } from 'vitest';
 import { api, atOrigin, createGreeting, expectRefused, fromPage, kit, loopbackSession, originHost, sessionCookieOf, tokenSession, worldOrigin } from './calls.js';
+import { startPassIssuer } from '../../sdk/passes/index.js';
 import { errorCode, send, type HostFixture, type HostLacks, type HostWorld } from './fixture.js';
 
 export interface CaseKit {
@@ -295,6 +296,93 @@ export function browserAccessCases({ test, group, sharedWorld, host }: CaseKit):
       expectRefused(await api(w, 'GET', '/map', undefined, 'tok_k_not-a-key-of-this-world-0123456789abcdef'), 401, 'unauthenticated');
       expectRefused(await api(w, 'GET', '/map', undefined, `tok_k_${'x'.repeat(5000)}`), 401, 'unauthenticated');
       expect(originHost(w)).toContain('.localhost:');
+    });
+  });
+
+  group('browser access: passes', () => {
+    const shared = sharedWorld();
+    /** `POST …/session` with a pass, as the world's page sends it. */
+    const spend = (w: HostWorld, pass: string, headers: Record<string, string> = { origin: worldOrigin(w), 'sec-fetch-site': 'same-origin' }) =>
+      atOrigin(w, 'POST', path(w, '/session'), { headers: { 'x-kit-pass': pass, ...headers } });
+
+    test("a pass from a trusted platform opens a session of its scope for 12 hours at the world's page, once", async () => {
+      const w = shared();
+      const issuer = host().passIssuer;
+      const pass = await issuer.sign({ world: w.name, origin: worldOrigin(w), scope: 'write', subject: 'usr_ada', name: 'Ada Lovelace' });
+      const a = await spend(w, pass);
+      expect(a.status, a.text).toBe(200);
+      expect(a.json()).toMatchObject({ world: w.name, scope: 'write', who: 'Ada Lovelace', issuer: issuer.url, origin: worldOrigin(w) });
+      expect(a.headers['set-cookie']).toMatch(/Max-Age=43200;/);
+      const cookie = sessionCookieOf(a);
+      expect((await atOrigin(w, 'PUT', path(w, '/clock'), { headers: fromPage(w, cookie), body: { at: T0 } })).status).toBe(200);
+      // The keys this person makes are theirs (the pass's subject).
+      const made = await atOrigin(w, 'POST', path(w, '/keys'), { headers: fromPage(w, cookie), body: { name: 'ada-script' } });
+      expect(made.json()).toMatchObject({ createdBy: 'usr_ada' });
+      expectRefused(await spend(w, pass), 401, 'pass_spent');
+      // Spent stays spent after the world goes idle (on the edge: workerd restarted).
+      await host().idle(w);
+      expectRefused(await spend(w, pass), 401, 'pass_spent');
+      const read = await spend(w, await issuer.sign({ world: w.name, origin: worldOrigin(w), scope: 'read', subject: 'usr_bob' }));
+      expect(read.json()).toMatchObject({ scope: 'read', who: 'usr_bob' });
+      expectRefused(await atOrigin(w, 'PUT', path(w, '/clock'), { headers: fromPage(w, sessionCookieOf(read)), body: { at: T0 } }), 403, 'forbidden');
+    });
+
+    test('a pass is refused with its reason: another world or origin, expired, forged, malformed, an unknown key, an untrusted platform', async () => {
+      const w = shared();
+      const issuer = host().passIssuer;
+      const origin = worldOrigin(w);
+      const good = { world: w.name, origin, scope: 'write' as const, subject: 'usr_eve' };
+      const cases: [string, string | Promise<string>, string][] = [
+        ['another world', issuer.sign({ ...good, world: `${w.org}/elsewhere` }), 'pass_wrong_world'],
+        ['another origin', issuer.sign({ ...good, origin: `http://elsewhere--${w.org}.localhost:1` }), 'pass_wrong_origin'],
+        ['expired', issuer.sign({ ...good, ttlSeconds: 1, now: Date.now() - 10 * 60_000 }), 'pass_expired'],
+        ['not a pass', 'not-a-jwt', 'pass_malformed'],
+        ['too long', `${'a'.repeat(9000)}.b.c`, 'pass_malformed'],
+      ];
+      const signed = await issuer.sign(good);
+      const [head, body, sig] = signed.split('.') as [string, string, string];
+      // The same claims for another scope, under the signature of the first: forged.
+      const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
+      const forgedBody = Buffer.from(JSON.stringify({ ...claims, sub: 'usr_admin' })).toString('base64url');
+      cases.push(['forged', `${head}.${forgedBody}.${sig}`, 'pass_bad_signature']);
+      for (const [what, pass, code] of cases) {
+        const a = await spend(w, await pass);
+        expectRefused(a, 401, code, what);
+        expect(a.headers['set-cookie'], what).toBeUndefined();
+        expect(a.text, what).not.toContain(typeof pass === 'string' ? pass.slice(0, 40) : 'eyJ');
+      }
+      // A platform nobody trusts here, whatever it signs.
+      const stranger = await startPassIssuer();
+      try {
+        expectRefused(await spend(w, await stranger.sign(good)), 401, 'pass_untrusted_issuer');
+        expect(stranger.jwksRequests).toBe(0);
+      } finally {
+        await stranger.close();
+      }
+    });
+
+    test("a pass is spent only from the world's own page, at its origin", async () => {
+      const w = shared();
+      const issuer = host().passIssuer;
+      const pass = () => issuer.sign({ world: w.name, origin: worldOrigin(w), scope: 'write', subject: 'usr_mallory' });
+      expectRefused(await spend(w, await pass(), { origin: 'http://evil.localhost:1', 'sec-fetch-site': 'cross-site' }), 403, 'cross_site_request');
+      expectRefused(await spend(w, await pass(), {}), 403, 'cross_site_request');
+      const elsewhere = await send('POST', `${w.api}/session`, { headers: { 'x-kit-pass': await pass(), 'sec-fetch-site': 'same-origin' } });
+      expectRefused(elsewhere, 409, 'wrong_origin');
+      // None of those spent it: the page's own request still opens the session.
+      const p = await pass();
+      expectRefused(await spend(w, p, { 'sec-fetch-site': 'cross-site' }), 403, 'cross_site_request');
+      expect((await spend(w, p)).status).toBe(200);
+    });
+
+    // Last of the passes: the issuer signs with a key this host will not fetch for its cooldown.
+    test('a pass signed with a key the host has not seen (within its cooldown of the key set) is refused as unknown', async () => {
+      const w = shared();
+      const issuer = host().passIssuer;
+      const good = { world: w.name, origin: worldOrigin(w), scope: 'write' as const, subject: 'usr_eve' };
+      expect((await spend(w, await issuer.sign(good))).status).toBe(200);
+      await issuer.rotate();
+      expectRefused(await spend(w, await issuer.sign(good)), 401, 'pass_unknown_key');
     });
   });
 }

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEdgeDev } from '../../host/edge/dev.js';
+import { startPassIssuer } from '../../sdk/passes/index.js';
 import { FIXTURE_VENDORS, send } from './fixture.js';
 import { runWorldEndpointCases } from './world-endpoints.cases.js';
 
@@ -23,10 +24,12 @@ runWorldEndpointCases({
   async start() {
     const dir = await mkdtemp(join(tmpdir(), 'kit-hosts-edge-'));
     const adminToken = `tok_a_${'e'.repeat(32)}`;
-    const edge = await startEdgeDev({ port: 0, adminToken, persist: dir });
+    const passIssuer = await startPassIssuer();
+    const edge = await startEdgeDev({ port: 0, adminToken, persist: dir, trustedIssuers: [passIssuer.url] });
     let made = 0;
     return {
       adminToken,
+      passIssuer,
       // Cloudflare evicts an object seconds after its last request, never sooner: a second here.
       idle: async () => {
         await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -47,6 +50,7 @@ runWorldEndpointCases({
       },
       async close() {
         await edge.close();
+        await passIssuer.close();
         await rm(dir, { recursive: true, force: true });
       },
     };

@@ -4,6 +4,7 @@
  * send any `Host`, a doubled slash or a HEAD and read the answer as the bytes came).
  */
 import { request as httpRequest } from 'node:http';
+import type { PassIssuer } from '../../sdk/passes/index.js';
 
 /** A world a host serves, as its owner knows it: its URLs and its two tokens. */
 export interface HostWorld {
@@ -45,6 +46,8 @@ export interface HostFixture {
   idle(world: HostWorld): Promise<void>;
   /** The host's admin token, where it has an admin surface (`/-/worlds`). */
   readonly adminToken: string | null;
+  /** An issuer of passes the host trusts (`--trust`, `TRUSTED_ISSUERS`), started with it. */
+  readonly passIssuer: PassIssuer;
   close(): Promise<void>;
 }
 

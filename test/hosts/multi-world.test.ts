@@ -7,6 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMultiWorldHost } from '../../host/index.js';
+import { createPassVerifier } from '../../host/core/access/passes.js';
+import { startPassIssuer } from '../../sdk/passes/index.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
 import { FIXTURE_VENDORS, send } from './fixture.js';
 import { runWorldEndpointCases } from './world-endpoints.cases.js';
@@ -17,10 +19,18 @@ runWorldEndpointCases({
   skip: [],
   async start() {
     const dir = await mkdtemp(join(tmpdir(), 'kit-hosts-multi-'));
-    const host = await startMultiWorldHost({ dir, port: 0, twins: [...(await loadBuiltinTwins()).values()], guestRuntime: await buildGuestRuntime() });
+    const passIssuer = await startPassIssuer();
+    const host = await startMultiWorldHost({
+      dir,
+      port: 0,
+      twins: [...(await loadBuiltinTwins()).values()],
+      guestRuntime: await buildGuestRuntime(),
+      passes: createPassVerifier({ trusted: [passIssuer.url] }),
+    });
     let made = 0;
     return {
       adminToken: host.adminToken,
+      passIssuer,
       // What the pool does to a world idle past its idleMs.
       idle: (w) => host.pool.close(w.name),
       async openWorld(options = {}) {
@@ -38,6 +48,7 @@ runWorldEndpointCases({
       },
       async close() {
         await host.close();
+        await passIssuer.close();
         await rm(dir, { recursive: true, force: true });
       },
     };

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseBudget } from '../../host/index.js';
 import { openLocalWorld } from '../../runtime/runner/index.js';
 import { serveWorld, type ServingWorld } from '../../sdk/cli/serve.js';
+import { startPassIssuer } from '../../sdk/passes/index.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
 import { FIXTURE_VENDORS } from './fixture.js';
 import { runWorldEndpointCases } from './world-endpoints.cases.js';
@@ -23,10 +24,12 @@ runWorldEndpointCases({
   async start() {
     const builtins = await loadBuiltinTwins();
     const guestRuntime = await buildGuestRuntime();
+    const passIssuer = await startPassIssuer();
     const served: ServingWorld[] = [];
     const dirs: string[] = [];
     return {
       adminToken: null,
+      passIssuer,
       // A served world stays open as long as its server.
       idle: async () => undefined,
       async openWorld(options = {}) {
@@ -34,7 +37,7 @@ runWorldEndpointCases({
         dirs.push(dir);
         const budget = options.budget === undefined ? false : parseBudget(options.budget);
         const s = await serveWorld(
-          { dir, port: 0, host: '127.0.0.1', org: 'acme', world: 'shop', twins: FIXTURE_VENDORS, ...(budget !== false ? { budget } : {}) },
+          { dir, port: 0, host: '127.0.0.1', org: 'acme', world: 'shop', twins: FIXTURE_VENDORS, trustedIssuers: [passIssuer.url], ...(budget !== false ? { budget } : {}) },
           { loadTwins: async () => builtins, openWorld: (options) => openLocalWorld({ ...options, guestRuntime }) },
         );
         served.push(s);
@@ -44,6 +47,7 @@ runWorldEndpointCases({
       async close() {
         await Promise.all(served.map((s) => s.server.close()));
         await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+        await passIssuer.close();
       },
     };
   },

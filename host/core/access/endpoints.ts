@@ -8,25 +8,8 @@ import { errorAnswer, hostAnswer } from '../answers.js';
 import { KitError } from '../../../runtime/errors.js';
 import type { BodyReader, HttpAnswer, HttpHead } from '../types.js';
 import { clearedSessionCookie, sessionCookie, sessionIdsOf } from './cookies.js';
+import type { PassVerifier } from './passes.js';
 import { keyRow, PASS_SESSION_MS, SESSION_MS, type Grant, type SessionRecord, type WorldAccess } from './world-access.js';
-
-/** What a pass says once verified (host/core/access/passes.ts makes it). */
-export interface PassClaims {
-  issuer: string;
-  subject: string;
-  name?: string;
-  scope: Scope;
-  world: string;
-  origin: string;
-  id: string;
-  expiresAt: number;
-}
-
-export type PassCheck = { ok: true; claims: PassClaims } | { ok: false; reason: string; message: string };
-
-export interface PassVerifier {
-  verify(pass: string, expected: { world: string; origin: string; now: number }): Promise<PassCheck>;
-}
 
 /** Where the request stands, as the core found it. */
 export interface AccessContext {
@@ -69,7 +52,7 @@ function parseBody(body: Uint8Array | undefined): Record<string, unknown> | null
 
 /** The answer that opens a session: the cookie, and the session as the spec shows it. */
 function opened(ctx: AccessContext, record: SessionRecord, presentedIds: string[], shown: Record<string, unknown>): HttpAnswer {
-  const now = Date.now();
+  const now = record.createdAt;
   // A session is always a new id: one presented (planted, or this browser's old one) is ended, never adopted.
   for (const old of presentedIds) ctx.access.endSession(old);
   const id = ctx.access.openSession(record, now);
@@ -110,7 +93,8 @@ export function openSession(ctx: AccessContext, grant: Grant | null, presentedTo
       const checked = await verifier.verify(pass.trim(), { world: ctx.world, origin, now });
       if (!checked.ok) return hostAnswer(`pass_${checked.reason}` as HostErrorCode, checked.message, code);
       const c = checked.claims;
-      if (!ctx.access.spendPass(c.id, c.expiresAt, now)) return hostAnswer('pass_spent', 'this pass was spent already: a pass opens one session', code);
+      // Spent per issuer: two platforms' ids may meet.
+      if (!ctx.access.spendPass(`${c.issuer} ${c.id}`, c.expiresAt, now)) return hostAnswer('pass_spent', 'this pass was spent already: a pass opens one session', code);
       // Spent on disk before the session is answered: a replay after a restart is refused too.
       await ctx.access.durable();
       const who = c.name !== undefined && c.name !== '' ? c.name : c.subject;
