@@ -2,7 +2,7 @@
  * `make bench`: every benchmark of bench/ in sequence, each in a child process of its own, with
  * progress on stderr and each benchmark's own table on stdout. Not part of `make test`.
  *
- *   node dist/bench/run.js                   # engine, sandbox, router, runner, lived-in, http, host, edge
+ *   node dist/bench/run.js                   # engine, sandbox, router, runner, lived-in, http, host, mirror, edge
  *   node dist/bench/run.js runner http       # a subset, in the order given
  *   ROUNDS=5 DURATION=10s node dist/bench/run.js http   # bench/http/run.sh reads its settings from the environment
  *
@@ -43,6 +43,7 @@ const SUITES: Suite[] = [
   { name: 'lived-in', what: 'Stripe requests in accounts of 200 and 2,000 objects of each kind (half a minute)', command: process.execPath, args: [join(DIST, 'runner', 'lived-in.js'), ROOT, '200', '2000'] },
   { name: 'http', what: 'loopback load with wrk vs a uWS hello world', command: 'bash', args: [join(ROOT, 'bench', 'http', 'run.sh')] },
   { name: 'host', what: 'the multi-world host over HTTP: branches at a 1k- and a 1M-entry parent, 1,000 worlds, isolation (about ten minutes)', command: process.execPath, args: [join(DIST, 'host', 'run.js')] },
+  { name: 'mirror', what: "the Stripe mirror's first useful paint in Chromium, 10 against 10,000 customers (a minute or two)", command: process.execPath, args: [join(DIST, 'mirror', 'first-paint.js')] },
   { name: 'edge', what: 'the edge variant in workerd (miniflare) over HTTP: Stripe against the single-world server, cold starts, the Worker\'s path, memory per idle world (about eight minutes)', command: process.execPath, args: [join(DIST, 'edge', 'run.js')] },
 ];
 

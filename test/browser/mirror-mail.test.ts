@@ -10,15 +10,14 @@
  * is found in the hello mirror. Screenshots go to $MIRROR_SHOTS (default the OS's tmpdir) as
  * mirror-mail-<step>.png.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import nodemailer from 'nodemailer';
 import { chromium } from 'playwright-core';
+import { builtPages } from '../helpers/pages.js';
 import type { Browser, Page } from 'playwright-core';
-import { pageFilesOf } from '../../host/core/pages.js';
 import { startSingleWorldServer, type SingleWorldServer } from '../../host/single-world.js';
 import { parseAttachManifest } from '../../sdk/attach/manifest.js';
 import { startStreamListeners, type StreamListeners } from '../../sdk/attach/streams.js';
@@ -33,16 +32,6 @@ const TRACKER = 'tracker.mirror-mail.test';
 const LOGO = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==', 'base64');
 const INVOICE = Buffer.from('%PDF-1.4\n% the invoice for May\n1 0 obj << >> endobj\n%%EOF\n');
 
-/** The built pages as the host is handed them (dist/pages/mirrors/<vendor>/). */
-function builtMirrors() {
-  const dir = join(process.cwd(), 'dist', 'pages', 'mirrors');
-  const files: Record<string, Record<string, Uint8Array>> = {};
-  for (const vendor of ['hello', 'smtp']) {
-    files[vendor] = Object.fromEntries(readdirSync(join(dir, vendor)).map((f) => [f, readFileSync(join(dir, vendor, f))]));
-  }
-  return pageFilesOf(files);
-}
-
 describe('the SMTP and hello mirrors in Chromium', () => {
   let world: StreamTestWorld;
   let server: SingleWorldServer;
@@ -56,9 +45,6 @@ describe('the SMTP and hello mirrors in Chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: \`make test\` installs Debian's chromium (apt-get install chromium)`);
-    // The mirrors the host serves are dist/pages/, built here from their source.
-    const built = spawnSync(process.execPath, ['pages/build.mjs'], { encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`pages/build.mjs failed:\n${built.stdout}${built.stderr}`);
     world = await openStreamWorld([SMTP, HELLO], 'mail');
     const twins = await Promise.all([twinBundle(HELLO), twinBundle(SMTP)]);
     server = await startSingleWorldServer({
@@ -67,7 +53,7 @@ describe('the SMTP and hello mirrors in Chromium', () => {
       worldName: 'mail',
       tokens: TOKENS,
       budget: false,
-      pages: builtMirrors(),
+      pages: builtPages(['hello', 'smtp']),
       twins: twins.map((t) => ({
         vendor: t.vendor,
         requestScopes: t.manifest.requestScopes,

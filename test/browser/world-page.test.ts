@@ -9,15 +9,15 @@
  * is checked against what the host answers from Node. Screenshots go to $WORLD_PAGE_SHOTS
  * (default: a new temporary directory), named world-page-<host>-<step>.png.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
+import { builtPages } from '../helpers/pages.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { loadPageFiles, startMultiWorldHost, startSingleWorldServer, twinScopesOf } from '../../host/index.js';
+import { startMultiWorldHost, startSingleWorldServer, twinScopesOf } from '../../host/index.js';
 import type { PageFiles } from '../../host/core/pages.js';
 import { openWorldRunner } from '../../runtime/runner/index.js';
 import { MemoryStorage } from '../../runtime/store/index.js';
@@ -32,10 +32,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: \`make test\` installs Debian's chromium (apt-get install chromium)`);
-  // The pages the hosts serve are dist/pages/, built from pages/ here so the test drives the source as it is.
-  const built = spawnSync(process.execPath, ['pages/build.mjs'], { encoding: 'utf8' });
-  if (built.status !== 0) throw new Error(`pages/build.mjs failed:\n${built.stdout}${built.stderr}`);
-  pages = loadPageFiles(join(process.cwd(), 'dist', 'pages'));
+  pages = builtPages(['world']);
   shots = process.env['WORLD_PAGE_SHOTS'] ?? (await mkdtemp(join(tmpdir(), 'kit-world-page-shots-')));
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 120_000);
@@ -109,8 +106,8 @@ function worldPageSuite(hostName: 'host' | 'single', start: () => Promise<Served
 
     for (const vendor of ['hello', 'stripe']) {
       const row = twins.locator(`tr[data-key="${vendor}"]`);
-      // The twin's API at this address (the world's origin serves the same paths as the base one).
-      expect(await row.textContent()).toContain(`${served.origin}/acme/shop/${vendor}/`);
+      // The address an app reaches the twin at: the host's own, not the origin browsers use.
+      expect(await row.textContent()).toContain(`${served.base}/acme/shop/${vendor}/`);
       // A link to the mirror where the twin has one built, and says so where it has none.
       if (pages.has(vendor)) expect(await row.getByRole('link', { name: 'Open mirror' }).getAttribute('href')).toBe(`/acme/shop/${vendor}/mirror/`);
       else expect(await row.textContent()).toContain('no mirror');

@@ -24,7 +24,7 @@ import { promotionRoutes } from './resources/promotions.js';
 import { setupIntentRoutes } from './resources/setup_intents.js';
 import { taxRoutes } from './resources/tax.js';
 import { webhookRoutes } from './resources/webhooks.js';
-import { accountsStore, objectsStore } from './stores.js';
+import { accountListStore, accountsStore, objectsStore } from './stores.js';
 
 /** Stripe answers an unknown URL with 404 invalid_request_error, after checking the key. */
 const unknownUrl: Route = route('unrecognized', 'GET', '/*rest', (c) => {
@@ -68,7 +68,7 @@ export default defineTwin({
     endpointEnv: ['STRIPE_API_BASE'],
   },
   routes,
-  stores: { accounts: accountsStore, objects: objectsStore },
+  stores: { accounts: accountsStore, account_list: accountListStore, objects: objectsStore },
   moves: { ...billingMoves, ...paymentMoves, ...checkoutMoves, ...payoutMoves },
   errorBody,
   // A reader of the world's history never sees an endpoint's whsec_ (webhooks.ts keeps it apart).

@@ -1,8 +1,10 @@
 /**
  * Named projections of the Stripe twin's state (served at `/twin/store/<name>`), for tools
- * and the mirror: `accounts` (ids and object counts) and `objects?type=customer&account=…`.
+ * and the mirror: `accounts` (ids and object counts), `account_list` (ids only, paged) and
+ * `objects?type=customer&account=…`.
  */
 import type { ReadTree, Store } from '../../../sdk/twin/types.js';
+import { DEFAULT_ACCOUNT } from './core/auth.js';
 
 const TYPES = ['customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
   'setup_intent', 'balance_transaction', 'event', 'subscription', 'invoice', 'invoiceitem', 'checkout.session',
@@ -52,4 +54,19 @@ export const objectsStore: Store = (tree: ReadTree, query) => {
   const prefix = account === undefined ? undefined : `${account}/`;
   const page = tree.list<{ o: unknown }>(type, prefix === undefined ? { limit } : { after: prefix, before: `${account as string}/\uffff`, limit });
   return { type, data: page.items.map((i) => i.value.o), has_more: page.hasMore };
+};
+
+/**
+ * `account_list?after=acct_…&limit=`: the ids of the accounts the world holds, from their
+ * account records (one read per page, however many objects they hold), the default account
+ * (the world's own, which a browser session opens) first whether or not it has a record.
+ * For the mirror's account switcher: `accounts` counts objects, which walks every object of a
+ * type that several accounts share.
+ */
+export const accountListStore: Store = (tree: ReadTree, query) => {
+  const after = first(query.after);
+  const limit = Math.min(Math.max(Number(first(query.limit) ?? 100) || 100, 1), 500);
+  const page = tree.list<unknown>('account', after === undefined ? { limit } : { after, limit });
+  const ids = page.items.map((i) => i.id).filter((id) => id !== DEFAULT_ACCOUNT);
+  return { default: DEFAULT_ACCOUNT, data: after === undefined ? [DEFAULT_ACCOUNT, ...ids] : ids, has_more: page.hasMore };
 };

@@ -2,7 +2,9 @@
  * Keys and accounts. Stripe test mode has one account per key, so the twin does too: a
  * well-formed `sk_test_…` (or restricted `rk_test_…`) key opens the account named by a hash
  * of the key, made on first use. The world's own token used as the API key (the host says
- * so with `x-kit-auth: authorization`) opens the default account.
+ * so with `x-kit-auth: authorization`, as it does for a browser session of the world) opens
+ * the default account, or with `Stripe-Account` any account the world holds: whoever holds
+ * the world reads every account anyway (the `objects` store), and the mirror shows them so.
  */
 import type { TwinRequest } from '../../../../sdk/twin/types.js';
 import { StripeError, unauthorized } from './errors.js';
@@ -14,6 +16,8 @@ const { Map, Math, String } = globalThis;
 export const DEFAULT_ACCOUNT = 'acct_' + hash62('twinkit:default-account', 16);
 
 const KEY = /^(sk|rk)_test_[A-Za-z0-9_]{1,247}$/;
+/** An account id as the twin makes them (`acct_` and 16 base-62 characters). */
+const ACCOUNT = /^acct_[A-Za-z0-9]{16}$/;
 
 const NO_KEY =
   "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.";
@@ -75,9 +79,16 @@ export function presentedKey(req: TwinRequest): string | undefined {
   return h.trim();
 }
 
-/** The account this request acts for, or Stripe's 401. */
-export function authenticate(req: TwinRequest): string {
-  if ((req.headers['x-kit-auth'] ?? '').toLowerCase() === 'authorization') return connected(req, DEFAULT_ACCOUNT, 'the world token');
+/**
+ * The account this request acts for, or Stripe's 401. `holds` says whether the world holds an
+ * account (it has a record): the world's own requests may name one with `Stripe-Account`.
+ */
+export function authenticate(req: TwinRequest, holds: (account: string) => boolean = () => false): string {
+  if ((req.headers['x-kit-auth'] ?? '').toLowerCase() === 'authorization') {
+    const asked = req.headers['stripe-account'];
+    if (asked !== undefined && ACCOUNT.test(asked) && holds(asked)) return asked;
+    return connected(req, DEFAULT_ACCOUNT, 'the world token');
+  }
   const key = presentedKey(req);
   if (key === undefined || key === '') throw unauthorized(NO_KEY);
   if (key.startsWith('pk_')) {

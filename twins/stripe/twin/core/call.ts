@@ -150,7 +150,7 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): Twin
     return json(status, body, headers);
   };
   try {
-    const acct = authenticate(req);
+    const acct = authenticate(req, (account) => ctx.tree.get<unknown>('account', account) !== undefined);
     const nowMs = ctx.nowMs();
     const key = req.headers['idempotency-key'];
     c = {
