@@ -6,7 +6,6 @@
  * the twin's log is where the Octokit calls left it. Each step's screenshot is saved to
  * $MIRROR_SHOTS (default the system's temp folder) as mirror-github-<step>.png.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,8 +15,8 @@ import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMultiWorldHost } from '../../host/index.js';
-import { loadPageFiles } from '../../host/node/pages.js';
 import { loadBuiltinTwins } from '../../sdk/twin/build.js';
+import { builtPages } from '../helpers/pages.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = process.env['MIRROR_SHOTS'] ?? tmpdir();
@@ -48,11 +47,10 @@ describe('the GitHub mirror in Chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: \`make test\` installs Debian's chromium (apt-get install chromium)`);
-    // The host serves what pages/build.mjs makes of the source as it is now.
-    const built = spawnSync(process.execPath, ['pages/build.mjs'], { encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`pages/build.mjs failed:\n${built.stdout}${built.stderr}`);
+    // The mirror `make build` built (node pages/build.mjs): tests do not rebuild what another test's host may be reading.
+    const pages = builtPages(['github']);
     dir = await mkdtemp(join(tmpdir(), 'kit-mirror-github-'));
-    host = await startMultiWorldHost({ dir, twins: [...(await loadBuiltinTwins()).values()], pages: loadPageFiles(join(process.cwd(), 'dist', 'pages')) });
+    host = await startMultiWorldHost({ dir, twins: [...(await loadBuiltinTwins()).values()], pages });
     const res = await fetch(`${host.url}/-/worlds`, {
       method: 'POST',
       headers: { 'x-kit-token': host.adminToken, 'content-type': 'application/json' },
