@@ -8,7 +8,7 @@ import type { SessionInfo } from './session.js';
 
 /** How a session reads in the top bar: `write · this machine`, `read · ada@example.com`. */
 export function sessionLabel(session: SessionInfo): string {
-  const who = session.local === true ? 'this machine' : session.who ?? null;
+  const who = session.local === true ? 'this machine' : session.name ?? session.who ?? null;
   return who === null ? session.scope : `${session.scope} · ${who}`;
 }
 

@@ -22,8 +22,9 @@ export interface SessionInfo {
   origin?: string | null;
   /** A loopback write session opened without a token. */
   local?: boolean;
-  /** The person a pass was signed for, and the platform that signed it. */
+  /** The person a pass was signed for (the platform's id of them), their name when it gave one, and the platform that signed it. */
   who?: string;
+  name?: string;
   issuer?: string;
   expiresAt?: string;
 }

@@ -311,9 +311,10 @@ export function browserAccessCases({ test, group, sharedWorld, host }: CaseKit):
       const pass = await issuer.sign({ world: w.name, origin: worldOrigin(w), scope: 'write', subject: 'usr_ada', name: 'Ada Lovelace' });
       const a = await spend(w, pass);
       expect(a.status, a.text).toBe(200);
-      expect(a.json()).toMatchObject({ world: w.name, scope: 'write', who: 'Ada Lovelace', issuer: issuer.url, origin: worldOrigin(w) });
+      expect(a.json()).toMatchObject({ world: w.name, scope: 'write', who: 'usr_ada', name: 'Ada Lovelace', issuer: issuer.url, origin: worldOrigin(w) });
       expect(a.headers['set-cookie']).toMatch(/Max-Age=43200;/);
       const cookie = sessionCookieOf(a);
+      expect((await atOrigin(w, 'GET', path(w, '/session'), { headers: { cookie } })).json()).toMatchObject({ via: 'session', who: 'usr_ada', name: 'Ada Lovelace', issuer: issuer.url });
       expect((await atOrigin(w, 'PUT', path(w, '/clock'), { headers: fromPage(w, cookie), body: { at: T0 } })).status).toBe(200);
       // The keys this person makes are theirs (the pass's subject).
       const made = await atOrigin(w, 'POST', path(w, '/keys'), { headers: fromPage(w, cookie), body: { name: 'ada-script' } });

@@ -97,9 +97,9 @@ export function openSession(ctx: AccessContext, grant: Grant | null, presentedTo
       if (!ctx.access.spendPass(`${c.issuer} ${c.id}`, c.expiresAt, now)) return hostAnswer('pass_spent', 'this pass was spent already: a pass opens one session', code);
       // Spent on disk before the session is answered: a replay after a restart is refused too.
       await ctx.access.durable();
-      const who = c.name !== undefined && c.name !== '' ? c.name : c.subject;
-      const record: SessionRecord = { scope: c.scope, kind: 'pass', origin, who: c.subject, issuer: c.issuer, keyId: null, createdAt: now, expiresAt: now + PASS_SESSION_MS };
-      return opened(ctx, record, presentedIds, { who, issuer: c.issuer });
+      const named = c.name !== undefined && c.name !== '' ? { name: c.name } : {};
+      const record: SessionRecord = { scope: c.scope, kind: 'pass', origin, who: c.subject, ...named, issuer: c.issuer, keyId: null, createdAt: now, expiresAt: now + PASS_SESSION_MS };
+      return opened(ctx, record, presentedIds, { who: c.subject, ...named, issuer: c.issuer });
     };
   }
   const now = Date.now();
@@ -155,6 +155,7 @@ export function sessionEndpoint(ctx: AccessContext, grant: Grant): HttpAnswer {
       via: 'session',
       ...(s.kind === 'local' ? { local: true } : {}),
       ...(s.who !== null ? { who: s.who } : {}),
+      ...(s.name !== undefined ? { name: s.name } : {}),
       ...(s.issuer !== null ? { issuer: s.issuer } : {}),
       origin: s.origin,
       expiresAt: new Date(s.expiresAt).toISOString(),

@@ -37,6 +37,8 @@ export interface SessionRecord {
   origin: string;
   /** The person: a pass's subject, `this machine` for the loopback session; null when opened with the token. */
   who: string | null;
+  /** A pass's display name of the person, when the platform gave one. */
+  name?: string;
   issuer: string | null;
   /** A read key's session ends with its key. */
   keyId: string | null;
