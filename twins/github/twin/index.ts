@@ -19,6 +19,7 @@ import * as rc from './resources/review_comments.js';
 import * as search from './resources/search.js';
 import * as smart from './resources/smarthttp.js';
 import * as statuses from './resources/statuses.js';
+import { repositoriesStore } from './stores.js';
 
 type M = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -190,6 +191,8 @@ export default defineTwin({
   requestScopes: ['read'],
   routes,
   moves: { 'webhook.result': hooks.webhookResult },
+  // Read by the mirror (twins/github/mirror/): every repository of the world, which no vendor path lists.
+  stores: { repositories: repositoriesStore },
   errorBody: failureBody,
   // As GitHub answers `********`: a reader of the world's history never sees a hook's secret.
   secrets: { hook: ['config.secret'] },
