@@ -64,8 +64,7 @@ describe('a named key from making to revoking', () => {
     expect(made.id).toMatch(/^key_[0-9a-f]{16}$/);
     expect(made.out[0]).toBe('kit: made key ci in local/keys; it is shown this once: keep it now');
     expect(made.out.find((l) => l.trimStart().startsWith('scope '))?.trim()).toMatch(/^scope +write$/);
-    expect(made.out.join('\n')).toContain('x-kit-token');
-    expect(made.out.join('\n')).toContain("the app's API key");
+    expect(made.out).toContain("Use it as the world's token: in x-kit-token, or as the app's API key for the twins. Try:");
     expect(made.out.at(-1)).toBe(`  kit world map --world ${server.worldUrl} --token ${made.key}`);
 
     // Used: the world's endpoints through the CLI, and a twin with the key as the app's API key.
@@ -141,6 +140,19 @@ describe("a person's keys", () => {
   });
 });
 
+describe('an expired key', () => {
+  it('opens nothing once its instant passes, and is listed as expired until revoked', async () => {
+    const at = new Date(Date.now() + 1500).toISOString();
+    const brief = await makeKey('brief', '--expires', at);
+    expect((await world(['clock'], brief.key)).code).toBe(0);
+    await new Promise((r) => setTimeout(r, Date.parse(at) - Date.now() + 50));
+    expect((await world(['clock'], brief.key)).err[0]).toMatch(/\(unauthenticated\)$/);
+    const row = ((await world(['keys'])).out.find((l) => l.startsWith(brief.id)) ?? '').split(/ {2,}/);
+    expect(row[7]).toBe(`${at} (expired)`);
+    expect((await world(['key', 'revoke', brief.id])).code).toBe(0);
+  });
+});
+
 describe('--json', () => {
   it("prints the world's answer: the key once with its record, then the list without it", async () => {
     const made = await world(['key', 'make', 'script', '--json']);
@@ -184,7 +196,11 @@ describe("the world's refusals, one line each, exit 1", () => {
     const taken = await world(['key', 'make', 'nightly']);
     expect(taken.code).toBe(1);
     expect(taken.out).toEqual([]);
-    expect(taken.err).toEqual(['kit: a key named "nightly" stands already; send replace: true (with the world\'s token) to replace it (key_name_taken)']);
+    expect(taken.err).toEqual(['kit: a key named "nightly" stands already in local/keys; --replace ends it and makes a new one (key_name_taken)']);
+    // A name is taken per person: the same name for someone else is another key.
+    const forAda = await makeKey('nightly', '--for', 'ada');
+    expect((await world(['key', 'make', 'nightly', '--for', 'ada'])).err).toEqual(['kit: a key named "nightly" for ada stands already in local/keys; --replace ends it and makes a new one (key_name_taken)']);
+    expect((await world(['key', 'revoke', forAda.id])).code).toBe(0);
 
     const second = await makeKey('nightly', '--replace');
     expect(second.id).not.toBe(first.id);
@@ -211,6 +227,10 @@ describe('usage', () => {
     expect(scope.code).toBe(2);
     expect(scope.err[0]).toBe('kit: --scope is read or write, got "admin"');
     expect(scope.err.slice(2).join('\n')).toMatch(/^Usage: kit world key make <name> \[--scope read\|write\] \[--for PERSON\] \[--expires INSTANT\] \[--replace\]/);
+
+    const expires = await world(['key', 'make', 'ci', '--expires', 'tomorrow']);
+    expect(expires.code).toBe(2);
+    expect(expires.err[0]).toBe('kit: --expires is an ISO 8601 instant (2026-12-31T00:00:00Z), got "tomorrow"');
 
     const neither = await world(['key', 'revoke']);
     expect(neither.code).toBe(2);

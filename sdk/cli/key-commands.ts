@@ -80,9 +80,22 @@ export const KEY_COMMANDS: Command<WorldTarget>[] = [
       const person = flag(call, 'for');
       if (person !== undefined) body['for'] = person;
       const expires = flag(call, 'expires');
-      if (expires !== undefined) body['expiresAt'] = expires;
+      if (expires !== undefined) {
+        // As the world reads an instant; one in the past is the world's to refuse.
+        if (!/^\d{4}-\d\d-\d\dT/.test(expires) || !Number.isFinite(Date.parse(expires))) throw new UsageError(`--expires is an ISO 8601 instant (2026-12-31T00:00:00Z), got "${expires}"`);
+        body['expiresAt'] = expires;
+      }
       if (call.flags['replace'] === true) body['replace'] = true;
-      const answer = await requestJson<KeyRow & { key: string }>(api(t), 'POST', '/keys', { json: body });
+      let answer: { value: KeyRow & { key: string }; text: string };
+      try {
+        answer = await requestJson<KeyRow & { key: string }>(api(t), 'POST', '/keys', { json: body });
+      } catch (e) {
+        // The world's message names its JSON field (replace: true); here it is a flag.
+        if (e instanceof CliError && e.code === 'key_name_taken') {
+          throw new CliError(e.code, `a key named ${JSON.stringify(body['name'])}${person !== undefined ? ` for ${person}` : ''} stands already in ${t.name}; --replace ends it and makes a new one`);
+        }
+        throw e;
+      }
       if (call.json) return printAnswer(call, answer.text);
       const k = answer.value;
       if (typeof k?.key !== 'string') throw new CliError('bad_answer', 'the world answered no key');
@@ -90,7 +103,7 @@ export const KEY_COMMANDS: Command<WorldTarget>[] = [
       call.io.out('');
       for (const line of keyValues([['key', k.key], ['id', k.id], ['scope', k.scope], ['for', k.for ?? '-'], ['expires', k.expiresAt ?? 'never']])) call.io.out(`  ${line}`);
       call.io.out('');
-      call.io.out(`Use it as the world's token: in x-kit-token on ${printable(t.worldApi)}, or as the app's API key for the twins at ${printable(t.worldUrl)}. Try:`);
+      call.io.out("Use it as the world's token: in x-kit-token, or as the app's API key for the twins. Try:");
       call.io.out(`  kit world map --world ${printable(t.worldUrl)} --token ${printable(k.key)}`);
       return 0;
     },
