@@ -13,6 +13,7 @@ import { flag, printAnswer, wholeFlag } from './commands.js';
 import type { ClientDeps, Command, CommandGroup, Invocation } from './commands.js';
 import { bytes, describeCause, describeWrites, keyValues, printable, table } from './format.js';
 import type { WireEntry } from './format.js';
+import { KEY_COMMANDS } from './key-commands.js';
 import { findWorld, parseWorldName } from './targets.js';
 import type { WorldTarget } from './targets.js';
 
@@ -483,6 +484,7 @@ const commands: Command<WorldTarget>[] = [
       return 0;
     },
   },
+  ...KEY_COMMANDS,
 ];
 
 export const WORLD_COMMANDS: CommandGroup<WorldTarget> = {
