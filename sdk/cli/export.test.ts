@@ -14,6 +14,7 @@ import * as esbuild from 'esbuild';
 import { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMultiWorldHost, type MultiWorldHost } from '../../host/index.js';
+import { NO_PAGES } from '../../host/core/pages.js';
 import { buildGuestRuntime, loadBuiltinTwins } from '../twin/build.js';
 import { kit } from '../../test/helpers/kit-cli.js';
 import { EXPORT_USAGE } from './export.js';
@@ -214,7 +215,8 @@ describe('kit world export, then PUT …/import on a host', () => {
   });
 
   it('moves each twin to a world of the host, which answers every read as the local world did', async () => {
-    host = await startMultiWorldHost({ dir: hostDir, twins: [...(await loadBuiltinTwins()).values()], guestRuntime: await buildGuestRuntime(), consoleDir: null });
+    // No pages, as the bundled local server has none beside it: the map's `mirror` is the host's pages, not the world's data.
+    host = await startMultiWorldHost({ dir: hostDir, twins: [...(await loadBuiltinTwins()).values()], guestRuntime: await buildGuestRuntime(), consoleDir: null, pages: NO_PAGES });
     const admin = { 'x-kit-token': host.adminToken, 'content-type': 'application/json' };
     const made = await call(`${host.url}/-/worlds`, { method: 'POST', headers: admin, body: JSON.stringify({ org: 'local', world: 'demo', vendors: ['github', 'stripe'] }) });
     expect(made.status).toBe(201);

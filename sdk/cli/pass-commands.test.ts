@@ -191,7 +191,7 @@ describe('kit pass with kit world serve --trust', () => {
       const [origin, pass] = signed.out[0]!.split('/#pass=') as [string, string];
       expect(text).toContain(`world page   ${origin}/`);
       const first = await openSession(port, origin, api, pass);
-      expect([first.status, first.body]).toEqual([200, expect.objectContaining({ world: 'local/shop', scope: 'write', who: 'Ada', issuer: issuerUrl, origin })]);
+      expect([first.status, first.body]).toEqual([200, expect.objectContaining({ world: 'local/shop', scope: 'write', who: 'ada', name: 'Ada', issuer: issuerUrl, origin })]);
       expect(first.cookie).toMatch(/^kit_session=.*HttpOnly/i);
       const replay = await openSession(port, origin, api, pass);
       expect([replay.status, replay.body.error?.code]).toEqual([401, 'pass_spent']);
