@@ -246,6 +246,40 @@ function edgeSection(edge) {
   return out;
 }
 
+// Browser access (issue 33, bench/access/): the same read with each credential over loopback on
+// both Node hosts, and the core's head judgement and lookup in-process; ratios to the token's.
+function accessSection(access) {
+  const out = [];
+  const load = (part) => (Array.isArray(access.load?.[part]) ? `; load average ${access.load[part].map((x) => fixed(x, 2)).join(' → ')}` : '');
+  const h = access.http;
+  if (h) {
+    out.push(
+      '',
+      `**Browser access: the same read per credential** (\`bench/access/http.ts\`: \`GET {world_url}/hello/v1/greetings/<id>\`, autocannon, ${h.connections ?? '?'} connections, ${h.seconds ?? '?'} s × ${h.rounds ?? '?'} rounds${h.pinned ? ', servers on CPU 0 and autocannon on CPU 1' : ', unpinned'}; medians over the rounds, each ratio against the token's row of the same server and round${load('http')}):`,
+      '',
+      '| server | credential | requests/s | × token | p50 ms | × token | p99 ms | × token | server CPU µs/answer | × token |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const r of h.rows ?? []) {
+      const bad = r.bad > 0 ? ` (${r.bad} non-200)` : '';
+      const x = r.ratio ?? {};
+      out.push(`| ${cell(r.server)} | ${cell(r.what)}${bad} | ${fixed(r.requestsPerSecond, 0)} | ${ratio(x.rps)} | ${fixed(r.p50Ms, 2)} | ${ratio(x.p50)} | ${fixed(r.p99Ms, 2)} | ${ratio(x.p99)} | ${fixed(r.serverCpuUsPerRequest, 1)} | ${ratio(x.serverCpu)} |`);
+    }
+  }
+  const c = access.core;
+  if (c) {
+    out.push(
+      '',
+      `**Browser access: the check in-process** (\`bench/access/core.ts\`: the single-world core, its access in LMDB, tinybench ${c.timeMs ?? '?'} ms per task × ${c.rounds ?? '?'} rounds; medians over the rounds, each ratio by median latency against its group's first task in the same round${load('core')}):`,
+      '',
+      '| group | task | µs per call (median) | × baseline | µs above baseline |',
+      '|---|---|---:|---:|---:|',
+    );
+    for (const r of c.rows ?? []) out.push(`| ${cell(r.group)} | ${cell(r.what)} | ${fixed(r.medianUs, 3)} | ${ratio(r.ratio)} | ${fixed(r.extraUs, 3)} |`);
+  }
+  return out;
+}
+
 // The other benches, as compact tables of what they print.
 const SUITES = {
   engine: {
@@ -299,6 +333,7 @@ export function render(latest) {
   }
   if (suites.host) out.push(...hostSection(suites.host));
   if (suites.edge) out.push(...edgeSection(suites.edge));
+  if (suites.access) out.push(...accessSection(suites.access));
   return out.join('\n');
 }
 

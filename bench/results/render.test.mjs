@@ -233,6 +233,33 @@ test('render: the edge variant, its four parts from the same run', () => {
   assert.doesNotMatch(render(latest), /Edge variant/);
 });
 
+test('render: browser access, both parts from the same run', () => {
+  const access = {
+    load: { http: [2, 3] },
+    http: {
+      connections: 10,
+      seconds: 5,
+      rounds: 3,
+      pinned: false,
+      rows: [
+        { server: 'single', credential: 'token', what: 'the token | baseline', requestsPerSecond: 30000, p50Ms: 0.3, p99Ms: 1.2, serverCpuUsPerRequest: 33.3, ratio: { rps: 1, p50: 1, p99: 1, serverCpu: 1 }, rpsRatioPerRound: [1], bad: 0 },
+        { server: 'host', credential: 'session', what: 'a session', requestsPerSecond: 27000, p50Ms: 0.33, p99Ms: 1.5, serverCpuUsPerRequest: 37, ratio: { rps: 0.9, p50: 1.1, p99: 1.25, serverCpu: 1.11 }, rpsRatioPerRound: [0.9], bad: 4 },
+      ],
+    },
+    core: { timeMs: 500, rounds: 5, rows: [{ group: 'lookup', task: 'read-key', what: 'WorldAccess.grantOf(read key)', medianUs: 2.5, meanUs: 3, ratio: 2.27, extraUs: 1.4, samples: 9 }] },
+  };
+  const md = render({ suites: { access } });
+  assert.match(md, /autocannon, 10 connections, 5 s × 3 rounds, unpinned;.*load average 2\.00 → 3\.00\):/);
+  assert.match(md, /\| single \| the token \\\| baseline \| 30000 \| 1\.00 \| 0\.30 \| 1\.00 \| 1\.20 \| 1\.00 \| 33\.3 \| 1\.00 \|/);
+  assert.match(md, /\| host \| a session \(4 non-200\) \| 27000 \| 0\.90 \| 0\.33 \| 1\.10 \| 1\.50 \| 1\.25 \| 37\.0 \| 1\.11 \|/);
+  assert.match(md, /tinybench 500 ms per task × 5 rounds/);
+  assert.match(md, /\| lookup \| WorldAccess\.grantOf\(read key\) \| 2\.500 \| 2\.27 \| 1\.400 \|/);
+  assert.doesNotMatch(md, /NaN/);
+  // A part that did not run leaves nothing.
+  assert.doesNotMatch(render({ suites: { access: { core: access.core } } }), /the same read per credential/);
+  assert.doesNotMatch(render(latest), /Browser access/);
+});
+
 test('render: missing figures show as dashes, not NaN', () => {
   const md = render({ suites: { http: { rows: [row('uws', 100000, 5, { ratioToNodeHttp: null })] } } });
   assert.match(md, /\| `uws` \| uws row \| 100000 \| 1\.00 \| – \|/);
