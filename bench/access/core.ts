@@ -89,7 +89,7 @@ export interface CoreUnderBench {
   access: WorldAccess;
   keyOf(kind: 'read-key' | 'write-key'): string;
   sessionIdOf(kind: 'session' | 'read-key-session'): string;
-  /** A fresh head of the read with `kind`'s headers (the core rewrites a head's headers in place). */
+  /** A fresh head of the read with `kind`'s headers, as the socket layer hands it over (the core rewrites a head's headers in place). */
   head(kind: CredentialKind): HttpHead;
 }
 
@@ -110,6 +110,7 @@ export async function setUpCore(dir: string): Promise<CoreUnderBench> {
       token: TOKEN,
       urlPath: `/${ORG}/${WORLD}`,
       apiPath: `/-/${ORG}/${WORLD}`,
+      host: `127.0.0.1:${PORT}`,
       originHost: `${WORLD}--${ORG}.localhost:${PORT}`,
       readPath: `/${ORG}/${WORLD}/hello/v1/greetings/grt_bench`,
     };
@@ -127,7 +128,12 @@ export async function setUpCore(dir: string): Promise<CoreUnderBench> {
       access: new WorldAccess(world.name, { token: TOKEN, readToken: READ_TOKEN }, storage),
       keyOf: (kind) => credentials[kind]['x-kit-token']!,
       sessionIdOf: (kind) => credentials[kind].cookie!.slice('kit_session='.length),
-      head: (kind) => ({ method: 'GET', path: world.readPath, query: '', headers: { ...credentials[kind] }, receivedAt: Date.now() }),
+      head: (kind) => {
+        // As the uWS adapter builds a head's headers (host/node/http/uws.ts): a prototype-less object, filled in.
+        const headers = Object.create(null) as Record<string, string>;
+        for (const [name, value] of Object.entries(credentials[kind])) headers[name] = value;
+        return { method: 'GET', path: world.readPath, query: '', headers, receivedAt: Date.now() };
+      },
     };
   } catch (e) {
     await storage.close();

@@ -27,6 +27,8 @@ export interface BenchWorld {
   /** `{world_url}` and `{world_api}` as paths from the host's root: `/local/bench`, `/-/local/bench`. */
   urlPath: string;
   apiPath: string;
+  /** `Host` of the host's own address (`127.0.0.1:<port>`), which every request carries but the origin's. */
+  host: string;
   /** `Host` of the world's own origin: `bench--local.localhost:<port>`. */
   originHost: string;
   /** The read every row sends, a path from the root: `{world_url}/hello/v1/greetings/<id>`. */
@@ -86,15 +88,15 @@ export async function prepareCredentials(send: Send, w: BenchWorld): Promise<Cre
   // What a browser's own fetch from the world's page sends besides the cookie.
   const page = { host: w.originHost, 'sec-fetch-site': 'same-origin' };
   const headers: CredentialHeaders = {
-    token: { 'x-kit-token': w.token },
+    token: { host: w.host, 'x-kit-token': w.token },
     'token-origin': { host: w.originHost, 'x-kit-token': w.token },
-    'read-key': { 'x-kit-token': readKey },
-    'write-key': { 'x-kit-token': writeKey },
+    'read-key': { host: w.host, 'x-kit-token': readKey },
+    'write-key': { host: w.host, 'x-kit-token': writeKey },
     session: { ...page, cookie: session },
     'read-key-session': { ...page, cookie: readKeySession },
   };
   for (const kind of CREDENTIALS) expectStatus(await send('GET', w.readPath, headers[kind]), 200, `GET ${w.readPath} with ${kind}`);
-  expectStatus(await send('GET', w.readPath, { 'x-kit-token': `tok_k_${'x'.repeat(43)}` }), 401, `GET ${w.readPath} with a made-up key`);
+  expectStatus(await send('GET', w.readPath, { host: w.host, 'x-kit-token': `tok_k_${'x'.repeat(43)}` }), 401, `GET ${w.readPath} with a made-up key`);
   expectStatus(await send('GET', w.readPath, { ...page, cookie: `kit_session=${'x'.repeat(43)}` }), 401, `GET ${w.readPath} with a made-up session`);
   return headers;
 }

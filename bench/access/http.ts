@@ -129,6 +129,7 @@ async function singleTarget(single: SingleWorld): Promise<Target> {
     token: SINGLE_TOKEN,
     urlPath: '/local/bench',
     apiPath: '/-/local/bench',
+    host: `127.0.0.1:${port}`,
     originHost: `bench--local.localhost:${port}`,
     readPath: `/local/bench/hello/v1/greetings/${greeting}`,
   };
@@ -145,6 +146,7 @@ async function hostTarget(host: HostChild): Promise<Target> {
     token: made.token,
     urlPath: '/bench/shop',
     apiPath: '/-/bench/shop',
+    host: new URL(host.url).host,
     originHost: `shop--bench.localhost:${new URL(host.url).port}`,
     readPath: `/bench/shop/hello/v1/greetings/${greeting}`,
   };
