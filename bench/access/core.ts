@@ -20,6 +20,7 @@
 import * as nodeCrypto from 'node:crypto';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
 import { constantWorld } from '../../host/echo-world.js';
 import { localOriginRule } from '../../host/core/access/origins.js';
@@ -93,7 +94,31 @@ export interface CoreUnderBench {
   head(kind: CredentialKind): HttpHead;
 }
 
-export async function setUpCore(dir: string): Promise<CoreUnderBench> {
+/** What the set-up takes from a built tree: this one's by default, another's for an A/B (ab.ts). */
+export interface TreeModules {
+  createSingleWorldCore: typeof createSingleWorldCore;
+  constantWorld: typeof constantWorld;
+  localOriginRule: typeof localOriginRule;
+  WorldAccess: typeof WorldAccess;
+  openLmdbStorage: typeof openLmdbStorage;
+}
+
+const THIS_TREE: TreeModules = { createSingleWorldCore, constantWorld, localOriginRule, WorldAccess, openLmdbStorage };
+
+/** The same modules from the built tree at `root` (its `dist/`), taken to have the same shapes as this tree's. */
+export async function treeModules(root: string): Promise<TreeModules> {
+  const at = async <T>(path: string): Promise<T> => (await import(pathToFileURL(join(root, 'dist', path)).href)) as T;
+  return {
+    createSingleWorldCore: (await at<{ createSingleWorldCore: TreeModules['createSingleWorldCore'] }>('host/single-world.js')).createSingleWorldCore,
+    constantWorld: (await at<{ constantWorld: TreeModules['constantWorld'] }>('host/echo-world.js')).constantWorld,
+    localOriginRule: (await at<{ localOriginRule: TreeModules['localOriginRule'] }>('host/core/access/origins.js')).localOriginRule,
+    WorldAccess: (await at<{ WorldAccess: TreeModules['WorldAccess'] }>('host/core/access/world-access.js')).WorldAccess,
+    openLmdbStorage: (await at<{ openLmdbStorage: TreeModules['openLmdbStorage'] }>('runtime/store/lmdb.js')).openLmdbStorage,
+  };
+}
+
+export async function setUpCore(dir: string, tree: TreeModules = THIS_TREE): Promise<CoreUnderBench> {
+  const { createSingleWorldCore, constantWorld, localOriginRule, WorldAccess, openLmdbStorage } = tree;
   const storage = openLmdbStorage(join(dir, '.kit', 'access'));
   try {
     const core = createSingleWorldCore({

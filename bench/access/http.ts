@@ -41,7 +41,7 @@ export interface HttpOptions {
 
 export type ServerKind = 'single' | 'host';
 
-interface Run {
+export interface Run {
   rps: number;
   p50Ms: number;
   p99Ms: number;
@@ -83,7 +83,7 @@ const SERVER_WHAT: Record<ServerKind, string> = {
   host: 'multi-world host (`kit host serve --budget off`)',
 };
 
-interface Target {
+export interface Target {
   base: string;
   world: BenchWorld;
   credentials: CredentialHeaders;
@@ -92,7 +92,7 @@ interface Target {
 }
 
 /** One request over node:http to `base` (a fresh connection), `Host` as given when given. */
-function sendTo(base: string): (method: string, path: string, headers: Record<string, string>, body?: string) => Promise<Answer> {
+export function sendTo(base: string): (method: string, path: string, headers: Record<string, string>, body?: string) => Promise<Answer> {
   const { hostname, port } = new URL(base);
   return (method, path, headers, body) =>
     new Promise((resolve, reject) => {
@@ -113,13 +113,13 @@ function sendTo(base: string): (method: string, path: string, headers: Record<st
 }
 
 /** A greeting made in the world with its token (`POST {world_url}/hello/v1/greetings`): the record every row reads. */
-async function makeGreeting(send: ReturnType<typeof sendTo>, urlPath: string, token: string): Promise<string> {
+export async function makeGreeting(send: ReturnType<typeof sendTo>, urlPath: string, token: string): Promise<string> {
   const created = await send('POST', `${urlPath}/hello/v1/greetings`, { 'x-kit-token': token, 'content-type': 'application/json' }, JSON.stringify({ name: 'Ada' }));
   if (created.status !== 200) throw new Error(`POST ${urlPath}/hello/v1/greetings answered ${created.status}: ${created.text.slice(0, 300)}`);
   return (JSON.parse(created.text) as { id: string }).id;
 }
 
-async function singleTarget(single: SingleWorld): Promise<Target> {
+export async function singleTarget(single: SingleWorld): Promise<Target> {
   const port = new URL(single.url).port;
   const send = sendTo(single.url);
   const greeting = await makeGreeting(send, '/local/bench', SINGLE_TOKEN);
@@ -154,7 +154,7 @@ async function hostTarget(host: HostChild): Promise<Target> {
   return { base: host.url, world, credentials, pid: host.pid, cpuMs: () => host.cpu().totalMs };
 }
 
-async function load(target: Target, kind: CredentialKind, seconds: number, connections: number): Promise<Run> {
+export async function load(target: Target, kind: CredentialKind, seconds: number, connections: number): Promise<Run> {
   const latencies: number[] = [];
   let bad = 0;
   const before = target.cpuMs();

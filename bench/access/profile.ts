@@ -4,11 +4,12 @@
  * its access in LMDB), then, given the profile, sums it per function:
  *
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --cpu-prof-interval 50 dist/bench/access/profile.js head read-key-session 2000000
- *   node dist/bench/access/profile.js summary /tmp/prof/<file>.cpuprofile [top]
+ *   node dist/bench/access/profile.js summary /tmp/prof/<file>.cpuprofile [top] [answers]
  *
  * `head <credential> N` prints the µs per head (wall and CPU); `summary` prints each function's
  * self time and, for the functions of the check (host/core/, lmdb, crypto), their inclusive time,
- * in % of the profile's samples.
+ * in % of the profile's samples (and in µs per answer, given how many answers the profile covers:
+ * a server's profile under load, say).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,9 @@ interface ProfileNode {
 interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
+  /** µs. */
+  startTime: number;
+  endTime: number;
 }
 
 async function judge(kind: CredentialKind, n: number): Promise<void> {
@@ -47,7 +51,7 @@ async function judge(kind: CredentialKind, n: number): Promise<void> {
 
 const label = (n: ProfileNode): string => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url === '' ? '' : `${basename(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`}`.trim();
 
-function summary(file: string, top: number): void {
+function summary(file: string, top: number, answers: number | undefined): void {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -69,8 +73,10 @@ function summary(file: string, top: number): void {
       inclusive.set(l, (inclusive.get(l) ?? 0) + count);
     }
   }
-  const pct = (x: number): string => `${((100 * x) / total).toFixed(1)}%`;
-  console.log(`${total} samples\n\nself time:`);
+  // Each sample stands for the profile's span over its samples; per answer when the count is given.
+  const usPerSample = (profile.endTime - profile.startTime) / total;
+  const pct = (x: number): string => `${((100 * x) / total).toFixed(1)}%${answers === undefined ? '' : ` ${((x * usPerSample) / answers).toFixed(2).padStart(6)} µs/answer`}`;
+  console.log(`${total} samples over ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s${answers === undefined ? '' : `, ${answers} answers`}\n\nself time:`);
   for (const [l, c] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(c).padStart(6)}  ${l}`);
   console.log('\ninclusive time (the check and what it calls):');
   const ofCheck = /world-access|credentials\.js|cookies\.js|origins\.js|core\.js|forward\.js|browser\.js|lmdb|msgpack|digest|hash|timingSafeEqual|encode|get /;
@@ -79,8 +85,8 @@ function summary(file: string, top: number): void {
 
 const [mode, arg, count] = process.argv.slice(2);
 if (mode === 'head' && (CREDENTIALS as readonly string[]).includes(arg ?? '')) await judge(arg as CredentialKind, Number(count ?? 1_000_000));
-else if (mode === 'summary' && arg !== undefined) summary(arg, Number(count ?? 25));
+else if (mode === 'summary' && arg !== undefined) summary(arg, Number(count ?? 25), process.argv[5] === undefined ? undefined : Number(process.argv[5]));
 else {
-  console.error(`usage: profile.js head <${CREDENTIALS.join('|')}> [N] | summary <file.cpuprofile> [top]`);
+  console.error(`usage: profile.js head <${CREDENTIALS.join('|')}> [N] | summary <file.cpuprofile> [top] [answers]`);
   process.exit(2);
 }

@@ -3,7 +3,7 @@
  * against the world token's, as ratios within one run; from the compiled tree (`make bench` runs
  * it as its `access` suite):
  *
- *   node dist/bench/access/run.js              # core, then http (about four minutes)
+ *   node dist/bench/access/run.js              # core, then http (about six minutes)
  *   node dist/bench/access/run.js core         # a subset, in the order given
  *
  * - core: the host core's judgement of a request's head, its dispatch and the lookup alone,
@@ -13,7 +13,7 @@
  *
  * Settings (environment; defaults in parentheses):
  *   KIT_BENCH_ACCESS_TIME (500) ms per tinybench task, KIT_BENCH_ACCESS_CORE_ROUNDS (5);
- *   KIT_BENCH_ACCESS_SECONDS (5) per load run, KIT_BENCH_ACCESS_ROUNDS (3),
+ *   KIT_BENCH_ACCESS_SECONDS (3) per load run, KIT_BENCH_ACCESS_ROUNDS (6),
  *   KIT_BENCH_ACCESS_CONNECTIONS (10), KIT_BENCH_ACCESS_PIN (1: servers on CPU 0, the load on
  *   CPU 1; 0 leaves them unpinned);
  *   KIT_BENCH_ACCESS_DIR: where the temporary directories go (default the OS's).
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
         figures.core = await benchCore({ dir, timeMs: setting('TIME', 500), rounds: setting('CORE_ROUNDS', 5) }, log);
         printCore(figures.core);
       } else {
-        figures.http = await benchHttp({ dir, seconds: setting('SECONDS', 5, { fraction: true }), rounds: setting('ROUNDS', 3), connections: setting('CONNECTIONS', 10), pin: setting('PIN', 1, { min: 0 }) !== 0 }, log);
+        figures.http = await benchHttp({ dir, seconds: setting('SECONDS', 3, { fraction: true }), rounds: setting('ROUNDS', 6), connections: setting('CONNECTIONS', 10), pin: setting('PIN', 1, { min: 0 }) !== 0 }, log);
         printHttp(figures.http);
       }
       figures.load[part] = [Number(loadBefore.toFixed(2)), Number((loadavg()[0] as number).toFixed(2))];
