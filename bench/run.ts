@@ -45,7 +45,7 @@ const SUITES: Suite[] = [
   { name: 'host', what: 'the multi-world host over HTTP: branches at a 1k- and a 1M-entry parent, 1,000 worlds, isolation (about ten minutes)', command: process.execPath, args: [join(DIST, 'host', 'run.js')] },
   { name: 'mirror', what: "the Stripe mirror's first useful paint in Chromium, 10 against 10,000 customers (a minute or two)", command: process.execPath, args: [join(DIST, 'mirror', 'first-paint.js')] },
   { name: 'edge', what: 'the edge variant in workerd (miniflare) over HTTP: Stripe against the single-world server, cold starts, the Worker\'s path, memory per idle world (about eight minutes)', command: process.execPath, args: [join(DIST, 'edge', 'run.js')] },
-  { name: 'access', what: 'browser access: the same read with the token, named keys and session cookies, over HTTP on both Node hosts and in-process (about five minutes)', command: process.execPath, args: [join(DIST, 'access', 'run.js')] },
+  { name: 'access', what: 'browser access: the same read with the token, named keys and session cookies, over HTTP on both Node hosts and in-process (about six minutes)', command: process.execPath, args: [join(DIST, 'access', 'run.js')] },
 ];
 
 let running: ChildProcess | undefined;
