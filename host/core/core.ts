@@ -256,21 +256,26 @@ export function createHostCore(options: HostCoreOptions): HostCore {
 
     // Before the credential: a browser sends none on a preflight (cors.ts).
     if (isPreflight(h.method, headers)) return preflightAnswer(headers, { 'x-kit-world-code': code });
-    const browser: BrowserWorld = {
-      org,
-      name,
-      mounted,
-      rule: origins,
-      pages,
-      selfOrigin: at !== null ? `${origins!.scheme}://${headers['host']!.toLowerCase()}` : selfOriginOf(headers['host']),
-      base: published?.baseUrl ?? null,
-    };
+    // Made only for a request a page may concern (a mirror's path, a browser's navigation, the map).
+    let made: BrowserWorld | null = null;
+    const browserWorld = (): BrowserWorld =>
+      (made ??= {
+        org,
+        name,
+        mounted,
+        rule: origins,
+        pages,
+        selfOrigin: at !== null ? `${origins!.scheme}://${headers['host']!.toLowerCase()}` : selfOriginOf(headers['host']),
+        base: published?.baseUrl ?? null,
+      });
     let mirrorFor: string | null = null;
     if (surface === 'vendor') {
       // Keyless: a mirror's shell and files.
-      const page = mirrorPage(browser, h, sub);
-      if (page !== undefined) return page;
-      mirrorFor = navigationMirror(browser, h, sub);
+      if (sub.includes('/mirror')) {
+        const page = mirrorPage(browserWorld(), h, sub);
+        if (page !== undefined) return page;
+      }
+      if (headers['sec-fetch-dest'] !== undefined) mirrorFor = navigationMirror(browserWorld(), h, sub);
       // A navigation that may get the mirror asks the twin afresh: its 304 would make the browser
       // show the JSON it cached from the mirror's own read of the same address.
       if (mirrorFor !== null) {
@@ -279,12 +284,11 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       }
     }
     const atOrigin = at !== null;
-    const worldOrigin = originOfWorld(origins, org, name);
     const accessContext = (access: WorldAccess): AccessContext => ({
       head: h,
       world: `${org}/${name}`,
       access,
-      worldOrigin,
+      worldOrigin: originOfWorld(origins, org, name),
       atOrigin,
       loopback: origins?.loopback === true,
       passes,
@@ -300,7 +304,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     const realm = `kit world ${org}/${name}`;
     if (grant === null) {
       // A browser opening a twin's URL gets the mirror's shell, which opens its own session.
-      if (mirrorFor !== null) return mirrorShell(browser, mirrorFor);
+      if (mirrorFor !== null) return mirrorShell(browserWorld(), mirrorFor);
       if (credential !== null) return unauthenticated(surface, realm, code, `the token in ${credential.source} does not open this world`);
       return unauthenticated(
         surface,
@@ -394,7 +398,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       return pending.then(
         (r) => {
           const answer = fromWorld(r, code);
-          if (mirrorFor !== null && !servesItsOwnPage(answer)) return mirrorShell(browser, mirrorFor);
+          if (mirrorFor !== null && !servesItsOwnPage(answer)) return mirrorShell(browserWorld(), mirrorFor);
           // A browser keeps a twin's JSON and a navigation's page of one address apart.
           if (surface === 'vendor' && headers['sec-fetch-dest'] !== undefined) answer.headers['vary'] = answer.headers['vary'] === undefined ? 'Sec-Fetch-Dest' : `${answer.headers['vary']}, Sec-Fetch-Dest`;
           // A twin's answer at the world's origin (a stored file, a mail's attachment) runs nothing
@@ -403,7 +407,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
             answer.headers['content-security-policy'] ??= 'sandbox';
             answer.headers['x-content-type-options'] ??= 'nosniff';
           }
-          if (surface === 'api' && sub === '/map') return withMirrors(answer, browser, worldUrlOf(headers['host'], org, name));
+          if (surface === 'api' && sub === '/map') return withMirrors(answer, browserWorld(), worldUrlOf(headers['host'], org, name));
           return answer;
         },
         (e) => fromFailure(e, code),

@@ -40,7 +40,8 @@ export function worldOriginOf(rule: WorldOriginRule, org: string, world: string)
  * (a world with an origin has none in its name); the port must be the rule's.
  */
 export function worldAtHost(rule: WorldOriginRule, host: string | undefined): { org: string; world: string } | null {
-  if (host === undefined) return null;
+  // Most requests name the host's own address: no `--`, no world origin (one scan, no allocation).
+  if (host === undefined || !host.includes('--')) return null;
   const lower = host.toLowerCase();
   const colon = lower.lastIndexOf(':');
   const name = colon < 0 ? lower : lower.slice(0, colon);

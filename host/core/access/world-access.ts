@@ -77,6 +77,10 @@ export interface KeyRow {
   createdBy: string;
 }
 
+/** What the two tokens open: the same two objects for every request. */
+const WRITE_TOKEN: Grant = Object.freeze({ kind: 'token', scope: 'write' });
+const READ_TOKEN: Grant = Object.freeze({ kind: 'token', scope: 'read' });
+
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 export function keyRow(k: KeyRecord): KeyRow {
@@ -150,7 +154,7 @@ export class WorldAccess {
       return key === null ? null : { kind: 'key', scope: key.scope, key };
     }
     const scope = this.#tokens.scopeOf(presented);
-    return scope === null ? null : { kind: 'token', scope };
+    return scope === null ? null : scope === 'write' ? WRITE_TOKEN : READ_TOKEN;
   }
 
   /** What a token or a live key opens, without noting the key's use (the proxy, streams, a header check). */
