@@ -208,6 +208,13 @@ describe('the Stripe mirror in Chromium', () => {
     await page.waitForURL(mirror(`/v1/customers/${someone.id}?account=${account}`));
     await page.getByRole('heading', { name: 'In another account' }).waitFor();
     await shot(page, '8-other-account');
+    // Its API address opened as it is (no account named): the mirror finds the account that holds it.
+    await page.goto(mirror(`/v1/customers/${someone.id}`));
+    await page.waitForURL(mirror(`/v1/customers/${someone.id}?account=${account}`));
+    await page.getByRole('heading', { name: 'In another account' }).waitFor();
+    // An id no account holds is said to be missing.
+    await page.goto(mirror('/v1/customers/cus_NoSuchCustomer0'));
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('resource_missing');
   });
 
   it('lets a read session browse the mirror', async () => {

@@ -5,10 +5,10 @@
  */
 import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
-import { useContext } from 'preact/hooks';
-import { Badge, DataTable, ErrorNote, Link, Loading, navigate, useCursorList, useLoad, type Column, type DetailItem, type PageConfig, type Tone as BadgeTone, type World } from '../../../pages/ui/index.js';
+import { useContext, useEffect } from 'preact/hooks';
+import { ApiError, Badge, DataTable, ErrorNote, Link, Loading, navigate, useCursorList, useLoad, type Column, type DetailItem, type PageConfig, type Tone as BadgeTone, type World } from '../../../pages/ui/index.js';
 import { money, pagerState, type Status as StatusText, type Tone } from './format.js';
-import { pathOf, resourceOfId, type ListQuery, type Resource, type View } from './routes.js';
+import { pathOf, placeOf, resourceOfId, type ListQuery, type Resource, type View } from './routes.js';
 import type { Params, StripeApi, StripeList } from './stripe.js';
 
 /** What every view reads: the API for the account shown, and where a view's page is. */
@@ -259,10 +259,18 @@ export function ObjectPage<T>({
   children: (object: T) => { title: ComponentChildren; badge?: ComponentChildren; subtitle?: ComponentChildren; main: ComponentChildren; aside: ComponentChildren };
 }) {
   const loaded = useLoad(load, deps);
+  const mirror = useMirror();
+  const missing = loaded.error instanceof ApiError && loaded.error.status === 404 && mirror.api.account === null;
+  // An app with its own sk_test_… key made the object in that key's account: look there before saying it is missing.
+  const elsewhere = useLoad(() => (missing ? accountHolding(mirror) : Promise.resolve(null)), [missing]);
+  useEffect(() => {
+    if (elsewhere.data !== null) navigate(mirror.href(viewHere(mirror), elsewhere.data), { replace: true });
+  }, [elsewhere.data]);
   if (loaded.data === null) {
+    const searching = missing && elsewhere.loading;
     return (
       <section class="object-page" aria-label={kind}>
-        {loaded.error === null ? <Loading what={kind.toLowerCase()} /> : <ErrorNote error={loaded.error} what={`This ${kind.toLowerCase()} did not load`} />}
+        {loaded.error === null || searching ? <Loading what={kind.toLowerCase()} /> : <ErrorNote error={loaded.error} what={`This ${kind.toLowerCase()} did not load`} />}
       </section>
     );
   }
@@ -285,6 +293,27 @@ export function ObjectPage<T>({
       </div>
     </section>
   );
+}
+
+/** The view the address names now (the mirror's addresses are the API's paths). */
+function viewHere(mirror: Mirror): View {
+  return placeOf(location.pathname.slice(`${mirror.config.worldUrl}/${mirror.config.vendor}`.length), location.search).view;
+}
+
+/** Another account of the world that holds the object the address names, or null. */
+async function accountHolding(mirror: Mirror): Promise<string | null> {
+  const path = location.pathname.slice(`${mirror.config.worldUrl}/${mirror.config.vendor}`.length);
+  const accounts = await mirror.api.accounts();
+  for (const account of accounts.data) {
+    if (account === accounts.default) continue;
+    try {
+      await mirror.world.vendor(mirror.config.vendor!, path, { headers: { 'stripe-account': account } });
+      return account;
+    } catch {
+      // Not in this one.
+    }
+  }
+  return null;
 }
 
 /** Metadata as Stripe's pages show it: key and value, or "No metadata". */
