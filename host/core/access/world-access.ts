@@ -10,7 +10,8 @@
  * New tokens (a rotation, or a world served again with other tokens) end every session and key:
  * the fingerprint tells, the first time the world is looked at after the change.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Scope } from '../../../runtime/runner/types.js';
 import type { Key, Storage } from '../../../runtime/store/types.js';
 import { prefixEnd } from '../../../runtime/store/keys.js';
@@ -87,8 +88,11 @@ export function keyRow(k: KeyRecord): KeyRow {
   return { id: k.id, name: k.name, scope: k.scope, createdAt: iso(k.createdAt)!, lastUsedAt: iso(k.lastUsedAt), expiresAt: iso(k.expiresAt), for: k.for, createdBy: k.createdBy };
 }
 
+/** `crypto.hash` (Node 20.12+): the one-shot form, cheaper than a Hash object (as credentials.ts hashes tokens). */
+const oneShot = (nodeCrypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
 function digestHex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  return oneShot !== undefined ? oneShot('sha256', value, 'hex') : createHash('sha256').update(value).digest('hex');
 }
 
 /** 32 bytes from the CSPRNG, base64url. */
@@ -101,13 +105,6 @@ function secret(): string {
 
 function shortId(prefix: string): string {
   return `${prefix}${Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
-
-/** Constant-time equality of two hex digests of equal length. */
-function sameDigest(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  return x.byteLength === y.byteLength && timingSafeEqual(x, y);
 }
 
 /** Longest credential or cookie value hashed; longer ones are refused unhashed. */
@@ -123,6 +120,12 @@ export interface NewKey {
   replace: boolean;
 }
 
+/** Keeps `value` under `key`, forgetting the oldest past `max`. */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value!);
+}
+
 export class WorldAccess {
   readonly name: string;
   readonly #storage: Storage;
@@ -130,12 +133,26 @@ export class WorldAccess {
   readonly #prefix: Key;
   /** When each key's `lastUsedAt` was last written, by digest. */
   readonly #lastWritten = new Map<string, number>();
+  /**
+   * Records read before, by digest (sessions, keys), and a key's digest by its id, so that a
+   * request's check reads no storage. Each write below keeps these true, and one made through
+   * another object of the same world (`#ended`, counted per storage) makes them be read again.
+   * Only what was found is kept: a made-up id or key is looked up each time.
+   */
+  readonly #sessions = new Map<string, SessionRecord>();
+  readonly #keys = new Map<string, KeyRecord>();
+  readonly #keyDigests = new Map<string, string>();
+  /** The storage's count of this world's ends (`endsOf`) when these records were read. */
+  #seen: number;
+  readonly #ends: Map<string, number>;
 
   constructor(name: string, tokens: WorldTokens, storage: Storage) {
     this.name = name;
     this.#storage = storage;
     this.#tokens = new TokenVerifier(tokens);
     this.#prefix = ['#access', name];
+    this.#ends = endsOf(storage);
+    this.#seen = this.#ends.get(name) ?? 0;
     const fingerprint = digestHex(`${tokens.token}\n${tokens.readToken}`);
     const known = storage.get<string>([...this.#prefix, 'tokens']);
     if (known !== fingerprint) {
@@ -144,7 +161,29 @@ export class WorldAccess {
         if (known !== undefined) for (const kv of storage.range({ start: this.#prefix, end: prefixEnd(this.#prefix) })) if (kv.key[2] !== 'p') tx.remove(kv.key);
         tx.put([...this.#prefix, 'tokens'], fingerprint);
       });
+      if (known !== undefined) this.#ended();
     }
+  }
+
+  /**
+   * Records read before a session ended or a key was revoked through another object of this
+   * world (the host's registry makes a new one when it reads a dropped world again, while a
+   * request may still hold the old) are read again.
+   */
+  #fresh(): void {
+    const ends = this.#ends.get(this.name) ?? 0;
+    if (ends === this.#seen) return;
+    this.#sessions.clear();
+    this.#keys.clear();
+    this.#keyDigests.clear();
+    this.#seen = ends;
+  }
+
+  /** Something of this world ended: every other object of it reads its records again. */
+  #ended(): void {
+    this.#fresh();
+    this.#seen = (this.#ends.get(this.name) ?? 0) + 1;
+    this.#ends.set(this.name, this.#seen);
   }
 
   /** What a token or a named key opens (the key's `lastUsedAt` is kept), or null. */
@@ -167,9 +206,15 @@ export class WorldAccess {
 
   #find(presented: string, now: number): { digest: string; record: KeyRecord } | null {
     if (presented.length > MAX_PRESENTED) return null;
+    // The digest is the record's storage key: finding it is the match (no second comparison).
     const digest = digestHex(presented);
-    const stored = this.#storage.get<KeyRecord & { digest: string }>([...this.#prefix, 'k', digest]);
-    if (stored === undefined || !sameDigest(stored.digest, digest)) return null;
+    this.#fresh();
+    let stored = this.#keys.get(digest);
+    if (stored === undefined) {
+      stored = this.#storage.get<KeyRecord>([...this.#prefix, 'k', digest]);
+      if (stored === undefined) return null;
+      remember(this.#keys, digest, stored, MAX_KEYS);
+    }
     if (stored.expiresAt !== null && stored.expiresAt <= now) return null;
     return { digest, record: stored };
   }
@@ -183,6 +228,7 @@ export class WorldAccess {
       this.#lastWritten.set(digest, now);
       if (this.#lastWritten.size > MAX_KEYS) this.#lastWritten.delete(this.#lastWritten.keys().next().value!);
       const updated = { ...record, lastUsedAt: now };
+      if (this.#keys.has(digest)) this.#keys.set(digest, updated);
       this.#storage.transact((tx) => {
         // Only while the key still stands: a revoke in between wins.
         if (tx.get([...this.#prefix, 'k', digest]) !== undefined) tx.put([...this.#prefix, 'k', digest], updated);
@@ -216,12 +262,15 @@ export class WorldAccess {
       tx.put([...this.#prefix, 'k', digest], { ...record, digest });
       tx.put([...this.#prefix, 'i', record.id], digest);
     });
+    if (same.length > 0) this.#ended();
     return { key, record };
   }
 
   #removeKey(tx: { get<V>(key: Key): V | undefined; remove(key: Key): void }, id: string): boolean {
     const digest = tx.get<string>([...this.#prefix, 'i', id]);
+    this.#keyDigests.delete(id);
     if (digest === undefined) return false;
+    this.#keys.delete(digest);
     tx.remove([...this.#prefix, 'i', id]);
     tx.remove([...this.#prefix, 'k', digest]);
     return true;
@@ -230,7 +279,9 @@ export class WorldAccess {
   /** Revokes one key; false when there is none of that id. */
   revokeKey(id: string): boolean {
     if (!/^key_[0-9a-f]{16}$/.test(id)) return false;
-    return this.#storage.transact((tx) => this.#removeKey(tx, id));
+    const revoked = this.#storage.transact((tx) => this.#removeKey(tx, id));
+    if (revoked) this.#ended();
+    return revoked;
   }
 
   /** Revokes every key made by or for `person`; how many. */
@@ -239,15 +290,26 @@ export class WorldAccess {
     this.#storage.transact((tx) => {
       for (const k of doomed) this.#removeKey(tx, k.id);
     });
+    if (doomed.length > 0) this.#ended();
     return doomed.length;
   }
 
   /** The key of an id, if it stands and has not expired. */
   #keyById(id: string, now: number): KeyRecord | null {
-    const digest = this.#storage.get<string>([...this.#prefix, 'i', id]);
-    if (digest === undefined) return null;
-    const record = this.#storage.get<KeyRecord>([...this.#prefix, 'k', digest]);
-    if (record === undefined || (record.expiresAt !== null && record.expiresAt <= now)) return null;
+    this.#fresh();
+    let digest = this.#keyDigests.get(id);
+    if (digest === undefined) {
+      digest = this.#storage.get<string>([...this.#prefix, 'i', id]);
+      if (digest === undefined) return null;
+      remember(this.#keyDigests, id, digest, MAX_KEYS);
+    }
+    let record = this.#keys.get(digest);
+    if (record === undefined) {
+      record = this.#storage.get<KeyRecord>([...this.#prefix, 'k', digest]);
+      if (record === undefined) return null;
+      remember(this.#keys, digest, record, MAX_KEYS);
+    }
+    if (record.expiresAt !== null && record.expiresAt <= now) return null;
     return record;
   }
 
@@ -256,8 +318,15 @@ export class WorldAccess {
   /** The session a cookie's id names, if it stands (and its key, for a key's session). */
   session(id: string, now: number): SessionRecord | null {
     if (id.length === 0 || id.length > MAX_PRESENTED) return null;
-    const record = this.#storage.get<SessionRecord>([...this.#prefix, 's', digestHex(id)]);
-    if (record === undefined || record.expiresAt <= now) return null;
+    const digest = digestHex(id);
+    this.#fresh();
+    let record = this.#sessions.get(digest);
+    if (record === undefined) {
+      record = this.#storage.get<SessionRecord>([...this.#prefix, 's', digest]);
+      if (record === undefined) return null;
+      remember(this.#sessions, digest, record, MAX_SESSIONS);
+    }
+    if (record.expiresAt <= now) return null;
     if (record.keyId !== null && this.#keyById(record.keyId, now) === null) return null;
     return record;
   }
@@ -278,12 +347,18 @@ export class WorldAccess {
       }
       tx.put([...start, digestHex(id)], record);
     });
+    // Expired sessions, or the oldest past the limit, may have ended with it.
+    this.#sessions.clear();
+    this.#ended();
     return id;
   }
 
   endSession(id: string): void {
     if (id.length === 0 || id.length > MAX_PRESENTED) return;
-    this.#storage.transact((tx) => tx.remove([...this.#prefix, 's', digestHex(id)]));
+    const digest = digestHex(id);
+    this.#sessions.delete(digest);
+    this.#storage.transact((tx) => tx.remove([...this.#prefix, 's', digest]));
+    this.#ended();
   }
 
   // ------------------------------------------------------------ passes
@@ -310,5 +385,21 @@ export class WorldAccess {
     storage.transact((tx) => {
       for (const kv of storage.range({ start: prefix, end: prefixEnd(prefix) })) tx.remove(kv.key);
     });
+    const ends = endsOf(storage);
+    ends.set(name, (ends.get(name) ?? 0) + 1);
   }
+}
+
+/**
+ * Per storage, each world's count of ends (a session ended, a key revoked, new tokens): what
+ * lets several `WorldAccess` objects of one world keep what they hold in memory true. A number
+ * per world that ever ended something; one process holds a storage (a Durable Object, an LMDB
+ * environment a host opened).
+ */
+const ENDS = new WeakMap<Storage, Map<string, number>>();
+
+function endsOf(storage: Storage): Map<string, number> {
+  let ends = ENDS.get(storage);
+  if (ends === undefined) ENDS.set(storage, (ends = new Map()));
+  return ends;
 }
