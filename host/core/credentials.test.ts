@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findCredential, TokenVerifier } from './credentials.js';
+import { findCredential, mintTokens, TokenVerifier } from './credentials.js';
 import { readTokenOpens } from './scopes.js';
 
 describe('findCredential', () => {
@@ -50,5 +50,16 @@ describe('readTokenOpens', () => {
       'GET /checks', 'POST /changesets', 'POST /push', 'GET /', 'GET /origin', 'GET /links', 'PUT /session/x', 'OPTIONS /map'];
     for (const e of open) expect([e, readTokenOpens(e.split(' ')[0]!, e.split(' ')[1]!)]).toEqual([e, true]);
     for (const e of closed) expect([e, readTokenOpens(e.split(' ')[0]!, e.split(' ')[1]!)]).toEqual([e, false]);
+  });
+});
+
+describe('mintTokens', () => {
+  it('never mints a world token that looks like a read token or a named key (tok_r_, tok_k_)', () => {
+    // One in 4,096 random parts begins `k_` (and as many `r_`): 20,000 mints meet several.
+    for (let i = 0; i < 20_000; i++) {
+      const { token, readToken } = mintTokens();
+      if (token.startsWith('tok_k_') || token.startsWith('tok_r_')) throw new Error(`minted ${token}`);
+      expect(readToken.startsWith('tok_r_')).toBe(true);
+    }
   });
 });

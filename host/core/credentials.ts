@@ -22,9 +22,17 @@ function randomPart(): string {
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
+/** Random characters that do not make a token look like a read token (`tok_r_`) or a named key (`tok_k_`). */
+function unprefixedPart(): string {
+  for (;;) {
+    const part = randomPart();
+    if (!part.startsWith('r_') && !part.startsWith('k_')) return part;
+  }
+}
+
 /** Mints a fresh pair from the CSPRNG. */
 export function mintTokens(): WorldTokens {
-  return { token: `tok_${randomPart()}`, readToken: `tok_r_${randomPart()}` };
+  return { token: `tok_${unprefixedPart()}`, readToken: `tok_r_${randomPart()}` };
 }
 
 /** Where a credential was found. `authorization` means the app's API-key slot carried the world's token. */

@@ -61,3 +61,13 @@ describe('WorldAccess', () => {
     expect(access.session(id, NOW + 1000)).toBeNull();
   });
 });
+
+describe('a token that looks like a named key', () => {
+  it('still opens the world as the token: one minted `tok_` + random characters beginning `k_`, or adopted', () => {
+    const lookalike = { token: 'tok_k_looks-like-a-key-but-is-the-token', readToken: 'tok_r_the-read-token-abcdefghijklmn' };
+    const access = new WorldAccess('acme/shop', lookalike, new MemoryStorage());
+    expect(access.grantOf(lookalike.token, NOW)).toEqual({ kind: 'token', scope: 'write' });
+    expect(access.scopeOf(lookalike.token)).toBe('write');
+    expect(access.grantOf('tok_k_not-this-worlds-anything-at-all', NOW)).toBeNull();
+  });
+});

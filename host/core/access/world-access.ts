@@ -190,7 +190,8 @@ export class WorldAccess {
   grantOf(presented: string, now: number): Grant | null {
     if (presented.startsWith(KEY_PREFIX)) {
       const key = this.#key(presented, now);
-      return key === null ? null : { kind: 'key', scope: key.scope, key };
+      if (key !== null) return { kind: 'key', scope: key.scope, key };
+      // Not a key: a token may look like one (minted `tok_` + random characters that began `k_`, or adopted).
     }
     const scope = this.#tokens.scopeOf(presented);
     return scope === null ? null : scope === 'write' ? WRITE_TOKEN : READ_TOKEN;
@@ -198,7 +199,10 @@ export class WorldAccess {
 
   /** What a token or a live key opens, without noting the key's use (the proxy, streams, a header check). */
   scopeOf(presented: string): Scope | null {
-    if (presented.startsWith(KEY_PREFIX)) return this.#find(presented, Date.now())?.record.scope ?? null;
+    if (presented.startsWith(KEY_PREFIX)) {
+      const key = this.#find(presented, Date.now());
+      if (key !== null) return key.record.scope;
+    }
     return this.#tokens.scopeOf(presented);
   }
 
