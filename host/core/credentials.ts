@@ -14,8 +14,8 @@ export interface WorldTokens {
   readToken: string;
 }
 
-/** 32 bytes from the CSPRNG (Web Crypto: the same on Node and workerd), base64url. */
-function randomPart(): string {
+/** 32 bytes from the CSPRNG (Web Crypto: the same on Node and workerd), base64url: a token's, a key's or a session id's secret. */
+export function randomPart(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   let binary = '';
   for (const b of bytes) binary += String.fromCharCode(b);
@@ -94,10 +94,15 @@ export function findCredential(headers: Record<string, string>, surface: 'api' |
 }
 
 /** `crypto.hash` (Node 20.12+) is the one-shot form, about 20% cheaper than a Hash object. */
-const oneShot = (nodeCrypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
+const oneShot = (nodeCrypto as { hash?: ((algorithm: string, data: string, encoding: 'buffer') => Buffer) & ((algorithm: string, data: string, encoding: 'hex') => string) }).hash;
 
 function digest(value: string): Buffer {
   return oneShot !== undefined ? oneShot('sha256', value, 'buffer') : createHash('sha256').update(value).digest();
+}
+
+/** SHA-256 of `value` as hex: how a named key or a session id is kept (host/core/access/world-access.ts). */
+export function sha256Hex(value: string): string {
+  return oneShot !== undefined ? oneShot('sha256', value, 'hex') : createHash('sha256').update(value).digest('hex');
 }
 
 /** Tells which of a world's tokens a presented value is, in constant time. */

@@ -10,12 +10,10 @@
  * New tokens (a rotation, or a world served again with other tokens) end every session and key:
  * the fingerprint tells, the first time the world is looked at after the change.
  */
-import * as nodeCrypto from 'node:crypto';
-import { createHash } from 'node:crypto';
 import type { Scope } from '../../../runtime/runner/types.js';
 import type { Key, Storage } from '../../../runtime/store/types.js';
 import { prefixEnd } from '../../../runtime/store/keys.js';
-import { TokenVerifier, type WorldTokens } from '../credentials.js';
+import { randomPart, sha256Hex, TokenVerifier, type WorldTokens } from '../credentials.js';
 
 /** 30 days (spec Limits: browser session lifetime). */
 export const SESSION_MS = 30 * 24 * 3600_000;
@@ -88,21 +86,6 @@ export function keyRow(k: KeyRecord): KeyRow {
   return { id: k.id, name: k.name, scope: k.scope, createdAt: iso(k.createdAt)!, lastUsedAt: iso(k.lastUsedAt), expiresAt: iso(k.expiresAt), for: k.for, createdBy: k.createdBy };
 }
 
-/** `crypto.hash` (Node 20.12+): the one-shot form, cheaper than a Hash object (as credentials.ts hashes tokens). */
-const oneShot = (nodeCrypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
-
-function digestHex(value: string): string {
-  return oneShot !== undefined ? oneShot('sha256', value, 'hex') : createHash('sha256').update(value).digest('hex');
-}
-
-/** 32 bytes from the CSPRNG, base64url. */
-function secret(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  let binary = '';
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
 function shortId(prefix: string): string {
   return `${prefix}${Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
@@ -131,8 +114,6 @@ export class WorldAccess {
   readonly #storage: Storage;
   readonly #tokens: TokenVerifier;
   readonly #prefix: Key;
-  /** When each key's `lastUsedAt` was last written, by digest. */
-  readonly #lastWritten = new Map<string, number>();
   /**
    * Records read before, by digest (sessions, keys), and a key's digest by its id, so that a
    * request's check reads no storage. Each write below keeps these true, and one made through
@@ -153,7 +134,7 @@ export class WorldAccess {
     this.#prefix = ['#access', name];
     this.#ends = endsOf(storage);
     this.#seen = this.#ends.get(name) ?? 0;
-    const fingerprint = digestHex(`${tokens.token}\n${tokens.readToken}`);
+    const fingerprint = sha256Hex(`${tokens.token}\n${tokens.readToken}`);
     const known = storage.get<string>([...this.#prefix, 'tokens']);
     if (known !== fingerprint) {
       // New tokens: whatever the old ones opened ends (spec: rotate ends every key and session).
@@ -211,7 +192,7 @@ export class WorldAccess {
   #find(presented: string, now: number): { digest: string; record: KeyRecord } | null {
     if (presented.length > MAX_PRESENTED) return null;
     // The digest is the record's storage key: finding it is the match (no second comparison).
-    const digest = digestHex(presented);
+    const digest = sha256Hex(presented);
     this.#fresh();
     let stored = this.#keys.get(digest);
     if (stored === undefined) {
@@ -227,12 +208,10 @@ export class WorldAccess {
     const found = this.#find(presented, now);
     if (found === null) return null;
     const { digest, record } = found;
-    const written = this.#lastWritten.get(digest) ?? record.lastUsedAt ?? 0;
-    if (now - written >= LAST_USED_EVERY_MS) {
-      this.#lastWritten.set(digest, now);
-      if (this.#lastWritten.size > MAX_KEYS) this.#lastWritten.delete(this.#lastWritten.keys().next().value!);
+    // The record #find kept is the one last written: its `lastUsedAt` says when.
+    if (now - (record.lastUsedAt ?? 0) >= LAST_USED_EVERY_MS) {
       const updated = { ...record, lastUsedAt: now };
-      if (this.#keys.has(digest)) this.#keys.set(digest, updated);
+      this.#keys.set(digest, updated);
       this.#storage.transact((tx) => {
         // Only while the key still stands: a revoke in between wins.
         if (tx.get([...this.#prefix, 'k', digest]) !== undefined) tx.put([...this.#prefix, 'k', digest], updated);
@@ -258,8 +237,8 @@ export class WorldAccess {
     const same = existing.filter((k) => k.name === input.name && k.for === input.for);
     if (same.length > 0 && !input.replace) return 'name_taken';
     if (existing.length - same.length >= MAX_KEYS) return 'too_many';
-    const key = `${KEY_PREFIX}${secret()}`;
-    const digest = digestHex(key);
+    const key = `${KEY_PREFIX}${randomPart()}`;
+    const digest = sha256Hex(key);
     const record: KeyRecord = { id: shortId('key_'), name: input.name, scope: input.scope, for: input.for, createdBy: input.createdBy, createdAt: now, lastUsedAt: null, expiresAt: input.expiresAt };
     this.#storage.transact((tx) => {
       for (const old of same) this.#removeKey(tx, old.id);
@@ -322,7 +301,7 @@ export class WorldAccess {
   /** The session a cookie's id names, if it stands (and its key, for a key's session). */
   session(id: string, now: number): SessionRecord | null {
     if (id.length === 0 || id.length > MAX_PRESENTED) return null;
-    const digest = digestHex(id);
+    const digest = sha256Hex(id);
     this.#fresh();
     let record = this.#sessions.get(digest);
     if (record === undefined) {
@@ -337,7 +316,7 @@ export class WorldAccess {
 
   /** Opens a session: the cookie's id (answered once) and its record. */
   openSession(record: SessionRecord, now: number): string {
-    const id = secret();
+    const id = randomPart();
     const start: Key = [...this.#prefix, 's'];
     this.#storage.transact((tx) => {
       const live: { key: Key; createdAt: number }[] = [];
@@ -349,7 +328,7 @@ export class WorldAccess {
         live.sort((a, b) => a.createdAt - b.createdAt);
         for (const old of live.slice(0, live.length - MAX_SESSIONS + 1)) tx.remove(old.key);
       }
-      tx.put([...start, digestHex(id)], record);
+      tx.put([...start, sha256Hex(id)], record);
     });
     // Expired sessions, or the oldest past the limit, may have ended with it.
     this.#sessions.clear();
@@ -359,7 +338,7 @@ export class WorldAccess {
 
   endSession(id: string): void {
     if (id.length === 0 || id.length > MAX_PRESENTED) return;
-    const digest = digestHex(id);
+    const digest = sha256Hex(id);
     this.#sessions.delete(digest);
     this.#storage.transact((tx) => tx.remove([...this.#prefix, 's', digest]));
     this.#ended();
