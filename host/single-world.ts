@@ -8,7 +8,7 @@ import { MemoryStorage } from '../runtime/store/memory.js';
 import type { Storage } from '../runtime/store/types.js';
 import { createHostCore, type MountedWorld, type PlainRequest, type PublishedAddress, type TwinScopes } from './core/core.js';
 import type { PassVerifier } from './core/access/passes.js';
-import { hostedOriginRule, localOriginRule, worldOriginOf } from './core/access/origins.js';
+import { hostedOriginOption, localOriginRule, worldOriginOf } from './core/access/origins.js';
 import { WorldAccess } from './core/access/world-access.js';
 import type { PageFiles } from './core/pages.js';
 import type { WorldTokens } from './core/credentials.js';
@@ -141,10 +141,7 @@ export function createSingleWorldCore(options: SingleWorldOptions): SingleWorldC
 
 /** Serves one world over HTTP until `close()`. */
 export async function startSingleWorldServer(options: SingleWorldOptions): Promise<SingleWorldServer> {
-  const hosted = options.worldOriginSuffix === undefined ? null : hostedOriginRule(options.worldOriginSuffix);
-  if (hosted === null && options.worldOriginSuffix !== undefined) {
-    throw new TypeError(`worldOriginSuffix must be a dot and a host name (.worlds.example.com), got ${JSON.stringify(options.worldOriginSuffix)}`);
-  }
+  const hosted = hostedOriginOption(options.worldOriginSuffix);
   // The built pages (dist/pages/), read once; a checkout not built serves none.
   const core = createSingleWorldCore({ ...options, pages: options.pages ?? loadPageFiles() });
   const host = options.host ?? '127.0.0.1';

@@ -109,7 +109,9 @@ export function servesItsOwnPage(answer: HttpAnswer): boolean {
  * The world's map with each twin's `mirror` named (`{world_url}/<vendor>/mirror/`) where the host
  * serves one: the runtime knows twins, the host knows their pages.
  */
-export function withMirrors(answer: HttpAnswer, w: BrowserWorld, worldUrl: string): HttpAnswer {
+export function withMirrors(answer: HttpAnswer, w: BrowserWorld): HttpAnswer {
+  // `{world_url}` where the client addressed the host (its own origin, or the world's).
+  const worldUrl = `${w.selfOrigin ?? w.base ?? ''}/${w.org}/${w.name}`;
   if (answer.status !== 200) return answer;
   let map: { twins?: { twin: string; mirror: string | null }[] };
   try {

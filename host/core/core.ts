@@ -213,18 +213,15 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     return null;
   };
 
-  /** The host's own origin as the client addressed it, for a page's policy; null when `Host` is unusable. */
-  const selfOriginOf = (hostHeader: string | undefined): string | null => {
-    if (hostHeader === undefined || !URL_AUTHORITY.test(hostHeader)) return null;
-    return `${(published?.baseUrl ?? '').startsWith('https:') ? 'https' : 'http'}://${hostHeader.toLowerCase()}`;
-  };
-
-  /** `{world_url}` as the client addressed the host (its `Host`), else as published. */
-  const worldUrlOf = (hostHeader: string | undefined, org: string, name: string): string => {
-    const base = published?.baseUrl ?? '';
-    const scheme = base.startsWith('https:') ? 'https' : 'http';
-    const authority = hostHeader !== undefined && URL_AUTHORITY.test(hostHeader) ? hostHeader : base.slice(base.indexOf('//') + 2);
-    return `${scheme}://${authority}/${org}/${name}`;
+  /**
+   * What the pages of `org/name` need of this request: the origin it came to (the world's own,
+   * else the host's as the client addressed it; null when its `Host` is unusable).
+   */
+  const browserOf = (org: string, name: string, mounted: MountedWorld, at: boolean, hostHeader: string | undefined, origins: WorldOriginRule | null): BrowserWorld => {
+    const base = published?.baseUrl ?? null;
+    const scheme = at ? origins!.scheme : base?.startsWith('https:') === true ? 'https' : 'http';
+    const selfOrigin = hostHeader !== undefined && URL_AUTHORITY.test(hostHeader) ? `${scheme}://${hostHeader.toLowerCase()}` : null;
+    return { org, name, mounted, rule: origins, pages, selfOrigin, base };
   };
 
   const route = (h: HttpHead): HttpAnswer | BodyReader => {
@@ -236,7 +233,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     if (at !== null) {
       const mounted = worlds.find(at.org, at.world);
       if (mounted === null) return hostAnswer('unknown_world', `no world ${at.org}/${at.world} here`, hostCode);
-      const page = worldOriginPage({ org: at.org, name: at.world, mounted, rule: origins, pages, selfOrigin: `${origins!.scheme}://${headers['host']!.toLowerCase()}`, base: published?.baseUrl ?? null }, h);
+      const page = worldOriginPage(browserOf(at.org, at.world, mounted, true, headers['host'], origins), h);
       if (page !== undefined) return page;
     }
     const where = locate(h.path, adminNames);
@@ -258,16 +255,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     if (isPreflight(h.method, headers)) return preflightAnswer(headers, { 'x-kit-world-code': code });
     // Made only for a request a page may concern (a mirror's path, a browser's navigation, the map).
     let made: BrowserWorld | null = null;
-    const browserWorld = (): BrowserWorld =>
-      (made ??= {
-        org,
-        name,
-        mounted,
-        rule: origins,
-        pages,
-        selfOrigin: at !== null ? `${origins!.scheme}://${headers['host']!.toLowerCase()}` : selfOriginOf(headers['host']),
-        base: published?.baseUrl ?? null,
-      });
+    const browserWorld = (): BrowserWorld => (made ??= browserOf(org, name, mounted, at !== null, headers['host'], origins));
     let mirrorFor: string | null = null;
     if (surface === 'vendor') {
       // Keyless: a mirror's shell and files.
@@ -407,7 +395,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
             answer.headers['content-security-policy'] ??= 'sandbox';
             answer.headers['x-content-type-options'] ??= 'nosniff';
           }
-          if (surface === 'api' && sub === '/map') return withMirrors(answer, browserWorld(), worldUrlOf(headers['host'], org, name));
+          if (surface === 'api' && sub === '/map') return withMirrors(answer, browserWorld());
           return answer;
         },
         (e) => fromFailure(e, code),

@@ -21,10 +21,7 @@ import { createHostCore, type HostCore } from '../core/core.js';
 import { pageFilesOf } from '../core/pages.js';
 import { createPassVerifier, trustedIssuers } from '../core/access/passes.js';
 import type { PassVerifier } from '../core/access/passes.js';
-import { worldAtHost } from '../core/access/origins.js';
-import { edgeOriginRule } from './origins.js';
-import { locate } from '../core/paths.js';
-import { ADMIN_NAMES } from '../multi-world/admin.js';
+import { requestWorld } from './origins.js';
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
 import { WorldPool } from '../multi-world/pool.js';
 import { HostRegistry } from '../multi-world/registry.js';
@@ -149,12 +146,8 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     const { core, registry } = this.#family;
     const head = headOf(request);
     const url = new URL(request.url);
-    const rule = edgeOriginRule(this.env, url);
-    // At a world's own origin the world is the host's name, whatever the path names (the core says so).
-    const at = rule === null ? null : worldAtHost(rule, head.headers['host']);
-    const where = locate(head.path, ADMIN_NAMES);
-    const named = at ?? (where.kind === 'world' ? { org: where.org, world: where.world } : null);
-    if (named === null || registry.get(`${named.org}/${named.world}`) === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
+    const { rule, at, where, name } = requestWorld(this.env, url, head);
+    if (name === null || registry.get(name) === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
     // A stream: a WebSocket whose first message is the token (the core answers a plain request there).
     if (where.kind === 'world' && where.surface === 'api' && where.sub.startsWith('/streams/') && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
       let id: string;

@@ -7,10 +7,8 @@
 import { twinBundles } from 'kit-edge:assets';
 import { KIT_VERSION } from '../../runtime/version.js';
 import { createHostCore, type HostCore } from '../core/core.js';
-import { locate, NAME_PATTERN } from '../core/paths.js';
-import { worldAtHost } from '../core/access/origins.js';
-import { edgeOriginRule } from './origins.js';
-import { ADMIN_NAMES, createAdminSurface } from '../multi-world/admin.js';
+import { requestWorld } from './origins.js';
+import { createAdminSurface } from '../multi-world/admin.js';
 import { EdgeWorlds, FamilyCache } from './admin.js';
 import { EDGE_MAX_BODY_BYTES, INDEX_NAME, MISS_HEADER, type EdgeEnv } from './env.js';
 import { answerRequest, headOf } from './web.js';
@@ -59,14 +57,8 @@ async function familyOf(env: EdgeEnv, name: string, fresh: boolean): Promise<str
 export default {
   async fetch(request: Request, env: EdgeEnv): Promise<Response> {
     const core = frontCore(env);
-    const head = headOf(request);
-    const rule = edgeOriginRule(env, new URL(request.url));
-    // A world's own origin names the world, whatever the path (its page is at `/`).
-    const at = rule === null ? null : worldAtHost(rule, head.headers['host']);
-    const where = locate(head.path, ADMIN_NAMES);
-    const named = at ?? (where.kind === 'world' && NAME_PATTERN.test(where.org) && NAME_PATTERN.test(where.world) ? { org: where.org, world: where.world } : null);
-    if (named === null) return answerRequest(core.handler, request, EDGE_MAX_BODY_BYTES);
-    const name = `${named.org}/${named.world}`;
+    const { name } = requestWorld(env, new URL(request.url), headOf(request));
+    if (name === null) return answerRequest(core.handler, request, EDGE_MAX_BODY_BYTES);
     for (const fresh of [false, true]) {
       const family = await familyOf(env, name, fresh);
       if (family === null) break;

@@ -15,7 +15,7 @@ import { openLmdbStorage, type Storage } from '../../runtime/store/index.js';
 import { WorldStore } from '../../runtime/world/index.js';
 import { createHostCore, type PlainRequest } from '../core/core.js';
 import type { PassVerifier } from '../core/access/passes.js';
-import { hostedOriginRule, localOriginRule } from '../core/access/origins.js';
+import { hostedOriginOption, localOriginRule } from '../core/access/origins.js';
 import type { PageFiles } from '../core/pages.js';
 import type { HttpAnswer } from '../core/types.js';
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
@@ -89,10 +89,7 @@ export interface MultiWorldHost {
 }
 
 export async function startMultiWorldHost(options: MultiWorldHostOptions): Promise<MultiWorldHost> {
-  const hosted = options.worldOriginSuffix === undefined ? null : hostedOriginRule(options.worldOriginSuffix);
-  if (hosted === null && options.worldOriginSuffix !== undefined) {
-    throw new TypeError(`worldOriginSuffix must be a dot and a host name (.worlds.example.com), got ${JSON.stringify(options.worldOriginSuffix)}`);
-  }
+  const hosted = hostedOriginOption(options.worldOriginSuffix);
   const admin = await loadOrCreateAdminToken(options.dir);
   const stateDir = hostDir(options.dir);
   const worldsDir = join(stateDir, 'worlds');

@@ -79,3 +79,11 @@ export function hostedOriginRule(suffix: string): WorldOriginRule | null {
   if (!/^\.[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(s) || s.length > 190) return null;
   return { scheme: 'https', suffix: s, port: null, loopback: false };
 }
+
+/** A Node host's `worldOriginSuffix` option as its rule; null when not given. Throws `TypeError` for one that is no suffix. */
+export function hostedOriginOption(suffix: string | undefined): WorldOriginRule | null {
+  if (suffix === undefined) return null;
+  const rule = hostedOriginRule(suffix);
+  if (rule === null) throw new TypeError(`worldOriginSuffix must be a dot and a host name (.worlds.example.com), got ${JSON.stringify(suffix)}`);
+  return rule;
+}
