@@ -26,24 +26,24 @@ export interface CursorList<T> {
   reload: () => void;
 }
 
-/** Pages appended one after another ("Load more"); starts again when `deps` change. */
-export function useCursorList<T>(fetchPage: FetchPage<T>, deps: readonly unknown[]): CursorList<T> {
-  const [items, setItems] = useState<T[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
+/**
+ * Asks for pages with the caller's latest `fetchPage`, keeping `loading` and `error`. `fresh`
+ * starts over: an answer to anything asked before it, or after `stop()` (unmounted, `deps`
+ * changed), is dropped, so a slow old page never shows over a new one.
+ */
+function usePageRequests<T>(fetchPage: FetchPage<T>) {
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const generation = useRef(0);
   const fetchRef = useRef(fetchPage);
   fetchRef.current = fetchPage;
-
-  const load = (cursor: string | null, append: boolean) => {
-    const gen = append ? generation.current : ++generation.current;
+  const ask = (cursor: string | null, fresh: boolean, take: (page: CursorPage<T>) => void): void => {
+    const gen = fresh ? ++generation.current : generation.current;
     setLoading(true);
     fetchRef.current(cursor).then(
       (page) => {
         if (gen !== generation.current) return;
-        setItems((shown) => (append ? [...(shown ?? []), ...page.items] : page.items));
-        setNext(page.next);
+        take(page);
         setError(null);
         setLoading(false);
       },
@@ -54,13 +54,32 @@ export function useCursorList<T>(fetchPage: FetchPage<T>, deps: readonly unknown
       },
     );
   };
-  const reload = useCallback(() => load(null, false), deps);
+  const stop = (): void => {
+    generation.current++;
+  };
+  return { error, loading, ask, stop };
+}
+
+/** Asks for the first page now and whenever `deps` change; drops what is in flight when they do. */
+function useFirstPage(reload: () => void, stop: () => void): void {
   useEffect(() => {
     reload();
-    return () => {
-      generation.current++;
-    };
+    return stop;
   }, [reload]);
+}
+
+/** Pages appended one after another ("Load more"); starts again when `deps` change. */
+export function useCursorList<T>(fetchPage: FetchPage<T>, deps: readonly unknown[]): CursorList<T> {
+  const [items, setItems] = useState<T[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const { error, loading, ask, stop } = usePageRequests(fetchPage);
+  const load = (cursor: string | null, append: boolean) =>
+    ask(cursor, !append, (page) => {
+      setItems((shown) => (append ? [...(shown ?? []), ...page.items] : page.items));
+      setNext(page.next);
+    });
+  const reload = useCallback(() => load(null, false), deps);
+  useFirstPage(reload, stop);
   return { items, error, loading, hasMore: next !== null, more: () => next !== null && load(next, true), reload };
 }
 
@@ -100,38 +119,15 @@ export function usePagedList<T>(fetchPage: FetchPage<T>, deps: readonly unknown[
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [items, setItems] = useState<T[] | null>(null);
   const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
-  const generation = useRef(0);
-  const fetchRef = useRef(fetchPage);
-  fetchRef.current = fetchPage;
-
-  const show = (stack: (string | null)[]) => {
-    const gen = ++generation.current;
-    setLoading(true);
-    fetchRef.current(stack[stack.length - 1] ?? null).then(
-      (page) => {
-        if (gen !== generation.current) return;
-        setCursors(stack);
-        setItems(page.items);
-        setNextCursor(page.next);
-        setError(null);
-        setLoading(false);
-      },
-      (e: unknown) => {
-        if (gen !== generation.current) return;
-        setError(e);
-        setLoading(false);
-      },
-    );
-  };
+  const { error, loading, ask, stop } = usePageRequests(fetchPage);
+  const show = (stack: (string | null)[]) =>
+    ask(stack[stack.length - 1] ?? null, true, (page) => {
+      setCursors(stack);
+      setItems(page.items);
+      setNextCursor(page.next);
+    });
   const reload = useCallback(() => show([null]), deps);
-  useEffect(() => {
-    reload();
-    return () => {
-      generation.current++;
-    };
-  }, [reload]);
+  useFirstPage(reload, stop);
   return {
     items,
     error,

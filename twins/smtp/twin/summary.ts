@@ -27,22 +27,12 @@ export interface MessageSummary {
   snippet: string;
 }
 
-/** What a summary is made from: a stored message's fields. */
-export interface Summarised {
-  id: string;
-  receivedAt: string;
-  date: string | null;
-  subject: string | null;
-  from: MailAddress[];
-  to: MailAddress[];
-  cc: MailAddress[];
-  bcc: MailAddress[];
-  envelope: { from: string; to: string[] };
-  size: number;
+/** What a summary is made from: a stored message's fields (its bodies and attachments in place of the counts). */
+export type Summarised = Omit<MessageSummary, 'attachments' | 'snippet'> & {
   text: string | null;
   html: string | null;
   attachments: readonly unknown[];
-}
+};
 
 export const SNIPPET_CHARS = 160;
 /** Of a body, only this much is read for its snippet: a body may be megabytes. */
