@@ -19,27 +19,14 @@
  *   KIT_BENCH_ACCESS_DIR: where the temporary directories go (default the OS's).
  * Writes its figures as JSON to BENCH_JSON when set (bench/results/json.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { writeBenchJson } from '../results/json.js';
+import { fixed, log, runParts, settingsOf, type PartsFigures } from '../run-parts.js';
 import { benchCore, type CoreFigures } from './core.js';
 import { benchHttp, type HttpFigures } from './http.js';
 
 const PARTS = ['core', 'http'] as const;
 type Part = (typeof PARTS)[number];
 
-/** A whole number of at least `min` from KIT_BENCH_ACCESS_<name>, or `fallback`; `fraction`: any number of at least 0.2. */
-function setting(name: string, fallback: number, { fraction = false, min = 1 } = {}): number {
-  const raw = process.env[`KIT_BENCH_ACCESS_${name}`];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  const ok = fraction ? Number.isFinite(value) && value >= 0.2 : Number.isInteger(value) && value >= min;
-  if (!ok) throw new Error(`KIT_BENCH_ACCESS_${name} must be ${fraction ? 'a number of at least 0.2' : `a whole number of at least ${min}`}, got ${raw}`);
-  return value;
-}
-
-const log = (line: string): void => void process.stderr.write(`${line}\n`);
-const fixed = (x: number | null | undefined, digits = 2): string => (x === null || x === undefined ? '–' : x.toFixed(digits));
+const setting = settingsOf('ACCESS');
 
 function printCore(f: CoreFigures): void {
   console.log(`\n### In-process: the core's head judgement, dispatch and lookup per credential (tinybench, ${f.timeMs} ms per task × ${f.rounds} rounds; medians over the rounds; ratios by median latency to each group's first task in the same round)\n`);
@@ -58,38 +45,16 @@ function printHttp(f: HttpFigures): void {
   }
 }
 
-async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
-  const unknown = wanted.filter((w) => !(PARTS as readonly string[]).includes(w));
-  if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; choose from ${PARTS.join(', ')}`);
-  const parts = (wanted.length === 0 ? PARTS : wanted) as readonly Part[];
-  const parent = process.env['KIT_BENCH_ACCESS_DIR'] || tmpdir();
-  const figures: {
-    node: string;
-    nproc: number;
-    /** Each part's 1-minute load average before and after it (the machine is shared). */
-    load: Partial<Record<Part, [number, number]>>;
-    core?: CoreFigures;
-    http?: HttpFigures;
-  } = { node: process.version, nproc: availableParallelism(), load: {} };
-  for (const part of parts) {
-    const dir = mkdtempSync(join(parent, `kit-bench-access-${part}-`));
-    const loadBefore = loadavg()[0] as number;
-    try {
-      if (part === 'core') {
-        figures.core = await benchCore({ dir, timeMs: setting('TIME', 500), rounds: setting('CORE_ROUNDS', 5) }, log);
-        printCore(figures.core);
-      } else {
-        figures.http = await benchHttp({ dir, seconds: setting('SECONDS', 3, { fraction: true }), rounds: setting('ROUNDS', 6), connections: setting('CONNECTIONS', 10), pin: setting('PIN', 1, { min: 0 }) !== 0 }, log);
-        printHttp(figures.http);
-      }
-      figures.load[part] = [Number(loadBefore.toFixed(2)), Number((loadavg()[0] as number).toFixed(2))];
-      log(`bench access: ${part} done; load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] as number).toFixed(2)} after`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+function main(): Promise<void> {
+  return runParts<Part, PartsFigures<Part> & { core?: CoreFigures; http?: HttpFigures }>('ACCESS', PARTS, {}, async (part, dir, figures) => {
+    if (part === 'core') {
+      figures.core = await benchCore({ dir, timeMs: setting('TIME', 500), rounds: setting('CORE_ROUNDS', 5) }, log);
+      printCore(figures.core);
+    } else {
+      figures.http = await benchHttp({ dir, seconds: setting('SECONDS', 3, { fraction: true }), rounds: setting('ROUNDS', 6), connections: setting('CONNECTIONS', 10), pin: setting('PIN', 1, { min: 0 }) !== 0 }, log);
+      printHttp(figures.http);
     }
-  }
-  writeBenchJson(figures);
+  });
 }
 
 main().then(

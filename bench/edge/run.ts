@@ -23,10 +23,7 @@
  *   KIT_BENCH_EDGE_DIR: where the temporary directories go (default the OS's).
  * Writes its figures as JSON to BENCH_JSON when set (bench/results/json.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { writeBenchJson } from '../results/json.js';
+import { fixed, log, runParts, settingsOf, type PartsFigures } from '../run-parts.js';
 import { benchCold, type ColdFigures, type Spread } from './cold.js';
 import { benchMemory, type MemoryFigures } from './memory.js';
 import { benchPath, type PathFigures } from './path.js';
@@ -35,14 +32,7 @@ import { benchStripe, type StripeFigures } from './stripe.js';
 const PARTS = ['stripe', 'cold', 'path', 'memory'] as const;
 type Part = (typeof PARTS)[number];
 
-/** A whole number of at least `min` from KIT_BENCH_EDGE_<name>, or `fallback`; `fraction`: any number of at least 0.2. */
-function setting(name: string, fallback: number, { fraction = false, min = 1 } = {}): number {
-  const raw = process.env[`KIT_BENCH_EDGE_${name}`];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  const ok = fraction ? Number.isFinite(value) && value >= 0.2 : Number.isInteger(value) && value >= min;
-  if (!ok) throw new Error(`KIT_BENCH_EDGE_${name} must be ${fraction ? 'a number of at least 0.2' : `a whole number of at least ${min}`}, got ${raw}`);
-  return value;
-}
+const setting = settingsOf('EDGE');
 
 function steps(): number[] {
   const raw = process.env['KIT_BENCH_EDGE_WORLDS'] || '100,500';
@@ -51,8 +41,6 @@ function steps(): number[] {
   return xs;
 }
 
-const log = (line: string): void => void process.stderr.write(`${line}\n`);
-const fixed = (x: number | null | undefined, digits = 2): string => (x === null || x === undefined ? '–' : x.toFixed(digits));
 const ms = (s: Spread): string => `${fixed(s.median)} (p90 ${fixed(s.p90)})`;
 
 function printStripe(f: StripeFigures): void {
@@ -89,46 +77,23 @@ function printMemory(f: MemoryFigures): void {
   console.log(`\nafter ${f.idle} s idle: ${p.open} of ${p.worlds} probed worlds still open; their first retrieve ${fixed(p.firstMs)} ms, the next ${fixed(p.warmMs)} ms (${fixed(p.ratio, 1)}×)`);
 }
 
-async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
-  const unknown = wanted.filter((w) => !(PARTS as readonly string[]).includes(w));
-  if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; choose from ${PARTS.join(', ')}`);
-  const parts = (wanted.length === 0 ? PARTS : wanted) as readonly Part[];
-  const parent = process.env['KIT_BENCH_EDGE_DIR'] || tmpdir();
-  const figures: {
-    node: string;
-    nproc: number;
-    /** Each part's 1-minute load average before and after it (the machine is shared). */
-    load: Partial<Record<Part, [number, number]>>;
-    stripe?: StripeFigures;
-    cold?: ColdFigures;
-    path?: PathFigures;
-    memory?: MemoryFigures;
-  } = { node: process.version, nproc: availableParallelism(), load: {} };
-  for (const part of parts) {
-    const dir = mkdtempSync(join(parent, `kit-bench-edge-${part}-`));
-    const loadBefore = loadavg()[0] as number;
-    try {
-      if (part === 'stripe') {
-        figures.stripe = await benchStripe({ dir, seconds: setting('SECONDS', 5, { fraction: true }), rounds: setting('ROUNDS', 3), connections: setting('CONNECTIONS', 10), pin: setting('PIN', 1, { min: 0 }) !== 0 }, log);
-        printStripe(figures.stripe);
-      } else if (part === 'cold') {
-        figures.cold = await benchCold({ dir, restarts: setting('RESTARTS', 10), fresh: setting('FRESH', 20), warm: setting('WARM', 5) }, log);
-        printCold(figures.cold);
-      } else if (part === 'path') {
-        figures.path = await benchPath({ samples: setting('SAMPLES', 200) }, log);
-        printPath(figures.path);
-      } else {
-        figures.memory = await benchMemory({ steps: steps(), concurrency: setting('CONCURRENCY', 8), idle: setting('IDLE', 240), sampleEvery: setting('EVERY', 20), probe: setting('PROBE', 20) }, log);
-        printMemory(figures.memory);
-      }
-      figures.load[part] = [Number(loadBefore.toFixed(2)), Number((loadavg()[0] as number).toFixed(2))];
-      log(`bench edge: ${part} done; load average ${loadBefore.toFixed(2)} before, ${(loadavg()[0] as number).toFixed(2)} after`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+function main(): Promise<void> {
+  type Figures = PartsFigures<Part> & { stripe?: StripeFigures; cold?: ColdFigures; path?: PathFigures; memory?: MemoryFigures };
+  return runParts<Part, Figures>('EDGE', PARTS, {}, async (part, dir, figures) => {
+    if (part === 'stripe') {
+      figures.stripe = await benchStripe({ dir, seconds: setting('SECONDS', 5, { fraction: true }), rounds: setting('ROUNDS', 3), connections: setting('CONNECTIONS', 10), pin: setting('PIN', 1, { min: 0 }) !== 0 }, log);
+      printStripe(figures.stripe);
+    } else if (part === 'cold') {
+      figures.cold = await benchCold({ dir, restarts: setting('RESTARTS', 10), fresh: setting('FRESH', 20), warm: setting('WARM', 5) }, log);
+      printCold(figures.cold);
+    } else if (part === 'path') {
+      figures.path = await benchPath({ samples: setting('SAMPLES', 200) }, log);
+      printPath(figures.path);
+    } else {
+      figures.memory = await benchMemory({ steps: steps(), concurrency: setting('CONCURRENCY', 8), idle: setting('IDLE', 240), sampleEvery: setting('EVERY', 20), probe: setting('PROBE', 20) }, log);
+      printMemory(figures.memory);
     }
-  }
-  writeBenchJson(figures);
+  });
 }
 
 main().then(
