@@ -99,6 +99,8 @@ export interface TwinManifestJson {
   stream?: boolean;
   /** Record types, or fields of them, a caller that may only read never sees (runner/secrets.ts). */
   secrets?: Record<string, true | string[]>;
+  /** Present when the twin can keep a copy of a real vendor account (`TwinRoot`): its refresh defaults and its webhook signature scheme. */
+  root?: { refresh: { atMost?: string; every?: string }; ingest?: 'stripe' | 'github' };
 }
 
 /** A built twin: its sandbox script and its manifest. */

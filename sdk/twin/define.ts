@@ -177,5 +177,32 @@ export function defineTwin<T extends TwinDefinition>(def: T): T {
       if (stream[key] !== undefined && typeof stream[key] !== 'function') fail(`stream.${key}`, 'must be a function');
     }
   }
+  checkRoot(def.root);
   return def;
+}
+
+const DURATION = /^[1-9][0-9]{0,8}[smhd]$/;
+
+function checkRoot(root: unknown): void {
+  if (root === undefined) return;
+  if (!isRecord(root)) fail('root', 'must be an object { refresh?, start, read, ingest? }');
+  for (const key of Object.keys(root)) {
+    if (!['refresh', 'start', 'read', 'ingest'].includes(key)) fail(`root.${key}`, 'is not a root field (refresh, start, read, ingest)');
+  }
+  if (typeof root['start'] !== 'function') fail('root.start', 'must be a function');
+  if (typeof root['read'] !== 'function') fail('root.read', 'must be a function');
+  const refresh = root['refresh'];
+  if (refresh !== undefined) {
+    if (!isRecord(refresh)) fail('root.refresh', 'must be an object { atMost?, every? }');
+    for (const [key, value] of Object.entries(refresh)) {
+      if (key !== 'atMost' && key !== 'every') fail(`root.refresh.${key}`, 'is not a refresh field (atMost, every)');
+      if (typeof value !== 'string' || !DURATION.test(value)) fail(`root.refresh.${key}`, "must be a duration like '30s', '5m', '1h' or '1d'");
+    }
+  }
+  const ingest = root['ingest'];
+  if (ingest !== undefined) {
+    if (!isRecord(ingest)) fail('root.ingest', "must be an object { scheme: 'stripe' | 'github', event }");
+    if (ingest['scheme'] !== 'stripe' && ingest['scheme'] !== 'github') fail('root.ingest.scheme', "must be 'stripe' or 'github'");
+    if (typeof ingest['event'] !== 'function') fail('root.ingest.event', 'must be a function');
+  }
 }

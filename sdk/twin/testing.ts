@@ -14,7 +14,7 @@ import { parseForm, parseQuery } from './form.js';
 import { compareIds } from './guest/runtime.js';
 import { readGuestOutput } from './protocol.js';
 import type { GuestOutput } from './protocol.js';
-import type { TwinRequest } from './types.js';
+import type { RootInfo, RootRead, TwinRequest } from './types.js';
 
 /** What a harness call answers: the guest's output, plus where its entry went (if it made one). */
 export interface HarnessResult extends GuestOutput {
@@ -30,7 +30,7 @@ export interface HarnessResult extends GuestOutput {
 export interface HarnessEntry {
   position: number;
   occurredAt: string;
-  cause: { kind: 'request'; route: string; method: string; path: string; status: number } | { kind: 'move'; move: string; dueAt: string };
+  cause: { kind: 'request'; route: string; method: string; path: string; status: number } | { kind: 'move'; move: string; dueAt: string } | { kind: 'refresh' } | { kind: 'ingest'; source: string };
   writes: RecordWrite[];
   events: EmittedEvent[];
   thrown?: { message: string };
@@ -76,6 +76,15 @@ export interface GuestHarness {
   records(type: string): { id: string; value: unknown }[];
   /** Calls a global of the bundle directly (string in, string out). */
   call(fn: string, input: string): string;
+  /**
+   * Runs the twin's root refresh (`TwinRoot`) with `answer` standing for the vendor: each read
+   * the twin asks for is answered by `answer(read)` (the path and query as the twin gave them)
+   * and each `read` call's writes become one entry caused by the refresh. Answers the reads made,
+   * in order. No markers and no sweep: that is the world runner's (runtime/runner/roots).
+   */
+  refresh(root: RootInfo, answer: (read: RootRead) => { status?: number; headers?: Record<string, string>; body: unknown }): RootRead[];
+  /** Folds a webhook into the tree as `TwinRoot.ingest.event` does, unverified (the runner verifies). */
+  ingest(root: RootInfo, webhook: { headers?: Record<string, string>; body: unknown }): HarnessResult;
 }
 
 const DEFAULT_NOW = Date.parse('2026-01-01T00:00:00.000Z');
@@ -229,7 +238,34 @@ export function createGuestHarness(source: string, options: GuestHarnessOptions 
     }));
   };
 
+  const refresh = (root: RootInfo, answer: (read: RootRead) => { status?: number; headers?: Record<string, string>; body: unknown }): RootRead[] => {
+    const started = run({ kind: 'root.start', root }, now, () => ({ kind: 'refresh' }));
+    if (started.thrown) throw new Error(`root.start threw: ${started.thrown.message}`);
+    const queue = [...(started.body as RootRead[])];
+    const made: RootRead[] = [];
+    while (queue.length > 0) {
+      if (made.length >= 100_000) throw new Error('the refresh asked for over 100,000 reads');
+      const read = queue.shift()!;
+      made.push(read);
+      const a = answer(read);
+      const bodyText = typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
+      const answered = { status: a.status ?? 200, headers: a.headers ?? { 'content-type': 'application/json' }, body: typeof a.body === 'string' ? undefined : a.body, bodyText };
+      const result = run({ kind: 'root.read', root, read, answer: answered }, now, () => ({ kind: 'refresh' }));
+      if (result.thrown) throw new Error(`root.read threw: ${result.thrown.message}`);
+      queue.push(...(result.body as RootRead[]));
+    }
+    return made;
+  };
+
+  const ingest = (root: RootInfo, webhook: { headers?: Record<string, string>; body: unknown }): HarnessResult => {
+    const bodyText = typeof webhook.body === 'string' ? webhook.body : JSON.stringify(webhook.body);
+    const body = typeof webhook.body === 'string' ? JSON.parse(webhook.body) : webhook.body;
+    return run({ kind: 'root.ingest', root, webhook: { headers: webhook.headers ?? {}, body, bodyText } }, now, () => ({ kind: 'ingest', source: 'test' }));
+  };
+
   return {
+    refresh,
+    ingest,
     manifest,
     log,
     get head() {

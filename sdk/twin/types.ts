@@ -254,4 +254,78 @@ export interface TwinDefinition {
   secrets?: Record<string, true | string[]>;
   /** The TCP side of a twin whose `protocol` is not `http` (SMTP, MySQL): see `StreamHandler`. */
   stream?: StreamHandler;
+  /** How the twin keeps a copy of a real vendor account (its root): see `TwinRoot`. */
+  root?: TwinRoot;
+}
+
+/**
+ * One read of the vendor a refresh makes. The host performs it against the world's root for
+ * this twin, adds the sealed credential itself (the twin never sees it) and hands the answer
+ * to `TwinRoot.read`.
+ */
+export interface RootRead {
+  /** A path below the root's URL (`/v1/customers`, `/issues`), or an absolute URL on the root's own origin (a `Link` header's next page). */
+  path: string;
+  /** Query parameters, added to any the path carries. */
+  query?: Record<string, string>;
+  /** Extra request headers (`accept`); the credential's headers replace same-named ones. */
+  headers?: Record<string, string>;
+  /** The twin's own note, handed back with the answer (which list, which page): JSON data. */
+  data?: unknown;
+}
+
+/** The vendor's answer to a `RootRead`. */
+export interface RootAnswer {
+  status: number;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** Parsed JSON when the answer is JSON, else undefined. */
+  body: unknown;
+  /** The body as text. */
+  bodyText: string;
+}
+
+/** Where the twin's root is, as the world's `…/twins/<vendor>/root` names it. */
+export interface RootInfo {
+  /** The root's URL, e.g. `https://api.stripe.com` or `https://api.github.com/repos/octo/hello`. */
+  url: string;
+}
+
+/** A vendor webhook the host verified with the sealed signing secret, as `TwinRoot.ingest.event` is given it. */
+export interface IngestedWebhook {
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** Parsed JSON. */
+  body: unknown;
+  bodyText: string;
+}
+
+/**
+ * A twin's copy of a real vendor account. A refresh calls `start`, performs each read it names
+ * (through the host, with the sealed credential), and calls `read` with each answer; `read`
+ * writes the records the answer shows with `ctx.tree.put` and answers the reads that follow
+ * (the next page). Each `read` call becomes one log entry caused by the refresh. The host keeps,
+ * beside each record a refresh or an ingest wrote, the hash of what the root said: a record
+ * the root has not changed since it was last seen keeps the world's own edits; a record the
+ * root no longer shows (not written by any `read` of a complete refresh) is deleted.
+ * `ctx.emit` is refused in these calls: a refresh sends no webhooks.
+ */
+export interface TwinRoot {
+  /**
+   * Defaults for the root's `refresh`: `atMost`, the least time between two manual refreshes
+   * (`'30s'`, `'5m'`); `every`, the schedule where the host keeps one. Durations: an integer
+   * and `s`, `m`, `h` or `d`.
+   */
+  refresh?: { atMost?: string; every?: string };
+  /** The first reads of a refresh. */
+  start(root: RootInfo): RootRead[];
+  /** One read's answer: write what it shows into `ctx.tree`; answer the reads that follow, if any. Throwing fails the refresh. */
+  read(read: RootRead, answer: RootAnswer, ctx: TwinContext, root: RootInfo): RootRead[] | void;
+  /**
+   * Webhook ingest (`POST …/twins/<vendor>/ingest`): `scheme` names how the vendor signs
+   * (`stripe`: `Stripe-Signature`, five minutes' tolerance; `github`: `X-Hub-Signature-256`);
+   * the host verifies it with the sealed `signingSecret` and refuses a replay before `event` is
+   * called. `event` writes what the webhook shows into `ctx.tree`.
+   */
+  ingest?: { scheme: 'stripe' | 'github'; event(webhook: IngestedWebhook, ctx: TwinContext, root: RootInfo): void };
 }

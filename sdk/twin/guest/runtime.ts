@@ -25,6 +25,11 @@ import type {
   TwinDefinition,
   TwinRequest,
   TwinResponse,
+  IngestedWebhook,
+  RootAnswer,
+  RootInfo,
+  RootRead,
+  TwinRoot,
 } from '../types.js';
 
 type HostCall = (op: string, argJson: string) => string;
@@ -400,7 +405,10 @@ type InvokeInput =
   | (InvokeBase & { kind: 'route'; index: number; request: TwinRequest })
   | (InvokeBase & { kind: 'move'; move: string; id: string; data: unknown; dueAt: string | number })
   | (InvokeBase & { kind: 'store'; name: string; query: Record<string, string | string[]> })
-  | (InvokeBase & { kind: 'stream'; event: 'open' | 'data' | 'close'; connection: string; state: unknown; bytes?: string });
+  | (InvokeBase & { kind: 'stream'; event: 'open' | 'data' | 'close'; connection: string; state: unknown; bytes?: string })
+  | (InvokeBase & { kind: 'root.start'; root: RootInfo })
+  | (InvokeBase & { kind: 'root.read'; root: RootInfo; read: RootRead; answer: RootAnswer })
+  | (InvokeBase & { kind: 'root.ingest'; root: RootInfo; webhook: IngestedWebhook });
 
 export interface Thrown {
   message: string;
@@ -545,7 +553,27 @@ export function manifestOf(def: TwinDefinition): unknown {
     scenarios: def.scenarios !== false,
     ...(def.stream ? { stream: true } : {}),
     ...(def.secrets ? { secrets: def.secrets } : {}),
+    ...(def.root ? { root: { refresh: def.root.refresh ?? {}, ...(def.root.ingest ? { ingest: def.root.ingest.scheme } : {}) } } : {}),
   };
+}
+
+/** The reads a root's `start` or `read` answered, checked: the body of the call's response. */
+function rootReads(value: unknown, where: string): RootRead[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new TypeError(`${where} must answer an array of reads (or nothing)`);
+  return value.map((r: unknown, i) => {
+    if (!isRecord(r) || typeof r['path'] !== 'string' || r['path'] === '') throw new TypeError(`${where}[${i}] is not a read { path, query?, headers?, data? }`);
+    for (const part of ['query', 'headers'] as const) {
+      const v = r[part];
+      if (v !== undefined && (!isRecord(v) || !Object.values(v).every((x) => typeof x === 'string'))) throw new TypeError(`${where}[${i}].${part} must be an object of strings`);
+    }
+    return r as unknown as RootRead;
+  });
+}
+
+function rootOf(def: TwinDefinition): TwinRoot {
+  if (def.root === undefined) throw new TypeError('__kit_invoke: the twin declares no root');
+  return def.root;
 }
 
 /**
@@ -741,6 +769,19 @@ export function installTwin(def: TwinDefinition, options: { scenario?: boolean }
         parts = responseParts({ status: 200, body: answer === undefined ? null : answer }, `store '${input.name}'`);
       } else if (input.kind === 'stream') {
         response = streamAnswerJson(def, input, ctx);
+      } else if (input.kind === 'root.start') {
+        const reads = rootReads(rootOf(def).start(input.root), 'root.start');
+        parts = responseParts({ status: 200, body: reads }, 'root.start');
+      } else if (input.kind === 'root.read') {
+        const next = rootReads(rootOf(def).read(input.read, input.answer, ctx, input.root), 'root.read');
+        if (events.length > 0) throw new TypeError('root.read: a refresh emits no events (ctx.emit)');
+        parts = responseParts({ status: 200, body: next }, 'root.read');
+      } else if (input.kind === 'root.ingest') {
+        const ingest = rootOf(def).ingest;
+        if (ingest === undefined) throw new TypeError('__kit_invoke: the twin takes no webhook ingest');
+        ingest.event(input.webhook, ctx, input.root);
+        if (events.length > 0) throw new TypeError('root.ingest.event: an ingest emits no events (ctx.emit)');
+        response = '{"status":200}';
       } else {
         throw new TypeError(`__kit_invoke: unknown kind ${JSON.stringify((input as { kind?: unknown }).kind)}`);
       }
