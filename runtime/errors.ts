@@ -19,6 +19,10 @@ export type KitErrorCode =
   | 'invalid_check'
   | 'invalid_twin'
   | 'invalid_import'
+  | 'invalid_root'
+  | 'invalid_credential'
+  | 'invalid_link'
+  | 'destination_refused'
   // things that are not there
   | 'not_found'
   | 'unknown_world'
@@ -30,6 +34,10 @@ export type KitErrorCode =
   | 'position_beyond_head'
   | 'no_scenario'
   | 'method_not_allowed'
+  | 'no_root'
+  | 'no_credential'
+  | 'no_ingest'
+  | 'unknown_link'
   // state conflicts
   | 'clock_backward'
   | 'clock_unset'
@@ -38,12 +46,26 @@ export type KitErrorCode =
   | 'world_has_branches'
   | 'world_released'
   | 'twin_not_empty'
+  | 'link_names_twin'
+  | 'refresh_in_progress'
+  | 'webhook_replayed'
+  // webhooks and the vendor behind a root
+  | 'webhook_unverified'
+  | 'webhook_stale'
+  | 'refresh_failed'
+  | 'outbound_failed'
+  | 'outbound_timeout'
+  | 'outbound_too_large'
+  | 'sealing_unavailable'
+  | 'refresh_throttled'
   // limits
   | 'body_too_large'
   | 'checkpoint_too_large'
   | 'too_many_checks'
   | 'import_too_large'
   | 'export_too_large'
+  | 'credential_too_large'
+  | 'too_many_links'
   // the host
   | 'catching_up'
   // the sandbox
@@ -63,12 +85,16 @@ const STATUS: Record<KitErrorCode, number> = {
   bad_request: 400, invalid_json: 400, unsupported_media_type: 415, invalid_instant: 400,
   invalid_duration: 400, invalid_position: 400, invalid_label: 400, invalid_ttl: 400,
   invalid_cursor: 400, invalid_limit: 400, invalid_scenario: 400, invalid_check: 400,
-  invalid_twin: 400, invalid_import: 400,
+  invalid_twin: 400, invalid_import: 400, invalid_root: 400, invalid_credential: 400, invalid_link: 400, destination_refused: 400,
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
   unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405,
+  no_root: 409, no_credential: 409, no_ingest: 404, unknown_link: 404,
   clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409, world_released: 503,
-  twin_not_empty: 409,
+  twin_not_empty: 409, link_names_twin: 409, refresh_in_progress: 409, webhook_replayed: 409,
+  webhook_unverified: 401, webhook_stale: 401, refresh_failed: 502, outbound_failed: 502, outbound_timeout: 504,
+  outbound_too_large: 502, sealing_unavailable: 503, refresh_throttled: 429,
   body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409, import_too_large: 413, export_too_large: 413,
+  credential_too_large: 413, too_many_links: 409,
   catching_up: 503,
   handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,
   no_handler: 404,
