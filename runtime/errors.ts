@@ -58,6 +58,7 @@ export type KitErrorCode =
   | 'outbound_too_large'
   | 'sealing_unavailable'
   | 'refresh_throttled'
+  | 'link_needs_token'
   // limits
   | 'body_too_large'
   | 'checkpoint_too_large'
@@ -92,7 +93,7 @@ const STATUS: Record<KitErrorCode, number> = {
   clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409, world_released: 503,
   twin_not_empty: 409, link_names_twin: 409, refresh_in_progress: 409, webhook_replayed: 409,
   webhook_unverified: 401, webhook_stale: 401, refresh_failed: 502, outbound_failed: 502, outbound_timeout: 504,
-  outbound_too_large: 502, sealing_unavailable: 503, refresh_throttled: 429,
+  outbound_too_large: 502, sealing_unavailable: 503, refresh_throttled: 429, link_needs_token: 403,
   body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409, import_too_large: 413, export_too_large: 413,
   credential_too_large: 413, too_many_links: 409,
   catching_up: 503,

@@ -15,7 +15,7 @@ import { isPreflight, preflightAnswer } from './cors.js';
 import { findCredential } from './credentials.js';
 import { forwardHeaders, twinUrlOf, URL_AUTHORITY } from './forward.js';
 import { locate, splitUrl } from './paths.js';
-import { readTokenOpens } from './scopes.js';
+import { opensKeyless, readTokenOpens } from './scopes.js';
 import type { BodyReader, HttpAnswer, HttpHandler, HttpHead } from './types.js';
 import { SESSION_COOKIE, sessionIdsOf, withoutSessionCookie } from './access/cookies.js';
 import { keysEndpoint, openSession, sessionEndpoint, type AccessContext } from './access/endpoints.js';
@@ -27,6 +27,8 @@ import { NO_PAGES, type PageFiles } from './pages.js';
 
 /** The attach manifest's path below `{world_url}` (spec: World attach and vendor wire). */
 const MANIFEST_SUB = '/.well-known/kit-world';
+/** What a keyless endpoint (webhook ingest) is let through with: nothing of the world's, read scope at most. */
+const KEYLESS: Grant = Object.freeze({ kind: 'token', scope: 'read' });
 
 export interface TwinScopes {
   vendor: string;
@@ -282,9 +284,11 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       passes,
       code,
     });
-    const credential = findCredential(headers, surface);
+    // A vendor's webhook carries no credential of the world's: its signature is one (the runner checks it).
+    const keyless = surface === 'api' && opensKeyless(h.method, sub);
+    const credential = keyless ? null : findCredential(headers, surface);
     const now = h.receivedAt;
-    const grant = grantOf(mounted, credential?.value ?? null, headers['cookie'], atOrigin, now);
+    const grant = keyless ? KEYLESS : grantOf(mounted, credential?.value ?? null, headers['cookie'], atOrigin, now);
     if (surface === 'api' && sub === '/session' && h.method === 'POST' && mounted.access !== undefined) {
       // A pass, or nothing on loopback, are credentials here alone (access/endpoints.ts).
       return openSession(accessContext(mounted.access), grant?.kind === 'session' ? null : grant, credential !== null);
@@ -317,7 +321,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
     }
     let readOnly = false;
     if (surface === 'api') {
-      if (scope === 'read' && !readTokenOpens(method, sub)) {
+      if (scope === 'read' && !keyless && !readTokenOpens(method, sub)) {
         return hostAnswer('forbidden', `the read ${grant.kind} does not open ${method} ${sub}; use the world token`, code);
       }
       if (mounted.access !== undefined && (sub === '/session' || sub === '/keys' || sub.startsWith('/keys/'))) {
@@ -372,6 +376,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       query: h.query,
       headers,
       scope,
+      credential: keyless ? 'none' : grant.kind,
       requestId: `${idPrefix}${(counter++).toString(36)}`,
       receivedAt: h.receivedAt,
     };

@@ -3,7 +3,7 @@
  * runtime's route table says (runtime/runner/api.ts `WORLD_API`), plus the host's own.
  * Anything else needs the world's token.
  */
-import { worldApiScope } from '../../runtime/runner/api.js';
+import { worldApiKeyless, worldApiScope } from '../../runtime/runner/api.js';
 
 /** Read endpoints of the spec not in the table yet (changesets): the runner answers them 404 to either token. */
 const READS_TO_COME = /^\/changesets(?:\/[^/]+)?$/;
@@ -17,4 +17,9 @@ export function readTokenOpens(method: string, path: string): boolean {
   if (path === '/session') return true;
   if ((method === 'GET' || method === 'HEAD') && READS_TO_COME.test(path)) return true;
   return worldApiScope(method, path) === 'read';
+}
+
+/** Whether `method path` on `{world_api}` opens with no credential at all (webhook ingest, Authentication 12). */
+export function opensKeyless(method: string, path: string): boolean {
+  return worldApiKeyless(method, path);
 }

@@ -19,7 +19,9 @@ export function noContent(): WorldResponse {
 
 /** `Retry-After` for an answer a client should simply send again: the world catching up its clock. */
 export function retryHeaders(e: KitError): Record<string, string> {
-  return e.code === 'catching_up' ? { 'retry-after': '1' } : {};
+  if (e.code === 'catching_up') return { 'retry-after': '1' };
+  const after = e.details?.['retryAfterS'];
+  return e.code === 'refresh_throttled' && typeof after === 'number' ? { 'retry-after': String(after) } : {};
 }
 
 /** Any failure as the world API's error body; one that is not a KitError is logged and answered 500 `internal`. */

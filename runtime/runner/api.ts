@@ -168,6 +168,43 @@ function requests({ services, query }: Call): WorldResponse {
   return jsonResponse(200, services.requests.report([...services.twins.keys()], h, services.wallClock()));
 }
 
+// ------------------------------------------------------------ roots, credentials, links
+
+function getRoot({ services, params }: Call): WorldResponse {
+  const twin = services.twin(params['vendor']!);
+  return jsonResponse(200, services.roots.root(twin.vendor));
+}
+
+function putRoot({ services, req, params }: Call): WorldResponse {
+  const twin = services.twin(params['vendor']!);
+  return jsonResponse(200, services.roots.putRoot(twin.vendor, readJsonBody(req)));
+}
+
+async function putCredential({ services, req, params }: Call): Promise<WorldResponse> {
+  const name = params['vendor']!;
+  const text = readTextBody(req);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // The text may be the secret itself: never repeated.
+    throw new KitError('invalid_json', 'Send the credential as JSON: { headers?, bearer?, signingSecret? }.');
+  }
+  return jsonResponse(200, await services.roots.putCredential(name, text, body, (n) => services.links.has(n)));
+}
+
+async function refresh({ services, params, query }: Call): Promise<WorldResponse> {
+  const twin = services.twin(params['vendor']!);
+  const force = one(query, 'force');
+  if (force !== undefined && force !== '1' && force !== 'true' && force !== '0' && force !== 'false') throw new KitError('bad_request', "'force' is 1 or absent.", { param: 'force' });
+  return jsonResponse(200, { twin: twin.vendor, refresh: await services.roots.refresh(twin.vendor, force === '1' || force === 'true') });
+}
+
+async function ingest({ services, req, params }: Call): Promise<WorldResponse> {
+  const twin = services.twin(params['vendor']!);
+  return jsonResponse(200, await services.roots.ingest(twin.vendor, req.headers, req.body ?? new Uint8Array()));
+}
+
 /** Branches are made by the multi-world host, in its own core; the runner never makes one. */
 function noBranches({ services, req }: Call): never {
   throw services.branchesServed ? notFound(req) : noBranchesError();
@@ -202,6 +239,32 @@ const WORLD_API = routeTable<WorldApiRoute>([
   { method: 'PUT', path: '/twins/:vendor/scenario', scope: 'write', handler: putScenario },
   { method: 'DELETE', path: '/twins/:vendor/scenario', scope: 'write', handler: deleteScenario },
   { method: 'GET', path: '/twins/:vendor/export', scope: 'write', handler: exportTwin },
+  { method: 'GET', path: '/twins/:vendor/root', scope: 'write', handler: getRoot },
+  { method: 'PUT', path: '/twins/:vendor/root', scope: 'write', handler: putRoot },
+  { method: 'GET', path: '/twins/:vendor/credential', scope: 'write', handler: ({ services, params }) => jsonResponse(200, services.roots.credential(params['vendor']!, (n) => services.links.has(n))) },
+  { method: 'PUT', path: '/twins/:vendor/credential', scope: 'write', handler: putCredential },
+  {
+    method: 'DELETE',
+    path: '/twins/:vendor/credential',
+    scope: 'write',
+    handler: ({ services, params }) => {
+      services.roots.deleteCredential(params['vendor']!, (n) => services.links.has(n));
+      return noContent();
+    },
+  },
+  { method: 'POST', path: '/twins/:vendor/refresh', scope: 'write', handler: refresh },
+  { method: 'POST', path: '/twins/:vendor/ingest', scope: 'write', keyless: true, handler: ingest },
+  { method: 'GET', path: '/links', scope: 'write', handler: ({ services }) => jsonResponse(200, services.links.list()) },
+  { method: 'PUT', path: '/links/:name', scope: 'write', handler: ({ services, req, params }) => jsonResponse(200, services.links.put(params['name']!, readJsonBody(req))) },
+  {
+    method: 'DELETE',
+    path: '/links/:name',
+    scope: 'write',
+    handler: ({ services, params }) => {
+      services.links.delete(params['name']!);
+      return noContent();
+    },
+  },
   { method: 'GET', path: '/checks', scope: 'write', handler: ({ services }) => jsonResponse(200, { checks: services.checks.list() }) },
   { method: 'GET', path: '/checks/:name', scope: 'write', handler: ({ services, params }) => ({ status: 200, headers: { 'content-type': 'text/javascript' }, body: services.checks.get(params['name']!).source }) },
   { method: 'PUT', path: '/checks/:name', scope: 'write', handler: async ({ services, req, params }) => jsonResponse(200, await services.checks.put(params['name']!, readTextBody(req))) },
@@ -221,7 +284,7 @@ const WORLD_API = routeTable<WorldApiRoute>([
 ]);
 
 /** Every world endpoint, its method, path pattern and scope, in the table's order. */
-export const WORLD_API_ENDPOINTS: readonly Endpoint[] = WORLD_API.routes.map(({ method, path, scope }) => Object.freeze({ method, path, scope }));
+export const WORLD_API_ENDPOINTS: readonly Endpoint[] = WORLD_API.routes.map(({ method, path, scope, keyless }) => Object.freeze({ method, path, scope, ...(keyless ? { keyless } : {}) }));
 
 /**
  * The endpoint `method path` names on `{world_api}`, with its path parameters; else the
@@ -250,6 +313,12 @@ export function worldApiScope(method: string, path: string): Scope | null {
   return match !== null && 'endpoint' in match ? match.endpoint.scope : null;
 }
 
+/** Whether `method path` on `{world_api}` opens with no credential (webhook ingest: the vendor's signature is its credential). */
+export function worldApiKeyless(method: string, path: string): boolean {
+  const match = matchWorldApi(method, path);
+  return match !== null && 'endpoint' in match && match.endpoint.keyless === true;
+}
+
 export async function handleWorldApi(services: WorldApiServices, req: WorldRequest): Promise<WorldResponse> {
   const segments = pathSegments(req.path);
   const query = parseQueryString(req.query);
@@ -271,9 +340,7 @@ export function twinStatus(services: WorldApiServices, vendor: string): Record<s
     vendor,
     version: t.manifest.version,
     protocol: t.manifest.protocol,
-    root: null,
-    credential: { sealed: false, sealedAt: null },
-    lastRefresh: null,
+    ...services.roots.status(vendor),
     position: services.world.head(vendor),
     lastReceipt: null,
     scenario: services.scenarios.inForce(t),

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../store/index.js';
 import { fixtureTwin, openTestWorld, type TestWorld } from '../../test/helpers/world.js';
 import type { Entry } from '../world/types.js';
-import { continueTrace, Deliverer, stripeSignature, type DeliveryResult } from './deliveries.js';
+import { continueTrace, Deliverer, type DeliveryResult } from './deliveries.js';
+import { stripeSignature } from '../roots/signatures.js';
 
 interface Received {
   headers: IncomingMessage['headers'];

@@ -11,7 +11,9 @@
  * grown: a load test whose receiver is down or slow piles deliveries up faster than they
  * go, and a walk over the whole outbox per send made that quadratic.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { stripeSignature } from '../roots/signatures.js';
+import type { OutboundFetch } from '../roots/outbound.js';
 import { prefixEnd } from '../store/keys.js';
 import type { Storage } from '../store/index.js';
 import type { Entry } from '../world/types.js';
@@ -66,7 +68,10 @@ export interface DelivererOptions {
   /** Most deliveries in flight at once (default 8). */
   concurrency?: number;
   onResult?: (twin: string, result: DeliveryResult) => void;
+  /** Sends each attempt (tests); else `outbound`, else the global fetch. */
   fetch?: typeof fetch;
+  /** The host's one way out (roots/outbound.ts): its destination checks apply to every receiver. */
+  outbound?: OutboundFetch;
 }
 
 const EVENT = 'webhook.delivery';
@@ -109,9 +114,17 @@ export function continueTrace(traceparent: string | null | undefined): string | 
   return `${m[1]}-${m[2]}-${randomBytes(8).toString('hex')}-${m[3]}`;
 }
 
-export function stripeSignature(secret: string, body: string, unixSeconds: number): string {
-  const v1 = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
-  return `t=${unixSeconds},v1=${v1}`;
+/** A delivery's attempt as the host's outbound fetch makes it (a `fetch`-shaped adapter: status and a drained body). */
+function viaOutbound(outbound: OutboundFetch, timeoutMs: number): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries((init?.headers ?? {}) as Record<string, string>)) headers[name.toLowerCase()] = value;
+    const answer = await outbound(
+      { method: init?.method ?? 'POST', url: String(input), headers, ...(typeof init?.body === 'string' ? { body: new TextEncoder().encode(init.body) } : {}) },
+      { timeoutMs, maxBytes: 1024 * 1024 },
+    );
+    return { status: answer.status, arrayBuffer: async () => answer.body.buffer } as unknown as Response;
+  }) as typeof fetch;
 }
 
 export class Deliverer {
@@ -141,7 +154,8 @@ export class Deliverer {
     this.onResult = options.onResult;
     // Called as a plain function: workerd's fetch refuses a `this` other than the global one
     // ("Illegal invocation"), which `this.send(…)` would give it.
-    this.send = options.fetch ?? ((input, init) => fetch(input, init));
+    const outbound = options.outbound;
+    this.send = options.fetch ?? (outbound !== undefined ? viaOutbound(outbound, options.timeoutMs ?? 10_000) : (input, init) => fetch(input, init));
     // Resume what a previous run left.
     const outbox = this.outbox();
     for (const { key, value } of this.storage.range<Pending>({ start: outbox, end: prefixEnd(outbox) })) {

@@ -31,6 +31,10 @@ export interface WorldRunnerOptions {
   now?: () => number;
   /** Outbound webhook settings (tests shorten the retry delays). */
   webhooks?: RunnerOptions['webhooks'];
+  /** The vendor behind each twin's root: the host's way out, its sealing key, whether loopback may be named. */
+  outbound?: RunnerOptions['outbound'];
+  sealer?: RunnerOptions['sealer'];
+  outboundLoopback?: boolean;
 }
 
 /** The code version a world runs: the runtime's version and a hash of its twins' code. */
@@ -59,5 +63,8 @@ export async function openWorldRunner(options: WorldRunnerOptions): Promise<Worl
   if (options.scenarioFiles !== undefined) runnerOptions.scenarioFiles = options.scenarioFiles;
   if (options.now) runnerOptions.wallNow = options.now;
   if (options.webhooks) runnerOptions.webhooks = options.webhooks;
+  if (options.outbound !== undefined) runnerOptions.outbound = options.outbound;
+  if (options.sealer !== undefined) runnerOptions.sealer = options.sealer;
+  if (options.outboundLoopback !== undefined) runnerOptions.outboundLoopback = options.outboundLoopback;
   return WorldRunner.open(runnerOptions);
 }

@@ -15,6 +15,8 @@ export interface Endpoint {
   readonly path: string;
   /** The token that opens it: `read` the read token (and the world's), `write` the world's token only. */
   readonly scope: Scope;
+  /** Opened with no credential at all (a vendor's webhook: its signature is the credential). */
+  readonly keyless?: true;
 }
 
 type Segment = { literal: string } | { param: string };

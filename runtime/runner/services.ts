@@ -5,6 +5,11 @@
  * `WorldRunner` implements every one.
  */
 import type { UntrustedLane } from '../lane/types.js';
+import type { CredentialSecret, RootConfig } from '../roots/config.js';
+import type { OutboundFetch } from '../roots/outbound.js';
+import type { Entry, EntryDraft } from '../world/types.js';
+import type { GuestOutput } from './twins.js';
+import type { WorldRequest, WorldResponse } from './types.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { RequestLog } from './requests.js';
@@ -58,6 +63,47 @@ export interface CheckService {
   delete(name: string): Promise<void>;
 }
 
+/** What a world's roots, credentials and links (roots.ts, links.ts) use of the runner. */
+export interface RootHost {
+  readonly name: string;
+  readonly world: World;
+  readonly storage: Storage;
+  readonly twins: ReadonlyMap<string, ServedTwin>;
+  twin(vendor: string): ServedTwin;
+  exclusive: Exclusive;
+  /** Runs `__kit_invoke` (a `root.*` call) for the twin at its next position. */
+  invokeGuest(twin: ServedTwin, input: Record<string, unknown>): Promise<GuestOutput>;
+  /** Appends an entry; the caller waits for `durable` before it answers. */
+  appendEntry(twin: string, draft: EntryDraft): Entry;
+  durable(): Promise<void>;
+  wallClock(): number;
+}
+
+/** The roots and credentials as the world API shows and changes them (roots.ts `RootSet`). */
+export interface RootService {
+  readonly loopback: boolean;
+  root(vendor: string): RootConfig | null;
+  putRoot(vendor: string, body: unknown): RootConfig | null;
+  putCredential(name: string, bodyText: string, body: unknown, isLink: (name: string) => boolean): Promise<{ sealed: true; sealedAt: string }>;
+  credential(name: string, isLink: (name: string) => boolean): { sealed: boolean; sealedAt: string | null };
+  credentialStatus(name: string): { sealed: boolean; sealedAt: string | null };
+  deleteCredential(name: string, isLink: (name: string) => boolean): void;
+  openCredential(name: string): Promise<CredentialSecret | null>;
+  outbound(): OutboundFetch;
+  status(vendor: string): Record<string, unknown>;
+  refresh(vendor: string, force: boolean): Promise<unknown>;
+  ingest(vendor: string, headers: Record<string, string>, body: Uint8Array): Promise<unknown>;
+}
+
+/** The links as the world API shows and changes them (links.ts `LinkSet`). */
+export interface LinkService {
+  has(name: string): boolean;
+  list(): unknown;
+  put(name: string, body: unknown): unknown;
+  delete(name: string): void;
+  forward(name: string, req: WorldRequest, rest: string): Promise<WorldResponse>;
+}
+
 /** What the world API (`{world_api}/…`, api.ts) uses of the runner. */
 export interface WorldApiServices {
   readonly world: World;
@@ -69,6 +115,8 @@ export interface WorldApiServices {
   exclusive: Exclusive;
   readonly scenarios: ScenarioService;
   readonly checks: CheckService;
+  readonly roots: RootService;
+  readonly links: LinkService;
   readonly requests: Pick<RequestLog, 'report'>;
   /** Whether this host makes branches (the single-world server does not). */
   readonly branchesServed: boolean;

@@ -20,6 +20,8 @@ export interface WorldRequest {
   body?: Uint8Array;
   /** What the credential opens. The host has already refused what the scope forbids at its level. */
   scope: Scope;
+  /** What opened it, where the host says: the world's token, a named key, a browser session, or nothing (a keyless endpoint). */
+  credential?: 'token' | 'key' | 'session' | 'none';
   /** The host's id for this request (`x-request-id` style); the runner may use its own vendor id. */
   requestId: string;
   /** Epoch ms when the host received the request (for the request report). */

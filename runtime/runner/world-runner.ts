@@ -30,7 +30,11 @@ import type { StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, W
 import { runStreamCall, type StreamHost } from './streams.js';
 import { CheckSet, CHECKS_LANE_MEMORY_BYTES } from './checks.js';
 import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliveries.js';
-import type { CheckHost, ScenarioHost, WorldApiServices } from './services.js';
+import type { CheckHost, RootHost, ScenarioHost, WorldApiServices } from './services.js';
+import { RootSet } from './roots.js';
+import { LinkSet } from './links.js';
+import type { OutboundFetch } from '../roots/outbound.js';
+import type { Sealer } from '../roots/sealing.js';
 import { defaultGuestEngines, type GuestEngines, type TrustedEngine } from './engines.js';
 
 export interface RunnerOptions {
@@ -65,6 +69,16 @@ export interface RunnerOptions {
   wallNow?: () => number;
   /** Outbound webhook settings (tests shorten the retry delays). */
   webhooks?: Pick<DelivererOptions, 'maxAttempts' | 'baseDelayMs' | 'timeoutMs' | 'fetch'>;
+  /**
+   * The host's one way out to a vendor (roots/outbound.ts): refreshes, links and webhook
+   * deliveries go through it. Without it a refresh or a link answers `outbound_failed`, and
+   * webhooks go out by the global `fetch`.
+   */
+  outbound?: OutboundFetch;
+  /** Seals the twins' real credentials; without it `PUT …/credential` answers `sealing_unavailable`. */
+  sealer?: Sealer;
+  /** Whether a root or a link may name loopback (`http` allowed there): local worlds and tests. Default false. */
+  outboundLoopback?: boolean;
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -89,7 +103,7 @@ interface TreeReads {
   raw: { rawBody: true; hostValue: HostValue };
 }
 
-export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost, CheckHost {
+export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost, CheckHost, RootHost {
   readonly name: string;
   readonly code: string;
   readonly world: World;
@@ -99,6 +113,8 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   readonly scenarios: ScenarioSlot;
   readonly checks: CheckSet;
   readonly deliverer: Deliverer;
+  readonly roots: RootSet;
+  readonly links: LinkSet;
   readonly branchesServed: boolean;
   /** Untrusted code: twins from users' sources and scenario `js` handlers. */
   readonly lane: UntrustedLane;
@@ -146,9 +162,16 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     this.checkLane = engines.lane({ name: `world ${this.name} checks`, limits: { ...options.limits, memoryBytes: CHECKS_LANE_MEMORY_BYTES } });
     this.scenarios = new ScenarioSlot(this, options.scenarioFiles, options.guestRuntime);
     this.checks = new CheckSet(this);
+    this.roots = new RootSet(this, {
+      ...(options.outbound !== undefined ? { outbound: options.outbound } : {}),
+      ...(options.sealer !== undefined ? { sealer: options.sealer } : {}),
+      loopback: options.outboundLoopback === true,
+    });
+    this.links = new LinkSet(this, this.roots);
     this.deliverer = new Deliverer({
       storage: this.storage,
       world: this.name,
+      ...(options.outbound !== undefined ? { outbound: options.outbound } : {}),
       ...options.webhooks,
       onResult: (twin, result) => void this.recordDeliveryResult(twin, result),
     });
@@ -248,8 +271,9 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
    * by a request). A host that closes idle worlds wakes this one then.
    */
   nextMoveDueMs(): number | null {
-    if (this.world.clock().frozen) return null;
-    let earliest = Infinity;
+    const refresh = this.roots.nextDueMs() ?? Infinity;
+    if (this.world.clock().frozen) return Number.isFinite(refresh) ? refresh : null;
+    let earliest = refresh;
     for (const twin of this.twins.values()) {
       if (twin.manifest.moves.length === 0) continue;
       const first = this.world.listRecords<{ dueAt: string }>(twin.vendor, DUE_TYPE, { limit: 1 }).records[0];
@@ -264,7 +288,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
    * the deliverer). Answers how many it performed.
    */
   async performDueMoves(): Promise<number> {
-    let performed = 0;
+    let performed = await this.roots.performDue();
     for (const twin of this.twins.values()) {
       if (twin.manifest.moves.length === 0) continue;
       for (;;) {
@@ -303,6 +327,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     const slash = req.path.indexOf('/', 1);
     const vendor = decodeSegment(slash === -1 ? req.path.slice(1) : req.path.slice(1, slash));
     const rest = slash === -1 ? '/' : req.path.slice(slash);
+    if (!this.twins.has(vendor) && this.links.has(vendor)) return this.forwardLink(vendor, req, rest, started);
     const twin = this.twin(vendor);
     let route = `${req.method} ${rest}`;
     let res: WorldResponse;
@@ -330,7 +355,21 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     }
     // Answer only once what this request wrote (its entry, moves it caught up) is on disk.
     if (tally.appended) await this.durable();
+    const observedAt = this.roots.observedAt(vendor);
+    if (observedAt !== undefined) res.headers['x-kit-observed-at'] = observedAt;
     this.requests.record(vendor, req.receivedAt || this.wallNow(), res.status, performance.now() - started, route);
+    return res;
+  }
+
+  /** A link's forward: no log, no tree; reported beside the twins'. */
+  private async forwardLink(name: string, req: WorldRequest, rest: string, started: number): Promise<WorldResponse> {
+    let res: WorldResponse;
+    try {
+      res = await this.links.forward(name, req, rest);
+    } catch (e) {
+      res = errorResponse(e);
+    }
+    this.requests.record(name, req.receivedAt || this.wallNow(), res.status, performance.now() - started, `${req.method} (link)`);
     return res;
   }
 
@@ -364,7 +403,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       stores: m.stores,
       moves: m.moves,
       scenarios: m.scenarios,
-      root: null,
+      root: m.root === undefined ? null : { configured: this.roots.root(twin.vendor) !== null, refresh: m.root.refresh, ...(m.root.ingest !== undefined ? { ingest: m.root.ingest } : {}) },
       requestScopes: m.requestScopes,
     };
   }
@@ -610,8 +649,18 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     return entry;
   }
 
+  /** For roots.ts: a `root.*` call into the twin. */
+  async invokeGuest(twin: ServedTwin, input: Record<string, unknown>): Promise<GuestOutput> {
+    return this.invoke(twin, input);
+  }
+
+  /** For roots.ts: an entry appended; it waits for `durable` itself. */
+  appendEntry(twin: string, draft: EntryDraft): Entry {
+    return this.append(twin, draft, { appended: false });
+  }
+
   /** Waits for the group commit, then hands the webhooks of what it covered to the deliverer. */
-  private async durable(): Promise<void> {
+  async durable(): Promise<void> {
     const covered = this.awaitingDurable.length;
     await this.world.durable();
     for (const { twin, entry } of this.awaitingDurable.splice(0, covered)) this.deliverer.enqueue(twin, entry);
