@@ -43,6 +43,7 @@ const HOST_STATUS = {
   shutting_down: 503,
   world_unavailable: 503,
   token_file_corrupt: 500,
+  sealing_key_corrupt: 500,
   ca_file_corrupt: 500,
   admin_file_corrupt: 500,
   // the proxy

@@ -23,6 +23,10 @@ export interface EdgeEnv {
   LOOPBACK_SESSIONS?: string;
   /** Issuers of passes this host trusts, comma or space separated (docs/passes.md). */
   TRUSTED_ISSUERS?: string;
+  /** The key that seals the twins' real credentials (a secret): 32 bytes as base64 or hex. Unset: no credential can be sealed. */
+  SEALING_KEY?: string;
+  /** `1`: roots and links may name this machine's loopback over http (`kit edge dev` for local tests). */
+  LOOPBACK_ROOTS?: string;
 }
 
 /** What the Worker asks of a family (every answer an Outcome: coded errors cross RPC whole). */

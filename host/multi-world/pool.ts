@@ -14,7 +14,7 @@
  * perform them (`wakeAt`); the host's schedule is one timer over those notes.
  */
 import { isCodedError } from '../../runtime/errors.js';
-import { WorldRunner } from '../../runtime/runner/world-runner.js';
+import { WorldRunner, type RunnerOptions } from '../../runtime/runner/world-runner.js';
 import type { GuestEngines } from '../../runtime/runner/engines.js';
 import { HostError } from '../errors.js';
 import type { SandboxLimits } from '../../runtime/sandbox/index.js';
@@ -36,6 +36,8 @@ export interface PoolOptions {
   maxOpen?: number;
   /** A world nobody used for this long closes (default 60 s). */
   idleMs?: number;
+  /** The vendor behind rooted twins: the host's way out, its sealing key, whether loopback may be named (runtime/runner RunnerOptions). */
+  roots?: Pick<RunnerOptions, 'outbound' | 'sealer' | 'outboundLoopback'>;
   /** Called with a world's next wake-up (epoch ms) when it closes with moves scheduled. */
   onClosed?(name: string, wakeAtMs: number | null): void;
   now?: () => number;
@@ -171,6 +173,7 @@ export class WorldPool {
       ...(this.#options.guestRuntime !== undefined ? { guestRuntime: this.#options.guestRuntime } : {}),
       ...(this.#options.limits !== undefined ? { limits: this.#options.limits } : {}),
       ...(this.#options.engines !== undefined ? { engines: this.#options.engines } : {}),
+      ...this.#options.roots,
     });
     const open: OpenWorld = { runner, inFlight: 0, lastUsed: this.#now() };
     this.#open.set(name, open);

@@ -22,6 +22,7 @@ import type { OutboundFetch } from '../roots/outbound.js';
 import type { Sealer, SealedBox } from '../roots/sealing.js';
 import { verifyGithub, verifyStripe } from '../roots/signatures.js';
 import { callVendor, scrubSecrets } from '../roots/vendor-call.js';
+import { unrefTimer } from '../timers.js';
 import type { RootHost } from './services.js';
 import type { ServedTwin } from './twins.js';
 import type { RootAnswer, RootRead } from '../../sdk/twin/types.js';
@@ -97,11 +98,34 @@ export class RootSet {
   private readonly roots = new Map<string, RootConfig | null>();
   private readonly refreshes = new Map<string, RefreshState>();
   private readonly running = new Set<string>();
+  /** The next scheduled refresh while the world is open (a host that closes it wakes it at `nextDueMs`). */
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private closed = false;
 
   constructor(
     private readonly host: RootHost,
     private readonly options: RootOptions,
   ) {}
+
+  /** Sets the timer for the earliest scheduled refresh, if any. */
+  schedule(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const next = this.closed ? null : this.nextDueMs();
+    if (next === null) return;
+    const delay = Math.min(Math.max(0, next - this.host.wallClock()), 2 ** 31 - 1);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.performDue().finally(() => this.schedule());
+    }, delay);
+    unrefTimer(this.timer);
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
 
   get loopback(): boolean {
     return this.options.loopback === true;
@@ -138,6 +162,7 @@ export class RootSet {
     });
     this.roots.set(vendor, root);
     this.refreshes.delete(vendor);
+    this.schedule();
     return root;
   }
 
@@ -261,7 +286,7 @@ export class RootSet {
     for (const vendor of this.host.twins.keys()) {
       const root = this.root(vendor);
       const next = root === null ? null : this.nextRefreshMs(vendor, root);
-      if (next === null || next > this.host.wallClock() || this.running.has(vendor)) continue;
+      if (this.closed || next === null || next > this.host.wallClock() || this.running.has(vendor)) continue;
       ran++;
       try {
         await this.refresh(vendor, true);

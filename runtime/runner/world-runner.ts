@@ -190,6 +190,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     this.requests.restore(this.storage.get(this.requestsKey()));
     await this.scenarios.restore();
     await this.checks.restore();
+    this.roots.schedule();
   }
 
   /**
@@ -255,6 +256,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
 
   async close(): Promise<void> {
     this.closed = true;
+    this.roots.close();
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     // The request report outlives the runner: read back when the world opens again.
     this.saveRequestReport();
