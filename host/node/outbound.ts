@@ -34,7 +34,7 @@ import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import * as tls from 'node:tls';
 import { KitError } from '../../runtime/errors.js';
-import { addressRefusal, checkDestinationUrl } from '../../runtime/roots/destinations.js';
+import { addressRefusal, prepareOutboundCall } from '../../runtime/roots/destinations.js';
 import type { OutboundAnswer, OutboundFetch, OutboundLimits, OutboundRequest } from '../../runtime/roots/outbound.js';
 
 export interface NodeOutboundOptions {
@@ -49,9 +49,6 @@ export interface NodeOutboundOptions {
   /** Every address a name resolves to. Default `dns.lookup(name, { all: true })`; tests give names without DNS. */
   resolve?: (hostname: string) => Promise<readonly string[]>;
 }
-
-/** Headers the exchange sets itself; a caller's are dropped. */
-const OWN_HEADERS = new Set(['host', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', 'expect']);
 
 interface Proxy {
   host: string;
@@ -72,13 +69,9 @@ export function createNodeOutbound(options: NodeOutboundOptions): OutboundFetch 
   const proxy = options.proxy === undefined ? null : parseProxy(options.proxy);
   const resolve = options.resolve ?? defaultResolve;
   return async (request: OutboundRequest, limits: OutboundLimits): Promise<OutboundAnswer> => {
-    checkLimits(limits);
-    const checked = checkDestinationUrl(request.url, { loopback });
-    if (!('ok' in checked)) throw new KitError('destination_refused', checked.message);
-    const url = checked.ok;
-    const method = request.method.toUpperCase();
-    const where = `${method} ${url.origin}`;
-    const headers = outgoingHeaders(request, url);
+    const { url, method, where, headers } = prepareOutboundCall(request, limits, { loopback });
+    headers['host'] = url.host;
+    if (request.body !== undefined) headers['content-length'] = String(request.body.byteLength);
     const body = request.body === undefined ? undefined : Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength);
     const host = connectHost(url);
     const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
@@ -251,17 +244,6 @@ function connectHost(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
 }
 
-function outgoingHeaders(request: OutboundRequest, url: URL): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    const lower = name.toLowerCase();
-    if (!OWN_HEADERS.has(lower)) headers[lower] = value;
-  }
-  headers['host'] = url.host;
-  if (request.body !== undefined) headers['content-length'] = String(request.body.byteLength);
-  return headers;
-}
-
 /** Lower-case names; repeated headers joined with `, `, set-cookie with `\n`. */
 function answerHeaders(raw: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -272,11 +254,6 @@ function answerHeaders(raw: readonly string[]): Record<string, string> {
     headers[name] = before === undefined ? value : `${before}${name === 'set-cookie' ? '\n' : ', '}${value}`;
   }
   return headers;
-}
-
-function checkLimits(limits: OutboundLimits): void {
-  if (!(Number.isInteger(limits.timeoutMs) && limits.timeoutMs > 0)) throw new TypeError(`timeoutMs must be a positive integer, got ${limits.timeoutMs}`);
-  if (!(Number.isInteger(limits.maxBytes) && limits.maxBytes >= 0)) throw new TypeError(`maxBytes must be a non-negative integer, got ${limits.maxBytes}`);
 }
 
 /** What a system error code means, for the message (the code itself follows it). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { addressRefusal, checkDestinationUrl, classifyAddress } from './destinations.js';
+import { KitError } from '../errors.js';
+import { addressRefusal, checkDestinationUrl, classifyAddress, prepareOutboundCall } from './destinations.js';
 
 const STRICT = { loopback: false };
 const LOCAL = { loopback: true };
@@ -168,5 +169,28 @@ describe('classifyAddress', () => {
     expect(addressRefusal('::1', LOCAL)).toBeNull();
     expect(addressRefusal('169.254.169.254', LOCAL)).toBe('169.254.169.254 is the cloud metadata address');
     expect(addressRefusal('93.184.216.34', STRICT)).toBeNull();
+  });
+});
+
+describe('prepareOutboundCall', () => {
+  const limits = { timeoutMs: 1000, maxBytes: 1000 };
+
+  it('names the call by method and origin, and keeps only the headers a caller may set', () => {
+    const call = prepareOutboundCall({ method: 'get', url: 'https://api.stripe.com/v1/customers?email=a%40b.c', headers: { Authorization: 'Bearer sk_test_1', Host: 'evil.example', 'Content-Length': '5', Connection: 'upgrade', 'Transfer-Encoding': 'chunked', 'Proxy-Authorization': 'Basic x', Expect: '100-continue', 'Stripe-Version': '2024-06-20' } }, limits, STRICT);
+    expect([call.method, call.where, call.url.pathname]).toEqual(['GET', 'GET https://api.stripe.com', '/v1/customers']);
+    expect(call.headers).toEqual({ authorization: 'Bearer sk_test_1', 'stripe-version': '2024-06-20' });
+  });
+
+  it('throws destination_refused for a refused URL, and a TypeError for limits no caller should pass', () => {
+    let caught: unknown;
+    try {
+      prepareOutboundCall({ method: 'GET', url: 'https://10.0.0.1/?k=sk_live_1', headers: {} }, limits, STRICT);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught instanceof KitError && [caught.code, caught.status, caught.message]).toEqual(['destination_refused', 400, 'the destination host 10.0.0.1 is a private address']);
+    for (const bad of [{ timeoutMs: 0, maxBytes: 1 }, { timeoutMs: 1.5, maxBytes: 1 }, { timeoutMs: 1, maxBytes: -1 }, { timeoutMs: Number.NaN, maxBytes: 1 }]) {
+      expect(() => prepareOutboundCall({ method: 'GET', url: 'https://api.stripe.com/', headers: {} }, bad, STRICT)).toThrow(TypeError);
+    }
   });
 });

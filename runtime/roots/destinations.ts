@@ -15,7 +15,12 @@
  * `*.localhost` are loopback. A name is only a way to pick an address: where the host resolves
  * names itself (Node), each resolved address is judged again with `classifyAddress`.
  * Refusal messages name the rule and the host, never the path or query.
+ *
+ * `prepareOutboundCall` is the first step of every host's `OutboundFetch` (limits, this check,
+ * the headers a request may carry), so the Node and workerd fetches apply one policy.
  */
+import { KitError } from '../errors.js';
+import type { OutboundLimits, OutboundRequest } from './outbound.js';
 
 export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'reserved';
 
@@ -225,4 +230,38 @@ export function checkDestinationUrl(url: string, options: DestinationOptions): D
   if (judged.class !== 'public') return refuse(`the destination host ${host} is ${judged.kind}`);
   if (parsed.protocol !== 'https:') return refuse(`the destination must be an https URL (http is allowed to loopback only, for local tests)`);
   return { ok: parsed };
+}
+
+/** Headers an outbound exchange sets itself (framing, the host, the proxy's): a caller's are dropped. */
+const EXCHANGE_HEADERS = new Set(['host', 'connection', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'content-length', 'expect']);
+
+/** What every host's `OutboundFetch` does first. */
+export interface PreparedCall {
+  /** The destination, checked. */
+  url: URL;
+  /** Upper case. */
+  method: string;
+  /** `<METHOD> <origin>`: how errors name the call (never a path or query). */
+  where: string;
+  /** The request's headers, lower case, without the ones the exchange sets itself. */
+  headers: Record<string, string>;
+}
+
+/**
+ * Checks an outbound call before anything is opened: its limits (a TypeError: the caller's
+ * mistake), its URL (`destination_refused`), and the headers it may carry.
+ */
+export function prepareOutboundCall(request: OutboundRequest, limits: OutboundLimits, options: DestinationOptions): PreparedCall {
+  if (!(Number.isInteger(limits.timeoutMs) && limits.timeoutMs > 0)) throw new TypeError(`timeoutMs must be a positive integer, got ${limits.timeoutMs}`);
+  if (!(Number.isInteger(limits.maxBytes) && limits.maxBytes >= 0)) throw new TypeError(`maxBytes must be a non-negative integer, got ${limits.maxBytes}`);
+  const checked = checkDestinationUrl(request.url, options);
+  if (!('ok' in checked)) throw new KitError('destination_refused', checked.message);
+  const url = checked.ok;
+  const method = request.method.toUpperCase();
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    const lower = name.toLowerCase();
+    if (!EXCHANGE_HEADERS.has(lower)) headers[lower] = value;
+  }
+  return { url, method, where: `${method} ${url.origin}`, headers };
 }
