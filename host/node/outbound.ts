@@ -160,21 +160,22 @@ function exchange(where: string, limits: OutboundLimits, body: Buffer | undefine
 /** The socket's `lookup`: resolves a name once, refuses it if any address is one it must not reach. */
 function guardedLookup(resolve: (hostname: string) => Promise<readonly string[]>, loopback: boolean): NonNullable<RequestOptions['lookup']> {
   return (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void => {
-    resolve(hostname).then(
-      (addresses) => {
-        if (addresses.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
-        for (const address of addresses) {
-          const why = addressRefusal(address, { loopback });
-          if (why !== null) throw new KitError('destination_refused', `the destination host ${hostname} resolves to an address it must not reach: ${why}`);
-        }
-        const wanted = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
-        const usable = addresses.map((address) => ({ address, family: isIP(address) })).filter((a) => a.family !== 0 && (wanted === 0 || a.family === wanted));
-        const first = usable[0];
-        if (first === undefined) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
-        if (options.all === true) callback(null, usable);
-        else callback(null, first.address, first.family);
-      },
-    ).catch((e: unknown) => callback(e as NodeJS.ErrnoException, ''));
+    const judged = resolve(hostname).then((addresses) => {
+      if (addresses.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
+      for (const address of addresses) {
+        const why = addressRefusal(address, { loopback });
+        if (why !== null) throw new KitError('destination_refused', `the destination host ${hostname} resolves to an address it must not reach: ${why}`);
+      }
+      const wanted = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+      const usable = addresses.map((address) => ({ address, family: isIP(address) })).filter((a) => a.family !== 0 && (wanted === 0 || a.family === wanted));
+      if (usable.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
+      return usable;
+    });
+    // The callback is called once, outside the judging (a throw in it is not a second answer).
+    judged.then(
+      (usable) => (options.all === true ? callback(null, usable) : callback(null, (usable[0] as LookupAddress).address, (usable[0] as LookupAddress).family)),
+      (e: unknown) => callback(e as NodeJS.ErrnoException, ''),
+    );
   };
 }
 
