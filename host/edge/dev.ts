@@ -3,6 +3,7 @@
  * (dist/edge/, build.ts) in workerd through miniflare, with the bindings wrangler.toml
  * declares. Node-side: nothing here is bundled into the Worker.
  */
+import { newSealingKey } from '../../runtime/roots/sealing.js';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +38,8 @@ export interface EdgeDevOptions {
   trustedIssuers?: readonly string[];
   /** The Worker's `WORLD_ORIGIN_SUFFIX`; default each world at `<world>--<org>.localhost:<port>`. */
   worldOriginSuffix?: string;
+  /** The Worker's `SEALING_KEY` (base64 or hex, 32 bytes); default `SEALING_KEY` of this process, else one made for this run (credentials sealed under it do not outlive it). */
+  sealingKey?: string;
 }
 
 /** A stand-in for the network the Worker fetches from, called in Node with miniflare's Request. */
@@ -83,6 +86,9 @@ export async function startEdgeDev(options: EdgeDevOptions): Promise<EdgeDev> {
   const vars: Record<string, string> = {
     // Only a workerd no other machine reaches may open a world's page without a token.
     LOOPBACK_SESSIONS: isLoopbackHost(host) ? '1' : '0',
+    // As on any host of this machine alone: roots and links may name another local world.
+    LOOPBACK_ROOTS: isLoopbackHost(host) ? '1' : '0',
+    SEALING_KEY: options.sealingKey ?? process.env['SEALING_KEY'] ?? newSealingKey(),
     TRUSTED_ISSUERS: (options.trustedIssuers ?? []).join(' '),
     ...(options.worldOriginSuffix !== undefined ? { WORLD_ORIGIN_SUFFIX: options.worldOriginSuffix } : {}),
   };

@@ -10,6 +10,8 @@
  * serves each request. What Node does with timers alone, an alarm backs here: when the object is
  * evicted, the alarm brings it back at the next due move, webhook attempt or branch expiry.
  */
+import { createSealer, sealingKeyBytes, type Sealer } from '../../runtime/roots/sealing.js';
+import { createEdgeOutbound } from './outbound.js';
 import { DurableObject, type DurableObjectState } from 'cloudflare:workers';
 import { guestRuntime, pageFiles, quickjsGlue, quickjsWasm, trustedLoaders, twinBundles } from 'kit-edge:assets';
 import { KitError } from '../../runtime/errors.js';
@@ -23,7 +25,7 @@ import { createPassVerifier, trustedIssuers } from '../core/access/passes.js';
 import type { PassVerifier } from '../core/access/passes.js';
 import { requestWorld } from './origins.js';
 import { DEFAULT_BUDGET_SIZE, DEFAULT_BUDGET_WINDOW_MS, type BudgetOptions } from '../limits.js';
-import { WorldPool } from '../multi-world/pool.js';
+import { WorldPool, type PoolOptions } from '../multi-world/pool.js';
 import { HostRegistry } from '../multi-world/registry.js';
 import { TwinSets } from '../multi-world/twin-sets.js';
 import { WakeSchedule } from '../multi-world/wake.js';
@@ -100,6 +102,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       twins,
       guestRuntime,
       engines: edgeGuestEngines({ wasm: quickjsWasm, glue: quickjsGlue as EdgeGuestAssets['glue'], trustedLoaders: trustedLoaders as EdgeGuestAssets['trustedLoaders'] }),
+      roots: this.#roots(),
       onClosed: (name, at) => {
         if (registry.get(name) !== undefined) wake.note(name, at);
       },
@@ -125,6 +128,21 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       passes: this.#passes(),
     });
     return { storage, store, registry, pool, wake, worlds, core };
+  }
+
+  /** The vendor behind rooted twins: `SEALING_KEY` seals their credentials (none sealed without it), workerd's fetch reaches them. */
+  #roots(): PoolOptions['roots'] {
+    const loopback = this.env.LOOPBACK_ROOTS === '1';
+    const key = this.env.SEALING_KEY;
+    let sealer: Sealer | undefined;
+    if (key !== undefined && key !== '') {
+      try {
+        sealer = createSealer(sealingKeyBytes(key));
+      } catch {
+        console.error('kit edge: SEALING_KEY is not 32 bytes as base64 or hex; no credential can be sealed');
+      }
+    }
+    return { outbound: createEdgeOutbound({ loopback }), outboundLoopback: loopback, ...(sealer !== undefined ? { sealer } : {}) };
   }
 
   /** The pass verifier of `TRUSTED_ISSUERS`, one per object so each issuer's keys stay cached; null: none trusted. */

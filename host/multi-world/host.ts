@@ -5,6 +5,9 @@
  * request and close when idle (pool.ts); branches whose ttl passed are removed on a timer
  * (and at start); closed worlds with timed moves wake by themselves (wake.ts).
  */
+import { createNodeOutbound } from '../../runtime/roots/node-outbound.js';
+import { createSealer, sealingKeyBytes } from '../../runtime/roots/sealing.js';
+import { loadOrCreateSealingKey } from '../node/sealing-key.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KIT_VERSION } from '../../runtime/version.js';
@@ -66,6 +69,14 @@ export interface MultiWorldHostOptions {
   passes?: PassVerifier | null;
   /** `WORLD_ORIGIN_SUFFIX` of a hosted host (`.worlds.example.com`); default `<world>--<org>.localhost:<port>`. */
   worldOriginSuffix?: string;
+  /**
+   * Whether the worlds' roots and links may name this machine's loopback (over http): a host on
+   * this machine alone, where another local world plays the vendor. Default false: a hosted host
+   * must not let a world reach its own loopback.
+   */
+  outboundLoopback?: boolean;
+  /** A proxy every call to a real vendor goes through (`http://user:pass@host:port`, and the PEM of its CA). */
+  outboundProxy?: { url: string; ca?: string };
 }
 
 export interface MultiWorldHost {
@@ -91,6 +102,14 @@ export interface MultiWorldHost {
 export async function startMultiWorldHost(options: MultiWorldHostOptions): Promise<MultiWorldHost> {
   const hosted = hostedOriginOption(options.worldOriginSuffix);
   const admin = await loadOrCreateAdminToken(options.dir);
+  // Beside the admin token, apart from the worlds' storage: SEALING_KEY when set, else the key file.
+  const sealing = await loadOrCreateSealingKey(join(hostDir(options.dir), 'sealing-key'));
+  const loopback = options.outboundLoopback === true;
+  const roots = {
+    outbound: createNodeOutbound({ loopback, ...(options.outboundProxy !== undefined ? { proxy: options.outboundProxy } : {}) }),
+    sealer: createSealer(sealingKeyBytes(sealing.key)),
+    outboundLoopback: loopback,
+  };
   const stateDir = hostDir(options.dir);
   const worldsDir = join(stateDir, 'worlds');
   mkdirSync(worldsDir, { recursive: true, mode: 0o700 });
@@ -109,6 +128,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
     storage,
     twins,
     engines: nodeGuestEngines,
+    roots,
     ...(options.guestRuntime !== undefined ? { guestRuntime: options.guestRuntime } : {}),
     ...(options.limits !== undefined ? { limits: options.limits } : {}),
     ...(options.maxOpen !== undefined ? { maxOpen: options.maxOpen } : {}),

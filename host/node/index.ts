@@ -7,5 +7,5 @@ export type { ConnectProxy, ConnectProxyOptions, WorldCa } from './proxy/index.j
 export { defaultPagesDir, loadPageFiles, readPageDirs } from './pages.js';
 export { createStreamRoutes, MAX_STREAM_MESSAGE_BYTES, STREAM_CLOSE, StreamBridge } from './streams/index.js';
 export type { StreamLimits, StreamRoutes, StreamRoutesOptions, StreamSocket } from './streams/index.js';
-export { createNodeOutbound } from './outbound.js';
-export type { NodeOutboundOptions } from './outbound.js';
+export { createNodeOutbound } from '../../runtime/roots/node-outbound.js';
+export type { NodeOutboundOptions } from '../../runtime/roots/node-outbound.js';

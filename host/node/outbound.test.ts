@@ -17,7 +17,7 @@ import { openTestWorld } from '../../test/helpers/world.js';
 import type { TestWorld } from '../../test/helpers/world.js';
 import { startSingleWorldServer } from '../single-world.js';
 import type { SingleWorldServer, TwinScopes } from '../single-world.js';
-import { createNodeOutbound } from './outbound.js';
+import { createNodeOutbound } from '../../runtime/roots/node-outbound.js';
 import { createMemoryCa } from './proxy/ca.js';
 import type { WorldCa } from './proxy/ca.js';
 

@@ -15,6 +15,8 @@ import type { ScenarioFiles } from './scenarios.js';
 import type { WorldRunner } from './world-runner.js';
 import { requestToWire, responseFromWire, type RequestWire, type ResponseWire } from './wire.js';
 import type { LocalWorldOptions, StreamCall, StreamResult, WorldHandle } from './types.js';
+import { createNodeOutbound } from '../roots/node-outbound.js';
+import { createSealer, sealingKeyBytes } from '../roots/sealing.js';
 
 export { openWorldRunner, worldCode, type WorldRunnerOptions } from './open-runner.js';
 
@@ -48,6 +50,13 @@ export function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner
   const storage = openLmdbStorage(stateDir(options.dir));
   const opened: WorldRunnerOptions = { storage, world: options.world, twins: options.twins, scenarioFiles: scenarioFolder(join(options.dir, '.kit', 'scenarios')) };
   if (options.guestRuntime !== undefined) opened.guestRuntime = options.guestRuntime;
+  const roots = options.roots;
+  if (roots !== undefined) {
+    const loopback = roots.loopback === true;
+    opened.outbound = createNodeOutbound({ loopback, ...(roots.proxy !== undefined ? { proxy: roots.proxy } : {}) });
+    opened.outboundLoopback = loopback;
+    if (roots.sealingKey !== undefined) opened.sealer = createSealer(sealingKeyBytes(roots.sealingKey));
+  }
   return openWorldRunner(opened);
 }
 

@@ -133,4 +133,11 @@ export interface LocalWorldOptions {
    * (~20–35 µs) per request; the built-in twins' work is then off the caller's thread too.
    */
   thread?: 'main' | 'worker';
+  /**
+   * The vendor behind rooted twins, as data (it crosses to a worker thread): the sealing key
+   * (base64, host/node/sealing-key.ts), whether roots and links may name loopback, and a proxy
+   * every outbound call goes through (`http://user:pass@host:port`, with the PEM of a CA it may
+   * present). Absent: no credential can be sealed and no refresh made.
+   */
+  roots?: { sealingKey?: string; loopback?: boolean; proxy?: { url: string; ca?: string } };
 }

@@ -2,6 +2,7 @@
  * `kit host serve [dir]`: the multi-world host (host/multi-world/) over `<dir>/.kit-host/`.
  * The host itself comes in through `HostServeDeps`, so tests start it in-process.
  */
+import { isLoopbackHost } from '../../host/core/access/origins.js';
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { MultiWorldHost, MultiWorldHostOptions } from '../../host/index.js';
@@ -125,6 +126,8 @@ export async function runHostServe(argv: readonly string[], io: CliIo, deps: Hos
       ...(options.maxOpen !== undefined ? { maxOpen: options.maxOpen } : {}),
       ...(options.idleMs !== undefined ? { idleMs: options.idleMs } : {}),
       ...(passes !== null ? { passes } : {}),
+      // A host on this machine's loopback alone may root a twin at another local world.
+      outboundLoopback: isLoopbackHost(options.host),
     });
   } catch (e) {
     io.err(`kit: ${e instanceof Error ? e.message : String(e)}${options.port !== 0 ? '; pass --port 0 for a free port' : ''}`);

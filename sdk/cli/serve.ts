@@ -2,7 +2,7 @@
  * `kit world serve`: one world from a directory on the single-world server. The world
  * and the built-in twins come in through `ServeDeps`, so tests serve a fake world.
  */
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { KitError } from '../../runtime/errors.js';
 import { openLmdbStorage } from '../../runtime/store/lmdb.js';
@@ -11,6 +11,7 @@ import { mintTokens, readTokenFile, tokenFilePath, writeTokenFile } from '../../
 import type { TokenFile } from '../../host/index.js';
 import { describeBudget, loadOrCreateCa, NAME_PATTERN, parseBudget, startSingleWorldServer, twinScopesOf } from '../../host/index.js';
 import type { SingleWorldServer } from '../../host/index.js';
+import { loadOrCreateSealingKey } from '../../host/node/sealing-key.js';
 import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
 import { describeTrust, parseTrust, passVerifierFor, TRUST_FLAG, trustUsage } from './trust.js';
@@ -36,6 +37,8 @@ export interface ServeOptions {
   inlineGiven?: boolean;
   /** Issuers whose passes open the world's page (`--trust`, `TRUSTED_ISSUERS`); default none. */
   trustedIssuers?: string[];
+  /** A proxy every call to a real vendor goes through (`KIT_OUTBOUND_PROXY`, `KIT_OUTBOUND_CA`: docs/roots.md). */
+  outboundProxy?: { url: string; caFile?: string };
 }
 
 export interface ServeDeps {
@@ -61,6 +64,8 @@ export interface ServingWorld {
   caUnconstrained: boolean;
   /** Issuers whose passes it takes. */
   trustedIssuers: string[];
+  /** Where the key that seals the twins' credentials came from: its file, or `SEALING_KEY`. */
+  sealingKeyFrom: string;
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
@@ -126,6 +131,12 @@ export function parseServeArgs(argv: readonly string[], env: Record<string, stri
   if (options.host === '') throw new UsageError('--host needs an address');
   const trusted = parseTrust(lists['trust'], env);
   if (trusted.length > 0) options.trustedIssuers = trusted;
+  const proxy = env['KIT_OUTBOUND_PROXY'];
+  if (proxy !== undefined && proxy !== '') {
+    if (!/^http:\/\/[^/]+\/?$/.test(proxy)) throw new UsageError('KIT_OUTBOUND_PROXY must be http://[user:password@]host:port');
+    const caFile = env['KIT_OUTBOUND_CA'];
+    options.outboundProxy = { url: proxy, ...(caFile !== undefined && caFile !== '' ? { caFile } : {}) };
+  }
   const proxyPort = value('proxy-port');
   if (proxyPort !== undefined) {
     try {
@@ -204,7 +215,12 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   const builtinHosts = [...builtins.values()].flatMap((b) => b.manifest.models.hosts);
   const ca = await loadOrCreateCa(dir, { label: `kit world ${options.org}/${world}`, hosts: builtinHosts });
   const uncoveredHosts = bundles.flatMap((b) => b.manifest.models.hosts).filter((h) => !ca.covers(h));
-  const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles });
+  // Kept apart from the world's state (.kit/world/): an export or a copy of the state carries no key.
+  const sealing = await loadOrCreateSealingKey(join(dir, '.kit', 'sealing-key'));
+  const proxy = options.outboundProxy === undefined ? undefined : { url: options.outboundProxy.url, ...(options.outboundProxy.caFile !== undefined ? { ca: await readFile(options.outboundProxy.caFile, 'utf8') } : {}) };
+  // This machine's own world: its roots and links may name loopback (another local world plays the vendor).
+  const roots = { sealingKey: sealing.key, loopback: true, ...(proxy !== undefined ? { proxy } : {}) };
+  const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles, roots });
   const tokens = existing ?? { url: '', ...mintTokens() };
   // Sessions, keys and spent passes outlive a restart, beside the world (host/core/access/).
   const accessStorage = openLmdbStorage(join(dir, '.kit', 'access'));
@@ -239,7 +255,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       throw e;
     }
   }
-  return { server, tokens: file, dir, org: options.org, world, twins: names, budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null, trustedIssuers };
+  return { server, tokens: file, dir, org: options.org, world, twins: names, budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null, trustedIssuers, sealingKeyFrom: sealing.from };
 }
 
 /** What `serve` prints once it listens. */
@@ -256,6 +272,7 @@ export function describeServing(s: ServingWorld): string[] {
     `  read token   ${tokens.readToken}`,
     `  state        ${join(s.dir, '.kit', 'world')}/`,
     `  tokens file  ${tokenFilePath(s.dir)}`,
+    `  sealing key  ${s.sealingKeyFrom}  (seals the twins' real credentials; keep it apart from copies of the state)`,
     `  budget       ${s.budget === null ? 'off (--budget N/10s sets one)' : `${describeBudget(s.budget)}, then 429 with Retry-After`}`,
     `  passes       ${describeTrust(s.trustedIssuers)}`,
     ...(s.inlineGiven ? ['  note         --inline is no longer needed: the world runs in the server\'s thread by default, and scenario scripts and checks in worker threads under a watchdog'] : []),

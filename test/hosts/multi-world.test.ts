@@ -21,6 +21,7 @@ runWorldEndpointCases({
     const dir = await mkdtemp(join(tmpdir(), 'kit-hosts-multi-'));
     const passIssuer = await startPassIssuer();
     const host = await startMultiWorldHost({
+      outboundLoopback: true,
       dir,
       port: 0,
       twins: [...(await loadBuiltinTwins()).values()],

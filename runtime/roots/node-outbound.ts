@@ -33,9 +33,9 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import * as tls from 'node:tls';
-import { KitError } from '../../runtime/errors.js';
-import { addressRefusal, prepareOutboundCall } from '../../runtime/roots/destinations.js';
-import type { OutboundAnswer, OutboundFetch, OutboundLimits, OutboundRequest } from '../../runtime/roots/outbound.js';
+import { KitError } from '../errors.js';
+import { addressRefusal, prepareOutboundCall } from './destinations.js';
+import type { OutboundAnswer, OutboundFetch, OutboundLimits, OutboundRequest } from './outbound.js';
 
 export interface NodeOutboundOptions {
   /** Whether loopback destinations (and `http:` to them) are allowed: local tests only. */
