@@ -19,6 +19,7 @@ import * as rc from './resources/review_comments.js';
 import * as search from './resources/search.js';
 import * as smart from './resources/smarthttp.js';
 import * as statuses from './resources/statuses.js';
+import { githubRoot } from './root/index.js';
 import { repositoriesStore } from './stores.js';
 
 type M = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -196,4 +197,6 @@ export default defineTwin({
   errorBody: failureBody,
   // As GitHub answers `********`: a reader of the world's history never sees a hook's secret.
   secrets: { hook: ['config.secret'] },
+  // A copy of one real repository, refreshed from it and fed by its webhooks (root/README.md).
+  root: githubRoot,
 });

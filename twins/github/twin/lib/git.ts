@@ -34,6 +34,11 @@ export type GitObject =
       gen?: number;
       /** Time zones of author and committer as git writes them (`+0200`), when not `+0000` (pushed commits). */
       tz?: [string, string];
+      /**
+       * Stored from a push webhook of the real repository behind the twin (`../root/`) without
+       * being rebuilt to its id (its parents or message were guessed): the next refresh reads it again.
+       */
+      partial?: true;
     };
 
 export type CommitObject = Extract<GitObject, { t: 'commit' }>;

@@ -32,6 +32,11 @@ export interface StoredHook {
   config: HookConfig;
   created_at: string;
   updated_at: string;
+  /**
+   * Copied from the real repository behind the twin (`../root/`): never delivered to. Its
+   * receiver belongs to the real repository, and the copy knows no secret to sign with.
+   */
+  copied?: true;
 }
 
 export interface StoredDelivery {
@@ -107,7 +112,9 @@ function guid(ctx: TwinContext): string {
   return `${h(8)}-${h(4)}-4${h(3)}-${'89ab'.charAt(Math.floor(ctx.random() * 4))}${h(3)}-${h(12)}`;
 }
 
-function record(ctx: TwinContext, req: TwinRequest | undefined, repo: StoredRepo, hook: StoredHook, event: string, payload: Obj, redelivery = false): StoredDelivery {
+function record(ctx: TwinContext, req: TwinRequest | undefined, repo: StoredRepo, hook: StoredHook, event: string, payload: Obj, redelivery = false): void {
+  // A hook copied from the real repository is shown, never sent to (a ping or a redelivery neither).
+  if (hook.copied === true) return;
   const id = nextNumber(ctx, 'delivery');
   const delivery = guid(ctx);
   const json = JSON.stringify(payload);
@@ -137,12 +144,11 @@ function record(ctx: TwinContext, req: TwinRequest | undefined, repo: StoredRepo
     id: `${repo.id}:${pad(hook.id)}:${pad(id)}`, delivery_id: id, guid: delivery, hook_id: hook.id, repository_id: repo.id, event, action,
     url: hook.config.url, method: 'POST', headers, body, insecure_ssl: hook.config.insecure_ssl === '1',
   });
-  return stored;
 }
 
 /** Whether any active hook of the repository takes `event`: when none does, a payload need not be built. */
 export function listens(call: { ctx: TwinContext; req?: TwinRequest; caller: Caller | null }, repo: StoredRepo, event: string): boolean {
-  return hooksOf(call, repo.id).some((h) => h.active && (h.events.includes(event) || h.events.includes('*')));
+  return hooksOf(call, repo.id).some((h) => h.active && h.copied !== true && (h.events.includes(event) || h.events.includes('*')));
 }
 
 /**
@@ -151,7 +157,7 @@ export function listens(call: { ctx: TwinContext; req?: TwinRequest; caller: Cal
  */
 
 export function deliver(call: { ctx: TwinContext; req?: TwinRequest; caller: Caller | null }, repo: StoredRepo, event: string, payload: Obj): void {
-  const hooks = hooksOf(call, repo.id).filter((h) => h.active && (h.events.includes(event) || h.events.includes('*')));
+  const hooks = hooksOf(call, repo.id).filter((h) => h.active && h.copied !== true && (h.events.includes(event) || h.events.includes('*')));
   if (hooks.length === 0) return;
   const full: Obj = { ...payload, repository: presentRepo(call.ctx.tree, repo, null, false), sender: simpleUserByLogin(call.ctx.tree, call.caller?.login ?? 'ghost') };
   for (const h of hooks) record(call.ctx, call.req, repo, h, event, full);
