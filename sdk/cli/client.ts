@@ -16,6 +16,8 @@ export class CliError extends Error {
      */
     readonly code: string,
     message: string,
+    /** What else the server's error said beside its code and message (a failed refresh's report), and its `Retry-After` in seconds. */
+    readonly extra: { details?: Record<string, unknown>; retryAfterS?: number } = {},
   ) {
     super(message);
   }
@@ -84,11 +86,13 @@ async function errorOf(response: Response, method: string, url: string): Promise
     // The body is lost: the status still says what happened.
   }
   try {
-    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } & Record<string, unknown> };
     const error = body.error;
     if (typeof error === 'object' && error !== null && typeof error.code === 'string') {
       const message = typeof error.message === 'string' && error.message !== '' ? error.message : `${method} ${shown(url)} answered ${response.status}`;
-      return new CliError(error.code, message);
+      const details = Object.fromEntries(Object.entries(error).filter(([field]) => field !== 'code' && field !== 'message'));
+      const retryAfter = response.headers.get('retry-after');
+      return new CliError(error.code, message, { details, ...(retryAfter !== null && /^\d{1,9}$/.test(retryAfter) ? { retryAfterS: Number(retryAfter) } : {}) });
     }
   } catch {
     // Not JSON: not a kit answer (a proxy's page, another server on that port).

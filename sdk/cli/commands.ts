@@ -32,6 +32,8 @@ export interface Invocation {
   /** Its positional arguments (after the command's words). */
   args: string[];
   flags: Record<string, string | true>;
+  /** `list` flags given, each value in the order given (`--header-env A=X --header-env B=Y`). */
+  lists: Record<string, string[]>;
   /** `--json` was given. */
   json: boolean;
   io: CliIo;
@@ -79,7 +81,9 @@ function synopsis<T>(group: CommandGroup<T>, c: Command<T>): string {
 function fullSynopsis<T>(group: CommandGroup<T>, c: Command<T>): string {
   const own = (c.flags ?? []).map((f) => {
     const text = f.kind !== 'boolean' ? `--${f.name} ${f.value ?? 'X'}` : `--${f.name}`;
-    return f.required === true ? ` ${text}` : ` [${text}]`;
+    // A list flag repeats: `[--header-env NAME=VAR]...`.
+    const repeats = f.kind === 'list' ? '...' : '';
+    return f.required === true ? ` ${text}${repeats}` : ` [${text}]${repeats}`;
   }).join('');
   return `${synopsis(group, c)}${own}`;
 }
@@ -190,7 +194,7 @@ export async function runGroup<T>(group: CommandGroup<T>, argv: readonly string[
   }
   try {
     const target = await group.target(parsed.flags, deps);
-    return await command.run(target, { args: parsed.positionals, flags: parsed.flags, json: parsed.flags['json'] === true, io, deps });
+    return await command.run(target, { args: parsed.positionals, flags: parsed.flags, lists: parsed.lists, json: parsed.flags['json'] === true, io, deps });
   } catch (e) {
     if (e instanceof UsageError) return usage(e.message, commandUsage(group, command));
     if (e instanceof CliError) {

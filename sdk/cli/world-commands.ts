@@ -14,6 +14,7 @@ import type { ClientDeps, Command, CommandGroup, Invocation } from './commands.j
 import { bytes, describeCause, describeWrites, keyValues, printable, table } from './format.js';
 import type { WireEntry } from './format.js';
 import { KEY_COMMANDS } from './key-commands.js';
+import { ROOT_COMMANDS } from './root-commands.js';
 import { findWorld, parseWorldName } from './targets.js';
 import type { WorldTarget } from './targets.js';
 
@@ -485,6 +486,7 @@ const commands: Command<WorldTarget>[] = [
     },
   },
   ...KEY_COMMANDS,
+  ...ROOT_COMMANDS,
 ];
 
 export const WORLD_COMMANDS: CommandGroup<WorldTarget> = {
