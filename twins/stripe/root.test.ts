@@ -109,6 +109,7 @@ describe('the Stripe twin copies a real account', () => {
     expect(paths).toContain('/v1/subscriptions?status=all&limit=100');
     expect(paths).toContain(`/v1/subscription_items?limit=100&subscription=${seeded.subscription}`);
     for (const invoice of seeded.invoices) expect(paths).toContain(`/v1/invoices/${invoice}/lines?limit=100`);
+    expect(reads).toHaveLength(1 + 8 + 3);
     // Each read was one entry caused by the refresh, and none emitted an event.
     expect(copy.log.every((e) => e.cause.kind === 'refresh' && e.events.length === 0)).toBe(true);
 

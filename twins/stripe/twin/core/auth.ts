@@ -5,6 +5,8 @@
  * so with `x-kit-auth: authorization`, as it does for a browser session of the world) opens
  * the default account, or with `Stripe-Account` any account the world holds: whoever holds
  * the world reads every account anyway (the `objects` store), and the mirror shows them so.
+ * In a twin with a root, the account a refresh copied (`copiedAccount`) takes the place of
+ * both: the world's token and every key open it.
  */
 import type { ReadTree, TwinRequest } from '../../../../sdk/twin/types.js';
 import { StripeError, malformedRecord, unauthorized } from './errors.js';
