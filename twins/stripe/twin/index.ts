@@ -24,6 +24,7 @@ import { promotionRoutes } from './resources/promotions.js';
 import { setupIntentRoutes } from './resources/setup_intents.js';
 import { taxRoutes } from './resources/tax.js';
 import { webhookRoutes } from './resources/webhooks.js';
+import { stripeRoot } from './root/index.js';
 import { accountListStore, accountsStore, objectsStore } from './stores.js';
 
 /** Stripe answers an unknown URL with 404 invalid_request_error, after checking the key. */
@@ -73,4 +74,6 @@ export default defineTwin({
   errorBody,
   // A reader of the world's history never sees an endpoint's whsec_ (webhooks.ts keeps it apart).
   secrets: { webhook_secret: true },
+  // A copy of a real account, refreshed from it and fed its webhooks (root/, README "A real account behind the twin").
+  root: stripeRoot,
 });

@@ -4,7 +4,7 @@
  * `objects?type=customer&account=…`.
  */
 import type { ReadTree, Store } from '../../../sdk/twin/types.js';
-import { DEFAULT_ACCOUNT } from './core/auth.js';
+import { DEFAULT_ACCOUNT, copiedAccount } from './core/auth.js';
 
 const TYPES = ['customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
   'setup_intent', 'balance_transaction', 'event', 'subscription', 'invoice', 'invoiceitem', 'checkout.session',
@@ -59,7 +59,8 @@ export const objectsStore: Store = (tree: ReadTree, query) => {
 /**
  * `account_list?after=acct_…&limit=`: the ids of the accounts the world holds, from their
  * account records (one read per page, however many objects they hold), the default account
- * (the world's own, which a browser session opens) first whether or not it has a record.
+ * (the one a browser session opens: the world's own, or the copied one of a twin with a root)
+ * first whether or not it has a record.
  * For the mirror's account switcher: `accounts` counts objects, which walks every object of a
  * type that several accounts share.
  */
@@ -67,6 +68,7 @@ export const accountListStore: Store = (tree: ReadTree, query) => {
   const after = first(query.after);
   const limit = Math.min(Math.max(Number(first(query.limit) ?? 100) || 100, 1), 500);
   const page = tree.list<unknown>('account', after === undefined ? { limit } : { after, limit });
-  const ids = page.items.map((i) => i.id).filter((id) => id !== DEFAULT_ACCOUNT);
-  return { default: DEFAULT_ACCOUNT, data: after === undefined ? [DEFAULT_ACCOUNT, ...ids] : ids, has_more: page.hasMore };
+  const opened = copiedAccount(tree) ?? DEFAULT_ACCOUNT;
+  const ids = page.items.map((i) => i.id).filter((id) => id !== opened);
+  return { default: opened, data: after === undefined ? [opened, ...ids] : ids, has_more: page.hasMore };
 };

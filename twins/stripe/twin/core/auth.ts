@@ -5,9 +5,11 @@
  * so with `x-kit-auth: authorization`, as it does for a browser session of the world) opens
  * the default account, or with `Stripe-Account` any account the world holds: whoever holds
  * the world reads every account anyway (the `objects` store), and the mirror shows them so.
+ * In a twin with a root, the account a refresh copied (`copiedAccount`) takes the place of
+ * both: the world's token and every key open it.
  */
-import type { TwinRequest } from '../../../../sdk/twin/types.js';
-import { StripeError, unauthorized } from './errors.js';
+import type { ReadTree, TwinRequest } from '../../../../sdk/twin/types.js';
+import { StripeError, malformedRecord, unauthorized } from './errors.js';
 import { hash62 } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
@@ -23,6 +25,19 @@ const NO_KEY =
   "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.";
 
 const accounts = new Map<string, string>();
+
+/** The record naming the account a root's refresh copied (root/): `('root', 'account') → 'acct_…'`. */
+export const COPIED_ACCOUNT = { type: 'root', id: 'account' } as const;
+/** An account id as a root may answer it (Stripe's are `acct_` and 16 characters). */
+export const ROOT_ACCOUNT_ID = /^acct_[A-Za-z0-9]{1,64}$/;
+
+/** The account a root's refresh copied, once one has: the account every key of a rooted twin opens. */
+export function copiedAccount(tree: ReadTree): string | undefined {
+  const v = tree.get<unknown>(COPIED_ACCOUNT.type, COPIED_ACCOUNT.id);
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !ROOT_ACCOUNT_ID.test(v)) throw malformedRecord(COPIED_ACCOUNT.type, COPIED_ACCOUNT.id, 'not an account id');
+  return v;
+}
 
 /** The account a key opens. Remembered: a load test sends the same key on every request. */
 export function accountForKey(key: string): string {
@@ -82,12 +97,18 @@ export function presentedKey(req: TwinRequest): string | undefined {
 /**
  * The account this request acts for, or Stripe's 401. `holds` says whether the world holds an
  * account (it has a record): the world's own requests may name one with `Stripe-Account`.
+ * `copied` answers the account a root's refresh copied, if any (`copiedAccount`): in a twin
+ * with a root, the world's token and every key open it, as the real account's key does at Stripe.
  */
-export function authenticate(req: TwinRequest, holds: (account: string) => boolean = () => false): string {
+export function authenticate(
+  req: TwinRequest,
+  holds: (account: string) => boolean = () => false,
+  copied: () => string | undefined = () => undefined,
+): string {
   if ((req.headers['x-kit-auth'] ?? '').toLowerCase() === 'authorization') {
     const asked = req.headers['stripe-account'];
     if (asked !== undefined && ACCOUNT.test(asked) && holds(asked)) return asked;
-    return connected(req, DEFAULT_ACCOUNT, 'the world token');
+    return connected(req, copied() ?? DEFAULT_ACCOUNT, 'the world token');
   }
   const key = presentedKey(req);
   if (key === undefined || key === '') throw unauthorized(NO_KEY);
@@ -97,7 +118,7 @@ export function authenticate(req: TwinRequest, holds: (account: string) => boole
     );
   }
   if (!KEY.test(key)) throw unauthorized(`Invalid API Key provided: ${mask(key)}`);
-  return connected(req, accountForKey(key), key);
+  return connected(req, copied() ?? accountForKey(key), key);
 }
 
 /**

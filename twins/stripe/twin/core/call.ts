@@ -4,7 +4,7 @@
  * and Stripe's headers (`Request-Id`, `Stripe-Version`, `Idempotent-Replayed`).
  */
 import type { Route, Tree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/types.js';
-import { authenticate } from './auth.js';
+import { authenticate, copiedAccount } from './auth.js';
 import { StripeError, invalid, malformedRecord } from './errors.js';
 import { applyExpand } from './expand.js';
 import { Params, checkStringLengths, foldBrackets, parseForm, toArrays } from './params.js';
@@ -150,7 +150,7 @@ export function run(req: TwinRequest, ctx: TwinContext, fn: Fn, name = ''): Twin
     return json(status, body, headers);
   };
   try {
-    const acct = authenticate(req, (account) => ctx.tree.get<unknown>('account', account) !== undefined);
+    const acct = authenticate(req, (account) => ctx.tree.get<unknown>('account', account) !== undefined, () => copiedAccount(ctx.tree));
     const nowMs = ctx.nowMs();
     const key = req.headers['idempotency-key'];
     c = {

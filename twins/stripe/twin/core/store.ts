@@ -116,6 +116,12 @@ export interface AccountState {
   ev?: 1;
   /** The greatest `created` of the account's events marked `a: 1`; absent while there are none. */
   late?: number;
+  /**
+   * 1: the account is a copy of a real one (a root's, root/): its objects keep the vendor's ids,
+   * so every type but events, customers too, is listed through `ix.` copies in the order of
+   * their seqs, which the copy derives from `created` (root/seqs.ts).
+   */
+  copy?: 1;
 }
 
 /**
@@ -195,6 +201,7 @@ function putAccount(c: Call, n: number, hooks: number, was: AccountState, late =
   if (was.bal === 1) st.bal = 1;
   if (was.ev === 1) st.ev = 1;
   if (late !== undefined) st.late = late;
+  if (was.copy === 1) st.copy = 1;
   c.tree.put('account', c.acct, st);
   remember(c, st, false);
 }
@@ -223,7 +230,7 @@ export function countHooks(c: Call, delta: number): void {
  * this), stores its last seq, and later entries start above it. Seq codes (six base-62
  * digits) then last 3.5 billion entries per twin.
  */
-const SEQS_PER_ENTRY = 16;
+export const SEQS_PER_ENTRY = 16;
 
 /**
  * The call (its context, shared by every Call a move may make) that handed out a seq last, and
@@ -413,7 +420,8 @@ const KEYED_SINCE_K: Record<string, string> = {
 /** The prefix of a type whose ids this account orders (and lists from its records), if it does. */
 function keyedPrefix(c: Call, type: string): string | undefined {
   const always = KEYED[type];
-  if (always !== undefined) return always;
+  // A copy's customers keep the vendor's ids, which carry no order.
+  if (always !== undefined) return type === 'customer' && accountState(c).copy === 1 ? undefined : always;
   const since = KEYED_SINCE_K[type];
   return since !== undefined && accountState(c).k === 1 ? since : undefined;
 }
@@ -579,6 +587,51 @@ function peekRec(c: Call, type: string, id: string): Rec | undefined {
   if (!(c.tree instanceof TxTree)) return loadRec(c, type, id);
   const key = `${c.acct}/${id}`;
   return checkRec(type, key, c.tree.peek<unknown>(type, key));
+}
+
+/**
+ * Files an object a root's refresh or ingest copied (root/) under seq `s`: its record, its `ix.`
+ * copy and every index entry, each written whether stored already or not, since a refresh writes
+ * all the root shows (the runner drops equal writes, and deletes after a complete refresh what
+ * it wrote before and not this time). `was`, the object as stored (an ingest's update), loses
+ * the index entries `obj` has not.
+ */
+export function fileCopy(c: Call, type: string, obj: Obj, s: number, was?: Obj): void {
+  const id = obj.id as string;
+  c.tree.put(type, `${c.acct}/${id}`, { s, o: obj });
+  if (keyedPrefix(c, type) === undefined) c.tree.put(`ix.${type}.${c.acct}`, pad(s), obj);
+  for (const index of keptIndexes(c, type)) {
+    const tree = `by.${type}.${index.name}.${c.acct}`;
+    const now = filedValues(index, obj);
+    for (const v of filedValues(index, was)) if (!now.has(v)) c.tree.delete(tree, `${indexStem(v)}/${pad(s)}`);
+    for (const v of now) c.tree.put(tree, `${indexStem(v)}/${pad(s)}`, id);
+  }
+}
+
+/**
+ * Keeps the call's account a copy (`AccountState.copy`), made so when new: every index, sums,
+ * events in order. False for an account the twin's own keys began (its objects are in the
+ * layout of the twin's ids, which a copy cannot share).
+ */
+export function keepCopyAccount(c: Call): boolean {
+  const stored = c.tree.get<unknown>('account', c.acct);
+  if (stored === undefined) {
+    const some = (type: string): boolean => c.tree.list(type, { after: `${c.acct}/`, before: `${c.acct}0`, limit: 1 }).items.length > 0;
+    if (some('event') || some('customer')) return false;
+    putAccount(c, 0, 0, { n: 0, hooks: 0, ix: INDEX_VERSION, bal: 1, ev: 1, copy: 1 });
+    return true;
+  }
+  const st = checkAccount(c.acct, stored);
+  if (st.copy !== 1) return false;
+  // Written by every refresh, or the runner's sweep would take it for a record the root dropped.
+  putAccount(c, st.n, st.hooks, st);
+  return true;
+}
+
+/** Raises the account's seq floor to `n`: the seqs the twin hands out next are above it. */
+export function raiseSeqFloor(c: Call, n: number): void {
+  const st = accountState(c);
+  if (n > st.n) putAccount(c, n, st.hooks, st);
 }
 
 /** Drops an object from lists; with `keep` the record stays (deleted customers answer a stub). */

@@ -193,7 +193,7 @@ function idsOf(rates: unknown): string[] {
 const MAX_INVOICE_ITEMS = 250;
 
 /** All of an invoice's lines, when it has more than it embeds (keyed `<acct>/<in_id>`). */
-const LINES = 'invoice.lines';
+export const LINES = 'invoice.lines';
 
 /**
  * A list inside an object as Stripe embeds one (includedList: the first ten items, `has_more`,
@@ -473,9 +473,9 @@ function attemptPayment(c: Call, inv: Obj, pmParam?: string): StripeError | unde
 /** "A list of up to 20 subscription items" (docs.stripe.com/api/subscriptions/create). */
 const MAX_ITEMS = 20;
 /** All of a subscription's items, when it has more than it embeds (keyed `<acct>/<sub_id>`). */
-const ITEMS = 'subscription.items';
+export const ITEMS = 'subscription.items';
 /** An item a subscription does not embed → the subscription (the `item` index files those it does). */
-const ITEM_OF = 'subscription.item';
+export const ITEM_OF = 'subscription.item';
 
 function tooManyItems(param: string): StripeError {
   return invalid(`A subscription can have up to ${MAX_ITEMS} items.`, param);

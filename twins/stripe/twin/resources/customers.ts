@@ -3,7 +3,7 @@ import { route, type Call } from '../core/call.js';
 import { invalid, missing } from '../core/errors.js';
 import { event, insertWithEvent, updated } from '../core/events.js';
 import { applyMetadata } from '../core/metadata.js';
-import { eq, insertFresh, listOf, load, mustLoad, orderedId, save, unlist } from '../core/store.js';
+import { eq, insertFresh, listOf, load, mustLoad, newId, save, unlist } from '../core/store.js';
 import { search } from '../core/search.js';
 import { clone, type Obj } from '../core/util.js';
 import { cancelCustomerSubscriptions } from './billing.js';
@@ -53,7 +53,8 @@ function testClock(c: Call): string | null {
 }
 
 export function createCustomer(c: Call): Obj {
-  const id = orderedId(c, 'cus_', 14);
+  // Ordered, save in a copy of a real account (core/store.ts, AccountState.copy).
+  const id = newId(c, 'customer', 'cus_', 14);
   const locales = c.p.strings('preferred_locales') ?? [];
   const prefix = c.p.str('invoice_prefix') ?? hex8(c);
   if (!/^[A-Z0-9]{3,12}$/.test(prefix)) {
