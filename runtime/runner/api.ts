@@ -168,6 +168,17 @@ function requests({ services, query }: Call): WorldResponse {
   return jsonResponse(200, services.requests.report([...services.twins.keys()], h, services.wallClock()));
 }
 
+/** The types the twin SDK keeps for itself (`__due` schedules, `__root` markers): no resource of the vendor's. */
+function vendorResources(counts: { type: string; count: number }[]): { type: string; count: number }[] {
+  return counts.filter((c) => !c.type.startsWith('__'));
+}
+
+/** The map: each twin's position, its root (the host adds its mirror) and its resources. */
+function worldMap(services: WorldApiServices): unknown {
+  const map = services.world.map();
+  return { ...map, twins: map.twins.map((t) => ({ ...t, root: services.twins.has(t.twin) ? services.roots.root(t.twin) : null, resources: vendorResources(t.resources) })) };
+}
+
 // ------------------------------------------------------------ roots, credentials, links
 
 function getRoot({ services, params }: Call): WorldResponse {
@@ -226,7 +237,7 @@ function notFound(req: WorldRequest): KitError {
 const WORLD_API = routeTable<WorldApiRoute>([
   { method: 'GET', path: '/log/:twin', scope: 'read', handler: log },
   { method: 'GET', path: '/checkpoint/:twin', scope: 'read', handler: checkpoint },
-  { method: 'GET', path: '/map', scope: 'read', handler: ({ services }) => jsonResponse(200, services.world.map()) },
+  { method: 'GET', path: '/map', scope: 'read', handler: ({ services }) => jsonResponse(200, worldMap(services)) },
   { method: 'GET', path: '/timeline', scope: 'read', handler: timeline },
   { method: 'GET', path: '/diff', scope: 'read', handler: diff },
   { method: 'GET', path: '/clock', scope: 'read', handler: ({ services }) => jsonResponse(200, services.world.clock()) },
@@ -344,6 +355,6 @@ export function twinStatus(services: WorldApiServices, vendor: string): Record<s
     position: services.world.head(vendor),
     lastReceipt: null,
     scenario: services.scenarios.inForce(t),
-    resources: services.world.counts(vendor),
+    resources: vendorResources(services.world.counts(vendor)),
   };
 }

@@ -143,6 +143,10 @@ describe('a twin with a root', () => {
     expect(log.json.entries.map((e: { cause: { kind: string } }) => e.cause.kind)).toEqual(['refresh', 'refresh', 'refresh']);
     const status = (await w.api('GET', '/twins/notes/status')).json;
     expect(status).toMatchObject({ root: { url: ROOT }, credential: { sealed: true }, lastRefresh: { ok: true, reads: 3 }, position: 3 });
+    // The map names the root; the markers beside the records are no resource of the vendor's.
+    const mapped = (await w.api('GET', '/map')).json.twins.find((t: { twin: string }) => t.twin === 'notes');
+    expect(mapped).toMatchObject({ root: { url: ROOT }, resources: [{ type: 'note', count: 5 }] });
+    expect(status.resources).toEqual([{ type: 'note', count: 5 }]);
     // Nothing the world shows holds the secret.
     for (const path of ['/log/notes', '/timeline', '/diff', '/checkpoint/notes', '/twins', '/twins/notes/export']) expect((await w.api('GET', path)).text, path).not.toContain(SECRET);
     expect(everythingStored(w)).not.toContain(SECRET);
