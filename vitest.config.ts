@@ -6,8 +6,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     pool: 'forks',
     projects: [
-      // Every test, as always.
-      { extends: true, test: { name: 'default', include: ['{runtime,host,sdk,twins,test}/**/*.test.ts'] } },
+      // Every test, as always, but the benchmarks' smoke runs (test/bench/: vitest.bench.config.ts, `make bench`).
+      { extends: true, test: { name: 'default', include: ['{runtime,host,sdk,twins,test}/**/*.test.ts'], exclude: ['test/bench/**', '**/node_modules/**'] } },
       // The Stripe SDK and Octokit conformance suites once more, against the edge variant (the
       // built dist/edge/ in workerd through miniflare; the harnesses' edge mode, test/README.md).
       {
