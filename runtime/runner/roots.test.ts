@@ -203,6 +203,26 @@ describe('a twin with a root', () => {
     expect((await w.vendor('GET', '/notes/v1/notes/n1')).status).toBe(200);
   });
 
+  it('refreshes on its schedule: the host learns when, and a wake-up performs it', async () => {
+    const w = await rootedWorld();
+    await w.api('PUT', '/twins/notes/root', { url: ROOT, refresh: { every: '10m' } });
+    const setAt = wall;
+    // Nothing is due before the schedule, whatever the world's clock says.
+    expect(w.runner.nextMoveDueMs()).toBe(setAt + 600_000);
+    expect((await w.api('GET', '/twins/notes/status')).json.nextRefreshAt).toBe(new Date(setAt + 600_000).toISOString());
+    expect(await w.runner.performDueMoves()).toBe(0);
+    expect(vendor.seen).toHaveLength(0);
+    wall = setAt + 600_001;
+    await w.runner.performDueMoves();
+    expect(vendor.seen).toHaveLength(3);
+    expect((await w.vendor('GET', '/notes/v1/notes/n5')).json.text).toBe('five');
+    // The next one counts from this one's start.
+    expect(w.runner.nextMoveDueMs()).toBe(setAt + 600_001 + 600_000);
+    // A clock set on the world does not hold the schedule back: it keeps the vendor's time.
+    await w.api('PUT', '/clock', { at: '2027-01-01T00:00:00.000Z' });
+    expect(w.runner.nextMoveDueMs()).toBe(setAt + 1_200_001);
+  });
+
   it('runs one refresh of a twin at a time', async () => {
     const w = await rootedWorld();
     await w.api('PUT', '/twins/notes/root', { url: ROOT });
