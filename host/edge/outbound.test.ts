@@ -5,6 +5,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KitError } from '../../runtime/errors.js';
@@ -52,6 +53,11 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse, body: s
     res.end();
   },
   '/exactly-1000': (_req, res) => res.end('z'.repeat(1000)),
+  '/gzip': (_req, res) => {
+    const packed = gzipSync(JSON.stringify({ packed: true }));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(packed.byteLength) });
+    res.end(packed);
+  },
   '/hang': () => {
     // Never answers.
   },
@@ -98,6 +104,12 @@ describe('createEdgeOutbound', () => {
     expect(answer.headers['x-many']).toBe('one, two');
     expect(answer.headers['set-cookie']).toBe('a=1; Path=/\nb=2; Expires=Wed, 21 Oct 2037 07:28:00 GMT');
     expect(seen.map((s) => [s.url, s.headers.host, s.headers['x-kept'], s.headers['proxy-authorization']])).toEqual([['/echo?x=1', `127.0.0.1:${port}`, 'yes', undefined]]);
+  });
+
+  it('answers a compressed body decoded, without the headers that described it encoded', async () => {
+    const answer = await local({ method: 'GET', url: at('/gzip'), headers: { 'accept-encoding': 'gzip' } }, LIMITS);
+    expect(JSON.parse(text(answer.body))).toEqual({ packed: true });
+    expect([answer.headers['content-type'], answer.headers['content-encoding'], answer.headers['content-length']]).toEqual(['application/json', undefined, undefined]);
   });
 
   it('never follows a redirect: the 3xx is the answer', async () => {

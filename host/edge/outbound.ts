@@ -42,6 +42,13 @@ export function createEdgeOutbound(options: EdgeOutboundOptions): OutboundFetch 
       url.hash = '';
       const response = await fetch(url.href, { method, headers: outgoing, ...(request.body === undefined ? {} : { body: new Uint8Array(request.body) }), redirect: 'manual', signal: controller.signal });
       const answerHeaders = headersOf(response.headers);
+      // workerd (as Node's fetch) hands the body decoded but keeps the header that named its
+      // encoding: kept, a Worker answering with it would encode the body again, in the encoding
+      // workerd asked for itself, to a caller that may not have asked for any.
+      if (DECODED.has((answerHeaders['content-encoding'] ?? '').trim().toLowerCase())) {
+        delete answerHeaders['content-encoding'];
+        delete answerHeaders['content-length'];
+      }
       const declared = Number(response.headers.get('content-length') ?? '');
       if (response.headers.has('content-length') && Number.isFinite(declared) && declared > limits.maxBytes) {
         await response.body?.cancel().catch(() => undefined);
@@ -58,6 +65,9 @@ export function createEdgeOutbound(options: EdgeOutboundOptions): OutboundFetch 
     }
   };
 }
+
+/** The encodings workerd's fetch decodes by itself (Node's too). */
+const DECODED = new Set(['gzip', 'br']);
 
 /** The body, up to `maxBytes`; past it the stream is cancelled and the call refused. */
 async function readCapped(response: Response, where: string, limits: OutboundLimits): Promise<Uint8Array> {

@@ -73,7 +73,7 @@ export function parseRoot(body: unknown, loopback: boolean): RootConfig | null {
     for (const field of ['atMost', 'every'] as const) {
       const value = r[field];
       if (value === undefined || value === null) continue;
-      const ms = parseDuration(value);
+      const ms = durationOf(value, `refresh.${field}`);
       if (field === 'every' && ms < 60_000) throw new KitError('invalid_root', "'refresh.every' is at least 1m: a schedule is not a way around the throttle.", { param: 'refresh.every' });
       refresh[field] = value as string;
     }
@@ -81,6 +81,15 @@ export function parseRoot(body: unknown, loopback: boolean): RootConfig | null {
   // The URL as the parser normalised it, without a trailing slash (paths are appended to it).
   const href = url.href.endsWith('/') ? url.href.slice(0, -1) : url.href;
   return { url: href, deploy, refresh };
+}
+
+/** A root's refresh duration, refused as a bad root (naming its field), not as the clock's `invalid_duration`. */
+function durationOf(value: unknown, param: string): number {
+  try {
+    return parseDuration(value);
+  } catch {
+    throw new KitError('invalid_root', `'${param}' is a duration like 30s, 15m, 1h or 1d.`, { param });
+  }
 }
 
 /**

@@ -17,6 +17,7 @@ import WebSocket from 'ws';
 import { answeredByTwin, api, at, bearer, createGreeting, expectAnswered, expectRefused, kit, makeBranch, setClock, vendor } from './calls.js';
 import { worldsSideBySideCases } from './admin.cases.js';
 import { browserAccessCases } from './browser-access.cases.js';
+import { rootsCases } from './roots.cases.js';
 import { CREDENTIAL_FORMS, VENDOR_METHODS, WORLD_ENDPOINTS } from './endpoints.js';
 import { errorCode, FIXTURE_VENDORS, send, type Answer, type HostFixture, type HostFixtureSpec, type HostLacks, type HostWorld } from './fixture.js';
 
@@ -728,6 +729,7 @@ export function runWorldEndpointCases(spec: HostFixtureSpec): void {
 
     worldsSideBySideCases({ test, group, sharedWorld, host: () => host });
     browserAccessCases({ test, group, sharedWorld, host: () => host });
+    rootsCases({ test, group, sharedWorld, host: () => host });
   });
 
 }
