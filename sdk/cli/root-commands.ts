@@ -9,6 +9,8 @@
  * credential as JSON from standard input; there is no flag that takes a secret's value. Nothing
  * printed holds one: the world answers only whether a credential is sealed, and when.
  */
+import type { RootConfig } from '../../runtime/roots/config.js';
+import type { RefreshReport } from '../../runtime/runner/roots.js';
 import { UsageError } from './args.js';
 import { CliError, request, requestJson, segment } from './client.js';
 import type { Endpoint } from './client.js';
@@ -17,26 +19,8 @@ import type { Command, Invocation } from './commands.js';
 import { keyValues, printable, table } from './format.js';
 import type { WorldTarget } from './targets.js';
 
-/** `GET …/twins/<vendor>/root` (runtime/roots/config.ts `RootConfig`), or null. */
-interface RootAnswer {
-  url: string;
-  deploy: string;
-  refresh: { atMost?: string; every?: string };
-}
-
-/** A refresh as the world reports it (runtime/runner/roots.ts `RefreshReport`). */
-interface RefreshReport {
-  ok: boolean;
-  observedAt: string | null;
-  startedAt: string;
-  finishedAt: string;
-  durationMs: number;
-  reads: number;
-  entries: number;
-  written: number;
-  deleted: number;
-  error?: { code: string; message: string };
-}
+/** `GET …/twins/<vendor>/root`, or null. */
+type RootAnswer = RootConfig;
 
 interface CredentialAnswer {
   sealed: boolean;

@@ -9,13 +9,8 @@
  */
 import { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSingleWorldServer, type SingleWorldServer } from '../../host/single-world.js';
-import { createMemoryCa } from '../../host/node/proxy/ca.js';
-import { createNodeOutbound } from '../../runtime/roots/node-outbound.js';
-import { createSealer, newSealingKey, sealingKeyBytes } from '../../runtime/roots/sealing.js';
-import { loadBuiltinTwins } from '../../sdk/twin/build.js';
-import { openTestWorld, type TestWorld } from '../helpers/world.js';
 import { buildAttach, cleanEnv, run, type Built } from '../attach/harness.js';
+import { serveVendorWorld, worldApi as api, type Served } from './served.js';
 
 const REAL = { token: 'tok_real-github-write-token-0123456789abc', readToken: 'tok_r_real-github-read-token-0123456789a' };
 const COPY = { token: 'tok_copy-github-write-token-0123456789abc', readToken: 'tok_r_copy-github-read-token-0123456789a' };
@@ -23,38 +18,7 @@ const HOOK_SECRET = 'the-real-repository-hook-secret';
 const repo = { owner: 'acme', repo: 'shop' };
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
-interface Served {
-  world: TestWorld;
-  server: SingleWorldServer;
-  caPem: string;
-}
-
-async function serve(name: string, tokens: typeof REAL, runnerOptions: Parameters<typeof openTestWorld>[0] = {}): Promise<Served> {
-  const github = (await loadBuiltinTwins()).get('github')!.manifest;
-  const world = await openTestWorld({ vendors: ['github'], world: name, now: Date.now, ...runnerOptions });
-  const ca = await createMemoryCa({ label: `kit world acme/${name}`, hosts: github.models.hosts });
-  const server = await startSingleWorldServer({
-    world: world.runner,
-    org: 'acme',
-    worldName: name,
-    tokens,
-    twins: [{ vendor: 'github', requestScopes: github.requestScopes, protocol: github.protocol, hosts: github.models.hosts, ...(github.models.endpointEnv ? { endpointEnv: github.models.endpointEnv } : {}) }],
-    ca,
-    proxyPort: 0,
-    budget: false,
-  });
-  return { world, server, caPem: ca.certPem };
-}
-
-async function worldApi(s: Served, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(`${s.server.worldApi}${path}`, {
-    method,
-    headers: { 'x-kit-token': COPY.token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text === '' ? undefined : JSON.parse(text), text };
-}
+const worldApi = (s: Served, method: string, path: string, body?: unknown) => api(s, COPY.token, method, path, body);
 
 let real: Served;
 let copy: Served;
@@ -63,14 +27,9 @@ let realKit: Octokit;
 let beforeRefresh: string;
 
 beforeAll(async () => {
-  [real, built] = await Promise.all([serve('real', REAL), buildAttach()]);
-  const proxy = new URL(real.server.proxy!.url);
-  proxy.username = 'kit';
-  proxy.password = REAL.token;
-  copy = await serve('copy', COPY, {
-    outbound: createNodeOutbound({ loopback: false, proxy: { url: proxy.href.replace(/\/$/, ''), ca: real.caPem } }),
-    sealer: createSealer(sealingKeyBytes(newSealingKey())),
-  });
+  [real, built] = await Promise.all([serveVendorWorld('github', 'real', REAL), buildAttach()]);
+  // The copy reaches the vendor's host as it would the real one, here through the real world's proxy.
+  copy = await serveVendorWorld('github', 'copy', COPY, { world: real, token: REAL.token });
   realKit = new Octokit({ baseUrl: `${real.server.worldUrl}/github`, auth: REAL.token, log: quiet });
   await realKit.request('POST /admin/users', { login: 'octocat', email: 'octocat@example.test' });
   await realKit.request('POST /admin/organizations', { login: 'acme', admin: 'octocat' });

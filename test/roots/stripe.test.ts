@@ -9,41 +9,11 @@
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSingleWorldServer, type SingleWorldServer } from '../../host/single-world.js';
-import { createMemoryCa } from '../../host/node/proxy/ca.js';
-import { createNodeOutbound } from '../../runtime/roots/node-outbound.js';
-import { createSealer, newSealingKey, sealingKeyBytes } from '../../runtime/roots/sealing.js';
-import { loadBuiltinTwins } from '../../sdk/twin/build.js';
-import { openTestWorld, type TestWorld } from '../helpers/world.js';
 import { buildAttach, cleanEnv, run, type Built } from '../attach/harness.js';
+import { serveVendorWorld, worldApi, type Served } from './served.js';
 
 const REAL = { token: 'tok_real-account-write-token-0123456789ab', readToken: 'tok_r_real-account-read-token-0123456789' };
 const COPY = { token: 'tok_copy-world-write-token-0123456789abcd', readToken: 'tok_r_copy-world-read-token-0123456789ab' };
-
-interface Served {
-  world: TestWorld;
-  server: SingleWorldServer;
-  caPem: string;
-}
-
-async function serve(name: string, tokens: typeof REAL, runnerOptions: Parameters<typeof openTestWorld>[0] = {}): Promise<Served> {
-  const builtins = await loadBuiltinTwins();
-  const stripe = builtins.get('stripe')!.manifest;
-  // Wall time: Stripe signs its webhooks with it, and the copy checks their age against it.
-  const world = await openTestWorld({ vendors: ['stripe'], world: name, now: Date.now, ...runnerOptions });
-  const ca = await createMemoryCa({ label: `kit world acme/${name}`, hosts: stripe.models.hosts });
-  const server = await startSingleWorldServer({
-    world: world.runner,
-    org: 'acme',
-    worldName: name,
-    tokens,
-    twins: [{ vendor: 'stripe', requestScopes: stripe.requestScopes, protocol: stripe.protocol, hosts: stripe.models.hosts }],
-    ca,
-    proxyPort: 0,
-    budget: false,
-  });
-  return { world, server, caPem: ca.certPem };
-}
 
 /** The official SDK against a world's Stripe twin at its URL (the world's token as the API key). */
 function stripeAt(s: Served): Stripe {
@@ -54,16 +24,6 @@ function stripeAt(s: Served): Stripe {
   return new Stripe(REAL.token, { host: url.hostname, port: Number(url.port), protocol: 'http', maxNetworkRetries: 0, telemetry: false, httpClient });
 }
 
-async function worldApi(s: Served, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string; headers: Headers }> {
-  const res = await fetch(`${s.server.worldApi}${path}`, {
-    method,
-    headers: { 'x-kit-token': token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text === '' ? undefined : JSON.parse(text), text, headers: res.headers };
-}
-
 let real: Served;
 let copy: Served;
 let built: Built;
@@ -71,15 +31,9 @@ let seeded: { customers: Stripe.Customer[]; product: Stripe.Product; price: Stri
 let beforeRefresh: string;
 
 beforeAll(async () => {
-  [real, built] = await Promise.all([serve('real', REAL), buildAttach()]);
-  const proxy = new URL(real.server.proxy!.url);
-  proxy.username = 'kit';
-  proxy.password = REAL.token;
-  copy = await serve('copy', COPY, {
-    // The copy reaches "api.stripe.com" as it would the real one, here through the real world's proxy.
-    outbound: createNodeOutbound({ loopback: false, proxy: { url: proxy.href.replace(/\/$/, ''), ca: real.caPem } }),
-    sealer: createSealer(sealingKeyBytes(newSealingKey())),
-  });
+  [real, built] = await Promise.all([serveVendorWorld('stripe', 'real', REAL), buildAttach()]);
+  // The copy reaches the vendor's host as it would the real one, here through the real world's proxy.
+  copy = await serveVendorWorld('stripe', 'copy', COPY, { world: real, token: REAL.token });
 
   const stripe = stripeAt(real);
   const customers = [];
