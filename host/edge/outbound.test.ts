@@ -2,108 +2,36 @@
  * The edge's outbound fetch, run under Node (its global fetch stands in for workerd's) against a
  * loopback server: answers, redirects, caps, timeouts, refusals. The same code runs in the Worker.
  */
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
-import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KitError } from '../../runtime/errors.js';
+import { refusal, startStandInVendor, type StandIn } from '../../test/helpers/vendor-stand-in.js';
 import type { OutboundLimits } from '../../runtime/roots/outbound.js';
 import { createEdgeOutbound } from './outbound.js';
 
 const LIMITS: OutboundLimits = { timeoutMs: 5_000, maxBytes: 1_000_000 };
 const text = (body: Uint8Array): string => new TextDecoder().decode(body);
 
-async function refusal(call: Promise<unknown>): Promise<KitError> {
-  try {
-    await call;
-  } catch (e) {
-    if (e instanceof KitError) return e;
-    throw e;
-  }
-  throw new Error('the call answered; a refusal was expected');
-}
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-const seen: Seen[] = [];
-const routes: Record<string, (req: IncomingMessage, res: ServerResponse, body: string) => void> = {
-  '/echo': (req, res, body) => {
-    res.setHeader('content-type', 'application/json');
-    res.setHeader('set-cookie', ['a=1; Path=/', 'b=2; Expires=Wed, 21 Oct 2037 07:28:00 GMT']);
-    res.setHeader('x-many', ['one', 'two']);
-    res.end(JSON.stringify({ method: req.method, body }));
-  },
-  '/redirect': (_req, res) => {
-    res.writeHead(301, { location: '/echo' });
-    res.end('moved');
-  },
-  '/big-declared': (_req, res) => {
-    res.writeHead(200, { 'content-length': '2000' });
-    res.end('x'.repeat(2000));
-  },
-  '/big-chunked': (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    for (let i = 0; i < 20; i++) res.write('y'.repeat(100));
-    res.end();
-  },
-  '/exactly-1000': (_req, res) => res.end('z'.repeat(1000)),
-  '/gzip': (_req, res) => {
-    const packed = gzipSync(JSON.stringify({ packed: true }));
-    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(packed.byteLength) });
-    res.end(packed);
-  },
-  '/hang': () => {
-    // Never answers.
-  },
-  '/stall-body': (_req, res) => {
-    res.writeHead(200, { 'content-length': '100' });
-    res.write('half');
-  },
-};
-
-let server: Server;
-let port: number;
-const at = (path: string): string => `http://127.0.0.1:${port}${path}`;
+let vendor: StandIn;
+const at = (path: string): string => vendor.at(path);
 const local = createEdgeOutbound({ loopback: true });
 const strict = createEdgeOutbound({ loopback: false });
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      const route = routes[(req.url ?? '').split('?')[0] as string];
-      if (route === undefined) {
-        res.writeHead(404);
-        res.end();
-      } else route(req, res, body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  vendor = await startStandInVendor();
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => vendor.close());
 
 describe('createEdgeOutbound', () => {
   it('answers status, headers and body, and sends the method, body and headers (not the exchange’s own)', async () => {
-    seen.length = 0;
+    vendor.seen.length = 0;
     const answer = await local({ method: 'put', url: at('/echo?x=1#frag'), headers: { 'content-type': 'text/plain', 'x-kept': 'yes', host: 'evil.example', 'proxy-authorization': 'Basic x' }, body: new TextEncoder().encode('hello') }, LIMITS);
     expect(answer.status).toBe(200);
     expect(JSON.parse(text(answer.body))).toEqual({ method: 'PUT', body: 'hello' });
     expect(answer.headers['content-type']).toBe('application/json');
     expect(answer.headers['x-many']).toBe('one, two');
     expect(answer.headers['set-cookie']).toBe('a=1; Path=/\nb=2; Expires=Wed, 21 Oct 2037 07:28:00 GMT');
-    expect(seen.map((s) => [s.url, s.headers.host, s.headers['x-kept'], s.headers['proxy-authorization']])).toEqual([['/echo?x=1', `127.0.0.1:${port}`, 'yes', undefined]]);
+    expect(vendor.seen.map((s) => [s.url, s.headers.host, s.headers['x-kept'], s.headers['proxy-authorization']])).toEqual([['/echo?x=1', `127.0.0.1:${vendor.port}`, 'yes', undefined]]);
   });
 
   it('answers a compressed body decoded, without the headers that described it encoded', async () => {
@@ -113,16 +41,16 @@ describe('createEdgeOutbound', () => {
   });
 
   it('never follows a redirect: the 3xx is the answer', async () => {
-    seen.length = 0;
+    vendor.seen.length = 0;
     const answer = await local({ method: 'GET', url: at('/redirect'), headers: {} }, LIMITS);
-    expect([answer.status, answer.headers.location, text(answer.body)]).toEqual([301, '/echo', 'moved']);
-    expect(seen.map((s) => s.url)).toEqual(['/redirect']);
+    expect([answer.status, answer.headers.location, text(answer.body)]).toEqual([302, '/echo', 'moved']);
+    expect(vendor.seen.map((s) => s.url)).toEqual(['/redirect']);
   });
 
   it('refuses an answer over maxBytes, declared or streamed, and takes one of exactly maxBytes', async () => {
     const small = { timeoutMs: 5_000, maxBytes: 1000 };
     const declared = await refusal(local({ method: 'GET', url: at('/big-declared'), headers: {} }, small));
-    expect([declared.code, declared.message]).toEqual(['outbound_too_large', `GET http://127.0.0.1:${port}: the answer's body is over 1000 bytes`]);
+    expect([declared.code, declared.message]).toEqual(['outbound_too_large', `GET http://127.0.0.1:${vendor.port}: the answer's body is over 1000 bytes`]);
     expect((await refusal(local({ method: 'GET', url: at('/big-chunked'), headers: {} }, small))).code).toBe('outbound_too_large');
     expect((await local({ method: 'GET', url: at('/exactly-1000'), headers: {} }, small)).body.byteLength).toBe(1000);
   });
@@ -132,7 +60,7 @@ describe('createEdgeOutbound', () => {
       const started = Date.now();
       const e = await refusal(local({ method: 'GET', url: at(`${path}?api_key=sk_live_q`), headers: {} }, { timeoutMs: 300, maxBytes: 1000 }));
       const took = Date.now() - started;
-      expect([path, e.code, e.message]).toEqual([path, 'outbound_timeout', `GET http://127.0.0.1:${port}: no complete answer within 300 ms`]);
+      expect([path, e.code, e.message]).toEqual([path, 'outbound_timeout', `GET http://127.0.0.1:${vendor.port}: no complete answer within 300 ms`]);
       expect(took).toBeGreaterThanOrEqual(290);
       expect(took).toBeLessThan(2_000);
     }
@@ -146,14 +74,14 @@ describe('createEdgeOutbound', () => {
     const refused = await refusal(local({ method: 'GET', url: `http://127.0.0.1:${goneport}/`, headers: {} }, LIMITS));
     expect([refused.code, refused.message]).toEqual(['outbound_failed', `GET http://127.0.0.1:${goneport}: the connection was refused (ECONNREFUSED)`]);
     const bad = await refusal(local({ method: 'GET', url: at('/echo'), headers: { authorization: 'Bearer sk_live_secret\r\nx-injected: 1' } }, LIMITS));
-    expect([bad.code, bad.message]).toEqual(['outbound_failed', `GET http://127.0.0.1:${port}: a request header holds a character HTTP does not allow`]);
+    expect([bad.code, bad.message]).toEqual(['outbound_failed', `GET http://127.0.0.1:${vendor.port}: a request header holds a character HTTP does not allow`]);
   });
 
   it('refuses what the destination check refuses, before any request', async () => {
-    seen.length = 0;
+    vendor.seen.length = 0;
     const table: [string, string][] = [
       [at('/echo'), `the destination host 127.0.0.1 is a loopback address; loopback is allowed for local tests only`],
-      [`http://2130706433:${port}/echo`, 'the destination host 127.0.0.1 is a loopback address; loopback is allowed for local tests only'],
+      [`http://2130706433:${vendor.port}/echo`, 'the destination host 127.0.0.1 is a loopback address; loopback is allowed for local tests only'],
       ['https://169.254.169.254/latest/meta-data/', 'the destination host 169.254.169.254 is the cloud metadata address'],
       ['https://[::ffff:a9fe:a9fe]/', 'the destination host [::ffff:a9fe:a9fe] is the cloud metadata address (169.254.169.254, inside an IPv4-mapped IPv6 address)'],
       ['https://metadata.google.internal/computeMetadata/v1/', 'the destination host metadata.google.internal names a cloud metadata service'],
@@ -164,6 +92,6 @@ describe('createEdgeOutbound', () => {
       const e = await refusal(strict({ method: 'GET', url, headers: {} }, LIMITS));
       expect([url, e.code, e.message]).toEqual([url, 'destination_refused', message]);
     }
-    expect(seen).toHaveLength(0);
+    expect(vendor.seen).toHaveLength(0);
   });
 });

@@ -4,13 +4,13 @@
  * path through a served world's real proxy: `https://api.stripe.com` reaches that world's twin.
  */
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import type { Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KitError } from '../../runtime/errors.js';
+import { refusal, startStandInVendor, type Seen, type StandIn } from '../../test/helpers/vendor-stand-in.js';
 import type { OutboundFetch, OutboundLimits } from '../../runtime/roots/outbound.js';
 import { loadBuiltinTwins } from '../../sdk/twin/build.js';
 import { openTestWorld } from '../../test/helpers/world.js';
@@ -24,17 +24,6 @@ import type { WorldCa } from './proxy/ca.js';
 const LIMITS: OutboundLimits = { timeoutMs: 5_000, maxBytes: 1_000_000 };
 const text = (body: Uint8Array): string => new TextDecoder().decode(body);
 
-/** The KitError a call rejects with (fails the test if it answers). */
-async function refusal(call: Promise<unknown>): Promise<KitError> {
-  try {
-    await call;
-  } catch (e) {
-    if (e instanceof KitError) return e;
-    throw e;
-  }
-  throw new Error('the call answered; a refusal was expected');
-}
-
 function listen<S extends Server | NetServer | TlsServer>(server: S): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 }
@@ -44,107 +33,50 @@ function close(server: Server | NetServer | TlsServer | undefined): Promise<void
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** A loopback server with a few behaviours, recording what reached it. */
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-let plain: Server;
-let plainPort: number;
-const seen: Seen[] = [];
-const routes: Record<string, (req: IncomingMessage, res: ServerResponse, body: string) => void> = {
-  '/echo': (req, res, body) => {
-    res.setHeader('content-type', 'application/json');
-    res.setHeader('set-cookie', ['a=1; Path=/', 'b=2; Path=/']);
-    res.setHeader('x-many', ['one', 'two']);
-    res.end(JSON.stringify({ method: req.method, body }));
-  },
-  '/redirect': (_req, res) => {
-    res.writeHead(302, { location: '/echo' });
-    res.end('moved');
-  },
-  '/big-declared': (_req, res) => {
-    res.writeHead(200, { 'content-length': '2000' });
-    res.end('x'.repeat(2000));
-  },
-  '/big-chunked': (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    for (let i = 0; i < 20; i++) res.write('y'.repeat(100));
-    res.end();
-  },
-  '/exactly-1000': (_req, res) => res.end('z'.repeat(1000)),
-  '/hang': () => {
-    // Never answers.
-  },
-  '/stall-body': (_req, res) => {
-    res.writeHead(200, { 'content-length': '100' });
-    res.write('half');
-  },
-  '/cut-body': (req, res) => {
-    res.writeHead(200, { 'content-length': '100' });
-    res.write('half', () => req.socket.destroy());
-  },
-};
-
+let vendor: StandIn;
 let direct: OutboundFetch;
 let strict: OutboundFetch;
 
 beforeAll(async () => {
-  plain = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      const route = routes[(req.url ?? '').split('?')[0] as string];
-      if (route === undefined) {
-        res.writeHead(404);
-        res.end();
-      } else route(req, res, body);
-    });
-  });
-  plainPort = await listen(plain);
+  vendor = await startStandInVendor();
   direct = createNodeOutbound({ loopback: true });
   strict = createNodeOutbound({ loopback: false });
 });
-afterAll(async () => {
-  await close(plain);
-});
+afterAll(() => vendor.close());
 
-const at = (path: string): string => `http://127.0.0.1:${plainPort}${path}`;
+const at = (path: string): string => vendor.at(path);
 
 describe('createNodeOutbound, direct', () => {
   it('answers status, headers and body; sends the method and body; sets host and content-length itself', async () => {
-    seen.length = 0;
+    vendor.seen.length = 0;
     const body = new TextEncoder().encode('name=Ada');
     const answer = await direct({ method: 'post', url: at('/echo?x=1'), headers: { 'content-type': 'application/x-www-form-urlencoded', host: 'evil.example', connection: 'upgrade', 'content-length': '999', 'x-kept': 'yes' }, body }, LIMITS);
     expect(answer.status).toBe(200);
     expect(JSON.parse(text(answer.body))).toEqual({ method: 'POST', body: 'name=Ada' });
     expect(answer.headers['content-type']).toBe('application/json');
-    expect(answer.headers['set-cookie']).toBe('a=1; Path=/\nb=2; Path=/');
+    expect(answer.headers['set-cookie']).toBe('a=1; Path=/\nb=2; Expires=Wed, 21 Oct 2037 07:28:00 GMT');
     expect(answer.headers['x-many']).toBe('one, two');
-    expect(seen).toHaveLength(1);
-    expect(seen[0]?.url).toBe('/echo?x=1');
-    expect(seen[0]?.headers.host).toBe(`127.0.0.1:${plainPort}`);
-    expect(seen[0]?.headers['content-length']).toBe('8');
-    expect(seen[0]?.headers['x-kept']).toBe('yes');
-    expect(seen[0]?.headers.connection).not.toBe('upgrade');
+    expect(vendor.seen).toHaveLength(1);
+    expect(vendor.seen[0]?.url).toBe('/echo?x=1');
+    expect(vendor.seen[0]?.headers.host).toBe(`127.0.0.1:${vendor.port}`);
+    expect(vendor.seen[0]?.headers['content-length']).toBe('8');
+    expect(vendor.seen[0]?.headers['x-kept']).toBe('yes');
+    expect(vendor.seen[0]?.headers.connection).not.toBe('upgrade');
   });
 
   it('never follows a redirect: the 3xx is the answer', async () => {
-    seen.length = 0;
+    vendor.seen.length = 0;
     const answer = await direct({ method: 'GET', url: at('/redirect'), headers: {} }, LIMITS);
     expect(answer.status).toBe(302);
     expect(answer.headers.location).toBe('/echo');
     expect(text(answer.body)).toBe('moved');
-    expect(seen.map((s) => s.url)).toEqual(['/redirect']);
+    expect(vendor.seen.map((s) => s.url)).toEqual(['/redirect']);
   });
 
   it('refuses an answer over maxBytes, declared or streamed, and takes one of exactly maxBytes', async () => {
     const small = { timeoutMs: 5_000, maxBytes: 1000 };
     const declared = await refusal(direct({ method: 'GET', url: at('/big-declared'), headers: {} }, small));
-    expect([declared.code, declared.message]).toEqual(['outbound_too_large', "GET http://127.0.0.1:" + plainPort + ": the answer's body is over 1000 bytes"]);
+    expect([declared.code, declared.message]).toEqual(['outbound_too_large', "GET http://127.0.0.1:" + vendor.port + ": the answer's body is over 1000 bytes"]);
     const chunked = await refusal(direct({ method: 'GET', url: at('/big-chunked'), headers: {} }, small));
     expect(chunked.code).toBe('outbound_too_large');
     const exact = await direct({ method: 'GET', url: at('/exactly-1000'), headers: {} }, small);
@@ -157,7 +89,7 @@ describe('createNodeOutbound, direct', () => {
       const e = await refusal(direct({ method: 'GET', url: at(path), headers: {} }, { timeoutMs: 300, maxBytes: 1000 }));
       const took = Date.now() - started;
       expect([path, e.code]).toEqual([path, 'outbound_timeout']);
-      expect(e.message).toBe(`GET http://127.0.0.1:${plainPort}: no complete answer within 300 ms`);
+      expect(e.message).toBe(`GET http://127.0.0.1:${vendor.port}: no complete answer within 300 ms`);
       expect(took).toBeGreaterThanOrEqual(290);
       expect(took).toBeLessThan(2_000);
     }
@@ -176,20 +108,20 @@ describe('createNodeOutbound, direct', () => {
   it("never puts a header's value, the path or the query in an error", async () => {
     const e = await refusal(direct({ method: 'GET', url: at('/echo?api_key=sk_live_query'), headers: { authorization: 'Bearer sk_live_secret\r\nx-injected: 1' } }, LIMITS));
     expect(e.code).toBe('outbound_failed');
-    expect(e.message).toBe(`GET http://127.0.0.1:${plainPort}: a request header holds a character HTTP does not allow (ERR_INVALID_CHAR)`);
+    expect(e.message).toBe(`GET http://127.0.0.1:${vendor.port}: a request header holds a character HTTP does not allow (ERR_INVALID_CHAR)`);
     const t = await refusal(direct({ method: 'GET', url: at('/hang?api_key=sk_live_query'), headers: { authorization: 'Bearer sk_live_secret' } }, { timeoutMs: 100, maxBytes: 10 }));
     expect(t.message).not.toMatch(/sk_live|hang/);
   });
 
   it('refuses a destination the URL check refuses, before connecting', async () => {
-    seen.length = 0;
-    for (const url of [at('/echo'), `http://localhost:${plainPort}/echo`, `https://2130706433:${plainPort}/echo`, `https://[::ffff:127.0.0.1]:${plainPort}/echo`]) {
+    vendor.seen.length = 0;
+    for (const url of [at('/echo'), `http://localhost:${vendor.port}/echo`, `https://2130706433:${vendor.port}/echo`, `https://[::ffff:127.0.0.1]:${vendor.port}/echo`]) {
       const e = await refusal(strict({ method: 'GET', url, headers: {} }, LIMITS));
       expect([url, e.code]).toEqual([url, 'destination_refused']);
     }
     const meta = await refusal(direct({ method: 'GET', url: 'http://169.254.169.254/latest/meta-data/', headers: {} }, LIMITS));
     expect([meta.code, meta.message]).toEqual(['destination_refused', 'the destination host 169.254.169.254 is the cloud metadata address']);
-    expect(seen).toHaveLength(0);
+    expect(vendor.seen).toHaveLength(0);
   });
 });
 
@@ -220,11 +152,11 @@ describe('createNodeOutbound, names resolved at connect', () => {
   it('connects to the address the resolver gave, asked once, from inside the connect', async () => {
     const asked: string[] = [];
     const outbound = createNodeOutbound({ loopback: true, resolve: async (name) => (asked.push(name), ['127.0.0.1']) });
-    seen.length = 0;
-    const answer = await outbound({ method: 'GET', url: `http://api.localhost:${plainPort}/echo`, headers: {} }, LIMITS);
+    vendor.seen.length = 0;
+    const answer = await outbound({ method: 'GET', url: `http://api.localhost:${vendor.port}/echo`, headers: {} }, LIMITS);
     expect(answer.status).toBe(200);
     expect(asked).toEqual(['api.localhost']);
-    expect(seen[0]?.headers.host).toBe(`api.localhost:${plainPort}`);
+    expect(vendor.seen[0]?.headers.host).toBe(`api.localhost:${vendor.port}`);
   });
 
   it('refuses a public-looking name that resolves to loopback, private or metadata addresses, and never connects', async () => {
@@ -247,8 +179,8 @@ describe('createNodeOutbound, names resolved at connect', () => {
   it('judges each connect by its own resolution: a name that rebinds to a private address is refused that time', async () => {
     let calls = 0;
     const outbound = createNodeOutbound({ loopback: true, resolve: async () => (++calls === 1 ? ['127.0.0.1'] : ['192.168.1.10']) });
-    expect((await outbound({ method: 'GET', url: `http://api.localhost:${plainPort}/echo`, headers: {} }, LIMITS)).status).toBe(200);
-    const again = await refusal(outbound({ method: 'GET', url: `http://api.localhost:${plainPort}/echo`, headers: {} }, LIMITS));
+    expect((await outbound({ method: 'GET', url: `http://api.localhost:${vendor.port}/echo`, headers: {} }, LIMITS)).status).toBe(200);
+    const again = await refusal(outbound({ method: 'GET', url: `http://api.localhost:${vendor.port}/echo`, headers: {} }, LIMITS));
     expect(again.code).toBe('destination_refused');
     expect(calls).toBe(2);
   });
