@@ -332,7 +332,9 @@ export class RootSet {
       report = { ok: false, observedAt: null, ...this.times(now), ...tally, error: { code: err.code, message } };
       this.saveRefreshState(vendor, { ...this.refreshState(vendor), lastAttempt: report });
       if (!isKitError(e)) console.error(`twinkit: the refresh of ${vendor} failed`, e);
-      throw new KitError(err.code === 'refresh_throttled' ? 'refresh_failed' : err.code, message, { refresh: report });
+      // What it wrote before it failed stays (nothing is swept): on disk before the answer says so.
+      await this.host.durable();
+      throw new KitError(err.code, message, { refresh: report });
     } finally {
       this.running.delete(vendor);
     }
