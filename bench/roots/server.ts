@@ -1,0 +1,81 @@
+/**
+ * One world served as `kit world serve <dir> --port 0 --world <world>` serves it by default,
+ * in a process of its own: through the CLI's `serveWorld` (every built-in twin, the world in the
+ * server's thread, LMDB under `<dir>/.kit/world/`, its sealing key beside it, roots allowed to
+ * name loopback), with the CLI's `openWorld` (sdk/cli/kit.ts). The token file is written first
+ * with the bench's tokens (serveWorld keeps an existing one).
+ *
+ *   node dist/bench/roots/server.js <dir> <world> <token> <customers>
+ *
+ * With `<customers>` above 0, the world's Stripe twin is given that many customers before it
+ * listens, in-process through the runner (`WorldHandle.handle`, POST /v1/customers as the
+ * world's token opens the default account, 32 in flight: each one an entry of its own, durable
+ * as over HTTP, without the loopback). Prints `ready <port> <seed ms> <first customer id|->`.
+ * Stops on SIGTERM/SIGINT.
+ */
+import { writeTokenFile } from '../../host/index.js';
+import { openLocalWorld } from '../../runtime/runner/index.js';
+import type { LocalWorldOptions, WorldHandle, WorldRequest } from '../../runtime/runner/types.js';
+import { DEFAULT_HOST, DEFAULT_ORG, serveWorld } from '../../sdk/cli/serve.js';
+import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
+import { inParallel } from '../host/client.js';
+import { customerForm, SEED_IN_FLIGHT } from './seed.js';
+
+const [dir, world, token, customersArg] = process.argv.slice(2);
+const customers = Number(customersArg ?? '0');
+if (dir === undefined || world === undefined || token === undefined || !Number.isInteger(customers) || customers < 0) {
+  throw new Error('usage: server.js <dir> <world> <token> <customers>');
+}
+
+/** One customer made through the world itself, as the world's token used as the API key makes it (the default account). */
+async function makeCustomer(handle: WorldHandle, i: number): Promise<string> {
+  const request: WorldRequest = {
+    surface: 'vendor',
+    method: 'POST',
+    path: '/stripe/v1/customers',
+    query: '',
+    // What the host forwards for `Authorization: Bearer <world token>` (host/core/forward.ts).
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${token}`, 'x-kit-auth': 'authorization' },
+    body: new TextEncoder().encode(customerForm(i)),
+    scope: 'write',
+    requestId: `req_seed_${i}`,
+    receivedAt: Date.now(),
+  };
+  const res = await handle.handle(request);
+  const text = typeof res.body === 'string' ? res.body : new TextDecoder().decode(res.body);
+  if (res.status !== 200) throw new Error(`seeding customer ${i} answered ${res.status}: ${text.slice(0, 300)}`);
+  return (JSON.parse(text) as { id: string }).id;
+}
+
+let seedMs = 0;
+let first = '-';
+await writeTokenFile(dir, { url: '', token, readToken: `tok_r_${token.slice('tok_'.length)}` });
+const serving = await serveWorld(
+  { dir, port: 0, host: DEFAULT_HOST, org: DEFAULT_ORG, world },
+  {
+    loadTwins: loadBuiltinTwins,
+    async openWorld(options: LocalWorldOptions): Promise<WorldHandle> {
+      const handle = await openLocalWorld({ ...options, guestRuntime: await buildGuestRuntime() });
+      if (customers > 0) {
+        try {
+          const started = performance.now();
+          const ids = await inParallel(customers, SEED_IN_FLIGHT, (i) => makeCustomer(handle, i));
+          seedMs = performance.now() - started;
+          first = ids[0] as string;
+        } catch (e) {
+          await handle.close();
+          throw e;
+        }
+      }
+      return handle;
+    },
+  },
+);
+if (serving.tokens.token !== token) throw new Error('serveWorld did not keep the bench token file');
+console.log(`ready ${serving.server.port} ${seedMs.toFixed(1)} ${first}`);
+
+const quit = (): void => {
+  void serving.server.close().then(() => process.exit(0));
+};
+process.once('SIGTERM', quit);
+process.once('SIGINT', quit);
