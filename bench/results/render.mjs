@@ -304,7 +304,7 @@ function rootsSection(roots) {
     const t = f.throttled ?? {};
     out.push(
       '',
-      `The first refresh against the baseline: ${ratio(x.wall)}× its wall time, ${ratio(x.fileBytes)}× its data file growth, ${ratio(x.logJsonBytes)}× its log JSON; ${ratio(x.overReads)}× the reads alone; the unchanged refresh ${ratio(x.unchangedOverFirst)}× the first. A third refresh at once: ${t.status ?? '?'} \`${t.code ?? '?'}\`, Retry-After ${t.retryAfterS ?? '?'} s, ${t.wroteEntries ?? '?'} entries written.`,
+      `The first refresh against the baseline: ${ratio(x.wall)}× its wall time, ${ratio(x.cpu)}× its server's CPU, ${ratio(x.fileBytes)}× its data file growth, ${ratio(x.logJsonBytes)}× its log JSON; ${ratio(x.overReads)}× the reads alone; the unchanged refresh ${ratio(x.unchangedOverFirst)}× the first. A third refresh at once: ${t.status ?? '?'} \`${t.code ?? '?'}\`, Retry-After ${t.retryAfterS ?? '?'} s, ${t.wroteEntries ?? '?'} entries written.`,
     );
   }
   const q = roots.request;

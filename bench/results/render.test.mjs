@@ -274,7 +274,7 @@ test('render: roots, both parts from the same run', () => {
       throttled: { status: 429, code: 'refresh_throttled', retryAfterS: 28, wroteEntries: 0, fileBytes: 0 },
       baseline: { what: 'the same | customers', wallMs: 15946, written: written(40472576, 23263573, 10000, 50001, 0), serverCpuMs: 7220 },
       reads: { what: 'the walk', pages: 100, wallMs: 719, bytes: 1 },
-      ratio: { wall: 0.314, fileBytes: 1.405, logJsonBytes: 1.228, overReads: 6.96, unchangedOverFirst: 0.422 },
+      ratio: { wall: 0.314, cpu: 0.66, fileBytes: 1.405, logJsonBytes: 1.228, overReads: 6.96, unchangedOverFirst: 0.422 },
     },
     request: {
       customers: 10000,
@@ -290,7 +290,7 @@ test('render: roots, both parts from the same run', () => {
   assert.match(md, /holding 10000 customers\*\* .*rooted at `http:\/\/127\.0\.0\.1:<port>\/local\/real\/stripe`.*in 4\.87 s; load average 1\.00 → 2\.00\):/);
   assert.match(md, /\| first refresh \| 5003 \| 107 \| 101 \| 50004 \(\+ 50004\) \| 56\.84 \| 28\.57 \| 4790 \|/);
   assert.match(md, /\| baseline: the same \\\| customers \| 15946 \| – \| 10000 \| 50001 \| 40\.47 \| 23\.26 \| 7220 \|/);
-  assert.match(md, /0\.31× its wall time, 1\.41× its data file growth, 1\.23× its log JSON; 6\.96× the reads alone; the unchanged refresh 0\.42× the first\. A third refresh at once: 429 `refresh_throttled`, Retry-After 28 s, 0 entries written\./);
+  assert.match(md, /0\.31× its wall time, 0\.66× its server's CPU, 1\.41× its data file growth, 1\.23× its log JSON; 6\.96× the reads alone; the unchanged refresh 0\.42× the first\. A third refresh at once: 429 `refresh_throttled`, Retry-After 28 s, 0 entries written\./);
   assert.match(md, /3 s × 4 rounds, servers on CPU 0 and autocannon on CPU 1;.*load average 2\.00 → 2\.50; the answer 841 bytes rooted, 796 without\):/);
   assert.match(md, /\| rooted GET \(2 non-200\) \| 9000 \| 0\.98 \| 1\.00 \| 1\.01 \| 2\.00 \| 1\.10 \| 70\.0 \| 1\.02 \|/);
   assert.doesNotMatch(md, /NaN/);

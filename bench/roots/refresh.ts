@@ -13,21 +13,15 @@
  * wrote; and that a third one at once is refused 429 with Retry-After, writing nothing.
  *
  * Baselines in the same run: the same n customers created through a third world's Stripe API
- * over loopback (`POST /v1/customers`, 32 in flight, the world's token as the API key): what a
- * user without a root does to get those customers into a world, through the same server, one
- * durable entry each; and the reads alone: the real account's customer list walked a hundred
+ * over loopback (`POST /v1/customers`, 32 in flight, the world's token as the API key; a world
+ * served the same way, empty, in the real account's process: worlds.ts): what a user without a
+ * root does to get those customers into a world, one durable entry each; and the reads alone: the real account's customer list walked a hundred
  * at a time by a plain client, as the refresh walks it, with nothing written.
  */
-import { join } from 'node:path';
 import { inParallel, round } from '../host/client.js';
 import { customerForm, SEED_IN_FLIGHT } from './seed.js';
-import { COMMAND, expectStatus, fileBytes, rootAt, send, startWorldServer, stripePosition, worldApi, type WorldServer } from './servers.js';
-import type { Pair, Worlds } from './worlds.js';
-
-export interface RefreshOptions {
-  /** The part's scratch folder (the baseline world's). */
-  dir: string;
-}
+import { COMMAND, expectStatus, fileBytes, rootAt, send, stripePosition, worldApi, type WorldServer } from './servers.js';
+import type { Worlds } from './worlds.js';
 
 /** What a stretch of work wrote to a world. */
 export interface Written {
@@ -84,8 +78,9 @@ export interface RefreshFigures {
   };
   reads: { what: string; pages: number; wallMs: number; bytes: number };
   ratio: {
-    /** First refresh ÷ the baseline's creates: wall time, data file growth, log JSON bytes. */
+    /** First refresh ÷ the baseline's creates: wall time, the serving process's CPU, data file growth, log JSON bytes. */
     wall: number | null;
+    cpu: number | null;
     fileBytes: number | null;
     logJsonBytes: number | null;
     /** First refresh ÷ the reads alone. */
@@ -183,89 +178,80 @@ async function checkCopied(copy: WorldServer, real: WorldServer, id: string, obs
 
 const ratioOf = (a: number, b: number, digits = 3): number | null => (b > 0 ? round(a / b, digits) : null);
 
-export async function benchRefresh(o: RefreshOptions, worlds: Worlds, log: (line: string) => void): Promise<RefreshFigures> {
-  log('bench roots: starting the baseline world');
-  const started = await Promise.allSettled([worlds.fresh(), startWorldServer(join(o.dir, 'baseline'), 'baseline', 0)]);
-  const baselineStarted = started[1].status === 'fulfilled' ? started[1].value : null;
-  try {
-    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
-    const { real, copy } = (started[0] as PromiseFulfilledResult<Pair>).value;
-    const baseline = baselineStarted as WorldServer;
-    log(`bench roots: seeded ${worlds.customers} customers in ${real.seedMs.toFixed(0)} ms`);
+export async function benchRefresh(worlds: Worlds, log: (line: string) => void): Promise<RefreshFigures> {
+  const { real, copy, baseline } = await worlds.fresh();
+  log(`bench roots: seeded ${worlds.customers} customers in ${real.seedMs.toFixed(0)} ms`);
 
-    // The reads alone, first: both the walk and the refresh then find the real server warm.
-    const walk = await walkCustomers(real);
-    if (walk.count !== worlds.customers) throw new Error(`the real account lists ${walk.count} customers, not ${worlds.customers}`);
-    log(`bench roots: walked ${walk.pages} pages of the real account's customers in ${walk.wallMs.toFixed(0)} ms`);
+  // The reads alone, first: both the walk and the refresh then find the real server warm.
+  const walk = await walkCustomers(real);
+  if (walk.count !== worlds.customers) throw new Error(`the real account lists ${walk.count} customers, not ${worlds.customers}`);
+  log(`bench roots: walked ${walk.pages} pages of the real account's customers in ${walk.wallMs.toFixed(0)} ms`);
 
-    const root = await rootAt(copy, real);
-    worlds.markRefreshed();
-    const first = await refreshOnce(copy, real, false);
-    log(`bench roots: first refresh ${first.wallMs} ms, ${first.report.reads} reads, ${first.report.entries} entries, ${first.report.written} records written, data file +${first.written.fileBytes} B`);
-    const status = expectStatus<{ resources: { type: string; count: number }[] }>(await worldApi(copy, 'GET', '/twins/stripe/status'), 200, 'GET …/twins/stripe/status');
-    const copiedCustomers = status.resources.find((r) => r.type === 'customer')?.count ?? 0;
-    if (copiedCustomers !== worlds.customers) throw new Error(`the copy holds ${copiedCustomers} customers, not ${worlds.customers}`);
-    await checkCopied(copy, real, real.firstCustomer as string, first.report.observedAt);
+  const root = await rootAt(copy, real);
+  worlds.markRefreshed();
+  const first = await refreshOnce(copy, real, false);
+  log(`bench roots: first refresh ${first.wallMs} ms, ${first.report.reads} reads, ${first.report.entries} entries, ${first.report.written} records written, data file +${first.written.fileBytes} B`);
+  const status = expectStatus<{ resources: { type: string; count: number }[] }>(await worldApi(copy, 'GET', '/twins/stripe/status'), 200, 'GET …/twins/stripe/status');
+  const copiedCustomers = status.resources.find((r) => r.type === 'customer')?.count ?? 0;
+  if (copiedCustomers !== worlds.customers) throw new Error(`the copy holds ${copiedCustomers} customers, not ${worlds.customers}`);
+  await checkCopied(copy, real, real.firstCustomer as string, first.report.observedAt);
 
-    const unchanged = await refreshOnce(copy, real, true);
-    log(`bench roots: unchanged refresh ${unchanged.wallMs} ms, ${unchanged.report.entries} entries, data file +${unchanged.written.fileBytes} B`);
+  const unchanged = await refreshOnce(copy, real, true);
+  log(`bench roots: unchanged refresh ${unchanged.wallMs} ms, ${unchanged.report.entries} entries, data file +${unchanged.written.fileBytes} B`);
 
-    const beforeThrottle = { position: await stripePosition(copy), file: fileBytes(copy.dataFile).size };
-    const third = await worldApi(copy, 'POST', '/twins/stripe/refresh');
-    const retryAfter = third.headers.get('retry-after');
-    const throttled = {
-      status: third.status,
-      code: (JSON.parse(third.text) as { error?: { code?: string } }).error?.code ?? '',
-      retryAfterS: retryAfter === null ? null : Number(retryAfter),
-      wroteEntries: (await stripePosition(copy)) - beforeThrottle.position,
-      fileBytes: fileBytes(copy.dataFile).size - beforeThrottle.file,
-    };
-    // The stripe twin's own `refresh.atMost` is 30 s (the root sets none here).
-    if (throttled.status !== 429 || throttled.code !== 'refresh_throttled' || throttled.retryAfterS === null || !(throttled.retryAfterS >= 1 && throttled.retryAfterS <= 30) || throttled.wroteEntries !== 0) {
-      throw new Error(`a third refresh at once was not throttled: ${third.status} retry-after ${retryAfter} ${third.text.slice(0, 300)}; ${throttled.wroteEntries} entries written`);
-    }
-    log(`bench roots: a third refresh at once: ${throttled.status} ${throttled.code}, Retry-After ${throttled.retryAfterS}`);
-
-    // The baseline: the same customers made through the baseline world's Stripe API over loopback.
-    const headers = { authorization: `Bearer ${baseline.token}`, 'content-type': 'application/x-www-form-urlencoded' };
-    const made = await measured(baseline, null, async () => {
-      const t = performance.now();
-      await inParallel(worlds.customers, SEED_IN_FLIGHT, async (i) => {
-        const answer = await fetch(`${baseline.url}/stripe/v1/customers`, { method: 'POST', headers, body: customerForm(i) });
-        const text = await answer.text();
-        if (answer.status !== 200) throw new Error(`POST /v1/customers answered ${answer.status}: ${text.slice(0, 300)}`);
-      });
-      return performance.now() - t;
-    });
-    log(`bench roots: baseline, ${worlds.customers} creates over HTTP: ${made.result.toFixed(0)} ms, data file +${made.written.fileBytes} B`);
-
-    return {
-      command: COMMAND,
-      customers: worlds.customers,
-      root: root.replace(/:\d+\//, ':<port>/'),
-      seedMs: round(real.seedMs, 1) as number,
-      first,
-      unchanged,
-      throttled,
-      copiedCustomers,
-      baseline: {
-        what: `the same ${worlds.customers} customers created through another world's Stripe API over loopback (POST /v1/customers, ${SEED_IN_FLIGHT} in flight)`,
-        inFlight: SEED_IN_FLIGHT,
-        wallMs: round(made.result, 1) as number,
-        written: made.written,
-        serverCpuMs: made.cpuMs,
-      },
-      reads: { what: 'the real account\'s customers walked a hundred at a time by a plain client (GET /v1/customers?limit=100&starting_after=…)', pages: walk.pages, wallMs: round(walk.wallMs, 1) as number, bytes: walk.bytes },
-      ratio: {
-        wall: ratioOf(first.wallMs, made.result),
-        fileBytes: ratioOf(first.written.fileBytes, made.written.fileBytes),
-        logJsonBytes: ratioOf(first.written.logJsonBytes, made.written.logJsonBytes),
-        overReads: ratioOf(first.wallMs, walk.wallMs, 2),
-        unchangedOverFirst: ratioOf(unchanged.wallMs, first.wallMs),
-      },
-    };
-  } finally {
-    await baselineStarted?.stop();
+  const beforeThrottle = { position: await stripePosition(copy), file: fileBytes(copy.dataFile).size };
+  const third = await worldApi(copy, 'POST', '/twins/stripe/refresh');
+  const retryAfter = third.headers.get('retry-after');
+  const throttled = {
+    status: third.status,
+    code: (JSON.parse(third.text) as { error?: { code?: string } }).error?.code ?? '',
+    retryAfterS: retryAfter === null ? null : Number(retryAfter),
+    wroteEntries: (await stripePosition(copy)) - beforeThrottle.position,
+    fileBytes: fileBytes(copy.dataFile).size - beforeThrottle.file,
+  };
+  // The stripe twin's own `refresh.atMost` is 30 s (the root sets none here).
+  if (throttled.status !== 429 || throttled.code !== 'refresh_throttled' || throttled.retryAfterS === null || !(throttled.retryAfterS >= 1 && throttled.retryAfterS <= 30) || throttled.wroteEntries !== 0) {
+    throw new Error(`a third refresh at once was not throttled: ${third.status} retry-after ${retryAfter} ${third.text.slice(0, 300)}; ${throttled.wroteEntries} entries written`);
   }
+  log(`bench roots: a third refresh at once: ${throttled.status} ${throttled.code}, Retry-After ${throttled.retryAfterS}`);
+
+  // The baseline: the same customers made through the baseline world's Stripe API over loopback.
+  const headers = { authorization: `Bearer ${baseline.token}`, 'content-type': 'application/x-www-form-urlencoded' };
+  const made = await measured(baseline, null, async () => {
+    const t = performance.now();
+    await inParallel(worlds.customers, SEED_IN_FLIGHT, async (i) => {
+      const answer = await fetch(`${baseline.url}/stripe/v1/customers`, { method: 'POST', headers, body: customerForm(i) });
+      const text = await answer.text();
+      if (answer.status !== 200) throw new Error(`POST /v1/customers answered ${answer.status}: ${text.slice(0, 300)}`);
+    });
+    return performance.now() - t;
+  });
+  log(`bench roots: baseline, ${worlds.customers} creates over HTTP: ${made.result.toFixed(0)} ms, data file +${made.written.fileBytes} B`);
+
+  return {
+    command: COMMAND,
+    customers: worlds.customers,
+    root: root.replace(/:\d+\//, ':<port>/'),
+    seedMs: round(real.seedMs, 1) as number,
+    first,
+    unchanged,
+    throttled,
+    copiedCustomers,
+    baseline: {
+      what: `the same ${worlds.customers} customers created through another world's Stripe API over loopback (POST /v1/customers, ${SEED_IN_FLIGHT} in flight, the world's token as the API key)`,
+      inFlight: SEED_IN_FLIGHT,
+      wallMs: round(made.result, 1) as number,
+      written: made.written,
+      serverCpuMs: made.cpuMs,
+    },
+    reads: { what: 'the real account\'s customers walked a hundred at a time by a plain client (GET /v1/customers?limit=100&starting_after=…)', pages: walk.pages, wallMs: round(walk.wallMs, 1) as number, bytes: walk.bytes },
+    ratio: {
+      wall: ratioOf(first.wallMs, made.result),
+      cpu: ratioOf(first.copyCpuMs, made.cpuMs),
+      fileBytes: ratioOf(first.written.fileBytes, made.written.fileBytes),
+      logJsonBytes: ratioOf(first.written.logJsonBytes, made.written.logJsonBytes),
+      overReads: ratioOf(first.wallMs, walk.wallMs, 2),
+      unchangedOverFirst: ratioOf(unchanged.wallMs, first.wallMs),
+    },
+  };
 }

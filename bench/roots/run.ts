@@ -17,7 +17,7 @@
  * Settings (environment; defaults in parentheses):
  *   KIT_BENCH_ROOTS_CUSTOMERS (10000) in the real account;
  *   KIT_BENCH_ROOTS_SECONDS (3) per load run, KIT_BENCH_ROOTS_WARMUP (1) seconds of load per
- *   row first (0: none), KIT_BENCH_ROOTS_ROUNDS (4),
+ *   row first (0: none), KIT_BENCH_ROOTS_ROUNDS (6),
  *   KIT_BENCH_ROOTS_CONNECTIONS (10), KIT_BENCH_ROOTS_PIN (1: servers on CPU 0, the load on
  *   CPU 1; 0 leaves them unpinned);
  *   KIT_BENCH_ROOTS_DIR: where the temporary directories go (default the OS's).
@@ -45,7 +45,7 @@ function printRefresh(f: RefreshFigures): void {
   const b = f.baseline;
   console.log(`| baseline: ${b.what} | ${fixed(b.wallMs, 0)} | – | ${b.written.entries} | ${b.written.writes} | ${MB(b.written.fileBytes)} | ${MB(b.written.logJsonBytes)} | ${b.serverCpuMs} | – |`);
   console.log(`| reads alone: ${f.reads.what} | ${fixed(f.reads.wallMs, 0)} | ${f.reads.pages} | – | – | – | – | – | – |`);
-  console.log(`\nFirst refresh × the baseline: wall ${fixed(f.ratio.wall, 3)}, data file ${fixed(f.ratio.fileBytes, 3)}, log JSON ${fixed(f.ratio.logJsonBytes, 3)}; × the reads alone ${fixed(f.ratio.overReads)}; the unchanged refresh × the first ${fixed(f.ratio.unchangedOverFirst, 3)}.`);
+  console.log(`\nFirst refresh × the baseline: wall ${fixed(f.ratio.wall, 3)}, server CPU ${fixed(f.ratio.cpu, 3)}, data file ${fixed(f.ratio.fileBytes, 3)}, log JSON ${fixed(f.ratio.logJsonBytes, 3)}; × the reads alone ${fixed(f.ratio.overReads)}; the unchanged refresh × the first ${fixed(f.ratio.unchangedOverFirst, 3)}.`);
   console.log(`A third refresh at once: ${f.throttled.status} ${f.throttled.code}, Retry-After ${f.throttled.retryAfterS} s, ${f.throttled.wroteEntries} entries and ${f.throttled.fileBytes} bytes written.`);
 }
 
@@ -63,13 +63,13 @@ function printRequest(f: RequestFigures): void {
 async function main(): Promise<void> {
   const worlds = new Worlds(process.env['KIT_BENCH_ROOTS_DIR'] || tmpdir(), setting('CUSTOMERS', 10_000), log);
   try {
-    await runParts<Part, PartsFigures<Part> & { refresh?: RefreshFigures; request?: RequestFigures }>('ROOTS', PARTS, {}, async (part, dir, figures) => {
+    await runParts<Part, PartsFigures<Part> & { refresh?: RefreshFigures; request?: RequestFigures }>('ROOTS', PARTS, {}, async (part, _dir, figures) => {
       if (part === 'refresh') {
-        figures.refresh = await benchRefresh({ dir }, worlds, log);
+        figures.refresh = await benchRefresh(worlds, log);
         printRefresh(figures.refresh);
       } else {
         figures.request = await benchRequest(
-          { seconds: setting('SECONDS', 3, { fraction: true }), warmUp: setting('WARMUP', 1, { min: 0 }), rounds: setting('ROUNDS', 4), connections: setting('CONNECTIONS', 10), pin: setting('PIN', 1, { min: 0 }) !== 0 },
+          { seconds: setting('SECONDS', 3, { fraction: true }), warmUp: setting('WARMUP', 1, { min: 0 }), rounds: setting('ROUNDS', 6), connections: setting('CONNECTIONS', 10), pin: setting('PIN', 1, { min: 0 }) !== 0 },
           worlds,
           log,
         );

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 /** dist/bench/roots/ → its server. */
 const SERVER = join(dirname(fileURLToPath(import.meta.url)), 'server.js');
 
-export const COMMAND = 'node dist/bench/roots/server.js <dir> <world> <token> <customers>  (serveWorld, as `kit world serve <dir> --world <world>`)';
+export const COMMAND = 'node dist/bench/roots/server.js <dir> <world> <token> <customers> …  (serveWorld for each world, as `kit world serve <dir> --world <world>`)';
 
 /** A Stripe test key, beside the world's token, as an app sends them (it opens the copied account once a refresh has read one). */
 export const STRIPE_KEY = 'sk_test_roots_bench';
@@ -27,13 +27,16 @@ export interface WorldServer {
   readonly url: string;
   /** `{world_api}`: `{base}/-/local/<world>`. */
   readonly api: string;
+  /** Its process's (shared by the worlds started together). */
   readonly pid: number;
   /** What the seeding took in the server (0 without customers), and the first customer's id. */
   readonly seedMs: number;
   readonly firstCustomer: string | null;
   /** The world's LMDB data file. */
   readonly dataFile: string;
+  /** The process's CPU so far. */
   cpuMs(): number;
+  /** Stops the process (and the worlds started with this one). */
   stop(): Promise<void>;
 }
 
@@ -74,11 +77,27 @@ function newToken(): string {
   return `tok_${randomBytes(32).toString('base64url')}`;
 }
 
-/** Starts `world` served from `dir` (made here), seeded with `customers` Stripe customers before it listens. */
-export async function startWorldServer(dir: string, world: string, customers: number): Promise<WorldServer> {
-  mkdirSync(dir, { recursive: true });
-  const token = newToken();
-  const child = spawn(process.execPath, [SERVER, dir, world, token, String(customers)], { stdio: ['ignore', 'pipe', 'pipe'] });
+export interface WorldSpec {
+  /** Made here. */
+  dir: string;
+  world: string;
+  /** Stripe customers made in it before it listens. */
+  customers: number;
+}
+
+/**
+ * Starts the worlds of `specs` in one process (server.ts), each served from its `dir`; answers
+ * them in the same order. They share the process, so its pid, CPU and stop. `nodeArgs` go to its
+ * `node` (profile.ts's `--cpu-prof`).
+ */
+export async function startWorldServers(specs: readonly WorldSpec[], nodeArgs: readonly string[] = []): Promise<WorldServer[]> {
+  const tokens = specs.map(() => newToken());
+  const args = specs.flatMap((spec, i) => {
+    mkdirSync(spec.dir, { recursive: true });
+    return [spec.dir, spec.world, tokens[i]!, String(spec.customers)];
+  });
+  const names = specs.map((s) => s.world).join(' and ');
+  const child = spawn(process.execPath, [...nodeArgs, SERVER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let output = '';
   let exited = false;
@@ -89,44 +108,53 @@ export async function startWorldServer(dir: string, world: string, customers: nu
       resolve();
     }),
   );
-  const ready = await new Promise<string[]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the ${world} server did not listen within 300 s:\n${output}`)), 300_000);
+  const lines = await new Promise<string[][]>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the ${names} server did not listen within 300 s:\n${output}`)), 300_000);
     child.stdout?.on('data', (b: Buffer) => {
       output += b.toString();
-      const line = output.split('\n').find((l) => l.startsWith('ready '));
-      if (line !== undefined) {
+      const all = output.split('\n');
+      if (all.some((l) => l.trim() === 'ready')) {
         clearTimeout(timer);
-        resolve(line.trim().split(' '));
+        resolve(all.filter((l) => l.startsWith('world ')).map((l) => l.trim().split(' ')));
       }
     });
     child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
     void exit.then(() => {
       clearTimeout(timer);
-      reject(new Error(`the ${world} server exited before listening:\n${output}`));
+      reject(new Error(`the ${names} server exited before listening:\n${output}`));
     });
   });
-  const [, port, seedMs, first] = ready;
-  const base = `http://127.0.0.1:${port}`;
   const pid = child.pid as number;
-  return {
-    world,
-    token,
-    base,
-    url: `${base}/local/${world}`,
-    api: `${base}/-/local/${world}`,
-    pid,
-    seedMs: Number(seedMs),
-    firstCustomer: first === undefined || first === '-' ? null : first,
-    dataFile: join(dir, '.kit', 'world', 'data.mdb'),
-    cpuMs: () => processCpuMs(pid),
-    async stop() {
-      if (exited) return;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exit;
-      clearTimeout(killer);
-    },
+  const stop = async (): Promise<void> => {
+    if (exited) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    await exit;
+    clearTimeout(killer);
   };
+  return specs.map((spec, i) => {
+    const [, world, port, seedMs, first] = lines[i] ?? [];
+    if (world !== spec.world) throw new Error(`the server answered ${lines.map((l) => l.join(' ')).join('; ')} for ${names}`);
+    const base = `http://127.0.0.1:${port}`;
+    return {
+      world: spec.world,
+      token: tokens[i]!,
+      base,
+      url: `${base}/local/${spec.world}`,
+      api: `${base}/-/local/${spec.world}`,
+      pid,
+      seedMs: Number(seedMs),
+      firstCustomer: first === undefined || first === '-' ? null : first,
+      dataFile: join(spec.dir, '.kit', 'world', 'data.mdb'),
+      cpuMs: () => processCpuMs(pid),
+      stop,
+    };
+  });
+}
+
+/** One world in a process of its own, as `kit world serve` serves it. */
+export async function startWorldServer(dir: string, world: string, customers: number, nodeArgs: readonly string[] = []): Promise<WorldServer> {
+  return (await startWorldServers([{ dir, world, customers }], nodeArgs))[0]!;
 }
 
 /** The data file's size (`st_size`) and what the file system holds of it (`st_blocks` × 512), in bytes. */
