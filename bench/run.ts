@@ -2,7 +2,7 @@
  * `make bench`: every benchmark of bench/ in sequence, each in a child process of its own, with
  * progress on stderr and each benchmark's own table on stdout. Not part of `make test`.
  *
- *   node dist/bench/run.js                   # engine, sandbox, router, runner, lived-in, http, host, mirror, edge, access
+ *   node dist/bench/run.js                   # engine, sandbox, router, runner, lived-in, http, host, mirror, edge, access, roots
  *   node dist/bench/run.js runner http       # a subset, in the order given
  *   ROUNDS=5 DURATION=10s node dist/bench/run.js http   # bench/http/run.sh reads its settings from the environment
  *
@@ -46,6 +46,7 @@ const SUITES: Suite[] = [
   { name: 'mirror', what: "the Stripe mirror's first useful paint in Chromium, 10 against 10,000 customers (a minute or two)", command: process.execPath, args: [join(DIST, 'mirror', 'first-paint.js')] },
   { name: 'edge', what: 'the edge variant in workerd (miniflare) over HTTP: Stripe against the single-world server, cold starts, the Worker\'s path, memory per idle world (about eight minutes)', command: process.execPath, args: [join(DIST, 'edge', 'run.js')] },
   { name: 'access', what: 'browser access: the same read with the token, named keys and session cookies, over HTTP on both Node hosts and in-process (about six minutes)', command: process.execPath, args: [join(DIST, 'access', 'run.js')] },
+  { name: 'roots', what: 'a refresh of a Stripe root holding 10,000 customers against creating them through the API, and what a root adds to a request over HTTP (two or three minutes)', command: process.execPath, args: [join(DIST, 'roots', 'run.js')] },
 ];
 
 let running: ChildProcess | undefined;

@@ -280,6 +280,51 @@ function accessSection(access) {
   return out;
 }
 
+// Roots (issue 34, bench/roots/): a refresh of a Stripe root holding n customers against creating
+// them through the API, and what a root adds to a request; ratios within the run.
+function rootsSection(roots) {
+  const out = [];
+  const load = (part) => (Array.isArray(roots.load?.[part]) ? `; load average ${roots.load[part].map((x) => fixed(x, 2)).join(' → ')}` : '');
+  const mb = (x) => (typeof x === 'number' && Number.isFinite(x) ? (x / 1e6).toFixed(2) : '–');
+  const f = roots.refresh;
+  if (f) {
+    out.push(
+      '',
+      `**Roots: a refresh of a Stripe root holding ${f.customers ?? '?'} customers** (\`bench/roots/refresh.ts\`: the real account and the copy each served as \`kit world serve\` serves it, the copy's Stripe twin rooted at \`${f.root ?? '?'}\` with the real world's token sealed, through the Node outbound fetch; the real account seeded in-process in ${fixed((f.seedMs ?? NaN) / 1000, 2)} s${load('refresh')}):`,
+      '',
+      '| what | wall ms | reads | entries | records written (+ markers) | data file growth MB | log JSON MB | copy CPU ms |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    const run = (what, r) => `| ${what} | ${fixed(r?.wallMs, 0)} | ${r?.report?.reads ?? '–'} | ${r?.written?.entries ?? '–'} | ${r?.report?.written ?? '–'} (+ ${r?.written?.markerWrites ?? '–'}) | ${mb(r?.written?.fileBytes)} | ${mb(r?.written?.logJsonBytes)} | ${fixed(r?.copyCpuMs, 0)} |`;
+    out.push(run('first refresh', f.first), run('second, nothing changed (`?force=1`)', f.unchanged));
+    const b = f.baseline;
+    if (b) out.push(`| baseline: ${cell(b.what)} | ${fixed(b.wallMs, 0)} | – | ${b.written?.entries ?? '–'} | ${b.written?.writes ?? '–'} | ${mb(b.written?.fileBytes)} | ${mb(b.written?.logJsonBytes)} | ${fixed(b.serverCpuMs, 0)} |`);
+    if (f.reads) out.push(`| reads alone: ${cell(f.reads.what)} | ${fixed(f.reads.wallMs, 0)} | ${f.reads.pages ?? '–'} | – | – | – | – | – |`);
+    const x = f.ratio ?? {};
+    const t = f.throttled ?? {};
+    out.push(
+      '',
+      `The first refresh against the baseline: ${ratio(x.wall)}× its wall time, ${ratio(x.cpu)}× its server's CPU, ${ratio(x.fileBytes)}× its data file growth, ${ratio(x.logJsonBytes)}× its log JSON; ${ratio(x.overReads)}× the reads alone; the unchanged refresh ${ratio(x.unchangedOverFirst)}× the first. A third refresh at once: ${t.status ?? '?'} \`${t.code ?? '?'}\`, Retry-After ${t.retryAfterS ?? '?'} s, ${t.wroteEntries ?? '?'} entries written.`,
+    );
+  }
+  const q = roots.request;
+  if (q) {
+    out.push(
+      '',
+      `**Roots: what a root adds to a request** (\`bench/roots/request.ts\`: the copy of ${q.customers ?? '?'} customers, autocannon, ${q.connections ?? '?'} connections, ${q.seconds ?? '?'} s × ${q.rounds ?? '?'} rounds${q.pinned ? ', servers on CPU 0 and autocannon on CPU 1' : ', unpinned'}; medians over the rounds, each ratio within its round against the row marked baseline${load('request')}; the answer ${q.answerBytes?.rooted ?? '?'} bytes rooted, ${q.answerBytes?.unrooted ?? '?'} without):`,
+      '',
+      '| request | requests/s | × baseline | p50 ms | × baseline | p99 ms | × baseline | server CPU µs/answer | × baseline |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const r of q.rows ?? []) {
+      const bad = r.bad > 0 ? ` (${r.bad} non-200)` : '';
+      const x = r.ratio ?? {};
+      out.push(`| ${cell(r.what)}${bad} | ${fixed(r.requestsPerSecond, 0)} | ${ratio(x.rps)} | ${fixed(r.p50Ms, 2)} | ${ratio(x.p50)} | ${fixed(r.p99Ms, 2)} | ${ratio(x.p99)} | ${fixed(r.serverCpuUsPerRequest, 1)} | ${ratio(x.serverCpu)} |`);
+    }
+  }
+  return out;
+}
+
 // The other benches, as compact tables of what they print.
 const SUITES = {
   engine: {
@@ -334,6 +379,7 @@ export function render(latest) {
   if (suites.host) out.push(...hostSection(suites.host));
   if (suites.edge) out.push(...edgeSection(suites.edge));
   if (suites.access) out.push(...accessSection(suites.access));
+  if (suites.roots) out.push(...rootsSection(suites.roots));
   return out.join('\n');
 }
 

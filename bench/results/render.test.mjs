@@ -260,6 +260,45 @@ test('render: browser access, both parts from the same run', () => {
   assert.doesNotMatch(render(latest), /Browser access/);
 });
 
+test('render: roots, both parts from the same run', () => {
+  const written = (fileBytes, logJsonBytes, entries, writes, markerWrites) => ({ fileBytes, allocatedBytes: fileBytes, entries, writes, markerWrites, logJsonBytes });
+  const report = (reads, entries, w) => ({ ok: true, observedAt: 'x', durationMs: 1, reads, entries, written: w, deleted: 0 });
+  const roots = {
+    load: { refresh: [1, 2], request: [2, 2.5] },
+    refresh: {
+      customers: 10000,
+      root: 'http://127.0.0.1:<port>/local/real/stripe',
+      seedMs: 4867,
+      first: { wallMs: 5003, report: report(107, 101, 50004), written: written(56844288, 28570924, 101, 100008, 50004), copyCpuMs: 4790, realCpuMs: 290 },
+      unchanged: { wallMs: 2109, report: report(107, 0, 0), written: written(0, 0, 0, 0, 0), copyCpuMs: 1960, realCpuMs: 210 },
+      throttled: { status: 429, code: 'refresh_throttled', retryAfterS: 28, wroteEntries: 0, fileBytes: 0 },
+      baseline: { what: 'the same | customers', wallMs: 15946, written: written(40472576, 23263573, 10000, 50001, 0), serverCpuMs: 7220 },
+      reads: { what: 'the walk', pages: 100, wallMs: 719, bytes: 1 },
+      ratio: { wall: 0.314, cpu: 0.66, fileBytes: 1.405, logJsonBytes: 1.228, overReads: 6.96, unchangedOverFirst: 0.422 },
+    },
+    request: {
+      customers: 10000,
+      seconds: 3,
+      rounds: 4,
+      connections: 10,
+      pinned: true,
+      answerBytes: { rooted: 841, unrooted: 796 },
+      rows: [{ kind: 'rooted', what: 'rooted GET', requestsPerSecond: 9000, p50Ms: 1, p99Ms: 2, serverCpuUsPerRequest: 70, ratio: { rps: 0.98, p50: 1.01, p99: 1.1, serverCpu: 1.02 }, rpsRatioPerRound: [0.98], bad: 2 }],
+    },
+  };
+  const md = render({ suites: { roots } });
+  assert.match(md, /holding 10000 customers\*\* .*rooted at `http:\/\/127\.0\.0\.1:<port>\/local\/real\/stripe`.*in 4\.87 s; load average 1\.00 → 2\.00\):/);
+  assert.match(md, /\| first refresh \| 5003 \| 107 \| 101 \| 50004 \(\+ 50004\) \| 56\.84 \| 28\.57 \| 4790 \|/);
+  assert.match(md, /\| baseline: the same \\\| customers \| 15946 \| – \| 10000 \| 50001 \| 40\.47 \| 23\.26 \| 7220 \|/);
+  assert.match(md, /0\.31× its wall time, 0\.66× its server's CPU, 1\.41× its data file growth, 1\.23× its log JSON; 6\.96× the reads alone; the unchanged refresh 0\.42× the first\. A third refresh at once: 429 `refresh_throttled`, Retry-After 28 s, 0 entries written\./);
+  assert.match(md, /3 s × 4 rounds, servers on CPU 0 and autocannon on CPU 1;.*load average 2\.00 → 2\.50; the answer 841 bytes rooted, 796 without\):/);
+  assert.match(md, /\| rooted GET \(2 non-200\) \| 9000 \| 0\.98 \| 1\.00 \| 1\.01 \| 2\.00 \| 1\.10 \| 70\.0 \| 1\.02 \|/);
+  assert.doesNotMatch(md, /NaN/);
+  // A part that did not run leaves nothing.
+  assert.doesNotMatch(render({ suites: { roots: { request: roots.request } } }), /a refresh of a Stripe root/);
+  assert.doesNotMatch(render(latest), /Roots:/);
+});
+
 test('render: missing figures show as dashes, not NaN', () => {
   const md = render({ suites: { http: { rows: [row('uws', 100000, 5, { ratioToNodeHttp: null })] } } });
   assert.match(md, /\| `uws` \| uws row \| 100000 \| 1\.00 \| – \|/);
