@@ -26,7 +26,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ALL_CPUS, pin, SINGLE_TOKEN, startSingleWorld, type SingleWorld } from '../edge/servers.js';
 import { startHostChild, type HostChild } from '../host/child.js';
-import { createWorld, median, quantile, round } from '../host/client.js';
+import { createWorld, quantile, summarizeLoads, type LoadRun } from '../host/client.js';
 import { CREDENTIALS, CREDENTIAL_WHAT, prepareCredentials, type Answer, type BenchWorld, type CredentialHeaders, type CredentialKind } from './credentials.js';
 
 export interface HttpOptions {
@@ -41,15 +41,7 @@ export interface HttpOptions {
 
 export type ServerKind = 'single' | 'host';
 
-export interface Run {
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** The server process's CPU per answer, µs. */
-  serverCpuUs: number;
-  /** Answers other than 200, and socket errors and timeouts. */
-  bad: number;
-}
+export type Run = LoadRun;
 
 export interface HttpRow {
   server: ServerKind;
@@ -209,25 +201,7 @@ export async function benchHttp(o: HttpOptions, log: (line: string) => void): Pr
       const base = runs.get(key(server, 'token')) ?? [];
       for (const kind of CREDENTIALS) {
         const xs = runs.get(key(server, kind)) ?? [];
-        const m = (pick: (x: Run) => number, digits = 2): number | null => round(median(xs.map(pick)), digits);
-        const ratio = (pick: (x: Run) => number): number[] => xs.map((x, i) => pick(x) / pick(base[i]!));
-        rows.push({
-          server,
-          credential: kind,
-          what: CREDENTIAL_WHAT[kind],
-          requestsPerSecond: m((x) => x.rps, 0),
-          p50Ms: m((x) => x.p50Ms),
-          p99Ms: m((x) => x.p99Ms),
-          serverCpuUsPerRequest: m((x) => x.serverCpuUs, 1),
-          ratio: {
-            rps: round(median(ratio((x) => x.rps)), 3),
-            p50: round(median(ratio((x) => x.p50Ms)), 2),
-            p99: round(median(ratio((x) => x.p99Ms)), 2),
-            serverCpu: round(median(ratio((x) => x.serverCpuUs)), 2),
-          },
-          rpsRatioPerRound: ratio((x) => x.rps).map((x) => round(x, 3)),
-          bad: xs.reduce((n, x) => n + x.bad, 0),
-        });
+        rows.push({ server, credential: kind, what: CREDENTIAL_WHAT[kind], ...summarizeLoads(xs, base) });
       }
     }
     return {

@@ -119,3 +119,37 @@ export function round(x: number, digits = 2): number | null {
 }
 
 export const MiB = (bytes: number): number => bytes / 2 ** 20;
+
+/** One load of one row of a request bench: what the load generator saw and what the server spent. */
+export interface LoadRun {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** The server process's CPU per answer, µs. */
+  serverCpuUs: number;
+  /** Answers other than the expected status, and socket errors and timeouts. */
+  bad: number;
+}
+
+/**
+ * A row's loads over the rounds against its baseline's loads of the same rounds: the medians,
+ * and each ratio taken within its round, then its median (the access and roots benches' rows).
+ */
+export function summarizeLoads(xs: LoadRun[], base: LoadRun[]) {
+  const m = (pick: (x: LoadRun) => number, digits = 2): number | null => round(median(xs.map(pick)), digits);
+  const ratio = (pick: (x: LoadRun) => number): number[] => xs.map((x, i) => pick(x) / pick(base[i]!));
+  return {
+    requestsPerSecond: m((x) => x.rps, 0),
+    p50Ms: m((x) => x.p50Ms),
+    p99Ms: m((x) => x.p99Ms),
+    serverCpuUsPerRequest: m((x) => x.serverCpuUs, 1),
+    ratio: {
+      rps: round(median(ratio((x) => x.rps)), 3),
+      p50: round(median(ratio((x) => x.p50Ms)), 3),
+      p99: round(median(ratio((x) => x.p99Ms)), 3),
+      serverCpu: round(median(ratio((x) => x.serverCpuUs)), 3),
+    },
+    rpsRatioPerRound: ratio((x) => x.rps).map((x) => round(x, 3)),
+    bad: xs.reduce((n, x) => n + x.bad, 0),
+  };
+}

@@ -20,7 +20,7 @@
  */
 import autocannon from 'autocannon';
 import { availableParallelism } from 'node:os';
-import { median, quantile, round } from '../host/client.js';
+import { quantile, round, summarizeLoads, type LoadRun } from '../host/client.js';
 import { ALL_CPUS, expectStatus, pin, rootAt, send, stripeHeaders, worldApi, type WorldServer } from './servers.js';
 import type { Worlds } from './worlds.js';
 
@@ -42,13 +42,7 @@ const ROW_WHAT: Record<RowKind, string> = {
   clock: 'GET {world_api}/clock (the baseline)',
 };
 
-interface Run {
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  serverCpuUs: number;
-  bad: number;
-}
+type Run = LoadRun;
 
 export interface RequestRow {
   kind: RowKind;
@@ -190,24 +184,7 @@ export async function benchRequest(o: RequestOptions, worlds: Worlds, log: (line
   const rows: RequestRow[] = (['rooted', 'unrooted', 'status', 'clock'] as const).map((kind) => {
     const xs = runs.get(kind) ?? [];
     const base = runs.get(baselineOf[kind]) ?? [];
-    const m = (pick: (x: Run) => number, digits = 2): number | null => round(median(xs.map(pick)), digits);
-    const ratio = (pick: (x: Run) => number): number[] => xs.map((x, i) => pick(x) / pick(base[i]!));
-    return {
-      kind,
-      what: ROW_WHAT[kind],
-      requestsPerSecond: m((x) => x.rps, 0),
-      p50Ms: m((x) => x.p50Ms),
-      p99Ms: m((x) => x.p99Ms),
-      serverCpuUsPerRequest: m((x) => x.serverCpuUs, 1),
-      ratio: {
-        rps: round(median(ratio((x) => x.rps)), 3),
-        p50: round(median(ratio((x) => x.p50Ms)), 3),
-        p99: round(median(ratio((x) => x.p99Ms)), 3),
-        serverCpu: round(median(ratio((x) => x.serverCpuUs)), 3),
-      },
-      rpsRatioPerRound: ratio((x) => x.rps).map((x) => round(x, 3)),
-      bad: xs.reduce((n, x) => n + x.bad, 0),
-    };
+    return { kind, what: ROW_WHAT[kind], ...summarizeLoads(xs, base) };
   });
   return {
     customers: worlds.customers,

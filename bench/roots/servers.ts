@@ -3,10 +3,9 @@
  * it (server.ts), and what the bench reads of them: their LMDB data file, their process's CPU,
  * and their answers over loopback HTTP.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -53,18 +52,7 @@ export function processCpuMs(pid: number): number {
   return (Number(f[11]) + Number(f[12])) * MS_PER_TICK;
 }
 
-/** Pins every thread of `pid` to `cpus` (a taskset list, e.g. "0"); answers whether it could. */
-export function pin(pid: number, cpus: string): boolean {
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Every CPU, as a taskset list (to undo this process's own pinning). */
-export const ALL_CPUS = `0-${availableParallelism() - 1}`;
+export { ALL_CPUS, pin } from '../edge/servers.js';
 
 const children = new Set<ChildProcess>();
 // A bench that fails or is interrupted leaves no server behind.
