@@ -268,9 +268,10 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   }
 
   /**
-   * When the earliest timed move of any twin falls due by the wall clock (epoch ms); null when
-   * none is scheduled, or the world's clock is set (then moves fall due only when it is moved,
-   * by a request). A host that closes idle worlds wakes this one then.
+   * When the earliest timed move of any twin falls due by the wall clock (epoch ms), or a rooted
+   * twin's scheduled refresh, whichever comes first; null when neither is. Moves are left out
+   * while the world's clock is set (they fall due only when it is moved, by a request); refreshes
+   * keep the vendor's time. A host that closes idle worlds wakes this one then.
    */
   nextMoveDueMs(): number | null {
     const refresh = this.roots.nextDueMs() ?? Infinity;
@@ -285,9 +286,9 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   }
 
   /**
-   * Performs, for every twin, the timed moves that fell due up to the clock — what each twin's
-   * next request would do first — and waits until they are on disk (their webhooks then go to
-   * the deliverer). Answers how many it performed.
+   * Performs the scheduled refreshes that fell due, then, for every twin, the timed moves that
+   * fell due up to the clock — what each twin's next request would do first — and waits until
+   * they are on disk (their webhooks then go to the deliverer). Answers how many it performed.
    */
   async performDueMoves(): Promise<number> {
     let performed = await this.roots.performDue();
