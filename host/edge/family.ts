@@ -142,7 +142,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
         console.error('kit edge: SEALING_KEY is not 32 bytes as base64 or hex; no credential can be sealed');
       }
     }
-    return { outbound: createEdgeOutbound({ loopback }), outboundLoopback: loopback, ...(sealer !== undefined ? { sealer } : {}) };
+    return { outbound: createEdgeOutbound({ loopback, webhooksAnywhere: loopback }), outboundLoopback: loopback, ...(sealer !== undefined ? { sealer } : {}) };
   }
 
   /** The pass verifier of `TRUSTED_ISSUERS`, one per object so each issuer's keys stay cached; null: none trusted. */

@@ -18,13 +18,16 @@ import type { OutboundAnswer, OutboundFetch, OutboundLimits, OutboundRequest } f
 export interface EdgeOutboundOptions {
   /** Whether loopback destinations (and `http:` to them) are allowed: `kit edge dev` tests only. */
   loopback: boolean;
+  /** Webhook deliveries (`purpose: 'webhook'`) may reach any http(s) host: `kit edge dev` on this machine alone. */
+  webhooksAnywhere?: boolean;
 }
 
 /** The outbound fetch of the edge variant. */
 export function createEdgeOutbound(options: EdgeOutboundOptions): OutboundFetch {
   const loopback = options.loopback;
   return async (request: OutboundRequest, limits: OutboundLimits): Promise<OutboundAnswer> => {
-    const { url, method, where, headers } = prepareOutboundCall(request, limits, { loopback });
+    const anywhere = request.purpose === 'webhook' && options.webhooksAnywhere === true;
+    const { url, method, where, headers } = prepareOutboundCall(request, limits, { loopback, anywhere });
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {

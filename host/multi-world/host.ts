@@ -106,7 +106,8 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
   const sealing = await loadOrCreateSealingKey(join(hostDir(options.dir), 'sealing-key'));
   const loopback = options.outboundLoopback === true;
   const roots = {
-    outbound: createNodeOutbound({ loopback, ...(options.outboundProxy !== undefined ? { proxy: options.outboundProxy } : {}) }),
+    // A host of this machine alone delivers webhooks to any receiver; a shared one checks them as it checks roots.
+    outbound: createNodeOutbound({ loopback, webhooksAnywhere: loopback, ...(options.outboundProxy !== undefined ? { proxy: options.outboundProxy } : {}) }),
     sealer: createSealer(sealingKeyBytes(sealing.key)),
     outboundLoopback: loopback,
   };

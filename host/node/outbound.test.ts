@@ -198,6 +198,20 @@ describe('createNodeOutbound, names resolved at connect', () => {
   });
 });
 
+describe('createNodeOutbound, webhook deliveries of a world of this machine alone', () => {
+  it("reach any receiver the app registered (a compose network's dot-less name, a private address), and only them", async () => {
+    // `app` resolves to this machine, standing in for a container's private address.
+    const local = createNodeOutbound({ loopback: true, webhooksAnywhere: true, resolve: async () => ['127.0.0.1'] });
+    const hook = vendor.at('/echo').replace('127.0.0.1', 'app');
+    const delivered = await local({ method: 'POST', url: hook, headers: {}, body: new TextEncoder().encode('{}'), purpose: 'webhook' }, LIMITS);
+    expect(delivered.status).toBe(200);
+    // The same URL as a vendor call (a root, a link) is refused, as on a shared host every delivery is.
+    expect((await refusal(local({ method: 'GET', url: hook, headers: {} }, LIMITS))).code).toBe('destination_refused');
+    const shared = createNodeOutbound({ loopback: false, resolve: async () => ['10.0.0.7'] });
+    expect((await refusal(shared({ method: 'POST', url: 'https://hooks.example.com/in', headers: {}, purpose: 'webhook' }, LIMITS))).code).toBe('destination_refused');
+  });
+});
+
 describe('createNodeOutbound, through a proxy', () => {
   const TOKENS = { token: 'tok_outbound-write-token-0123456789abcdef', readToken: 'tok_r_outbound-read-token-0123456789abcdef' };
   let world: TestWorld;

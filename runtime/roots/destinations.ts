@@ -27,6 +27,12 @@ export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'r
 export interface DestinationOptions {
   /** Whether loopback destinations (and `http:` to them) are allowed: local tests only. */
   loopback: boolean;
+  /**
+   * Any http(s) host at all, private and dot-less names included: a local world's webhook
+   * deliveries to the app's own receivers (`http://app:3000/hooks` in a compose network), which
+   * the person who runs the world registered. Never a root's or a link's; never on a shared host.
+   */
+  anywhere?: boolean;
 }
 
 export type DestinationCheck = { ok: URL } | { code: 'destination_refused'; message: string };
@@ -182,6 +188,7 @@ export function classifyAddress(ip: string): AddressClass {
  * made: public, or loopback where `options.loopback`. For the check at connect time.
  */
 export function addressRefusal(ip: string, options: DestinationOptions): string | null {
+  if (options.anywhere === true) return null;
   const judged = judgeAddress(ip);
   if (judged.class === 'public' || (judged.class === 'loopback' && options.loopback)) return null;
   return `${ip} is ${judged.kind}${judged.class === 'loopback' ? ' (loopback is allowed for local tests only)' : ''}`;
@@ -209,6 +216,7 @@ export function checkDestinationUrl(url: string, options: DestinationOptions): D
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return refuse(`the destination must be an https URL, not ${parsed.protocol}`);
   if (parsed.username !== '' || parsed.password !== '') return refuse('the destination URL carries a user name or password; credentials are sealed, never written in a URL');
+  if (options.anywhere === true) return parsed.hostname === '' ? refuse('the destination URL names no host') : { ok: parsed };
   const host = parsed.hostname;
   let judged: Judged;
   if (host.startsWith('[') || parseDottedV4(host) !== null) {

@@ -34,12 +34,14 @@ import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import * as tls from 'node:tls';
 import { KitError } from '../errors.js';
-import { addressRefusal, prepareOutboundCall } from './destinations.js';
+import { addressRefusal, prepareOutboundCall, type DestinationOptions } from './destinations.js';
 import type { OutboundAnswer, OutboundFetch, OutboundLimits, OutboundRequest } from './outbound.js';
 
 export interface NodeOutboundOptions {
   /** Whether loopback destinations (and `http:` to them) are allowed: local tests only. */
   loopback: boolean;
+  /** Webhook deliveries (`purpose: 'webhook'`) may reach any http(s) host: a host of this machine alone, delivering to the app's own receivers. */
+  webhooksAnywhere?: boolean;
   /** Every call through this HTTP proxy (`http://user:pass@host:port`; the user info becomes `Proxy-Authorization: Basic`). */
   proxy?: {
     url: string;
@@ -69,7 +71,8 @@ export function createNodeOutbound(options: NodeOutboundOptions): OutboundFetch 
   const proxy = options.proxy === undefined ? null : parseProxy(options.proxy);
   const resolve = options.resolve ?? defaultResolve;
   return async (request: OutboundRequest, limits: OutboundLimits): Promise<OutboundAnswer> => {
-    const { url, method, where, headers } = prepareOutboundCall(request, limits, { loopback });
+    const anywhere = request.purpose === 'webhook' && options.webhooksAnywhere === true;
+    const { url, method, where, headers } = prepareOutboundCall(request, limits, { loopback, anywhere });
     headers['host'] = url.host;
     if (request.body !== undefined) headers['content-length'] = String(request.body.byteLength);
     const body = request.body === undefined ? undefined : Buffer.from(request.body.buffer, request.body.byteOffset, request.body.byteLength);
@@ -78,9 +81,10 @@ export function createNodeOutbound(options: NodeOutboundOptions): OutboundFetch 
     const path = `${url.pathname}${url.search}`;
 
     return exchange(where, limits, body, async (hold) => {
-      if (proxy === null) {
+      // A local world's webhooks go to the app's own receivers, not through the way out to vendors.
+      if (proxy === null || anywhere) {
         const open = url.protocol === 'https:' ? httpsRequest : httpRequest;
-        const direct: RequestOptions = { host, port, method, path, headers, agent: false, lookup: guardedLookup(resolve, loopback) };
+        const direct: RequestOptions = { host, port, method, path, headers, agent: false, lookup: guardedLookup(resolve, { loopback, anywhere }) };
         return open(direct);
       }
       if (url.protocol === 'http:') {
@@ -158,12 +162,12 @@ function exchange(where: string, limits: OutboundLimits, body: Buffer | undefine
 }
 
 /** The socket's `lookup`: resolves a name once, refuses it if any address is one it must not reach. */
-function guardedLookup(resolve: (hostname: string) => Promise<readonly string[]>, loopback: boolean): NonNullable<RequestOptions['lookup']> {
+function guardedLookup(resolve: (hostname: string) => Promise<readonly string[]>, destinations: DestinationOptions): NonNullable<RequestOptions['lookup']> {
   return (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void => {
     const judged = resolve(hostname).then((addresses) => {
       if (addresses.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
       for (const address of addresses) {
-        const why = addressRefusal(address, { loopback });
+        const why = addressRefusal(address, destinations);
         if (why !== null) throw new KitError('destination_refused', `the destination host ${hostname} resolves to an address it must not reach: ${why}`);
       }
       const wanted = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;

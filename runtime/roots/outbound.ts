@@ -13,6 +13,12 @@ export interface OutboundRequest {
   /** Lower-case names. */
   headers: Record<string, string>;
   body?: Uint8Array;
+  /**
+   * `vendor` (default): a root's read, a link's forward, a deploy. `webhook`: a delivery to a
+   * receiver the app registered, which a host of this machine alone lets reach any http(s) host
+   * (`webhooksAnywhere` of its fetch) and a shared host checks like the rest.
+   */
+  purpose?: 'vendor' | 'webhook';
 }
 
 export interface OutboundAnswer {

@@ -120,7 +120,7 @@ function viaOutbound(outbound: OutboundFetch, timeoutMs: number): typeof fetch {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries((init?.headers ?? {}) as Record<string, string>)) headers[name.toLowerCase()] = value;
     const answer = await outbound(
-      { method: init?.method ?? 'POST', url: String(input), headers, ...(typeof init?.body === 'string' ? { body: new TextEncoder().encode(init.body) } : {}) },
+      { method: init?.method ?? 'POST', url: String(input), headers, purpose: 'webhook', ...(typeof init?.body === 'string' ? { body: new TextEncoder().encode(init.body) } : {}) },
       { timeoutMs, maxBytes: 1024 * 1024 },
     );
     return { status: answer.status, arrayBuffer: async () => answer.body.buffer } as unknown as Response;

@@ -53,7 +53,8 @@ export function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner
   const roots = options.roots;
   if (roots !== undefined) {
     const loopback = roots.loopback === true;
-    opened.outbound = createNodeOutbound({ loopback, ...(roots.proxy !== undefined ? { proxy: roots.proxy } : {}) });
+    // A world of this machine alone delivers its webhooks to any receiver the app registered.
+    opened.outbound = createNodeOutbound({ loopback, webhooksAnywhere: loopback, ...(roots.proxy !== undefined ? { proxy: roots.proxy } : {}) });
     opened.outboundLoopback = loopback;
     if (roots.sealingKey !== undefined) opened.sealer = createSealer(sealingKeyBytes(roots.sealingKey));
   }
