@@ -3,6 +3,7 @@
  * The host itself comes in through `HostServeDeps`, so tests start it in-process.
  */
 import { isLoopbackHost } from '../../host/core/access/origins.js';
+import { loadOutboundProxy, outboundProxyFromEnv, type OutboundProxyOption } from './outbound-proxy.js';
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { MultiWorldHost, MultiWorldHostOptions } from '../../host/index.js';
@@ -22,6 +23,8 @@ export interface HostServeOptions {
   idleMs?: number;
   /** Issuers whose passes open a world's page (`--trust`, `TRUSTED_ISSUERS`); default none. */
   trustedIssuers?: string[];
+  /** A proxy every call to a real vendor goes through (`KIT_OUTBOUND_PROXY`, `KIT_OUTBOUND_CA`: docs/roots.md). */
+  outboundProxy?: OutboundProxyOption;
 }
 
 export interface HostServeDeps {
@@ -88,6 +91,8 @@ export function parseHostServeArgs(argv: readonly string[], env: Record<string, 
   if (maxOpen !== undefined) options.maxOpen = whole('max-open', maxOpen, 1, 1_000_000);
   const idle = value('idle');
   if (idle !== undefined) options.idleMs = whole('idle', idle, 1, 86_400) * 1000;
+  const outboundProxy = outboundProxyFromEnv(env);
+  if (outboundProxy !== undefined) options.outboundProxy = outboundProxy;
   const trusted = parseTrust(lists['trust'], env);
   if (trusted.length > 0) options.trustedIssuers = trusted;
   return options;
@@ -118,6 +123,7 @@ export async function runHostServe(argv: readonly string[], io: CliIo, deps: Hos
   const passes = passVerifierFor(options.trustedIssuers ?? []);
   let host: MultiWorldHost;
   try {
+    const outboundProxy = await loadOutboundProxy(options.outboundProxy);
     host = await deps.startHost({
       dir,
       port: options.port,
@@ -128,6 +134,7 @@ export async function runHostServe(argv: readonly string[], io: CliIo, deps: Hos
       ...(passes !== null ? { passes } : {}),
       // A host on this machine's loopback alone may root a twin at another local world.
       outboundLoopback: isLoopbackHost(options.host),
+      ...(outboundProxy !== undefined ? { outboundProxy } : {}),
     });
   } catch (e) {
     io.err(`kit: ${e instanceof Error ? e.message : String(e)}${options.port !== 0 ? '; pass --port 0 for a free port' : ''}`);

@@ -2,7 +2,7 @@
  * `kit world serve`: one world from a directory on the single-world server. The world
  * and the built-in twins come in through `ServeDeps`, so tests serve a fake world.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { KitError } from '../../runtime/errors.js';
 import { openLmdbStorage } from '../../runtime/store/lmdb.js';
@@ -12,6 +12,7 @@ import type { TokenFile } from '../../host/index.js';
 import { describeBudget, loadOrCreateCa, NAME_PATTERN, parseBudget, startSingleWorldServer, twinScopesOf } from '../../host/index.js';
 import type { SingleWorldServer } from '../../host/index.js';
 import { loadOrCreateSealingKey } from '../../host/node/sealing-key.js';
+import { loadOutboundProxy, outboundProxyFromEnv, type OutboundProxyOption } from './outbound-proxy.js';
 import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
 import { describeTrust, parseTrust, passVerifierFor, TRUST_FLAG, trustUsage } from './trust.js';
@@ -38,7 +39,7 @@ export interface ServeOptions {
   /** Issuers whose passes open the world's page (`--trust`, `TRUSTED_ISSUERS`); default none. */
   trustedIssuers?: string[];
   /** A proxy every call to a real vendor goes through (`KIT_OUTBOUND_PROXY`, `KIT_OUTBOUND_CA`: docs/roots.md). */
-  outboundProxy?: { url: string; caFile?: string };
+  outboundProxy?: OutboundProxyOption;
 }
 
 export interface ServeDeps {
@@ -131,12 +132,8 @@ export function parseServeArgs(argv: readonly string[], env: Record<string, stri
   if (options.host === '') throw new UsageError('--host needs an address');
   const trusted = parseTrust(lists['trust'], env);
   if (trusted.length > 0) options.trustedIssuers = trusted;
-  const proxy = env['KIT_OUTBOUND_PROXY'];
-  if (proxy !== undefined && proxy !== '') {
-    if (!/^http:\/\/[^/]+\/?$/.test(proxy)) throw new UsageError('KIT_OUTBOUND_PROXY must be http://[user:password@]host:port');
-    const caFile = env['KIT_OUTBOUND_CA'];
-    options.outboundProxy = { url: proxy, ...(caFile !== undefined && caFile !== '' ? { caFile } : {}) };
-  }
+  const outboundProxy = outboundProxyFromEnv(env);
+  if (outboundProxy !== undefined) options.outboundProxy = outboundProxy;
   const proxyPort = value('proxy-port');
   if (proxyPort !== undefined) {
     try {
@@ -217,7 +214,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   const uncoveredHosts = bundles.flatMap((b) => b.manifest.models.hosts).filter((h) => !ca.covers(h));
   // Kept apart from the world's state (.kit/world/): an export or a copy of the state carries no key.
   const sealing = await loadOrCreateSealingKey(join(dir, '.kit', 'sealing-key'));
-  const proxy = options.outboundProxy === undefined ? undefined : { url: options.outboundProxy.url, ...(options.outboundProxy.caFile !== undefined ? { ca: await readFile(options.outboundProxy.caFile, 'utf8') } : {}) };
+  const proxy = await loadOutboundProxy(options.outboundProxy);
   // This machine's own world: its roots and links may name loopback (another local world plays the vendor).
   const roots = { sealingKey: sealing.key, loopback: true, ...(proxy !== undefined ? { proxy } : {}) };
   const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles, roots });
