@@ -26,7 +26,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ALL_CPUS, pin, SINGLE_TOKEN, startSingleWorld, type SingleWorld } from '../edge/servers.js';
 import { startHostChild, type HostChild } from '../host/child.js';
-import { createWorld, quantile, summarizeLoads, type LoadRun } from '../host/client.js';
+import { createWorld, quantile, summarizeLoads, type LoadRun, type LoadSummary } from '../host/client.js';
 import { CREDENTIALS, CREDENTIAL_WHAT, prepareCredentials, type Answer, type BenchWorld, type CredentialHeaders, type CredentialKind } from './credentials.js';
 
 export interface HttpOptions {
@@ -43,21 +43,11 @@ export type ServerKind = 'single' | 'host';
 
 export type Run = LoadRun;
 
-export interface HttpRow {
+/** A row: one credential on one server; its ratios are × the token's row of the same server and round. */
+export interface HttpRow extends LoadSummary {
   server: ServerKind;
   credential: CredentialKind;
   what: string;
-  /** Medians over the rounds. */
-  requestsPerSecond: number | null;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  serverCpuUsPerRequest: number | null;
-  /** × the token's row of the same server and round; medians over the rounds. */
-  ratio: { rps: number | null; p50: number | null; p99: number | null; serverCpu: number | null };
-  /** The requests/s ratio of each round, to show the spread. */
-  rpsRatioPerRound: (number | null)[];
-  /** Non-200 answers and socket errors, summed over the rounds (a row with any measured something else). */
-  bad: number;
 }
 
 export interface HttpFigures {

@@ -9,12 +9,11 @@
  * - the single-world server: `dist/bench/http/server.js world` (bench/http's own server: a world
  *   served as `kit world serve` serves it, through the CLI's `serveWorld`), a child process.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processCpuMs, startServerChild, statFields } from '../processes.js';
 import { Miniflare } from 'miniflare';
 import { EDGE_CONFIG, startEdgeDev, type EdgeDev } from '../../host/edge/dev.js';
 
@@ -26,9 +25,6 @@ const SINGLE_SERVER = join(DIST, 'bench', 'http', 'server.js');
 export const SINGLE_TOKEN = 'tok_bench-0123456789abcdefghijklmnopqrstuvwxyzA';
 /** The edge's admin token (24 to 256 URL-safe characters). */
 export const ADMIN_TOKEN = `tok_a_bench_${'e'.repeat(32)}`;
-
-/** Linux's USER_HZ is 100 on every architecture Node runs on. */
-const MS_PER_TICK = 10;
 
 export interface ProcessMemory {
   /** VmRSS, VmHWM (the peak), RssAnon, RssFile, in bytes. */
@@ -47,18 +43,6 @@ function statusBytes(pid: number, field: string): number {
 
 export function processMemory(pid: number): ProcessMemory {
   return { rss: statusBytes(pid, 'VmRSS'), peak: statusBytes(pid, 'VmHWM'), anon: statusBytes(pid, 'RssAnon'), file: statusBytes(pid, 'RssFile') };
-}
-
-/** The fields of /proc/<pid>/stat after the name in parentheses (which may hold spaces): [0] is the state. */
-function statFields(pid: number): string[] {
-  const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return line.slice(line.lastIndexOf(')') + 2).split(' ');
-}
-
-/** User + system CPU time of the whole process so far (every thread, those that ended too), ms. */
-export function processCpuMs(pid: number): number {
-  const f = statFields(pid);
-  return (Number(f[11]) + Number(f[12])) * MS_PER_TICK;
 }
 
 /** The pid of the newest `workerd` whose parent is this process (miniflare's) and not in `except`, or undefined. */
@@ -170,12 +154,6 @@ export interface SingleWorld {
   stop(): Promise<void>;
 }
 
-const children = new Set<ChildProcess>();
-// A bench that fails or is interrupted leaves no server behind.
-process.once('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
 /**
  * `node dist/bench/http/server.js world 0 <token> <dir>`: bench/http's world server, which serves
  * the world through the CLI's `serveWorld` exactly as `kit world serve <dir> --world bench` does
@@ -183,37 +161,11 @@ process.once('exit', () => {
  * seeded with twenty Stripe customers before it listens.
  */
 export async function startSingleWorld(dir: string): Promise<SingleWorld> {
-  const child = spawn(process.execPath, [SINGLE_SERVER, 'world', '0', SINGLE_TOKEN, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let output = '';
-  let exited = false;
-  const exit = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      exited = true;
-      children.delete(child);
-      resolve();
-    }),
-  );
-  const ready = await new Promise<string[]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the single-world server did not listen within 60 s:\n${output}`)), 60_000);
-    const onData = (b: Buffer): void => {
-      output += b.toString();
-      const line = output.split('\n').find((l) => l.startsWith('ready '));
-      if (line !== undefined) {
-        clearTimeout(timer);
-        resolve(line.trim().split(' '));
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
-    void exit.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`the single-world server exited before listening:\n${output}`));
-    });
-  });
+  const server = await startServerChild([SINGLE_SERVER, 'world', '0', SINGLE_TOKEN, dir], 'single-world', 60_000, (out) => out.split('\n').find((l) => l.startsWith('ready '))?.trim().split(' '));
+  const ready = server.ready;
   const [, port, , customer] = ready;
   if (customer === undefined || customer === '-') throw new Error(`the single-world server seeded no customer: ${ready.join(' ')}`);
-  const pid = child.pid as number;
+  const pid = server.pid;
   return {
     url: `http://127.0.0.1:${port}`,
     pid,
@@ -221,28 +173,8 @@ export async function startSingleWorld(dir: string): Promise<SingleWorld> {
     command: 'node dist/bench/http/server.js world 0 <token> <dir>  (serveWorld, as `kit world serve <dir> --world bench`)',
     memory: () => processMemory(pid),
     cpuMs: () => processCpuMs(pid),
-    async stop() {
-      if (exited) return;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exit;
-      clearTimeout(killer);
-    },
+    stop: server.stop,
   };
 }
 
-/**
- * Pins every thread of `pid` to `cpus` (a taskset list, e.g. "0"); answers whether it could. As
- * bench/http does: servers on CPU 0, the load on CPU 1, so that the two do not share a core.
- */
-export function pin(pid: number, cpus: string): boolean {
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Every CPU, as a taskset list (to undo this process's own pinning). */
-export const ALL_CPUS = `0-${availableParallelism() - 1}`;
+export { ALL_CPUS, pin, processCpuMs } from '../processes.js';

@@ -131,11 +131,25 @@ export interface LoadRun {
   bad: number;
 }
 
+/** A row of a request bench: medians over its rounds, and its ratios to its baseline's row. */
+export interface LoadSummary {
+  requestsPerSecond: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  serverCpuUsPerRequest: number | null;
+  /** × the baseline row of the same round; medians over the rounds. */
+  ratio: { rps: number | null; p50: number | null; p99: number | null; serverCpu: number | null };
+  /** The requests/s ratio of each round, to show the spread. */
+  rpsRatioPerRound: (number | null)[];
+  /** Answers other than the expected status, and socket errors, summed over the rounds. */
+  bad: number;
+}
+
 /**
  * A row's loads over the rounds against its baseline's loads of the same rounds: the medians,
  * and each ratio taken within its round, then its median (the access and roots benches' rows).
  */
-export function summarizeLoads(xs: LoadRun[], base: LoadRun[]) {
+export function summarizeLoads(xs: LoadRun[], base: LoadRun[]): LoadSummary {
   const m = (pick: (x: LoadRun) => number, digits = 2): number | null => round(median(xs.map(pick)), digits);
   const ratio = (pick: (x: LoadRun) => number): number[] => xs.map((x, i) => pick(x) / pick(base[i]!));
   return {

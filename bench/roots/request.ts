@@ -20,7 +20,7 @@
  */
 import autocannon from 'autocannon';
 import { availableParallelism } from 'node:os';
-import { quantile, round, summarizeLoads, type LoadRun } from '../host/client.js';
+import { quantile, round, summarizeLoads, type LoadRun, type LoadSummary } from '../host/client.js';
 import { ALL_CPUS, expectStatus, pin, rootAt, send, stripeHeaders, worldApi, type WorldServer } from './servers.js';
 import type { Worlds } from './worlds.js';
 
@@ -44,17 +44,10 @@ const ROW_WHAT: Record<RowKind, string> = {
 
 type Run = LoadRun;
 
-export interface RequestRow {
+/** A row; its ratios are rooted ÷ unrooted and status ÷ clock, each within its round (1 for the baselines). */
+export interface RequestRow extends LoadSummary {
   kind: RowKind;
   what: string;
-  requestsPerSecond: number | null;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  serverCpuUsPerRequest: number | null;
-  /** rooted ÷ unrooted, status ÷ clock, each within its round; medians over the rounds (1 for the baselines). */
-  ratio: { rps: number | null; p50: number | null; p99: number | null; serverCpu: number | null };
-  rpsRatioPerRound: (number | null)[];
-  bad: number;
 }
 
 export interface RequestFigures {

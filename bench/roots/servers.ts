@@ -3,11 +3,11 @@
  * it (server.ts), and what the bench reads of them: their LMDB data file, their process's CPU,
  * and their answers over loopback HTTP.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processCpuMs, startServerChild } from '../processes.js';
 
 /** dist/bench/roots/ → its server. */
 const SERVER = join(dirname(fileURLToPath(import.meta.url)), 'server.js');
@@ -39,26 +39,7 @@ export interface WorldServer {
   stop(): Promise<void>;
 }
 
-/** Linux's USER_HZ is 100 on every architecture Node runs on. */
-const MS_PER_TICK = 10;
-
-/**
- * User + system CPU of a whole process so far (every thread), ms, from /proc/<pid>/stat (as
- * bench/edge/servers.ts reads it; not imported from there, which loads miniflare).
- */
-export function processCpuMs(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = line.slice(line.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * MS_PER_TICK;
-}
-
-export { ALL_CPUS, pin } from '../edge/servers.js';
-
-const children = new Set<ChildProcess>();
-// A bench that fails or is interrupted leaves no server behind.
-process.once('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
+export { ALL_CPUS, pin, processCpuMs } from '../processes.js';
 
 /** A token of the CLI's format (`tok_` and 43 URL-safe characters), new for each world. */
 function newToken(): string {
@@ -85,41 +66,12 @@ export async function startWorldServers(specs: readonly WorldSpec[], nodeArgs: r
     return [spec.dir, spec.world, tokens[i]!, String(spec.customers)];
   });
   const names = specs.map((s) => s.world).join(' and ');
-  const child = spawn(process.execPath, [...nodeArgs, SERVER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let output = '';
-  let exited = false;
-  const exit = new Promise<void>((resolve) =>
-    child.once('exit', () => {
-      exited = true;
-      children.delete(child);
-      resolve();
-    }),
-  );
-  const lines = await new Promise<string[][]>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the ${names} server did not listen within 300 s:\n${output}`)), 300_000);
-    child.stdout?.on('data', (b: Buffer) => {
-      output += b.toString();
-      const all = output.split('\n');
-      if (all.some((l) => l.trim() === 'ready')) {
-        clearTimeout(timer);
-        resolve(all.filter((l) => l.startsWith('world ')).map((l) => l.trim().split(' ')));
-      }
-    });
-    child.stderr?.on('data', (b: Buffer) => (output += b.toString()));
-    void exit.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`the ${names} server exited before listening:\n${output}`));
-    });
+  const server = await startServerChild([...nodeArgs, SERVER, ...args], names, 300_000, (out) => {
+    const all = out.split('\n');
+    return all.some((l) => l.trim() === 'ready') ? all.filter((l) => l.startsWith('world ')).map((l) => l.trim().split(' ')) : undefined;
   });
-  const pid = child.pid as number;
-  const stop = async (): Promise<void> => {
-    if (exited) return;
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    await exit;
-    clearTimeout(killer);
-  };
+  const lines = server.ready;
+  const { pid, stop } = server;
   return specs.map((spec, i) => {
     const [, world, port, seedMs, first] = lines[i] ?? [];
     if (world !== spec.world) throw new Error(`the server answered ${lines.map((l) => l.join(' ')).join('; ')} for ${names}`);
