@@ -111,3 +111,106 @@ export interface RequestReport {
   hours: number;
   twins: TwinRequestReport[];
 }
+
+/** A vendor request a change replays (`POST /v1/products`), as `GET …/changesets` answers it. */
+export interface ChangeRequest {
+  method: string;
+  /** The vendor path below the twin (`/v1/products`). */
+  path: string;
+  /** Raw, no `?`. */
+  query: string;
+  contentType: string | null;
+  body: string;
+}
+
+/** One record a change wrote; `before`/`after` null: absent (made) or deleted. */
+export interface RecordChange {
+  type: string;
+  id: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface Change {
+  /** 0-based within the changeset. */
+  index: number;
+  twin: string;
+  request: ChangeRequest;
+  /** The twin's answer status. */
+  status: number;
+  answer: unknown;
+  writes: RecordChange[];
+  occurredAt: string;
+  state: 'landed' | 'deployed' | 'failed';
+}
+
+/** A run of the world's checks over a changeset; `results` holds the failing ones. */
+export interface Verification {
+  hash: string;
+  at: string;
+  pass: boolean;
+  checks: number;
+  /** Made on the changeset's current hash (else on an earlier version). */
+  current: boolean;
+  results: { change: number; twin: string; check: string; pass: boolean; failures: string[] }[];
+}
+
+export interface Approval {
+  as: string;
+  note: string | null;
+  hash: string;
+  at: string;
+  signature: string;
+  keyId: string;
+  current: boolean;
+}
+
+/** What deploying one change did at the root. */
+export interface Receipt {
+  change: number;
+  twin: string;
+  at: string;
+  ok: boolean;
+  status: number | null;
+  request: { method: string; url: string };
+  /** Twin id → real id, found in the root's answer. */
+  ids: Record<string, string>;
+  answer: unknown;
+  error: string | null;
+  idempotencyKey: string;
+}
+
+/** A changeset as `GET …/changesets/<name>` answers it (docs: the changesets contract). */
+export interface Changeset {
+  name: string;
+  message: string;
+  cutAt: string;
+  /** The world it was cut in. */
+  from: string;
+  base: Record<string, number>;
+  changes: Change[];
+  contentHash: string;
+  currentHash: string;
+  pushed: { to: string; at: string; receipts?: Receipt[] } | null;
+  /** When pushed into this world; null for one cut here. */
+  landedAt: string | null;
+  verification: Verification | null;
+  verifications: Verification[];
+  approvals: Approval[];
+  receipts: Receipt[];
+  deployed: 'none' | 'partial' | 'all';
+}
+
+/** `GET …/changesets`: newest first, the key approvals are signed with, and the changes not yet cut per twin. */
+export interface ChangesetList {
+  changesets: Changeset[];
+  publicKey: unknown;
+  unpushed: Record<string, number>;
+}
+
+/** `POST …/deploy/<name>`. */
+export interface Deployed {
+  changeset: Changeset;
+  receipts: Receipt[];
+  deployed: 'none' | 'partial' | 'all';
+}
