@@ -4,7 +4,7 @@
  * was created or deleted, and field by field `name: (none) → "Pro"`. Records a twin keeps for
  * itself (types beginning `__`) are folded below.
  */
-import { Badge, JsonView, StatusBadge } from '../ui/index.js';
+import { Badge, JsonView, toneOf } from '../ui/index.js';
 import type { Change, RecordChange, Tone } from '../ui/index.js';
 import { isBookkeeping, recordDiff, shownValue } from './diff.js';
 
@@ -58,8 +58,9 @@ function ChangeView({ change }: { change: Change }) {
           {request.method} {request.path}
           {request.query === '' ? '' : `?${request.query}`}
         </span>
-        <StatusBadge status={statusClass(change.status)} />
-        <span class="mono">{change.status}</span>
+        <Badge tone={toneOf(statusClass(change.status))} title="the twin's answer">
+          {change.status}
+        </Badge>
         <Badge tone={STATE_TONE[change.state]}>{change.state}</Badge>
       </header>
       {records.length === 0 && <p class="muted">Wrote no record a vendor has.</p>}

@@ -26,7 +26,7 @@ function approvalsCell(c: Changeset) {
   return (
     <>
       {count(current)}
-      {earlier > 0 && <span class="muted"> +{count(earlier)} earlier</span>}
+      {earlier > 0 && <span class="muted nowrap"> +{count(earlier)} earlier</span>}
     </>
   );
 }
@@ -135,13 +135,16 @@ function ChangesetList(props: ChangesetsProps) {
               { title: 'From', mono: true, cell: (c) => c.from },
               {
                 title: 'Cut / landed',
-                nowrap: true,
-                cell: (c) => (c.landedAt === null ? `cut ${minute(c.cutAt)}` : `landed ${minute(c.landedAt)}`),
+                cell: (c) => (
+                  <>
+                    <span class="muted">{c.landedAt === null ? 'cut' : 'landed'}</span> <span class="nowrap">{minute(c.landedAt ?? c.cutAt)}</span>
+                  </>
+                ),
               },
               { title: 'Changes', align: 'right', cell: (c) => count(c.changes.length) },
               { title: 'Deployed', cell: (c) => <DeployedBadge deployed={c.deployed} /> },
               { title: 'Verified', nowrap: true, cell: (c) => <VerifiedBadge changeset={c} /> },
-              { title: 'Approvals', align: 'right', nowrap: true, cell: approvalsCell },
+              { title: 'Approvals', align: 'right', cell: approvalsCell },
             ]}
           />
         </>

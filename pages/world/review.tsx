@@ -160,20 +160,25 @@ export function ReceiptsView({ changeset }: { changeset: Changeset }) {
       rowKey={(r) => `${r.change}/${r.at}/${r.idempotencyKey}`}
       empty="Nothing deployed yet: a receipt is written for every change deployed (or failing)."
       columns={[
-        { title: 'Change', mono: true, nowrap: true, cell: (r) => `#${r.change + 1}` },
-        { title: 'Twin', mono: true, cell: (r) => r.twin },
-        { title: 'Result', cell: (r) => <Badge tone={r.ok ? 'green' : 'red'}>{r.ok ? 'ok' : 'failed'}</Badge> },
-        { title: 'Status', align: 'right', cell: (r) => (r.status === null ? <span class="muted">no answer</span> : r.status) },
+        { title: 'Change', mono: true, nowrap: true, cell: (r) => `#${r.change + 1} ${r.twin}` },
         {
-          title: 'Sent',
-          mono: true,
+          title: 'Result',
+          nowrap: true,
           cell: (r) => (
             <>
-              {r.request.method} {r.request.url}
+              <Badge tone={r.ok ? 'green' : 'red'}>{r.ok ? 'ok' : 'failed'}</Badge> {r.status === null ? <span class="muted">no answer</span> : r.status}
             </>
           ),
         },
-        { title: 'Ids (twin → real)', cell: (r) => <IdsCell ids={r.ids} /> },
+        {
+          title: 'Sent',
+          cell: (r) => (
+            <span class="mono breakable">
+              {r.request.method} {r.request.url}
+            </span>
+          ),
+        },
+        { title: 'Ids: twin → real', cell: (r) => <IdsCell ids={r.ids} /> },
         { title: 'When', nowrap: true, cell: (r) => minute(r.at) },
         { title: 'Error', cell: (r) => (r.error === null ? <span class="muted">—</span> : <span class="error-text">{r.error}</span>) },
       ]}
