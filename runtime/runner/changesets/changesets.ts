@@ -340,13 +340,13 @@ export class ChangesetSet {
 
   /** `POST …/changesets/<name>/approve`: the world's signature over the current hash. */
   async approve(name: string, body: unknown, who: string | undefined): Promise<Approval & { current: boolean }> {
+    const cs = this.get(name);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new KitError('bad_request', 'Send { "as": "<who approves>", "note"?: "…" }.');
     const fields = body as Record<string, unknown>;
     const as = who ?? fields['as'];
     if (typeof as !== 'string' || !PERSON.test(as)) throw new KitError('bad_request', "'as' names who approves (1 to 200 characters).", { param: 'as' });
     const note = fields['note'] === undefined || fields['note'] === null ? null : fields['note'];
     if (note !== null && (typeof note !== 'string' || note.length > 2000)) throw new KitError('bad_request', "'note' is text of at most 2000 characters.", { param: 'note' });
-    const cs = this.get(name);
     const hash = hashOf(cs);
     if (hash !== cs.contentHash) {
       throw new KitError('changeset_hash_changed', `The changeset's body no longer matches the hash it was stored with (${cs.contentHash} → ${hash}): it was changed outside the world, so it is not approved.`, { contentHash: cs.contentHash, currentHash: hash });
