@@ -239,6 +239,20 @@ describe('changesets', () => {
     expect(atMain.name).toBe('Main');
   });
 
+  it('pulls what the origin made beside what this world made, with no conflict', async () => {
+    const { main, dev } = await worlds();
+    await main.vendor('POST', '/stripe/v1/customers', form({ email: 'main@example.com' }), { ...APP, ...FORM });
+    await productWithPrices(dev, 'Solo');
+    const pulled = await dev.api('POST', '/origin/pull');
+    expect(pulled.status, pulled.text).toBe(200);
+    expect((await dev.vendor('GET', '/stripe/v1/customers', undefined, APP)).json.data.map((c: { email: string }) => c.email)).toEqual(['main@example.com']);
+    expect((await dev.vendor('GET', '/stripe/v1/products', undefined, APP)).json.data.map((p: { name: string }) => p.name)).toEqual(['Solo']);
+    await dev.api('POST', '/changesets', { message: 'solo' });
+    expect((await dev.api('POST', '/origin/push')).status).toBe(200);
+    expect((await main.vendor('GET', '/stripe/v1/products', undefined, APP)).json.data.map((p: { name: string }) => p.name)).toEqual(['Solo']);
+    expect((await main.vendor('GET', '/stripe/v1/customers', undefined, APP)).json.data.map((c: { email: string }) => c.email)).toEqual(['main@example.com']);
+  });
+
   it('refuses an origin that is not a world, a wrong token, and a world with history of its own', async () => {
     const { dev } = await worlds();
     const other = await openTestWorld({ vendors: ['stripe'], world: 'other', storage: new MemoryStorage(), sealer: createSealer(sealingKeyBytes(newSealingKey())), outbound: async () => ({ status: 401, headers: {}, body: new TextEncoder().encode('{}') }) });
