@@ -142,17 +142,21 @@ export interface Change {
   writes: RecordChange[];
   occurredAt: string;
   state: 'landed' | 'deployed' | 'failed';
+  /** Where it sits in this world's log. */
+  position: number | null;
 }
 
-/** A run of the world's checks over a changeset; `results` holds the failing ones. */
+/** A run of the world's checks over a changeset's changes; `failures` holds the failing verdicts only. */
 export interface Verification {
   hash: string;
   at: string;
   pass: boolean;
+  /** How many checks ran, over how many changes. */
   checks: number;
+  changes: number;
   /** Made on the changeset's current hash (else on an earlier version). */
   current: boolean;
-  results: { change: number; twin: string; check: string; pass: boolean; failures: string[] }[];
+  failures: { change: number; twin: string; check: string; failures: string[] }[];
 }
 
 export interface Approval {
@@ -180,31 +184,45 @@ export interface Receipt {
   idempotencyKey: string;
 }
 
-/** A changeset as `GET …/changesets/<name>` answers it (docs: the changesets contract). */
-export interface Changeset {
+/** What a changeset and a row of the list both answer (docs/changesets.md). */
+interface ChangesetStanding {
   name: string;
   message: string;
   cutAt: string;
   /** The world it was cut in. */
   from: string;
   base: Record<string, number>;
-  changes: Change[];
   contentHash: string;
+  /** The hash of the body as it stands: not `contentHash` when it was changed outside the world. */
   currentHash: string;
-  pushed: { to: string; at: string; receipts?: Receipt[] } | null;
-  /** When pushed into this world; null for one cut here. */
+  /** Cut in this world (else landed here by a push). */
+  cut: boolean;
   landedAt: string | null;
+  pushed: { to: string; at: string } | null;
   verification: Verification | null;
   verifications: Verification[];
   approvals: Approval[];
-  receipts: Receipt[];
   deployed: 'none' | 'partial' | 'all';
 }
 
-/** `GET …/changesets`: newest first, the key approvals are signed with, and the changes not yet cut per twin. */
+/** A changeset as `GET …/changesets/<name>` answers it. */
+export interface Changeset extends ChangesetStanding {
+  changes: Change[];
+  receipts: Receipt[];
+}
+
+/** A changeset in `GET …/changesets`: its changes counted, its receipts without the root's answers. */
+export interface ChangesetRow extends ChangesetStanding {
+  changeCount: number;
+  twins: string[];
+  states: Record<Change['state'], number>;
+  receipts: Omit<Receipt, 'answer'>[];
+}
+
+/** `GET …/changesets`: newest first, the key approvals are signed with (made at the first), and the changes not cut yet per twin. */
 export interface ChangesetList {
-  changesets: Changeset[];
-  publicKey: unknown;
+  changesets: ChangesetRow[];
+  publicKey: { jwk: unknown; keyId: string } | null;
   unpushed: Record<string, number>;
 }
 

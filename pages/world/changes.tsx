@@ -1,12 +1,13 @@
 /**
  * A changeset's changes as a diff a person reads: per change the vendor request and the twin's
  * answer status (`POST /v1/products 200`), then per record it wrote its type and id, whether it
- * was created or deleted, and field by field `name: (none) → "Pro"`. Records a twin keeps for
- * itself (types beginning `__`) are folded below.
+ * was created or deleted, and field by field `name: (none) → "Pro"`. The records the answer
+ * names come first; what the change wrote beside them (events, counters, the twin's own records
+ * and indexes) is folded below.
  */
-import { Badge, JsonView, toneOf } from '../ui/index.js';
+import { Badge, JsonView, shortId, toneOf } from '../ui/index.js';
 import type { Change, RecordChange, Tone } from '../ui/index.js';
-import { isBookkeeping, recordDiff, shownValue } from './diff.js';
+import { isBookkeeping, recordDiff, shownValue, splitWrites, type FieldChange } from './diff.js';
 
 const STATE_TONE: Record<Change['state'], Tone> = { landed: 'gray', deployed: 'green', failed: 'red' };
 
@@ -23,32 +24,56 @@ function Value({ value, side }: { value: unknown; side: 'before' | 'after' }) {
   );
 }
 
+/** A record's id with the part that files it (`acct_…/` of `acct_…/prod_…`) quieter than the vendor's id. */
+function RecordId({ id }: { id: string }) {
+  const own = shortId(id);
+  return (
+    <span class="mono record-id">
+      {own.length < id.length && <span class="record-scope">{id.slice(0, id.length - own.length)}</span>}
+      {own}
+    </span>
+  );
+}
+
 const KIND_TONE = { created: 'green', deleted: 'red', changed: 'blue', unchanged: 'gray' } as const;
+
+function FieldLine({ f }: { f: FieldChange }) {
+  return (
+    <li>
+      <span class="diff-field">{f.field === '' ? '(value)' : f.field}</span>: <Value value={f.before} side="before" /> <span class="diff-arrow">→</span> <Value value={f.after} side="after" />
+    </li>
+  );
+}
 
 function RecordDiffView({ write }: { write: RecordChange }) {
   const diff = recordDiff(write.before, write.after);
+  // A record made with many empty fields: those are named in one line after the ones given.
+  const empty = diff.kind === 'created' ? diff.fields.filter((f) => f.after === null) : [];
+  const shown = empty.length > 1 ? diff.fields.filter((f) => f.after !== null) : diff.fields;
   return (
     <div class="record-diff" data-record={`${write.type} ${write.id}`}>
       <div class="record-head">
-        <span class="mono">{write.type}</span> <span class="mono record-id">{write.id}</span> <Badge tone={KIND_TONE[diff.kind]}>{diff.kind}</Badge>
+        <span class="mono">{write.type}</span> <RecordId id={write.id} /> <Badge tone={KIND_TONE[diff.kind]}>{diff.kind}</Badge>
       </div>
       {diff.fields.length > 0 && (
         <ul class="diff" aria-label={`${write.type} ${write.id}`}>
-          {diff.fields.map((f) => (
-            <li key={f.field}>
-              <span class="diff-field">{f.field === '' ? '(value)' : f.field}</span>: <Value value={f.before} side="before" /> <span class="diff-arrow">→</span> <Value value={f.after} side="after" />
-            </li>
+          {shown.map((f) => (
+            <FieldLine key={f.field} f={f} />
           ))}
+          {empty.length > 1 && (
+            <li class="diff-empty">
+              null: <span class="diff-field">{empty.map((f) => f.field).join(', ')}</span>
+            </li>
+          )}
         </ul>
       )}
     </div>
   );
 }
 
-function ChangeView({ change }: { change: Change }) {
+function ChangeView({ change, failing }: { change: Change; failing: string[] }) {
   const { request } = change;
-  const records = change.writes.filter((w) => !isBookkeeping(w.type));
-  const bookkeeping = change.writes.filter((w) => isBookkeeping(w.type));
+  const { subjects, others } = splitWrites(change.writes, change.answer);
   return (
     <article class="change" aria-label={`Change ${change.index + 1}`}>
       <header class="change-head">
@@ -62,17 +87,22 @@ function ChangeView({ change }: { change: Change }) {
           {change.status}
         </Badge>
         <Badge tone={STATE_TONE[change.state]}>{change.state}</Badge>
+        {failing.map((check) => (
+          <Badge key={check} tone="red" title="the latest verification, on the current hash">
+            fails {check}
+          </Badge>
+        ))}
       </header>
-      {records.length === 0 && <p class="muted">Wrote no record a vendor has.</p>}
-      {records.map((w) => (
+      {subjects.length === 0 && <p class="muted">Wrote no record a vendor has.</p>}
+      {subjects.map((w) => (
         <RecordDiffView key={`${w.type}/${w.id}`} write={w} />
       ))}
-      {bookkeeping.length > 0 && (
+      {others.length > 0 && (
         <details class="change-more">
           <summary>
-            {bookkeeping.length} record{bookkeeping.length === 1 ? '' : 's'} the twin keeps for itself
+            {others.length} more record{others.length === 1 ? '' : 's'} it wrote: {[...new Set(others.map((w) => (isBookkeeping(w.type) ? 'the twin’s own' : w.type)))].join(', ')}
           </summary>
-          {bookkeeping.map((w) => (
+          {others.map((w) => (
             <RecordDiffView key={`${w.type}/${w.id}`} write={w} />
           ))}
         </details>
@@ -93,12 +123,13 @@ function ChangeView({ change }: { change: Change }) {
   );
 }
 
-export function ChangeList({ changes }: { changes: Change[] }) {
+/** `failing`: per change index, the checks the latest verification on the current hash failed it on. */
+export function ChangeList({ changes, failing }: { changes: Change[]; failing: Map<number, string[]> }) {
   if (changes.length === 0) return <p class="muted">This changeset has no changes.</p>;
   return (
     <div class="changes">
       {changes.map((c) => (
-        <ChangeView key={c.index} change={c} />
+        <ChangeView key={c.index} change={c} failing={failing.get(c.index) ?? []} />
       ))}
     </div>
   );

@@ -45,7 +45,7 @@ function Standing({ changeset }: { changeset: Changeset }) {
         items={[
           { label: 'From', value: changeset.from, mono: true },
           ['Cut', instant(changeset.cutAt)],
-          ['Landed here', changeset.landedAt === null ? 'cut here' : instant(changeset.landedAt)],
+          ['Landed here', changeset.cut || changeset.landedAt === null ? 'cut here' : instant(changeset.landedAt)],
           { label: 'Base', value: base(changeset), mono: true },
           ['Changes', count(changeset.changes.length)],
           { label: 'Content hash', value: changeset.contentHash, mono: true },
@@ -55,6 +55,15 @@ function Standing({ changeset }: { changeset: Changeset }) {
       />
     </>
   );
+}
+
+/** The checks each change failed, by the latest verification when it is on the current hash. */
+function failingChecks(changeset: Changeset): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  const v = changeset.verification;
+  if (v === null || !v.current) return out;
+  for (const f of v.failures) out.set(f.change, [...(out.get(f.change) ?? []), f.check]);
+  return out;
 }
 
 /** The last thing a button did, said in a line: a verification's result, a deploy's receipts. */
@@ -80,7 +89,7 @@ export function ChangesetView(props: ChangesetViewProps) {
     setDone(null);
     try {
       const v = await api.verify(name);
-      setDone(v.pass ? { tone: 'ok', text: `Verified: ${count(v.checks)} check${v.checks === 1 ? '' : 's'} passed.` } : { tone: 'bad', text: `Verification failed: ${count(v.results.filter((r) => !r.pass).length)} failing.` });
+      setDone(v.pass ? { tone: 'ok', text: v.checks === 0 ? 'Verified: the world has no checks in force, so nothing failed.' : `Verified: ${count(v.checks)} check${v.checks === 1 ? '' : 's'} passed.` } : { tone: 'bad', text: `Verification failed: ${count(v.failures.length)} failing.` });
       loaded.reload();
     } catch (e) {
       setError(e);
@@ -132,7 +141,7 @@ export function ChangesetView(props: ChangesetViewProps) {
         )}
       </Card>
       <Card title="Changes">
-        <ChangeList changes={changeset.changes} />
+        <ChangeList changes={changeset.changes} failing={failingChecks(changeset)} />
       </Card>
       <Card title="Verification">
         <VerificationView changeset={changeset} />

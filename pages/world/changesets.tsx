@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { Card, DataTable, ErrorNote, Loading, count, minute, useLoad } from '../ui/index.js';
-import type { Changeset } from '../ui/index.js';
+import type { Changeset, ChangesetRow } from '../ui/index.js';
 import type { SectionProps } from './api.js';
 import { ChangesetView, type ChangesetViewProps } from './changeset.js';
 import { DeployedBadge, HashChangedBadge, VerifiedBadge } from './changeset-marks.js';
@@ -20,7 +20,7 @@ export interface ChangesetsProps extends Omit<ChangesetViewProps, 'name' | 'onBa
 /** A changeset name (the world's rule): lower case, digits, `.`, `_`, `-`, up to 64, not starting with a sign. */
 export const NAME_PATTERN = '[a-z0-9][a-z0-9._\\-]{0,63}';
 
-function approvalsCell(c: Changeset) {
+function approvalsCell(c: ChangesetRow) {
   const current = c.approvals.filter((a) => a.current).length;
   const earlier = c.approvals.length - current;
   return (
@@ -115,7 +115,7 @@ function ChangesetList(props: ChangesetsProps) {
       ) : (
         <>
           <Unpushed {...props} unpushed={list.data.unpushed} onCut={(made) => onOpen(made.name)} />
-          <DataTable<Changeset>
+          <DataTable<ChangesetRow>
             label="Changesets"
             rows={list.data.changesets}
             rowKey={(c) => c.name}
@@ -137,11 +137,11 @@ function ChangesetList(props: ChangesetsProps) {
                 title: 'Cut / landed',
                 cell: (c) => (
                   <>
-                    <span class="muted">{c.landedAt === null ? 'cut' : 'landed'}</span> <span class="nowrap">{minute(c.landedAt ?? c.cutAt)}</span>
+                    <span class="muted">{c.cut || c.landedAt === null ? 'cut' : 'landed'}</span> <span class="nowrap">{minute(c.cut || c.landedAt === null ? c.cutAt : c.landedAt)}</span>
                   </>
                 ),
               },
-              { title: 'Changes', align: 'right', cell: (c) => count(c.changes.length) },
+              { title: 'Changes', align: 'right', cell: (c) => count(c.changeCount) },
               { title: 'Deployed', cell: (c) => <DeployedBadge deployed={c.deployed} /> },
               { title: 'Verified', nowrap: true, cell: (c) => <VerifiedBadge changeset={c} /> },
               { title: 'Approvals', align: 'right', cell: approvalsCell },

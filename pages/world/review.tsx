@@ -29,19 +29,19 @@ export function VerificationView({ changeset }: { changeset: Changeset }) {
   const latest = changeset.verification;
   if (latest === null) return <p class="muted">Not verified yet: Verify runs the world's checks over every change.</p>;
   const earlier = changeset.verifications.filter((v) => v !== latest && !(v.at === latest.at && v.hash === latest.hash));
-  const failures = latest.results.filter((r) => !r.pass);
+  const failures = latest.failures;
   return (
     <>
       <p class="row" role="status" aria-label="Latest verification">
         <Badge tone={latest.pass ? 'green' : 'red'}>{latest.pass ? 'pass' : 'fail'}</Badge>
         <VersionBadge current={latest.current} hash={latest.hash} />
         <span>
-          {count(latest.checks)} check{latest.checks === 1 ? '' : 's'} run, {minute(latest.at)}
+          {latest.checks === 0 ? 'no checks in force' : `${count(latest.checks)} check${latest.checks === 1 ? '' : 's'}`} over {count(latest.changes)} change{latest.changes === 1 ? '' : 's'}, {minute(latest.at)}
           {failures.length > 0 && `; ${count(failures.length)} failed`}
         </span>
       </p>
       {failures.length > 0 && (
-        <DataTable<Verification['results'][number]>
+        <DataTable<Verification['failures'][number]>
           label="Failures"
           rows={failures}
           rowKey={(r) => `${r.change}/${r.check}`}

@@ -28,7 +28,8 @@ const NO_GOLD = `export const check = {
   name: 'no-gold',
   run(entry) {
     for (const w of entry.writes) {
-      if (w.type === 'product' && w.value && w.value.metadata && w.value.metadata.tier === 'gold') throw new Error('gold is not for sale yet');
+      // The Stripe twin stores a record as { s, o }: o is the vendor's object.
+      if (w.type === 'product' && w.value && w.value.o.metadata.tier === 'gold') throw new Error('gold is not for sale yet');
     }
   },
 };
@@ -171,18 +172,30 @@ describe('the world page shows, cuts, verifies, approves and deploys changesets,
     expect((await worldApi(shop, 'PUT', '/checks/no-gold', NO_GOLD, 'text/javascript')).status).toBe(200);
     const head = card('Changeset pro-plan');
     await head.getByRole('button', { name: 'Verify' }).click();
-    await expect.poll(() => head.getByRole('status').last().textContent()).toMatch(/^Verification failed: 1 failing\.$/);
+    // Both changes leave a gold product: the check fails each.
+    await expect.poll(() => head.getByRole('status').last().textContent()).toBe('Verification failed: 2 failing.');
     const verification = card('Verification');
-    const failures = verification.getByRole('table', { name: 'Failures' });
-    await failures.waitFor();
-    expect(await failures.locator('tbody tr').first().textContent()).toContain('no-gold');
-    expect(await failures.locator('tbody tr').first().textContent()).toContain('#1 POST /v1/products');
-    expect(await failures.locator('tbody tr').first().textContent()).toContain('gold is not for sale yet');
+    const failures = verification.getByRole('table', { name: 'Failures' }).locator('tbody tr');
+    await expect.poll(() => failures.allTextContents()).toEqual([
+      `no-gold#1 POST /v1/productsstripethe check threw: gold is not for sale yet`,
+      `no-gold#2 POST /v1/products/${product}stripethe check threw: gold is not for sale yet`,
+    ]);
+    expect(await verification.getByRole('status', { name: 'Latest verification' }).textContent()).toMatch(/^failcurrent hash1 check over 2 changes, .*; 2 failed$/);
+    // Each change says so beside its request.
+    for (const n of [1, 2]) expect(await card('Changes').getByRole('article', { name: `Change ${n}` }).locator('.change-head').textContent()).toContain('fails no-gold');
+    const failed = (await worldApi(shop, 'GET', '/changesets/pro-plan')).json.verification;
+    expect(failed).toMatchObject({ pass: false, checks: 1, changes: 2, current: true });
+    expect((failed['failures'] as Json[]).map((f) => [f['change'], f['check']])).toEqual([
+      [0, 'no-gold'],
+      [1, 'no-gold'],
+    ]);
     await shot(page, '3-verify-failed');
 
     expect((await worldApi(shop, 'DELETE', '/checks/no-gold')).status).toBe(204);
     await head.getByRole('button', { name: 'Verify' }).click();
-    await expect.poll(() => verification.getByRole('status', { name: 'Latest verification' }).textContent()).toMatch(/^passcurrent hash/);
+    await expect.poll(() => verification.getByRole('status', { name: 'Latest verification' }).textContent()).toMatch(/^passcurrent hashno checks in force over 2 changes/);
+    expect(await head.getByRole('status').last().textContent()).toBe('Verified: the world has no checks in force, so nothing failed.');
+    expect(await card('Changes').getByText('fails no-gold').count()).toBe(0);
     expect(await verification.getByText('1 earlier verification').isVisible()).toBe(true);
     expect((await worldApi(shop, 'GET', '/changesets/pro-plan')).json.verification).toMatchObject({ pass: true, current: true });
   });
@@ -235,6 +248,8 @@ describe('the world page shows, cuts, verifies, approves and deploys changesets,
     await expect.poll(() => receipts.count()).toBe(2);
     expect(await receipts.first().textContent()).toContain(`${product} → ${realId}`);
     expect(await receipts.first().textContent()).toMatch(/ok\s*200/);
+    // The second change was sent with the real id in its path.
+    expect(await receipts.nth(1).textContent()).toContain(`POST ${real.url}/stripe/v1/products/${realId}`);
     expect(await head.getByText('deployed', { exact: true }).isVisible()).toBe(true);
     expect(await head.getByRole('button', { name: 'Deploy…' }).count()).toBe(0);
     await shot(page, '5-deployed');
