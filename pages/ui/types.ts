@@ -226,9 +226,10 @@ export interface ChangesetList {
   unpushed: Record<string, number>;
 }
 
-/** `POST …/deploy/<name>`. */
+/** `POST …/deploy/<name>`: every receipt of the changeset, those of earlier attempts too. */
 export interface Deployed {
-  changeset: Changeset;
+  /** Its name. */
+  changeset: string;
   receipts: Receipt[];
   deployed: 'none' | 'partial' | 'all';
 }

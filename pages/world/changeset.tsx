@@ -70,9 +70,11 @@ function failingChecks(changeset: Changeset): Map<number, string[]> {
 type Done = { tone: 'ok' | 'bad'; text: string } | null;
 
 function deployedText(d: Deployed): Done {
-  const failed = d.receipts.filter((r) => !r.ok).length;
-  const what = d.deployed === 'all' ? 'Deployed' : d.deployed === 'partial' ? 'Partly deployed' : 'Nothing deployed';
-  return { tone: failed === 0 && d.deployed === 'all' ? 'ok' : 'bad', text: `${what}: ${count(d.receipts.length)} receipt${d.receipts.length === 1 ? '' : 's'}${failed > 0 ? `, ${count(failed)} failed` : ''}.` };
+  // The receipts are every attempt's: what counts is how many changes the root has performed.
+  const performed = new Set(d.receipts.filter((r) => r.ok).map((r) => r.change)).size;
+  const changes = `${count(performed)} change${performed === 1 ? '' : 's'} performed at the root`;
+  if (d.deployed === 'all') return { tone: 'ok', text: `Deployed: ${changes}.` };
+  return { tone: 'bad', text: d.deployed === 'partial' ? `Partly deployed: ${changes}.` : 'Nothing deployed.' };
 }
 
 export function ChangesetView(props: ChangesetViewProps) {

@@ -3,9 +3,10 @@
  * Debian's Chromium as a person on this machine drives it, on the multi-world host: changes made
  * through the Stripe twin's API are counted as not in a changeset yet, cut from the page, read
  * as a diff, verified (failing while a check refuses them, then passing), approved with a note,
- * and deployed after typing the changeset's name: refused while the twin has no root, then
- * performed against another world of the host that plays the real Stripe (its twin the root,
- * its token the sealed key), the receipts mapping the twin's ids to that world's. A read
+ * and deployed after typing the changeset's name: refused while the twin has no root, failing
+ * while the key sealed for it is one the real account refuses, then performed against another
+ * world of the host that plays the real Stripe (its twin the root, its token the sealed key),
+ * the receipts mapping the twin's ids to that world's. A read
  * session sees all of it and none of the buttons. What the page shows is checked against what
  * the host answers from Node. Screenshots go to $WORLD_PAGE_SHOTS (default: /tmp), named
  * page-changesets-<step>.png.
@@ -226,33 +227,46 @@ describe('the world page shows, cuts, verifies, approves and deploys changesets,
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await expect.poll(() => dialog.count()).toBe(0);
 
-    // The copy's Stripe rooted at the other world's, that world's token sealed as its key.
+    // The copy's Stripe rooted at the other world's, with a key that account refuses first.
     expect((await worldApi(shop, 'PUT', '/twins/stripe/root', { url: `${real.url}/stripe` })).status).toBe(200);
-    expect((await worldApi(shop, 'PUT', '/twins/stripe/credential', { bearer: real.token })).status).toBe(200);
-
+    expect((await worldApi(shop, 'PUT', '/twins/stripe/credential', { bearer: 'sk_test_notTheAccountsKey0123456789' })).status).toBe(200);
     await head.getByRole('button', { name: 'Deploy…' }).click();
     await dialog.getByLabel('Type pro-plan to confirm').fill('pro-plan');
     await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
-    await expect.poll(() => head.getByRole('status').last().textContent(), { timeout: 15_000 }).toBe('Deployed: 2 receipts.');
+    await expect.poll(() => dialog.getByRole('alert').textContent(), { timeout: 15_000 }).toMatch(/^Not deployed: .*\(502 deploy_failed\)$/);
+    // Behind the dialog the view has read the failure the world recorded: the first change failed, with its receipt.
+    const receipts = card('Receipts').getByRole('table', { name: 'Receipts' }).locator('tbody tr');
+    await expect.poll(() => receipts.count()).toBe(1);
+    expect(await receipts.first().textContent()).toMatch(/^#1 stripefailed\s*401/);
+    expect(await card('Changes').getByRole('article', { name: 'Change 1' }).locator('.change-head').textContent()).toContain('failed');
+    await shot(page, '5-deploy-refused-key');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+    // Then that world's token sealed as the key: deploying again performs what is left.
+    expect((await worldApi(shop, 'PUT', '/twins/stripe/credential', { bearer: real.token })).status).toBe(200);
+    await head.getByRole('button', { name: 'Deploy…' }).click();
+    await dialog.getByLabel('Type pro-plan to confirm').fill('pro-plan');
+    await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
+    await expect.poll(() => head.getByRole('status').last().textContent(), { timeout: 15_000 }).toBe('Deployed: 2 changes performed at the root.');
     expect(await dialog.count()).toBe(0);
 
     const answered = (await worldApi(shop, 'GET', '/changesets/pro-plan')).json;
     expect(answered['deployed']).toBe('all');
-    const realId = (answered['receipts'] as Json[])[0]!['ids'][product] as string;
+    const realId = (answered['receipts'] as Json[]).find((r) => r['ok'] === true && r['change'] === 0)!['ids'][product] as string;
     expect(realId).toMatch(/^prod_/);
     expect(realId).not.toBe(product);
     // The real account has the product, as the changeset left it.
     expect(await stripe(real, 'GET', `/v1/products/${realId}`)).toMatchObject({ id: realId, name: 'Pro', description: 'For teams', metadata: { tier: 'gold' } });
 
-    const receipts = card('Receipts').getByRole('table', { name: 'Receipts' }).locator('tbody tr');
-    await expect.poll(() => receipts.count()).toBe(2);
-    expect(await receipts.first().textContent()).toContain(`${product} → ${realId}`);
-    expect(await receipts.first().textContent()).toMatch(/ok\s*200/);
+    // The refused attempt's receipt stays, then one per change performed.
+    await expect.poll(() => receipts.count()).toBe(3);
+    expect(await receipts.nth(1).textContent()).toContain(`${product} → ${realId}`);
+    expect(await receipts.nth(1).textContent()).toMatch(/^#1 stripeok\s*200/);
     // The second change was sent with the real id in its path.
-    expect(await receipts.nth(1).textContent()).toContain(`POST ${real.url}/stripe/v1/products/${realId}`);
+    expect(await receipts.nth(2).textContent()).toContain(`POST ${real.url}/stripe/v1/products/${realId}`);
     expect(await head.getByText('deployed', { exact: true }).isVisible()).toBe(true);
     expect(await head.getByRole('button', { name: 'Deploy…' }).count()).toBe(0);
-    await shot(page, '5-deployed');
+    await shot(page, '6-deployed');
   });
 
   it('shows the list with where each changeset stands', async () => {
@@ -266,7 +280,7 @@ describe('the world page shows, cuts, verifies, approves and deploys changesets,
     expect(text).toMatch(/deployed/);
     expect(text).toMatch(/pass/);
     expect(await card('Changesets').getByRole('status', { name: 'Unpushed changes' }).textContent()).toBe("Every change made through the twins' APIs is in a changeset.");
-    await shot(page, '6-list');
+    await shot(page, '7-list');
   });
 
   it('a read session sees the changesets and their diff, and no button that changes them', async () => {
@@ -285,16 +299,16 @@ describe('the world page shows, cuts, verifies, approves and deploys changesets,
       await readPage.getByRole('region', { name: 'Changes', exact: true }).waitFor();
       expect(await readPage.locator('header.top .top-session').textContent()).toMatch(/^read\b/);
       expect(await readPage.getByRole('article', { name: 'Change 1' }).locator('.change-head').textContent()).toContain('POST /v1/products');
-      expect(await readPage.getByRole('table', { name: 'Receipts' }).locator('tbody tr').count()).toBe(2);
+      expect(await readPage.getByRole('table', { name: 'Receipts' }).locator('tbody tr').count()).toBe(3);
       expect(await readPage.getByRole('table', { name: 'Approvals' }).locator('tbody tr').count()).toBe(1);
       for (const button of ['Verify', 'Deploy…', 'Approve']) expect(await readPage.getByRole('button', { name: button, exact: true }).count()).toBe(0);
-      await readPage.screenshot({ path: join(shots, 'page-changesets-7-read-detail.png'), fullPage: true });
+      await readPage.screenshot({ path: join(shots, 'page-changesets-8-read-detail.png'), fullPage: true });
 
       await readPage.getByRole('button', { name: '← All changesets' }).click();
       const list = readPage.getByRole('region', { name: 'Changesets', exact: true });
       await expect.poll(() => list.getByRole('status', { name: 'Unpushed changes' }).textContent()).toBe('1 change not in a changeset yet: stripe 1');
       expect(await readPage.getByRole('form', { name: 'Cut a changeset' }).count()).toBe(0);
-      await readPage.screenshot({ path: join(shots, 'page-changesets-8-read-list.png'), fullPage: true });
+      await readPage.screenshot({ path: join(shots, 'page-changesets-9-read-list.png'), fullPage: true });
     } finally {
       await readContext.close();
     }
