@@ -45,7 +45,7 @@ describe('the world page reads a change as a diff', () => {
     expect(shownValue(undefined).text).toBe('(none)');
     expect(shownValue('Pro').text).toBe('"Pro"');
 
-    const product = subjects[0]!.after['o'];
+    const product = (subjects[0]!.after as Json)['o'] as Json;
     const renamed = recordDiff({ s: 1, o: product }, { s: 1, o: { ...product, name: 'Pro 2', metadata: {} } });
     expect(renamed.kind).toBe('changed');
     // Only what differs: the name, and the tier gone from a metadata now empty.
