@@ -172,6 +172,8 @@ export function ReceiptsView({ changeset }: { changeset: Changeset }) {
         },
         {
           title: 'Sent',
+          // Wide enough that a URL breaks into a few lines, not into a column of letters.
+          width: '32%',
           cell: (r) => (
             <span class="mono breakable">
               {r.request.method} {r.request.url}
