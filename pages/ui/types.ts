@@ -19,6 +19,8 @@ export type EntryCause =
   | { kind: 'move'; move: string; dueAt: string }
   | { kind: 'ingest'; source: string }
   | { kind: 'refresh' }
+  | { kind: 'push'; changeset: string; change: number; method: string; route: string; path: string; status: number }
+  | { kind: 'pull'; origin: string; through: number; merged: boolean }
   | { kind: 'system'; reason: string };
 
 export interface Entry {
