@@ -444,7 +444,7 @@ export class ChangesetSet {
         await this.host.durable();
         if (!receipt.ok) {
           const now = this.get(name);
-          throw new KitError('deploy_failed', `Change ${change.index} of '${name}' (${change.request.method} ${change.request.path}) failed at the root: ${receipt.error}. The changes before it are performed; deploy again to go on from it.`, {
+          throw new KitError('deploy_failed', `Change #${change.index + 1} of '${name}' (${change.request.method} ${change.request.path}) failed at the root: ${receipt.error}. The changes before it are performed; deploy again to go on from it.`, {
             changeset: name,
             receipts: now.receipts,
             deployed: deployedState(now),
