@@ -22,6 +22,10 @@ export type KitErrorCode =
   | 'invalid_root'
   | 'invalid_credential'
   | 'invalid_link'
+  | 'invalid_changeset'
+  | 'changeset_hash_mismatch'
+  | 'invalid_origin'
+  | 'confirm_required'
   | 'destination_refused'
   // things that are not there
   | 'not_found'
@@ -38,6 +42,8 @@ export type KitErrorCode =
   | 'no_credential'
   | 'no_ingest'
   | 'unknown_link'
+  | 'unknown_changeset'
+  | 'no_origin'
   // state conflicts
   | 'clock_backward'
   | 'clock_unset'
@@ -49,6 +55,19 @@ export type KitErrorCode =
   | 'link_names_twin'
   | 'refresh_in_progress'
   | 'webhook_replayed'
+  // changesets and origins
+  | 'nothing_to_cut'
+  | 'changeset_exists'
+  | 'base_not_current'
+  | 'changeset_hash_changed'
+  | 'changeset_not_verified'
+  | 'verification_failed'
+  | 'deploy_in_progress'
+  | 'deploy_failed'
+  | 'origin_needs_empty_world'
+  | 'origin_unreachable'
+  | 'origin_refused'
+  | 'pull_conflicts'
   // webhooks and the vendor behind a root
   | 'webhook_unverified'
   | 'webhook_stale'
@@ -67,6 +86,7 @@ export type KitErrorCode =
   | 'export_too_large'
   | 'credential_too_large'
   | 'too_many_links'
+  | 'changeset_too_large'
   // the host
   | 'catching_up'
   // the sandbox
@@ -87,15 +107,19 @@ const STATUS: Record<KitErrorCode, number> = {
   invalid_duration: 400, invalid_position: 400, invalid_label: 400, invalid_ttl: 400,
   invalid_cursor: 400, invalid_limit: 400, invalid_scenario: 400, invalid_check: 400,
   invalid_twin: 400, invalid_import: 400, invalid_root: 400, invalid_credential: 400, invalid_link: 400, destination_refused: 400,
+  invalid_changeset: 400, changeset_hash_mismatch: 400, invalid_origin: 400, confirm_required: 400,
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
   unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405,
-  no_root: 409, no_credential: 409, no_ingest: 404, unknown_link: 404,
+  no_root: 409, no_credential: 409, no_ingest: 404, unknown_link: 404, unknown_changeset: 404, no_origin: 409,
   clock_backward: 409, clock_unset: 409, live_branch_needs_now: 400, world_exists: 409, world_has_branches: 409, world_released: 503,
   twin_not_empty: 409, link_names_twin: 409, refresh_in_progress: 409, webhook_replayed: 409,
+  nothing_to_cut: 409, changeset_exists: 409, base_not_current: 409, changeset_hash_changed: 409, changeset_not_verified: 409,
+  verification_failed: 409, deploy_in_progress: 409, deploy_failed: 502, origin_needs_empty_world: 409, origin_unreachable: 502,
+  origin_refused: 502, pull_conflicts: 409,
   webhook_unverified: 401, webhook_stale: 401, refresh_failed: 502, outbound_failed: 502, outbound_timeout: 504,
   outbound_too_large: 502, sealing_unavailable: 503, refresh_throttled: 429, link_needs_token: 403,
   body_too_large: 413, checkpoint_too_large: 413, too_many_checks: 409, import_too_large: 413, export_too_large: 413,
-  credential_too_large: 413, too_many_links: 409,
+  credential_too_large: 413, too_many_links: 409, changeset_too_large: 413,
   catching_up: 503,
   handler_error: 500, handler_timeout: 500, handler_out_of_memory: 500, sandbox_crashed: 503,
   no_handler: 404,

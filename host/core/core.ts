@@ -377,6 +377,7 @@ export function createHostCore(options: HostCoreOptions): HostCore {
       headers,
       scope,
       credential: keyless ? 'none' : grant.kind,
+      ...(grant.kind === 'session' ? { who: grant.session.who ?? 'a session opened with the token' } : {}),
       requestId: `${idPrefix}${(counter++).toString(36)}`,
       receivedAt: h.receivedAt,
     };

@@ -5,9 +5,6 @@
  */
 import { worldApiKeyless, worldApiScope } from '../../runtime/runner/api.js';
 
-/** Read endpoints of the spec not in the table yet (changesets): the runner answers them 404 to either token. */
-const READS_TO_COME = /^\/changesets(?:\/[^/]+)?$/;
-
 /**
  * Whether the read token opens `method path` on `{world_api}`. `path` is normalized
  * (no double or trailing slash), e.g. `/log/stripe`.
@@ -15,7 +12,6 @@ const READS_TO_COME = /^\/changesets(?:\/[^/]+)?$/;
 export function readTokenOpens(method: string, path: string): boolean {
   // A browser session is opened, looked at or ended with either token (Authentication 5); the host serves it.
   if (path === '/session') return true;
-  if ((method === 'GET' || method === 'HEAD') && READS_TO_COME.test(path)) return true;
   return worldApiScope(method, path) === 'read';
 }
 

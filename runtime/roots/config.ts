@@ -48,7 +48,7 @@ function onlyFields(body: Record<string, unknown>, allowed: readonly string[], c
 }
 
 /** A URL a world may reach: refused with `destination_refused` where it must not (see destinations.ts). */
-export function destinationUrl(raw: unknown, field: string, loopback: boolean, code: 'invalid_root' | 'invalid_link'): URL {
+export function destinationUrl(raw: unknown, field: string, loopback: boolean, code: 'invalid_root' | 'invalid_link' | 'invalid_origin'): URL {
   if (typeof raw !== 'string' || raw === '') throw new KitError(code, `'${field}' must be a URL string.`, { param: field });
   if (raw.length > MAX_URL) throw new KitError(code, `'${field}' is longer than ${MAX_URL} characters.`, { param: field });
   const checked = checkDestinationUrl(raw, { loopback });

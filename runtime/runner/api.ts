@@ -216,6 +216,19 @@ async function ingest({ services, req, params }: Call): Promise<WorldResponse> {
   return jsonResponse(200, await services.roots.ingest(twin.vendor, req.headers, req.body ?? new Uint8Array()));
 }
 
+// ------------------------------------------------------------ changesets and the origin
+
+async function pushChangeset({ services, req }: Call): Promise<WorldResponse> {
+  const r = await services.changesets.receive(readJsonBody(req));
+  return jsonResponse(r.status, r.body);
+}
+
+function deployBody(req: WorldRequest): unknown {
+  const body = readJsonBody(req);
+  if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw new KitError('bad_request', 'Send nothing, or { "confirm": "<name>" }.');
+  return body;
+}
+
 /** Branches are made by the multi-world host, in its own core; the runner never makes one. */
 function noBranches({ services, req }: Call): never {
   throw services.branchesServed ? notFound(req) : noBranchesError();
@@ -288,6 +301,23 @@ const WORLD_API = routeTable<WorldApiRoute>([
       return noContent();
     },
   },
+  { method: 'GET', path: '/changesets', scope: 'read', handler: ({ services }) => jsonResponse(200, services.changesets.list()) },
+  { method: 'POST', path: '/changesets', scope: 'write', handler: async ({ services, req }) => jsonResponse(201, await services.changesets.cut(readJsonBody(req) ?? {})) },
+  { method: 'GET', path: '/changesets/:name', scope: 'read', handler: ({ services, params }) => jsonResponse(200, services.changesets.show(params['name']!)) },
+  { method: 'POST', path: '/changesets/:name/verify', scope: 'write', handler: async ({ services, params }) => jsonResponse(200, await services.changesets.verify(params['name']!)) },
+  {
+    method: 'POST',
+    path: '/changesets/:name/approve',
+    scope: 'write',
+    handler: async ({ services, req, params }) => jsonResponse(201, await services.changesets.approve(params['name']!, readJsonBody(req) ?? {}, req.credential === 'session' ? (req.who ?? 'a browser session') : undefined)),
+  },
+  { method: 'POST', path: '/push', scope: 'write', handler: pushChangeset },
+  { method: 'POST', path: '/deploy', scope: 'write', handler: async ({ services, req }) => jsonResponse(200, await services.changesets.deploy(null, deployBody(req), req.credential)) },
+  { method: 'POST', path: '/deploy/:name', scope: 'write', handler: async ({ services, req, params }) => jsonResponse(200, await services.changesets.deploy(params['name']!, deployBody(req), req.credential)) },
+  { method: 'GET', path: '/origin', scope: 'write', handler: ({ services }) => jsonResponse(200, services.changesets.origin()) },
+  { method: 'PUT', path: '/origin', scope: 'write', handler: async ({ services, req }) => jsonResponse(200, await services.changesets.putOrigin(readJsonBody(req))) },
+  { method: 'POST', path: '/origin/pull', scope: 'write', handler: async ({ services, req }) => jsonResponse(200, await services.changesets.pull(readJsonBody(req))) },
+  { method: 'POST', path: '/origin/push', scope: 'write', handler: async ({ services }) => jsonResponse(200, await services.changesets.pushToOrigin()) },
   { method: 'GET', path: '/requests', scope: 'read', handler: requests },
   { method: 'GET', path: '/branches', scope: 'read', handler: noBranches },
   { method: 'POST', path: '/branches', scope: 'write', handler: noBranches },
@@ -353,7 +383,7 @@ export function twinStatus(services: WorldApiServices, vendor: string): Record<s
     protocol: t.manifest.protocol,
     ...services.roots.status(vendor),
     position: services.world.head(vendor),
-    lastReceipt: null,
+    lastReceipt: services.changesets.lastReceipt(vendor),
     scenario: services.scenarios.inForce(t),
     resources: vendorResources(services.world.counts(vendor)),
   };

@@ -35,6 +35,8 @@ export interface WorldRunnerOptions {
   outbound?: RunnerOptions['outbound'];
   sealer?: RunnerOptions['sealer'];
   outboundLoopback?: boolean;
+  /** For a branch: its parent's world API (changesets/ `ParentApi`). */
+  parentApi?: RunnerOptions['parentApi'];
 }
 
 /** The code version a world runs: the runtime's version and a hash of its twins' code. */
@@ -66,5 +68,6 @@ export async function openWorldRunner(options: WorldRunnerOptions): Promise<Worl
   if (options.outbound !== undefined) runnerOptions.outbound = options.outbound;
   if (options.sealer !== undefined) runnerOptions.sealer = options.sealer;
   if (options.outboundLoopback !== undefined) runnerOptions.outboundLoopback = options.outboundLoopback;
+  if (options.parentApi !== undefined) runnerOptions.parentApi = options.parentApi;
   return WorldRunner.open(runnerOptions);
 }

@@ -95,6 +95,37 @@ export interface RootService {
   ingest(vendor: string, headers: Record<string, string>, body: Uint8Array): Promise<unknown>;
 }
 
+/** What a world's changesets and origin (changesets/) use of the runner. */
+export interface ChangesetHost {
+  readonly name: string;
+  readonly world: World;
+  readonly storage: Storage;
+  readonly twins: ReadonlyMap<string, ServedTwin>;
+  exclusive: Exclusive;
+  readonly roots: RootService;
+  /** Appends entries to a twin's log in one transaction; the caller waits for `durable`. */
+  appendEntries(twin: string, drafts: EntryDraft[]): Entry[];
+  durable(): Promise<void>;
+  /** Every check of the world over one entry of a twin (checks.ts `CheckSet.run`). */
+  runChecks(twin: string, entry: Entry): Promise<{ check: string; pass: boolean; failures: string[] }[]>;
+}
+
+/** The changesets and the origin as the world API shows and changes them (changesets/ `WorldChangesets`). */
+export interface ChangesetService {
+  list(): unknown;
+  show(name: string): unknown;
+  cut(body: unknown): Promise<unknown>;
+  receive(body: unknown): Promise<{ status: number; body: unknown }>;
+  verify(name: string): Promise<unknown>;
+  approve(name: string, body: unknown, who: string | undefined): Promise<unknown>;
+  deploy(name: string | null, body: unknown, credential: string | undefined): Promise<unknown>;
+  origin(): unknown;
+  putOrigin(body: unknown): Promise<unknown>;
+  pull(body: unknown): Promise<unknown>;
+  pushToOrigin(): Promise<unknown>;
+  lastReceipt(twin: string): unknown;
+}
+
 /** The links as the world API shows and changes them (links.ts `LinkSet`). */
 export interface LinkService {
   has(name: string): boolean;
@@ -117,6 +148,7 @@ export interface WorldApiServices {
   readonly checks: CheckService;
   readonly roots: RootService;
   readonly links: LinkService;
+  readonly changesets: ChangesetService;
   readonly requests: Pick<RequestLog, 'report'>;
   /** Whether this host makes branches (the single-world server does not). */
   readonly branchesServed: boolean;

@@ -244,13 +244,17 @@ function canonicalInstant(value: unknown, where: string, details: Record<string,
 }
 
 /** The fields of each kind of cause, as the runtime writes them (runtime/world/types.ts `EntryCause`). */
-const CAUSE_FIELDS: Record<EntryCause['kind'], Record<string, 'string' | 'status'>> = {
+const CAUSE_FIELDS: Record<EntryCause['kind'], Record<string, 'string' | 'status' | 'count' | 'boolean'>> = {
   request: { method: 'string', route: 'string', path: 'string', status: 'status', requestId: 'string' },
   move: { move: 'string', dueAt: 'string' },
   ingest: { source: 'string' },
   refresh: {},
+  push: { changeset: 'string', change: 'count', method: 'string', route: 'string', path: 'string', status: 'status' },
+  pull: { origin: 'string', through: 'count', merged: 'boolean' },
   system: { reason: 'string' },
 };
+
+const FIELD_TYPES = { string: 'a string', status: 'a status, 100 to 599', count: 'a whole number', boolean: 'true or false' };
 
 function checkCause(cause: unknown, details: Record<string, unknown>): EntryCause {
   const where = `the cause of entry ${String(details['position'])}`;
@@ -263,8 +267,12 @@ function checkCause(cause: unknown, details: Record<string, unknown>): EntryCaus
   }
   for (const [k, type] of Object.entries(fields)) {
     const v = cause[k];
-    const ok = type === 'string' ? typeof v === 'string' : Number.isInteger(v) && (v as number) >= 100 && (v as number) <= 599;
-    if (!ok) throw invalid(`${where}: ${k} is ${type === 'string' ? 'a string' : 'a status, 100 to 599'}`, details);
+    const ok =
+      type === 'string' ? typeof v === 'string'
+      : type === 'boolean' ? typeof v === 'boolean'
+      : type === 'count' ? Number.isSafeInteger(v) && (v as number) >= 0
+      : Number.isInteger(v) && (v as number) >= 100 && (v as number) <= 599;
+    if (!ok) throw invalid(`${where}: ${k} is ${FIELD_TYPES[type]}`, details);
   }
   return cause as unknown as EntryCause;
 }

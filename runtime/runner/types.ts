@@ -22,6 +22,8 @@ export interface WorldRequest {
   scope: Scope;
   /** What opened it, where the host says: the world's token, a named key, a browser session, or nothing (a keyless endpoint). */
   credential?: 'token' | 'key' | 'session' | 'none';
+  /** For a browser session: the person it was opened for (`this machine` on a local world), as an approval signs. */
+  who?: string;
   /** The host's id for this request (`x-request-id` style); the runner may use its own vendor id. */
   requestId: string;
   /** Epoch ms when the host received the request (for the request report). */

@@ -5,7 +5,7 @@
  * (batches of 20, as the worker's turn batching sends them) a Stripe GET's call cloned in
  * 0.81 µs instead of 1.14 and its reply in 0.43 µs instead of 0.88.
  *
- * Request: ['request', surface, method, path, query, scope, requestId, receivedAt, body, credential, …header name, value]
+ * Request: ['request', surface, method, path, query, scope, requestId, receivedAt, body, credential, who, …header name, value]
  * Response: [status, body, fault, delayMs, …header name, value] (fault and delayMs null when absent)
  */
 import type { Scope, WorldRequest, WorldResponse } from './types.js';
@@ -14,17 +14,17 @@ export type RequestWire = ['request', ...unknown[]];
 export type ResponseWire = unknown[];
 
 /** Every field of a WorldRequest, so that one added to the type without the wire fails to compile. */
-const REQUEST_FIELDS: Record<keyof WorldRequest, true> = { surface: true, method: true, path: true, query: true, scope: true, requestId: true, receivedAt: true, body: true, headers: true, credential: true };
+const REQUEST_FIELDS: Record<keyof WorldRequest, true> = { surface: true, method: true, path: true, query: true, scope: true, requestId: true, receivedAt: true, body: true, headers: true, credential: true, who: true };
 /** The same for a WorldResponse. */
 const RESPONSE_FIELDS: Record<keyof WorldResponse, true> = { status: true, body: true, fault: true, delayMs: true, headers: true };
 void REQUEST_FIELDS;
 void RESPONSE_FIELDS;
 
-const REQUEST_HEADERS_AT = 10;
+const REQUEST_HEADERS_AT = 11;
 const RESPONSE_HEADERS_AT = 4;
 
 export function requestToWire(r: WorldRequest): RequestWire {
-  const wire: RequestWire = ['request', r.surface, r.method, r.path, r.query, r.scope, r.requestId, r.receivedAt, r.body ?? null, r.credential ?? null];
+  const wire: RequestWire = ['request', r.surface, r.method, r.path, r.query, r.scope, r.requestId, r.receivedAt, r.body ?? null, r.credential ?? null, r.who ?? null];
   for (const name in r.headers) wire.push(name, r.headers[name]);
   return wire;
 }
@@ -44,6 +44,7 @@ export function requestFromWire(w: RequestWire): WorldRequest {
   };
   if (w[8] !== null) request.body = w[8] as Uint8Array;
   if (w[9] !== null) request.credential = w[9] as NonNullable<WorldRequest['credential']>;
+  if (w[10] !== null) request.who = w[10] as string;
   return request;
 }
 

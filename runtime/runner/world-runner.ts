@@ -33,6 +33,7 @@ import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliver
 import type { CheckHost, RootHost, ScenarioHost, WorldApiServices } from './services.js';
 import { RootSet } from './roots.js';
 import { LinkSet } from './links.js';
+import { ChangesetStore, WorldChangesets, type ParentApi } from './changesets/index.js';
 import type { OutboundFetch } from '../roots/outbound.js';
 import type { Sealer } from '../roots/sealing.js';
 import { defaultGuestEngines, type GuestEngines, type TrustedEngine } from './engines.js';
@@ -79,8 +80,15 @@ export interface RunnerOptions {
   sealer?: Sealer;
   /** Whether a root or a link may name loopback (`http` allowed there): local worlds and tests. Default false. */
   outboundLoopback?: boolean;
+  /** For a branch on a host that makes them: its parent's world API, the origin it pulls from and pushes to. */
+  parentApi?: ParentApi;
 }
 
+/** What an exchange keeps of a request's body and of the twin's answer (a change is replayed from them). */
+const EXCHANGE_BODY_BYTES = 1024 * 1024;
+const EXCHANGE_ANSWER_BYTES = 256 * 1024;
+
+const textDecoder = new TextDecoder();
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const MAX_CATCH_UP = 10_000;
 /**
@@ -115,6 +123,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   readonly deliverer: Deliverer;
   readonly roots: RootSet;
   readonly links: LinkSet;
+  readonly changesets: WorldChangesets;
   readonly branchesServed: boolean;
   /** Untrusted code: twins from users' sources and scenario `js` handlers. */
   readonly lane: UntrustedLane;
@@ -168,6 +177,10 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       loopback: options.outboundLoopback === true,
     });
     this.links = new LinkSet(this, this.roots);
+    this.changesets = new WorldChangesets(this, {
+      ...(options.sealer !== undefined ? { sealer: options.sealer } : {}),
+      ...(options.parentApi !== undefined ? { parentApi: options.parentApi } : {}),
+    });
     this.deliverer = new Deliverer({
       storage: this.storage,
       world: this.name,
@@ -484,7 +497,10 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     if (out instanceof Promise) out = await out;
     const routeName = routeDef.name;
     if (out.thrown) console.error(`twinkit: ${twin.vendor} route '${routeName}' threw: ${out.thrown.message}`);
-    else this.commit(twin, req, requestId, routeName, out, tally);
+    else {
+      const entry = this.commit(twin, req, requestId, routeName, out, tally);
+      if (entry !== null && entry.writes.length > 0) this.keepExchange(twin.vendor, entry.position, req, out);
+    }
     return { route: routeName, response: this.finish(out.response ?? { status: 204 }, delayMs) };
   }
 
@@ -506,6 +522,25 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     const tp = req.headers['traceparent'];
     if (tp && TRACEPARENT.test(tp)) draft.traceparent = tp;
     return this.append(twin.vendor, draft, tally);
+  }
+
+  /**
+   * The request and answer behind an entry the world's own request wrote, kept beside it in
+   * the same commit: a changeset replays the request against the root and reads the answer's ids.
+   */
+  private keepExchange(twin: string, position: number, req: WorldRequest, out: GuestOutput): void {
+    const r = out.response;
+    let answer: string | null = null;
+    if (r !== undefined) {
+      if (r.bodyJson !== undefined) answer = r.bodyJson;
+      else if (typeof r.body === 'object' && r.body !== null && !(r.body instanceof Uint8Array)) answer = JSON.stringify(r.body);
+      else if (typeof r.body === 'string' && /^\s*[[{]/.test(r.body)) answer = r.body;
+    }
+    if (answer !== null && answer.length > EXCHANGE_ANSWER_BYTES) answer = null;
+    const bytes = req.body;
+    const body = bytes === undefined || bytes.length > EXCHANGE_BODY_BYTES ? '' : textDecoder.decode(bytes);
+    const exchange = { query: req.query, contentType: req.headers['content-type'] ?? null, body, answer };
+    this.storage.transact((w) => w.put(ChangesetStore.exchangeKey(this.name, twin, position), exchange));
   }
 
   private finish(r: GuestResponse, delayMs: number): WorldResponse {
@@ -655,6 +690,19 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   /** For roots.ts: a `root.*` call into the twin. */
   async invokeGuest(twin: ServedTwin, input: Record<string, unknown>): Promise<GuestOutput> {
     return this.invoke(twin, input);
+  }
+
+  /** For changesets/: entries appended in one transaction; it waits for `durable` itself. */
+  appendEntries(twin: string, drafts: EntryDraft[]): Entry[] {
+    const entries = this.world.appendBatch(twin, drafts);
+    // A pushed change may schedule a move: the earliest due is read again.
+    this.nextDue.delete(twin);
+    return entries;
+  }
+
+  /** For changesets/: every check of the world over one entry. */
+  runChecks(twin: string, entry: Entry): Promise<{ check: string; pass: boolean; failures: string[] }[]> {
+    return this.checks.run(twin, entry);
   }
 
   /** For roots.ts: an entry appended; it waits for `durable` itself. */

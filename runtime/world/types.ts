@@ -25,6 +25,10 @@ export type EntryCause =
   | { kind: 'move'; move: string; dueAt: string }
   | { kind: 'ingest'; source: string }
   | { kind: 'refresh' }
+  /** A change of a changeset pushed into this world: the request that made it where it was cut. */
+  | { kind: 'push'; changeset: string; change: number; method: string; route: string; path: string; status: number }
+  /** What the world's origin had, brought in (`entries`: how many of its entries; `merged`: a three-way merge with this world's own). */
+  | { kind: 'pull'; origin: string; through: number; merged: boolean }
   | { kind: 'system'; reason: string };
 
 /** An event a twin emitted while making an entry (webhook deliveries are driven from these). */

@@ -93,7 +93,7 @@ export function checkTraceId(trace: unknown): string {
   return trace;
 }
 
-const CAUSE_KINDS = new Set(['request', 'move', 'ingest', 'refresh', 'system']);
+const CAUSE_KINDS = new Set(['request', 'move', 'ingest', 'refresh', 'push', 'pull', 'system']);
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -108,7 +108,7 @@ export function checkDraft(draft: unknown): EntryDraft {
   if (!isObject(draft)) throw bad('an entry draft is an object', 'draft');
   const cause = draft.cause;
   if (!isObject(cause) || typeof cause.kind !== 'string' || !CAUSE_KINDS.has(cause.kind)) {
-    throw bad('an entry cause has a kind: request, move, ingest, refresh or system', 'cause');
+    throw bad('an entry cause has a kind: request, move, ingest, refresh, push, pull or system', 'cause');
   }
   if (!Array.isArray(draft.writes)) throw bad('writes is an array', 'writes');
   if (draft.writes.length > MAX_WRITES) throw bad(`at most ${MAX_WRITES} writes in one entry`, 'writes');

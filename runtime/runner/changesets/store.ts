@@ -1,0 +1,105 @@
+/**
+ * Where a world keeps its changesets, beside the engine's keys under `['#runner', <world>, …]`:
+ * each changeset, the exchange (request and answer) behind each entry its own requests wrote,
+ * the twin → real id maps learnt by deploys, and one record of bookkeeping (what was cut
+ * through, the origin and how far the world matches it).
+ */
+import type { SealedBox } from '../../roots/sealing.js';
+import type { Key, Storage } from '../../store/index.js';
+import { prefixEnd } from '../../store/keys.js';
+import type { StoredChangeset } from './types.js';
+
+/** The request and answer behind an entry a vendor request wrote: what makes the change replayable. */
+export interface Exchange {
+  query: string;
+  contentType: string | null;
+  body: string;
+  /** The twin's answer body as JSON text (null: none, or not JSON). */
+  answer: string | null;
+}
+
+export interface OriginState {
+  /** `url`: named by `PUT …/origin`; `parent`: the world this branch was cut from, on the same host. */
+  kind: 'url' | 'parent';
+  url: string | null;
+  api: string | null;
+  world: string;
+  token: SealedBox | null;
+  since: string;
+  /** Per twin: a position here and the origin's position there that held the same records. */
+  synced: Record<string, { ours: number; theirs: number }>;
+}
+
+export interface Bookkeeping {
+  seq: number;
+  /** Per twin: the last position a cut took in (own changes are looked for after it). */
+  cutThrough: Record<string, number>;
+  origin: OriginState | null;
+  /**
+   * Per record with unpushed changes (`<twin>/<type>/<id>`): the origin's value it was last
+   * merged with, the base of the next merge.
+   */
+  mergeBase: Record<string, unknown>;
+}
+
+export class ChangesetStore {
+  constructor(
+    private readonly storage: Storage,
+    private readonly world: string,
+  ) {}
+
+  private key(...rest: (string | number)[]): Key {
+    return ['#runner', this.world, ...rest];
+  }
+
+  signingKeyKey(): Key {
+    return this.key('signing-key');
+  }
+
+  bookkeeping(initial: () => Bookkeeping): Bookkeeping {
+    return this.storage.get<Bookkeeping>(this.key('changesets')) ?? initial();
+  }
+
+  saveBookkeeping(b: Bookkeeping): void {
+    this.storage.transact((w) => w.put(this.key('changesets'), b));
+  }
+
+  get(name: string): StoredChangeset | undefined {
+    return this.storage.get<StoredChangeset>(this.key('changeset', name));
+  }
+
+  save(c: StoredChangeset): void {
+    this.storage.transact((w) => w.put(this.key('changeset', c.name), c));
+  }
+
+  /** Every changeset, in the order they were cut or landed. */
+  all(): StoredChangeset[] {
+    const prefix = this.key('changeset');
+    const out = [...this.storage.range<StoredChangeset>({ start: prefix, end: prefixEnd(prefix) })].map((kv) => kv.value);
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  exchange(twin: string, position: number): Exchange | undefined {
+    return this.storage.get<Exchange>(this.key('exchange', twin, position));
+  }
+
+  static exchangeKey(world: string, twin: string, position: number): Key {
+    return ['#runner', world, 'exchange', twin, position];
+  }
+
+  /** The twin → real ids a deploy learnt for one twin. */
+  ids(twin: string): Map<string, string> {
+    const prefix = this.key('idmap', twin);
+    const out = new Map<string, string>();
+    for (const { key, value } of this.storage.range<string>({ start: prefix, end: prefixEnd(prefix) })) out.set(String(key[key.length - 1]), value);
+    return out;
+  }
+
+  saveIds(twin: string, ids: Record<string, string>): void {
+    const entries = Object.entries(ids);
+    if (entries.length === 0) return;
+    this.storage.transact((w) => {
+      for (const [mine, real] of entries) w.put(this.key('idmap', twin, mine), real);
+    });
+  }
+}
