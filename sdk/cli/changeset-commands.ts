@@ -105,7 +105,9 @@ function otherWorld(text: string, what: string): WorldUrls {
 
 /** `stripe: the changeset applies on 12, the world is at 15`, for a `base_not_current`. */
 function driftText(details: Record<string, unknown> | undefined): string | null {
-  const drift = details?.['drift'];
+  // The world pushed to answers the drift; an origin push passes the origin's answer on whole.
+  const passedOn = isObject(details?.['origin']) && isObject(details['origin']['error']) ? details['origin']['error']['drift'] : undefined;
+  const drift = details?.['drift'] ?? passedOn;
   if (!isObject(drift)) return null;
   const parts = Object.entries(drift).map(([twin, d]) => (isObject(d) ? `${printable(twin)} is at ${printable(d['current'])}, the changeset applies on ${printable(d['base'])}` : printable(twin)));
   return parts.length === 0 ? null : parts.join('; ');
@@ -115,17 +117,19 @@ function driftText(details: Record<string, unknown> | undefined): string | null 
 function withHint(e: CliError, name: string | null): CliError {
   const named = name === null ? '<name>' : printable(name);
   const hints: Record<string, () => string> = {
-    nothing_to_cut: () => 'this world has no vendor-API changes since its last cut',
     unknown_changeset: () => 'kit world changeset list shows the changesets',
     changeset_not_verified: () => `kit world changeset verify ${named} first`,
     verification_failed: () => `kit world changeset show ${named} shows what failed`,
     changeset_hash_changed: () => `its body changed outside the world since it was cut; kit world changeset show ${named} shows stored and current hash`,
     no_root: () => 'a twin has no root to deploy to: kit world root set <twin> <url>',
     no_credential: () => 'a root has no credential: kit world credential seal <twin> --bearer-env VAR',
-    deploy_failed: () => `a retry performs only what is left: kit world changeset deploy ${named} --confirm`,
+    deploy_failed: () => {
+      const failed = typeof e.extra.details?.['changeset'] === 'string' ? printable(e.extra.details['changeset']) : named;
+      return `a retry performs only what is left: kit world changeset deploy ${failed} --confirm`;
+    },
     base_not_current: () => {
       const drift = driftText(e.extra.details);
-      return `${drift === null ? 'the world pushed to has moved' : drift}; kit world origin pull brings its changes here, then push again`;
+      return `${drift === null ? '' : `${drift}; `}kit world origin pull brings the origin's changes here, then push again`;
     },
     pull_conflicts: () => 'choose with --resolve KEY=ours|theirs, or --take ours|theirs for every conflict',
     no_origin: () => 'kit world origin set <url> --token-env VAR names one',
@@ -211,7 +215,8 @@ function planLines(changesets: readonly WireChangeset[]): string[] {
   for (const cs of changesets) {
     const left = changesOf(cs).filter((c) => c.state !== 'deployed');
     if (left.length === 0) continue;
-    lines.push(`  ${printable(cs.name)}  ${plural(left.length, 'change')} to perform; verified ${verificationText(cs.verification)}; ${plural(objectsOf<WireApproval>(cs.approvals).filter((a) => a.current === true).length, 'approval')}`);
+    const verified = { '-': 'not verified', stale: 'verified on an earlier version', pass: 'verified', FAIL: 'FAILED its checks' }[verifiedCell(cs.verification)];
+    lines.push(`  ${printable(cs.name)}  ${plural(left.length, 'change')} to perform; ${verified}; ${plural(objectsOf<WireApproval>(cs.approvals).filter((a) => a.current === true).length, 'approval')}`);
     for (const c of left.slice(0, 20)) lines.push(`    ${printable(c.twin)}  ${requestLine(c.request)}${c.state === 'failed' ? '  (failed before: retried)' : ''}`);
     if (left.length > 20) lines.push(`    … ${plural(left.length - 20, 'more change')}`);
   }
@@ -236,10 +241,10 @@ function conflictLines(conflicts: readonly Record<string, unknown>[]): string[] 
   return table(['key', 'base', 'ours', 'theirs'], rows);
 }
 
-/** `stripe 3 entries, github 1 entry`, or null when the map is empty. */
+/** `stripe 3 entries, github 1 entry`, or null when the map is empty (or every count is 0). */
 function entriesPerTwin(value: unknown): string | null {
   if (!isObject(value)) return null;
-  const parts = Object.entries(value).map(([twin, n]) => `${printable(twin)} ${typeof n === 'number' ? plural(n, 'entry', 'entries') : printable(n)}`);
+  const parts = Object.entries(value).filter(([, n]) => n !== 0).map(([twin, n]) => `${printable(twin)} ${typeof n === 'number' ? plural(n, 'entry', 'entries') : printable(n)}`);
   return parts.length === 0 ? null : parts.join(', ');
 }
 
@@ -255,10 +260,13 @@ function printPushed(call: Invocation, where: string, item: Record<string, unkno
   const verification = item['verification'] ?? (isObject(item['changeset']) ? item['changeset']['verification'] : undefined);
   const deployed = item['deployed'];
   const receipts = objectsOf<WireReceipt>(isObject(deployed) ? deployed['receipts'] : item['receipts']);
+  // Under a root with deploy: auto the push verified, and deployed what passed.
+  if (isObject(verification) && (isObject(deployed) || item['verification'] !== undefined)) call.io.out(`  verified ${verificationText(verification as WireVerification)}`);
   if (isObject(deployed) || receipts.length > 0) {
-    // Under a root with deploy: auto the push verified and deployed too.
-    if (isObject(verification)) call.io.out(`  verified ${verificationText(verification as WireVerification)}`);
-    call.io.out(`  deployed (deploy: auto): ${plural(receipts.length, 'change')} performed on the roots`);
+    const error = isObject(deployed) && isObject(deployed['error']) ? deployed['error'] : null;
+    call.io.out(error === null
+      ? `  deployed (deploy: auto): ${plural(receipts.length, 'change')} performed on the roots`
+      : `  the deploy (deploy: auto) stopped: ${printable(error['message'])} (${printable(error['code'])})`);
     for (const line of receiptLines(receipts)) call.io.out(`  ${line}`);
   }
 }
@@ -336,9 +344,11 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
       'Each change: its twin, the vendor request, the status the twin answered, and its state (landed,',
       'deployed, failed). Under it each record it wrote, field by field (nested fields as a.b.c, list',
       'items as a[0]): `name: (none) → "Pro"`; a record created or deleted says so. Long values are cut,',
-      'and the twin\'s own bookkeeping records (types beginning __) counted, unless --full / --internal.',
+      'and the twin\'s own bookkeeping records (types beginning __) counted, unless --full / --internal;',
+      '--type shows the records of the types named, counting the others.',
     ].join('\n'),
     flags: [
+      { name: 'type', kind: 'list', value: 'T', help: 'show only the records of type T (product); repeat for more' },
       { name: 'internal', kind: 'boolean', help: 'also show the records of types beginning __ (the twin\'s own bookkeeping)' },
       { name: 'full', kind: 'boolean', help: 'cut nothing: every value whole, every field and record' },
     ],
@@ -351,6 +361,7 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
       const limits: DiffLimits = {
         ...(call.flags['full'] === true ? { valueChars: Number.MAX_SAFE_INTEGER, fieldsPerRecord: Number.MAX_SAFE_INTEGER, recordsPerChange: Number.MAX_SAFE_INTEGER } : DEFAULT_LIMITS),
         internal: call.flags['internal'] === true,
+        types: call.lists['type'] ?? null,
       };
       for (const line of headerLines(cs, limits)) call.io.out(line);
       call.io.out('');
@@ -569,7 +580,7 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
       'nothing (pull_conflicts) until each is resolved, ours (this world\'s) or theirs (the origin\'s).',
     ].join('\n'),
     flags: [
-      { name: 'take', kind: 'string', value: 'ours|theirs', help: 'resolve every conflict not named by --resolve this way' },
+      { name: 'take', kind: 'string', value: 'ours|theirs', help: 'resolve every conflict --resolve does not name this way' },
       { name: 'resolve', kind: 'list', value: 'KEY=ours|theirs', help: 'resolve the conflict KEY; repeat for more' },
     ],
     arity: [0, 0],
@@ -577,20 +588,10 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
       const take = flag(call, 'take');
       if (take !== undefined && take !== 'ours' && take !== 'theirs') throw new UsageError(`--take is ours or theirs, got "${printable(take)}"`);
       const resolve = resolutions(call);
-      const pull = (choices: Record<string, string>) =>
-        requestJson<Record<string, unknown>>(api(t), 'POST', '/origin/pull', { ...(Object.keys(choices).length > 0 ? { json: { resolve: choices } } : {}), timeoutMs: LONG_TIMEOUT_MS });
+      const body = { ...(Object.keys(resolve).length > 0 ? { resolve } : {}), ...(take !== undefined ? { take } : {}) };
       let answer: { value: Record<string, unknown>; text: string };
       try {
-        try {
-          answer = await pull(resolve);
-        } catch (e) {
-          // --take answers every conflict the origin names, once they are known.
-          const listed = e instanceof CliError && e.code === 'pull_conflicts' ? objectsOf<Record<string, unknown>>(e.extra.details?.['conflicts']) : [];
-          if (take === undefined || listed.length === 0) throw e;
-          const all: Record<string, string> = { ...resolve };
-          for (const c of listed) if (typeof c['key'] === 'string' && all[c['key']] === undefined) all[c['key']] = take;
-          answer = await pull(all);
-        }
+        answer = await requestJson(api(t), 'POST', '/origin/pull', { ...(Object.keys(body).length > 0 ? { json: body } : {}), timeoutMs: LONG_TIMEOUT_MS });
       } catch (e) {
         if (!(e instanceof CliError)) throw e;
         const conflicts = e.code === 'pull_conflicts' ? objectsOf<Record<string, unknown>>(e.extra.details?.['conflicts']) : [];

@@ -126,6 +126,17 @@ describe('changeLines and changesetDiff', () => {
     expect(all.at(-1)).toBe('  __idempotency key-1 (created)  status: (none) → 200');
   });
 
+  it('--type: only the records of the types named, the others counted', () => {
+    const change = { ...productCreated(), writes: [...(productCreated().writes as object[]), { type: 'event', id: 'evt_1', before: null, after: { type: 'product.created' } }, { type: 'ix.product', id: '1', before: null, after: 1 }, { type: 'account', id: 'a', before: null, after: {} }, { type: 'by.x', id: '2', before: null, after: 2 }] };
+    const lines = changeLines(change, 1, [], { ...DEFAULT_LIMITS, types: ['product'] });
+    expect(lines.filter((l) => !l.startsWith(' '.repeat(4)))).toEqual([
+      'change 1 of 1  stripe  POST /v1/products  200  landed',
+      '  product prod_x (created)  id: (none) → "prod_x"',
+      '  + 4 records of other types (event, ix.product, account, …)',
+      '  + 1 internal record (__idempotency; --internal shows them)',
+    ]);
+  });
+
   it('shows the query, a change that wrote nothing, and the receipts of that change only', () => {
     const change: WireChange = { index: 1, twin: 'github', request: { method: 'DELETE', path: '/repos/acme/shop/labels/bug', query: 'x=1' }, status: 204, writes: [], state: 'deployed' };
     const receipts = [
@@ -158,10 +169,10 @@ describe('receipts, verifications, approvals', () => {
 
   it('a verification: pass, FAIL with what failed, or made on an earlier version', () => {
     expect(verificationText(null)).toBe('not yet (kit world changeset verify <name>)');
-    expect(verificationText({ pass: true, checks: 3, at: 'T', current: true, results: [] })).toBe('pass: 3 checks at T');
-    const failed = { pass: false, checks: 3, at: 'T', current: true, results: [{ change: 0, twin: 'stripe', check: 'prices-positive', pass: false, failures: ['unit_amount is -5'] }] };
-    expect(verificationText(failed)).toBe('FAIL: 1 failing of 3 checks at T');
-    expect(verificationFailures(failed)).toEqual(['change 1  stripe  prices-positive: unit_amount is -5']);
+    expect(verificationText({ pass: true, checks: 3, changes: 2, at: 'T', current: true, failures: [] })).toBe('pass: 3 checks over 2 changes at T');
+    const failed = { pass: false, checks: 1, changes: 3, at: 'T', current: true, failures: [{ change: 2, twin: 'stripe', check: 'no-yearly', failures: ['yearly prices are not sold yet: price_1', 'and \x1b[2J'] }] };
+    expect(verificationText(failed)).toBe('FAIL: 1 failing verdict, 1 check over 3 changes at T');
+    expect(verificationFailures(failed)).toEqual(['change 3  stripe  no-yearly: yearly prices are not sold yet: price_1; and \\x1b[2J']);
     expect(verificationText({ pass: true, checks: 1, at: 'T', current: false })).toBe('pass: 1 check at T (an earlier version: verify again)');
   });
 

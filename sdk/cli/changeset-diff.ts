@@ -53,9 +53,13 @@ export interface WireVerification {
   hash?: unknown;
   at?: unknown;
   pass?: unknown;
+  /** How many checks ran (on each change). */
   checks?: unknown;
+  /** Over how many changes. */
+  changes?: unknown;
   current?: unknown;
-  results?: unknown;
+  /** The failing verdicts: `{ change, twin, check, failures: string[] }`. */
+  failures?: unknown;
 }
 
 export interface WireApproval {
@@ -95,9 +99,11 @@ export interface DiffLimits {
   recordsPerChange: number;
   /** Show the records of types beginning `__` (the twin's own bookkeeping), else count them. */
   internal: boolean;
+  /** Show only the records of these types (`--type product`), the others counted; null: every type. */
+  types: readonly string[] | null;
 }
 
-export const DEFAULT_LIMITS: DiffLimits = { valueChars: 60, fieldsPerRecord: 40, recordsPerChange: 50, internal: false };
+export const DEFAULT_LIMITS: DiffLimits = { valueChars: 60, fieldsPerRecord: 40, recordsPerChange: 50, internal: false, types: null };
 
 /** How deep a value is walked into: a deeper part is shown as one value. */
 const MAX_DEPTH = 12;
@@ -267,38 +273,45 @@ export function changeLines(change: WireChange, total: number, receipts: readonl
   const lines = [`change ${position}  ${printable(change.twin)}  ${requestLine(change.request, limits)}  ${status}  ${printable(change.state)}`];
   const writes = writesOf(change);
   const internal = writes.filter((w) => typeof w.type === 'string' && w.type.startsWith('__'));
-  const shown = limits.internal ? writes : writes.filter((w) => !internal.includes(w));
+  const visible = limits.internal ? writes : writes.filter((w) => !internal.includes(w));
+  const shown = limits.types === null ? visible : visible.filter((w) => typeof w.type === 'string' && limits.types!.includes(w.type));
   for (const w of shown.slice(0, limits.recordsPerChange)) lines.push(...recordLines(w, limits));
   if (shown.length > limits.recordsPerChange) lines.push(`  … ${plural(shown.length - limits.recordsPerChange, 'more record')} (--json shows them all)`);
   if (writes.length === 0) lines.push('  (wrote no record)');
-  if (!limits.internal && internal.length > 0) {
-    const types = [...new Set(internal.map((w) => printable(w.type)))].slice(0, 3).join(', ');
-    lines.push(`  + ${plural(internal.length, 'internal record')} (${types}; --internal shows them)`);
-  }
+  const names = (ws: WireRecordChange[]): string => [...new Set(ws.map((w) => printable(w.type)))].slice(0, 3).join(', ') + (new Set(ws.map((w) => w.type)).size > 3 ? ', …' : '');
+  const filtered = visible.filter((w) => !shown.includes(w));
+  if (filtered.length > 0) lines.push(`  + ${plural(filtered.length, 'record')} of other types (${names(filtered)})`);
+  if (!limits.internal && internal.length > 0) lines.push(`  + ${plural(internal.length, 'internal record')} (${names(internal)}; --internal shows them)`);
   for (const r of receiptsOf(receipts, change.index)) lines.push(`  ${receiptLine(r, limits)}`);
   return lines;
 }
 
-/** The verification in a few words: `pass: 5 checks at … (this version)`. */
+/** The failing verdicts of a verification, read loosely. */
+function failingOf(v: WireVerification): Record<string, unknown>[] {
+  return Array.isArray(v.failures) ? (v.failures as unknown[]).filter(isPlainObject) : [];
+}
+
+/** The verification in a few words: `pass: 2 checks over 3 changes at … `, marked when made on an earlier version. */
 export function verificationText(v: WireVerification | null | undefined): string {
   if (v === null || v === undefined) return 'not yet (kit world changeset verify <name>)';
   const checks = typeof v.checks === 'number' ? plural(v.checks, 'check') : '? checks';
-  const failing = Array.isArray(v.results) ? (v.results as { pass?: unknown }[]).filter((r) => isPlainObject(r) && r.pass !== true).length : 0;
-  const verdict = v.pass === true ? `pass: ${checks}` : `FAIL: ${failing} failing of ${checks}`;
+  const over = typeof v.changes === 'number' ? ` over ${plural(v.changes, 'change')}` : '';
+  const failing = failingOf(v).length;
+  const verdict = v.pass === true ? `pass: ${checks}${over}` : `FAIL: ${plural(failing, 'failing verdict')}, ${checks}${over}`;
   return `${verdict} at ${printable(v.at)}${v.current === true ? '' : ' (an earlier version: verify again)'}`;
 }
 
-/** The failing results of a verification, one line each: `change 1  stripe  prices-positive: unit_amount is -5`. */
+/** The failing verdicts of a verification, one line each: `change 1  stripe  prices-positive: unit_amount is -5`. */
 export function verificationFailures(v: WireVerification | null | undefined, limits: DiffLimits = DEFAULT_LIMITS): string[] {
-  if (v === null || v === undefined || !Array.isArray(v.results)) return [];
-  const failing = (v.results as unknown[]).filter(isPlainObject).filter((r) => r['pass'] !== true);
+  if (v === null || v === undefined) return [];
+  const failing = failingOf(v);
   const lines: string[] = [];
   for (const r of failing.slice(0, 50)) {
     const change = typeof r['change'] === 'number' ? `change ${r['change'] + 1}` : 'change ?';
     const failures = Array.isArray(r['failures']) ? (r['failures'] as unknown[]).map((f) => (typeof f === 'string' ? cut(f, limits.valueChars * 2) : shownValue(f, limits.valueChars * 2))) : [];
     lines.push(`${change}  ${printable(r['twin'])}  ${printable(r['check'])}${failures.length === 0 ? '' : `: ${failures.slice(0, 3).join('; ')}`}${failures.length > 3 ? ` (+${failures.length - 3} more)` : ''}`);
   }
-  if (failing.length > 50) lines.push(`… ${plural(failing.length - 50, 'more failing result')} (--json shows them all)`);
+  if (failing.length > 50) lines.push(`… ${plural(failing.length - 50, 'more failing verdict')} (--json shows them all)`);
   return lines;
 }
 
