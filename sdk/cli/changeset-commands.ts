@@ -103,7 +103,7 @@ function otherWorld(text: string, what: string): WorldUrls {
   }
 }
 
-/** `stripe: the changeset applies on 12, the world is at 15`, for a `base_not_current`. */
+/** `stripe is at 15, the changeset applies on 12`, for a `base_not_current`. */
 function driftText(details: Record<string, unknown> | undefined): string | null {
   // The world pushed to answers the drift; an origin push passes the origin's answer on whole.
   const passedOn = isObject(details?.['origin']) && isObject(details['origin']['error']) ? details['origin']['error']['drift'] : undefined;
@@ -113,29 +113,37 @@ function driftText(details: Record<string, unknown> | undefined): string | null 
   return parts.length === 0 ? null : parts.join('; ');
 }
 
-/** What to do next after a refusal, for the codes where there is one clear next step. */
-function withHint(e: CliError, name: string | null): CliError {
+/**
+ * A refusal as a person at a terminal needs it: the world names its endpoints and JSON bodies,
+ * the person needs the command that comes next. `pushedTo` is the world a push went to (`the
+ * origin`, `local/staging`).
+ */
+function withHint(e: CliError, name: string | null, pushedTo: string | null = null): CliError {
   const named = name === null ? '<name>' : printable(name);
-  const hints: Record<string, () => string> = {
-    unknown_changeset: () => 'kit world changeset list shows the changesets',
-    changeset_not_verified: () => `kit world changeset verify ${named} first`,
-    verification_failed: () => `kit world changeset show ${named} shows what failed`,
-    changeset_hash_changed: () => `its body changed outside the world since it was cut; kit world changeset show ${named} shows stored and current hash`,
-    no_root: () => 'a twin has no root to deploy to: kit world root set <twin> <url>',
-    no_credential: () => 'a root has no credential: kit world credential seal <twin> --bearer-env VAR',
-    deploy_failed: () => {
-      const failed = typeof e.extra.details?.['changeset'] === 'string' ? printable(e.extra.details['changeset']) : named;
-      return `a retry performs only what is left: kit world changeset deploy ${failed} --confirm`;
-    },
+  const said = e.message.replace(/\.$/, '');
+  const details = e.extra.details;
+  const messages: Record<string, () => string> = {
+    unknown_changeset: () => `${said}: kit world changeset list shows the changesets`,
+    changeset_not_verified: () => `${named} has no verification of its current version: kit world changeset verify ${named} first`,
+    verification_failed: () => `${said}: kit world changeset show ${named} shows what failed`,
+    changeset_hash_changed: () => `${said}: kit world changeset show ${named} shows it`,
+    no_root: () => `${said}: kit world root set <twin> <url> gives it one`,
+    no_credential: () => `${said}: kit world credential seal <twin> --bearer-env VAR`,
+    deploy_failed: () => `${said} (kit world changeset deploy ${typeof details?.['changeset'] === 'string' ? printable(details['changeset']) : named} --confirm)`,
     base_not_current: () => {
-      const drift = driftText(e.extra.details);
-      return `${drift === null ? '' : `${drift}; `}kit world origin pull brings the origin's changes here, then push again`;
+      const refused = typeof details?.['refused'] === 'string' ? printable(details['refused']) : named;
+      const drift = driftText(details);
+      const moved = `${pushedTo ?? 'the world pushed to'} refused ${refused}: it has moved past the changeset's base${drift === null ? '' : ` (${drift})`}`;
+      return pushedTo === 'the origin' ? `${moved}; kit world origin pull brings its changes here, then push again` : moved;
     },
-    pull_conflicts: () => 'choose with --resolve KEY=ours|theirs, or --take ours|theirs for every conflict',
-    no_origin: () => 'kit world origin set <url> --token-env VAR names one',
+    pull_conflicts: () => {
+      const n = objectsOf(details?.['conflicts']).length;
+      return `the origin changed ${plural(n, 'field')} this world changed too; nothing was pulled: choose with --resolve KEY=ours|theirs, or --take ours|theirs for every conflict`;
+    },
+    no_origin: () => `${said}: kit world origin set <url> --token-env VAR names one`,
   };
-  const hint = hints[e.code];
-  return hint === undefined ? e : new CliError(e.code, `${e.message.replace(/\.$/, '')}: ${hint()}`, e.extra);
+  const message = messages[e.code];
+  return message === undefined ? e : new CliError(e.code, message(), e.extra);
 }
 
 /** Runs `work`; a refusal gets the next step in its message. */
@@ -459,8 +467,9 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
         );
       } catch (e) {
         if (!(e instanceof CliError)) throw e;
-        const refused = withHint(e, name);
-        throw new CliError(refused.code, `${target.name} refused ${name}: ${refused.message}`, refused.extra);
+        const refused = withHint(e, name, target.name);
+        // base_not_current says who refused; any other refusal is that world's, and says so.
+        throw refused.code === 'base_not_current' ? refused : new CliError(refused.code, `${target.name} refused ${name}: ${refused.message}`, refused.extra);
       }
       if (call.json) return printAnswer(call, answer.text);
       printPushed(call, target.name, isObject(answer.value) ? answer.value : {});
@@ -650,7 +659,7 @@ async function pushToOrigin(t: WorldTarget, call: Invocation, name: string | nul
     if (!(e instanceof CliError)) throw e;
     const before = objectsOf<Record<string, unknown>>(e.extra.details?.['pushed']);
     if (!call.json) for (const item of before) printPushed(call, 'the origin', item);
-    throw withHint(e, name);
+    throw withHint(e, name, 'the origin');
   }
   if (call.json) return printAnswer(call, answer.text);
   const pushed = objectsOf<Record<string, unknown>>(answer.value?.pushed);

@@ -133,7 +133,7 @@ describe('help', () => {
     for (const synopsis of [
       'kit world changeset cut --message TEXT [--name N]',
       'kit world changeset list',
-      'kit world changeset show <name> [--internal] [--full]',
+      'kit world changeset show <name> [--type T]... [--internal] [--full]',
       'kit world changeset verify <name>',
       'kit world changeset approve <name> --as WHO [--note TEXT]',
       'kit world changeset push <name> [--to URL] [--to-token-env VAR] [--stdin]',
