@@ -296,7 +296,7 @@ describe('from dev to the real account', () => {
 
     const retried = await world('main', ['changeset', 'deploy', 'team', '--confirm']);
     expect(retried.code, retried.err.join('\n')).toBe(0);
-    expect(retried.out[0]).toBe('kit: deployed team (all): 3 changes performed on the roots');
+    expect(retried.out[0]).toBe('kit: deployed team (all): 2 changes performed on the roots');
     expect(retried.out.slice(1).map((l) => / (deployed|FAILED) at /.exec(l)?.[1])).toEqual(['deployed', 'FAILED', 'deployed']);
     expect(((await stripe('real', 'GET', '/v1/products'))['data'] as { name: string }[]).map((p) => p.name).sort()).toEqual(['Pro', 'Team']);
     expect(((await stripe('real', 'GET', '/v1/prices'))['data'] as unknown[])).toHaveLength(2);
@@ -357,6 +357,7 @@ describe('when the origin moves', () => {
     expect(resolved.out).toContain("  this world's own changes since are kept on top (merged)");
     const merged = await stripe<{ email: string; name: string }>('dev', 'GET', `/v1/customers/${ops.id}`);
     expect([merged.email, merged.name]).toEqual(['ops-dev@example.com', 'Ops (main)']);
+    expect((await world('dev', ['origin', 'pull'])).out).toEqual(['kit: local/dev is up to date with its origin']);
   });
 });
 
@@ -400,6 +401,18 @@ describe('push --to: any world, by its URL and its token', () => {
     const notAWorld = await world('staging', ['origin', 'set', `${worlds.main.server.url}/`, '--token-env', 'MAIN_TOKEN']);
     expect(notAWorld.code).toBe(1);
     expect(notAWorld.err[0]).toMatch(/\(invalid_origin\)$/);
+  });
+});
+
+describe('a world without an origin', () => {
+  it('pushes nothing to one, and a changeset that landed here goes on only by URL', async () => {
+    const noOrigin = await world('main', ['origin', 'push']);
+    expect(noOrigin.code).toBe(1);
+    expect(noOrigin.err).toEqual([expect.stringMatching(/: kit world origin set <url> --token-env VAR names one \(no_origin\)$/)]);
+    expect((await world('main', ['origin'])).out).toEqual(['local/main has no origin: kit world origin set <url> --token-env VAR names one']);
+    const landed = await world('main', ['changeset', 'push', 'cs-1']);
+    expect(landed.code).toBe(1);
+    expect(landed.err).toEqual(['kit: cs-1 landed here from dev: only the changesets cut in this world go to its origin; --to <url> sends it to a world by URL (not_cut_here)']);
   });
 });
 

@@ -124,7 +124,8 @@ function withHint(e: CliError, name: string | null, pushedTo: string | null = nu
   const details = e.extra.details;
   const messages: Record<string, () => string> = {
     unknown_changeset: () => `${said}: kit world changeset list shows the changesets`,
-    changeset_not_verified: () => `${named} has no verification of its current version: kit world changeset verify ${named} first`,
+    // A deploy of every changeset names the one refused only in the world's words.
+    changeset_not_verified: () => (name === null ? `${said} (kit world changeset verify <name>)` : `${named} has no verification of its current version: kit world changeset verify ${named} first`),
     verification_failed: () => `${said}: kit world changeset show ${named} shows what failed`,
     changeset_hash_changed: () => `${said}: kit world changeset show ${named} shows it`,
     no_root: () => `${said}: kit world root set <twin> <url> gives it one`,
@@ -202,6 +203,12 @@ function headerLines(cs: WireChangeset, limits: DiffLimits): string[] {
   return lines;
 }
 
+/** `2 changes performed on the roots`: the changes with a receipt that went through (a retried one has a failed receipt too). */
+function performed(receipts: readonly WireReceipt[]): string {
+  const done = new Set(receipts.filter((r) => r.ok === true).map((r) => r.change)).size;
+  return `${plural(done, 'change')} performed on the roots`;
+}
+
 /** The receipts of a deploy, one line each: `change 1  stripe  deployed at …`. */
 function receiptLines(receipts: readonly WireReceipt[]): string[] {
   return receipts.map((r) => `  change ${typeof r.change === 'number' ? r.change + 1 : '?'}  ${printable(r.twin)}  ${receiptLine(r)}`);
@@ -213,7 +220,7 @@ function printDeployed(call: Invocation, result: unknown): void {
   const cs = isObject(r['changeset']) ? r['changeset']['name'] : r['changeset'];
   const receipts = objectsOf<WireReceipt>(r['receipts']);
   const state = r['deployed'] ?? (isObject(r['changeset']) ? r['changeset']['deployed'] : undefined);
-  call.io.out(`kit: deployed ${printable(cs)} (${printable(state)}): ${plural(receipts.length, 'change')} performed on the roots`);
+  call.io.out(`kit: deployed ${printable(cs)} (${printable(state)}): ${performed(receipts)}`);
   for (const line of receiptLines(receipts)) call.io.out(line);
 }
 
@@ -273,7 +280,7 @@ function printPushed(call: Invocation, where: string, item: Record<string, unkno
   if (isObject(deployed) || receipts.length > 0) {
     const error = isObject(deployed) && isObject(deployed['error']) ? deployed['error'] : null;
     call.io.out(error === null
-      ? `  deployed (deploy: auto): ${plural(receipts.length, 'change')} performed on the roots`
+      ? `  deployed (deploy: auto): ${performed(receipts)}`
       : `  the deploy (deploy: auto) stopped: ${printable(error['message'])} (${printable(error['code'])})`);
     for (const line of receiptLines(receipts)) call.io.out(`  ${line}`);
   }
@@ -445,6 +452,9 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
         if (flag(call, 'to-token-env') !== undefined || call.flags['stdin'] === true) throw new UsageError("--to-token-env and --stdin give the token of the world --to names; the origin's is the world's own (kit world origin set)");
         const current = await hinted(name, () => requestJson<unknown>(api(t), 'GET', `/changesets/${segment(name)}`));
         const shown = changesetOf(current.value);
+        if (shown['cut'] === false) {
+          throw new CliError('not_cut_here', `${name} landed here from ${printable(shown.from)}: only the changesets cut in this world go to its origin; --to <url> sends it to a world by URL`);
+        }
         if (isObject(shown.pushed)) {
           if (call.json) return printAnswer(call, current.text);
           call.io.out(`kit: ${printable(name)} was pushed to ${printable(shown.pushed.to)} at ${printable(shown.pushed.at)} already`);

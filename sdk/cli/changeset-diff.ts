@@ -87,6 +87,8 @@ export interface WireChangeset {
   approvals?: unknown;
   receipts?: unknown;
   deployed?: unknown;
+  /** Cut in this world (false: pushed here from another). */
+  cut?: unknown;
 }
 
 /** What a rendering shows at most: a changeset of ten thousand fields stays readable, and finite. */
