@@ -172,7 +172,7 @@ describe('from dev to the real account', () => {
     expect(valueOf(show.out, 'cut')).toMatch(new RegExp(`^${INSTANT} in dev$`));
     expect(valueOf(show.out, 'base')).toBe('stripe 0');
     expect(valueOf(show.out, 'hash')).toBe(cutHash);
-    expect(valueOf(show.out, 'verified')).toBe('not yet (kit world changeset verify <name>)');
+    expect(valueOf(show.out, 'verified')).toBe('not yet (kit world changeset verify cs-1)');
     expect(valueOf(show.out, 'approvals')).toBe('none yet');
     expect(valueOf(show.out, 'deployed')).toBe('none');
     expect(show.out.filter((l) => l.startsWith('change '))).toEqual(['change 1 of 2  stripe  POST /v1/products  200  landed', 'change 2 of 2  stripe  POST /v1/prices  200  landed']);

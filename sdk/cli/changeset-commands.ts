@@ -190,7 +190,7 @@ function headerLines(cs: WireChangeset, limits: DiffLimits): string[] {
   ];
   if (isObject(cs.pushed)) pairs.push(['pushed', `to ${printable(cs.pushed.to)} at ${printable(cs.pushed.at)}`]);
   if (typeof cs.landedAt === 'string') pairs.push(['landed', `${cs.landedAt} (pushed here)`]);
-  pairs.push(['verified', verificationText(cs.verification)]);
+  pairs.push(['verified', verificationText(cs.verification, typeof cs.name === 'string' ? cs.name : '<name>')]);
   pairs.push(['approvals', approvals.length === 0 ? 'none yet' : approvalsCell(approvals)]);
   pairs.push(['deployed', cs.deployed]);
   // keyValues escapes each value again; the ones built here are escaped already and hold nothing it would change.

@@ -294,8 +294,8 @@ function failingOf(v: WireVerification): Record<string, unknown>[] {
 }
 
 /** The verification in a few words: `pass: 2 checks over 3 changes at … `, marked when made on an earlier version. */
-export function verificationText(v: WireVerification | null | undefined): string {
-  if (v === null || v === undefined) return 'not yet (kit world changeset verify <name>)';
+export function verificationText(v: WireVerification | null | undefined, name = '<name>'): string {
+  if (v === null || v === undefined) return `not yet (kit world changeset verify ${printable(name)})`;
   const checks = typeof v.checks === 'number' ? plural(v.checks, 'check') : '? checks';
   const over = typeof v.changes === 'number' ? ` over ${plural(v.changes, 'change')}` : '';
   const failing = failingOf(v).length;
