@@ -232,8 +232,10 @@ function planLines(changesets: readonly WireChangeset[]): string[] {
     if (left.length === 0) continue;
     const verified = { '-': 'not verified', stale: 'verified on an earlier version', pass: 'verified', FAIL: 'FAILED its checks' }[verifiedCell(cs.verification)];
     lines.push(`  ${printable(cs.name)}  ${plural(left.length, 'change')} to perform; ${verified}; ${plural(objectsOf<WireApproval>(cs.approvals).filter((a) => a.current === true).length, 'approval')}`);
-    for (const c of left.slice(0, 20)) lines.push(`    ${printable(c.twin)}  ${requestLine(c.request)}${c.state === 'failed' ? '  (failed before: retried)' : ''}`);
-    if (left.length > 20) lines.push(`    … ${plural(left.length - 20, 'more change')}`);
+    // A changeset past the ones read whole has its changes counted only.
+    const detailed = left.filter((c) => isObject(c.request));
+    for (const c of detailed.slice(0, 20)) lines.push(`    ${printable(c.twin)}  ${requestLine(c.request)}${c.state === 'failed' ? '  (failed before: retried)' : ''}`);
+    if (detailed.length > 20) lines.push(`    … ${plural(detailed.length - 20, 'more change')}`);
   }
   return lines;
 }
@@ -334,7 +336,7 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
         const rows = changesets.map((cs) => [
           cs.name,
           cs.cutAt,
-          changesOf(cs).length,
+          typeof cs.changeCount === 'number' ? cs.changeCount : changesOf(cs).length,
           verifiedCell(cs.verification),
           approvalsCell(objectsOf<WireApproval>(cs.approvals)),
           cs.deployed,
@@ -504,9 +506,7 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
     async run(t, call) {
       const name = call.args[0] === undefined ? null : changesetName(call.args[0]);
       if (call.flags['confirm'] !== true) {
-        const pending = name !== null
-          ? [changesetOf((await hinted(name, () => requestJson<unknown>(api(t), 'GET', `/changesets/${segment(name)}`))).value)]
-          : objectsOf<WireChangeset>((await requestJson<{ changesets?: unknown }>(api(t), 'GET', '/changesets')).value?.changesets);
+        const pending = name !== null ? [changesetOf((await hinted(name, () => requestJson<unknown>(api(t), 'GET', `/changesets/${segment(name)}`))).value)] : await undeployed(t);
         const plan = planLines(pending);
         if (plan.length === 0) {
           if (!call.json) call.io.out(name === null ? `kit: nothing to deploy: ${t.name} has no changes left to perform` : `kit: nothing to deploy: every change of ${printable(name)} is deployed`);
@@ -639,6 +639,29 @@ export const CHANGESET_COMMANDS: Command<WorldTarget>[] = [
     run: (t, call) => pushToOrigin(t, call, null),
   },
 ];
+
+/** How many changesets the plan of a deploy of every one reads whole; the rest are named. */
+const PLAN_CHANGESETS = 20;
+
+/**
+ * The changesets a deploy of every one would perform, oldest first (as it does), read whole: the
+ * list answers rows without their changes.
+ */
+async function undeployed(t: WorldTarget): Promise<WireChangeset[]> {
+  const rows = objectsOf<WireChangeset>((await requestJson<{ changesets?: unknown }>(api(t), 'GET', '/changesets')).value?.changesets);
+  const pending = rows.filter((r) => r.deployed !== 'all' && typeof r.name === 'string').reverse();
+  const whole: WireChangeset[] = [];
+  for (const row of pending.slice(0, PLAN_CHANGESETS)) {
+    whole.push(changesetOf((await requestJson<unknown>(api(t), 'GET', `/changesets/${segment(row.name as string)}`)).value));
+  }
+  // Past the first ones, a row says enough: its name and how many changes are left.
+  for (const row of pending.slice(PLAN_CHANGESETS)) {
+    const states = isObject(row.states) ? row.states : {};
+    const left = (typeof states['landed'] === 'number' ? states['landed'] : 0) + (typeof states['failed'] === 'number' ? states['failed'] : 0);
+    whole.push({ ...row, changes: Array.from({ length: left }, () => ({ state: 'landed' })) });
+  }
+  return whole;
+}
 
 async function showOrigin(t: WorldTarget, call: Invocation): Promise<number> {
   const answer = await requestJson<{ origin?: unknown }>(api(t), 'GET', '/origin');

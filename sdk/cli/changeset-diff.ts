@@ -89,6 +89,9 @@ export interface WireChangeset {
   deployed?: unknown;
   /** Cut in this world (false: pushed here from another). */
   cut?: unknown;
+  /** In a list's rows, instead of `changes`: how many, and how many are in each state. */
+  changeCount?: unknown;
+  states?: unknown;
 }
 
 /** What a rendering shows at most: a changeset of ten thousand fields stays readable, and finite. */
