@@ -12,7 +12,7 @@ import { checkDraft } from '../../world/validate.js';
 import type { Entry, EntryDraft } from '../../world/types.js';
 import type { ChangesetHost } from '../services.js';
 import { checkMessage, checkName, hashOf, readPushedChangeset } from './body.js';
-import { idsLearnt, mappedBody, targetUrl } from './deploy.js';
+import { idsLearnt, mappedBody, targetUrl, withheldSecrets } from './deploy.js';
 import { approvalPayload, SigningKeys } from './signing.js';
 import { ChangesetStore, type Bookkeeping } from './store.js';
 import type { Approval, Change, DeployedState, Receipt, RecordChange, StoredChangeset, Verification } from './types.js';
@@ -455,9 +455,11 @@ export class ChangesetSet {
         parsed = text;
       }
       const ok = answer.status >= 200 && answer.status < 300;
-      const learnt = ok ? idsLearnt(change.answer, parsed) : {};
+      const learnt = ok ? idsLearnt(change.request, change.answer, parsed) : {};
       if (ok) this.store.saveIds(change.twin, learnt);
-      const kept = text.length <= RECEIPT_ANSWER_BYTES ? parsed : `${text.slice(0, RECEIPT_ANSWER_BYTES)}…`;
+      const shown = withheldSecrets(parsed);
+      const shownText = typeof shown === 'string' ? shown : JSON.stringify(shown);
+      const kept = shownText.length <= RECEIPT_ANSWER_BYTES ? shown : `${shownText.slice(0, RECEIPT_ANSWER_BYTES)}…`;
       return { ...base, ok, status: answer.status, ids: learnt, answer: kept, error: ok ? null : `the root answered ${answer.status}${errorCodeOf(parsed)}` };
     } catch (e) {
       return { ...base, ok: false, status: null, ids: {}, answer: null, error: isKitError(e) ? `${e.message} (${e.code})` : String(e) };
