@@ -291,6 +291,10 @@ describe('changesets through the official stripe package', () => {
       [1, true],
       [2, true],
     ]);
+    // Approved after the deploy: the changeset saved again keeps each receipt once.
+    expect((await mainApi('POST', '/changesets/team/approve', { as: 'ana@example.com', note: 'after the fact' })).status).toBe(201);
+    const after = (await mainApi('GET', '/changesets/team')).json;
+    expect([after.receipts.length, after.deployed, after.approvals.length]).toEqual([4, 'all', 1]);
     // Counted at the real account: one Team plan, its two prices, nothing twice.
     const products = (await account().products.list({ limit: 100 })).data;
     expect(products.filter((p) => p.name === 'Team plan').map((p) => p.id)).toEqual([realTeam]);
