@@ -86,12 +86,14 @@ function mapForm(text: string, ids: ReadonlyMap<string, string>): string {
 
 /**
  * A string id maps as it is; a counted one only under a field that names its collection
- * (`"milestone": 3` → `milestones/3`, GitHub's convention), never as any number of the body.
+ * (`"milestone": 3` → `milestones/3`, `"hook_id": 7` → `hooks/7`, GitHub's convention), never
+ * as any number of the body.
  */
 function mapJson(value: unknown, ids: ReadonlyMap<string, string>, field = '', depth = 0): unknown {
   if (depth > 32) return value;
   if ((typeof value === 'string' && COUNTED.test(value)) || typeof value === 'number') {
-    const real = ids.get(countedKey(`${field}s`, String(value))) ?? ids.get(countedKey(field, String(value)));
+    const kind = field.endsWith('_id') ? field.slice(0, -3) : field;
+    const real = ids.get(countedKey(`${kind}s`, String(value))) ?? ids.get(countedKey(kind, String(value)));
     return real === undefined ? value : typeof value === 'number' && COUNTED.test(real) ? Number(real) : real;
   }
   if (typeof value === 'string') return ids.get(value) ?? value;
