@@ -176,14 +176,14 @@ describe('from dev to the real account', () => {
     expect(valueOf(show.out, 'approvals')).toBe('none yet');
     expect(valueOf(show.out, 'deployed')).toBe('none');
     expect(show.out.filter((l) => l.startsWith('change '))).toEqual(['change 1 of 2  stripe  POST /v1/products  200  landed', 'change 2 of 2  stripe  POST /v1/prices  200  landed']);
-    // The Stripe twin keeps an object as { s: <sequence>, o: <the object> } under <account>/<id>.
+    // The Stripe twin keeps an object as { s: <sequence>, o: <the object> } under <account>/<id>: shown as the object.
     const product = show.out.find((l) => l.startsWith('  product ')) as string;
-    expect(product).toMatch(/^ {2}product acct_\w+\/prod_\w+ \(created\) {2}s: \(none\) → \d+$/);
+    expect(product).toMatch(/^ {2}product acct_\w+\/prod_\w+ \(created\) {2}id: \(none\) → "prod_\w+"$/);
     const fields = show.out.map((l) => l.trim());
-    expect(fields).toContain('o.name: (none) → "Pro"');
+    expect(fields).toContain('name: (none) → "Pro"');
     // Nested fields as a.b.c.
-    expect(fields).toContain('o.recurring.interval: (none) → "month"');
-    expect(fields).toContain('o.unit_amount: (none) → 900');
+    expect(fields).toContain('recurring.interval: (none) → "month"');
+    expect(fields).toContain('unit_amount: (none) → 900');
 
     const products = await world('dev', ['changeset', 'show', 'cs-1', '--type', 'product']);
     expect(products.out.filter((l) => /^ {2}\S/.test(l))).toEqual([product, expect.stringMatching(/^ {2}\+ \d+ records of other types \(/), expect.stringMatching(/^ {2}\+ \d+ records of other types \(/)]);
@@ -288,7 +288,7 @@ describe('from dev to the real account', () => {
       expect.stringMatching(new RegExp(`^ {2}change 2 {2}stripe {2}FAILED at ${INSTANT}: 500 POST \\S+/v1/prices: the root answered 500: down for a moment$`)),
     ]);
     expect(failed.err).toEqual([
-      "kit: Change 1 of 'team' (POST /v1/prices) failed at the root: the root answered 500: down for a moment. The changes before it are performed; deploy again to go on from it (kit world changeset deploy team --confirm) (deploy_failed)",
+      "kit: Change #2 of 'team' (POST /v1/prices) failed at the root: the root answered 500: down for a moment. The changes before it are performed; deploy again to go on from it (kit world changeset deploy team --confirm) (deploy_failed)",
     ]);
     expect(row((await world('main', ['changeset', 'list'])).out, 'team')[5]).toBe('partial');
     const plan = await world('main', ['changeset', 'deploy']);

@@ -113,14 +113,14 @@ describe('recordLines', () => {
 });
 
 describe('changeLines and changesetDiff', () => {
-  it('heads a change with its twin, request, status and state; counts the twin\'s bookkeeping records', () => {
+  it('heads a change with its twin, request, status and state; shows the record it is about and counts the rest', () => {
     expect(changeLines(productCreated(), 2)).toEqual([
       'change 1 of 2  stripe  POST /v1/products  200  landed',
       '  product prod_x (created)  id: (none) → "prod_x"',
       '                            name: (none) → "Pro"',
       '                            active: (none) → true',
       '                            metadata.tier: (none) → "gold"',
-      '  + 1 internal record (__idempotency; --internal shows them)',
+      '  + 1 more record it wrote (__idempotency; --internal shows them)',
     ]);
     const all = changeLines(productCreated(), 1, [], { ...DEFAULT_LIMITS, internal: true });
     expect(all.at(-1)).toBe('  __idempotency key-1 (created)  status: (none) → 200');
@@ -132,8 +132,7 @@ describe('changeLines and changesetDiff', () => {
     expect(lines.filter((l) => !l.startsWith(' '.repeat(4)))).toEqual([
       'change 1 of 1  stripe  POST /v1/products  200  landed',
       '  product prod_x (created)  id: (none) → "prod_x"',
-      '  + 4 records of other types (event, ix.product, account, …)',
-      '  + 1 internal record (__idempotency; --internal shows them)',
+      '  + 5 records of other types (__idempotency, event, ix.product, …)',
     ]);
   });
 
@@ -179,5 +178,29 @@ describe('receipts, verifications, approvals', () => {
   it('an approval, with its note, marked when made on an earlier version', () => {
     expect(approvalLine({ as: 'alice@acme.test', at: 'T', current: true, note: 'looks right' })).toBe('alice@acme.test at T  "looks right"');
     expect(approvalLine({ as: 'bob', at: 'T', current: false, note: null })).toBe('bob at T (an earlier version)');
+  });
+});
+
+describe('a record the twin keeps as { s, o }', () => {
+  it('reads as the vendor\'s object, and the change shows the object its answer names', () => {
+    const change: WireChange = {
+      index: 0,
+      twin: 'stripe',
+      request: { method: 'POST', path: '/v1/products' },
+      status: 200,
+      answer: { id: 'prod_1', object: 'product' },
+      state: 'landed',
+      writes: [
+        { type: 'account', id: 'acct_1', before: { n: 1 }, after: { n: 2 } },
+        { type: 'product', id: 'acct_1/prod_1', before: null, after: { s: 17, o: { id: 'prod_1', name: 'Pro' } } },
+        { type: 'event', id: 'acct_1/evt_1', before: null, after: { s: 18, o: { id: 'evt_1', type: 'product.created' } } },
+      ],
+    };
+    expect(changeLines(change, 1)).toEqual([
+      'change 1 of 1  stripe  POST /v1/products  200  landed',
+      '  product acct_1/prod_1 (created)  id: (none) → "prod_1"',
+      '                                   name: (none) → "Pro"',
+      '  + 2 more records it wrote (account, event; --internal shows them)',
+    ]);
   });
 });

@@ -192,7 +192,9 @@ export interface FieldChange {
  * them, then those only the old one had. `null` for a version is the record absent: every field
  * of the other is then a change from or to `(none)`.
  */
-export function fieldChanges(before: unknown, after: unknown): FieldChange[] {
+export function fieldChanges(storedBefore: unknown, storedAfter: unknown): FieldChange[] {
+  const before = vendorObject(storedBefore);
+  const after = vendorObject(storedAfter);
   const old = new Map<string, unknown>();
   const now = new Map<string, unknown>();
   if (before !== null && before !== undefined) leaves(before, old);
@@ -208,6 +210,35 @@ export function fieldChanges(before: unknown, after: unknown): FieldChange[] {
 
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The vendor's object of a record a twin stores as `{ s: <order>, o: <object> }` (the Stripe
+ * twin's layout), so that a field reads `name` as the vendor names it; the value itself
+ * otherwise. The world page reads records the same way (pages/world/diff.ts).
+ */
+export function vendorObject(value: unknown): unknown {
+  if (!isPlainObject(value)) return value;
+  const keys = Object.keys(value);
+  return keys.length === 2 && typeof value['s'] === 'number' && isPlainObject(value['o']) ? value['o'] : value;
+}
+
+/** The twin's own bookkeeping: its `__` records and its indexes (types with a dot), as the page folds them. */
+export function isBookkeeping(type: unknown): boolean {
+  return typeof type === 'string' && (type.startsWith('__') || type.includes('.'));
+}
+
+/** The records a change is about: those whose object the twin's answer names by id (else every record but the bookkeeping). */
+function subjectsOf(writes: WireRecordChange[], answer: unknown): WireRecordChange[] {
+  const named = isPlainObject(answer) && (typeof answer['id'] === 'string' || typeof answer['id'] === 'number') ? String(answer['id']) : null;
+  const plain = writes.filter((w) => !isBookkeeping(w.type));
+  const ownId = (w: WireRecordChange): string => {
+    const object = vendorObject(w.after ?? w.before);
+    const id = isPlainObject(object) ? object['id'] : undefined;
+    return typeof id === 'string' || typeof id === 'number' ? String(id) : String(w.id).slice(String(w.id).lastIndexOf('/') + 1);
+  };
+  const subjects = named === null ? [] : plain.filter((w) => ownId(w) === named);
+  return subjects.length > 0 ? subjects : plain;
 }
 
 /** What a record change is: created, deleted, changed (or, oddly, neither version). */
@@ -269,24 +300,24 @@ function receiptsOf(receipts: readonly WireReceipt[], index: unknown): WireRecei
 
 /**
  * One change's lines: a header (`change 1 of 2  stripe  POST /v1/products  201  landed`), its
- * records, its receipts. The records of types beginning `__` are the twin's bookkeeping: counted,
- * unless `limits.internal`.
+ * records, its receipts. The records the change is about come first (those the twin's answer
+ * names by id); the rest it wrote (events, counters, indexes) are counted, unless `limits.internal`.
  */
 export function changeLines(change: WireChange, total: number, receipts: readonly WireReceipt[] = [], limits: DiffLimits = DEFAULT_LIMITS): string[] {
   const position = typeof change.index === 'number' ? `${change.index + 1} of ${total}` : `? of ${total}`;
   const status = typeof change.status === 'number' ? String(change.status) : '?';
   const lines = [`change ${position}  ${printable(change.twin)}  ${requestLine(change.request, limits)}  ${status}  ${printable(change.state)}`];
   const writes = writesOf(change);
-  const internal = writes.filter((w) => typeof w.type === 'string' && w.type.startsWith('__'));
-  const visible = limits.internal ? writes : writes.filter((w) => !internal.includes(w));
-  const shown = limits.types === null ? visible : visible.filter((w) => typeof w.type === 'string' && limits.types!.includes(w.type));
+  const subjects = subjectsOf(writes, change.answer);
+  const pool = limits.internal || limits.types !== null ? writes : subjects;
+  const shown = limits.types === null ? pool : pool.filter((w) => typeof w.type === 'string' && limits.types!.includes(w.type));
   for (const w of shown.slice(0, limits.recordsPerChange)) lines.push(...recordLines(w, limits));
   if (shown.length > limits.recordsPerChange) lines.push(`  … ${plural(shown.length - limits.recordsPerChange, 'more record')} (--json shows them all)`);
   if (writes.length === 0) lines.push('  (wrote no record)');
   const names = (ws: WireRecordChange[]): string => [...new Set(ws.map((w) => printable(w.type)))].slice(0, 3).join(', ') + (new Set(ws.map((w) => w.type)).size > 3 ? ', …' : '');
-  const filtered = visible.filter((w) => !shown.includes(w));
-  if (filtered.length > 0) lines.push(`  + ${plural(filtered.length, 'record')} of other types (${names(filtered)})`);
-  if (!limits.internal && internal.length > 0) lines.push(`  + ${plural(internal.length, 'internal record')} (${names(internal)}; --internal shows them)`);
+  const rest = writes.filter((w) => !shown.includes(w));
+  if (rest.length > 0 && limits.types !== null) lines.push(`  + ${plural(rest.length, 'record')} of other types (${names(rest)})`);
+  else if (rest.length > 0) lines.push(`  + ${plural(rest.length, 'more record')} it wrote (${names(rest)}${limits.internal ? '' : '; --internal shows them'})`);
   for (const r of receiptsOf(receipts, change.index)) lines.push(`  ${receiptLine(r, limits)}`);
   return lines;
 }
