@@ -2,7 +2,7 @@
  * `make bench`: every benchmark of bench/ in sequence, each in a child process of its own, with
  * progress on stderr and each benchmark's own table on stdout. Not part of `make test`.
  *
- *   node dist/bench/run.js                   # engine, sandbox, router, runner, lived-in, http, host, mirror, edge, access, roots
+ *   node dist/bench/run.js                   # engine, sandbox, router, runner, lived-in, http, host, mirror, edge, access, roots, changesets
  *   node dist/bench/run.js runner http       # a subset, in the order given
  *   ROUNDS=5 DURATION=10s node dist/bench/run.js http   # bench/http/run.sh reads its settings from the environment
  *
@@ -47,6 +47,7 @@ const SUITES: Suite[] = [
   { name: 'edge', what: 'the edge variant in workerd (miniflare) over HTTP: Stripe against the single-world server, cold starts, the Worker\'s path, memory per idle world (about eight minutes)', command: process.execPath, args: [join(DIST, 'edge', 'run.js')] },
   { name: 'access', what: 'browser access: the same read with the token, named keys and session cookies, over HTTP on both Node hosts and in-process (about six minutes)', command: process.execPath, args: [join(DIST, 'access', 'run.js')] },
   { name: 'roots', what: 'a refresh of a Stripe root holding 10,000 customers against creating them through the API, and what a root adds to a request over HTTP (two or three minutes)', command: process.execPath, args: [join(DIST, 'roots', 'run.js')] },
+  { name: 'changesets', what: '1,000 Stripe customers made in a world with an origin, cut, pushed, verified, approved and deployed to a root that is another world, each phase per change against one create (about a minute)', command: process.execPath, args: [join(DIST, 'changesets', 'run.js')] },
 ];
 
 let running: ChildProcess | undefined;

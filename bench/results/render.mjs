@@ -325,6 +325,28 @@ function rootsSection(roots) {
   return out;
 }
 
+// Changesets (issue 35, bench/changesets/): n changes cut, pushed to the origin, verified,
+// approved and deployed to a root that is another world, per change against one create.
+function changesetsSection(changesets) {
+  const f = changesets.flow;
+  if (!f) return [];
+  const load = Array.isArray(changesets.load?.flow) ? `; load average ${changesets.load.flow.map((x) => fixed(x, 2)).join(' → ')}` : '';
+  const c = f.create ?? {};
+  const out = [
+    '',
+    `**Changesets: ${f.changes ?? '?'} changes cut, pushed, verified, approved and deployed** (\`bench/changesets/flow.ts\`: three worlds each served as \`kit world serve\` serves it, dev's origin \`${f.origin ?? '?'}\`, main's root \`${f.root ?? '?'}\`; the changeset ${fixed((f.changesetBytes ?? NaN) / 1e6, 2)} MB${load}). One vendor request, the baseline: ${cell(c.what ?? '?')}, mean ${fixed(c.meanMs, 3)} ms (p50 ${fixed(c.p50Ms, 3)}, p99 ${fixed(c.p99Ms, 3)}), dev's CPU ${fixed(c.cpuMsPerCreate, 3)} ms per create:`,
+    '',
+    '| phase | wall ms | CPU ms: dev / main / real | per change: wall ms | CPU ms | × one create: wall | CPU |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const p of f.phases ?? []) {
+    out.push(`| ${cell(p.phase)}: ${cell(p.what)} | ${fixed(p.wallMs, 0)} | ${p.cpuMs?.dev ?? '–'} / ${p.cpuMs?.main ?? '–'} / ${p.cpuMs?.real ?? '–'} | ${fixed(p.perChange?.wallMs, 3)} | ${fixed(p.perChange?.cpuMs, 3)} | ${ratio(p.ratio?.wall)} | ${ratio(p.ratio?.cpu)} |`);
+  }
+  const t = f.total;
+  if (t) out.push(`| all of it, cut to deploy | ${fixed(t.wallMs, 0)} | ${t.cpuMs ?? '–'} (all three) | ${fixed(t.wallMs / f.changes, 3)} | ${fixed(t.cpuMs / f.changes, 3)} | ${ratio(t.ratio?.wall)} | ${ratio(t.ratio?.cpu)} |`);
+  return out;
+}
+
 // The other benches, as compact tables of what they print.
 const SUITES = {
   engine: {
@@ -380,6 +402,7 @@ export function render(latest) {
   if (suites.edge) out.push(...edgeSection(suites.edge));
   if (suites.access) out.push(...accessSection(suites.access));
   if (suites.roots) out.push(...rootsSection(suites.roots));
+  if (suites.changesets) out.push(...changesetsSection(suites.changesets));
   return out.join('\n');
 }
 

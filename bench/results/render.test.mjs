@@ -311,3 +311,25 @@ test('splice: replaces only what lies between the markers, and refuses a README 
   assert.equal(splice(splice(readme, 'new'), 'new'), splice(readme, 'new'));
   assert.throws(() => splice('# bench\n', 'x'), /no <!-- bench:latest:start -->/);
 });
+
+test('render: changesets, each phase per change against one create', () => {
+  const phase = (name, wallMs, dev, main, real) => ({ phase: name, what: `the ${name} | call`, wallMs, cpuMs: { dev, main, real, total: dev + main + real }, mainFileBytes: 0, perChange: { wallMs: wallMs / 1000, cpuMs: (dev + main + real) / 1000 }, ratio: { wall: wallMs / 1000 / 12, cpu: (dev + main + real) / 1000 / 2 } });
+  const changesets = {
+    load: { flow: [11.43, 11.92] },
+    flow: {
+      changes: 1000,
+      root: 'http://127.0.0.1:<port>/local/real/stripe',
+      origin: 'http://127.0.0.1:<port>/local/main',
+      create: { what: '1000 creates', wallMs: 12030, meanMs: 12.03, p50Ms: 7.674, p99Ms: 100.122, cpuMsPerCreate: 1.96, devFileBytes: 1 },
+      changesetBytes: 3860000,
+      phases: [phase('cut', 1828, 850, 0, 0), phase('deploy', 16383, 10, 3470, 2530)],
+      total: { wallMs: 18211, cpuMs: 6860, ratio: { wall: 1.51, cpu: 3.5 } },
+    },
+  };
+  const md = render({ suites: { changesets } });
+  assert.match(md, /\*\*Changesets: 1000 changes cut, pushed, verified, approved and deployed\*\* .*dev's origin `http:\/\/127\.0\.0\.1:<port>\/local\/main`, main's root `http:\/\/127\.0\.0\.1:<port>\/local\/real\/stripe`; the changeset 3\.86 MB; load average 11\.43 → 11\.92\)\. .*mean 12\.030 ms \(p50 7\.674, p99 100\.122\), dev's CPU 1\.960 ms per create:/);
+  assert.match(md, /\| deploy: the deploy \\\| call \| 16383 \| 10 \/ 3470 \/ 2530 \| 16\.383 \| 6\.010 \| 1\.37 \| 3\.00 \|/);
+  assert.match(md, /\| all of it, cut to deploy \| 18211 \| 6860 \(all three\) \| 18\.211 \| 6\.860 \| 1\.51 \| 3\.50 \|/);
+  assert.doesNotMatch(md, /NaN/);
+  assert.doesNotMatch(render(latest), /Changesets:/);
+});

@@ -3,6 +3,8 @@
  * the wall clock (vendors sign their webhooks with it, and a copy checks their age against it):
  * the "real" vendor of test/roots/, or the copy rooted at it. `proxyTo` gives a copy the way to
  * the real one's vendor host (`api.stripe.com`): through the real world's proxy, trusting its CA.
+ * `'loopback'` gives a world the way to other worlds served on this machine, over http, with a
+ * sealing key of its own: a world whose origin is another served world (test/changesets/).
  */
 import { startSingleWorldServer, type SingleWorldServer } from '../../host/single-world.js';
 import { createMemoryCa } from '../../host/node/proxy/ca.js';
@@ -17,10 +19,12 @@ export interface Served {
   caPem: string;
 }
 
-export async function serveVendorWorld(vendor: string, name: string, tokens: { token: string; readToken: string }, proxyTo?: { world: Served; token: string }): Promise<Served> {
+export async function serveVendorWorld(vendor: string, name: string, tokens: { token: string; readToken: string }, proxyTo?: { world: Served; token: string } | 'loopback'): Promise<Served> {
   const manifest = (await loadBuiltinTwins()).get(vendor)!.manifest;
   let roots = {};
-  if (proxyTo !== undefined) {
+  if (proxyTo === 'loopback') {
+    roots = { outbound: createNodeOutbound({ loopback: true }), outboundLoopback: true, sealer: createSealer(sealingKeyBytes(newSealingKey())) };
+  } else if (proxyTo !== undefined) {
     const proxy = new URL(proxyTo.world.server.proxy!.url);
     proxy.username = 'kit';
     proxy.password = proxyTo.token;

@@ -12,7 +12,7 @@ import { checkDraft } from '../../world/validate.js';
 import type { Entry, EntryDraft } from '../../world/types.js';
 import type { ChangesetHost } from '../services.js';
 import { checkMessage, checkName, hashOf, readPushedChangeset } from './body.js';
-import { idsLearnt, mappedBody, targetUrl } from './deploy.js';
+import { idsLearnt, mappedBody, targetUrl, withheldSecrets } from './deploy.js';
 import { approvalPayload, SigningKeys } from './signing.js';
 import { ChangesetStore, type Bookkeeping } from './store.js';
 import type { Approval, Change, DeployedState, Receipt, RecordChange, StoredChangeset, Verification } from './types.js';
@@ -435,12 +435,16 @@ export class ChangesetSet {
         if (change.state === 'deployed') continue;
         if (this.host.roots.root(change.twin) === null) throw new KitError('no_root', `Twin '${change.twin}' has no root to deploy to; set one with PUT …/twins/${change.twin}/root.`);
       }
+      // Each receipt a record of its own (store.ts), and the id maps read once: a change costs
+      // the same whatever the changeset's length.
+      let next = this.store.receiptCount(name);
+      const ids = new Map<string, Map<string, string>>();
       for (const change of cs.changes) {
         if (change.state === 'deployed') continue;
-        const receipt = await this.perform(cs, change);
-        const after = this.get(name);
-        const changes = after.changes.map((c) => (c.index === change.index ? { ...c, state: receipt.ok ? ('deployed' as const) : ('failed' as const) } : c));
-        this.store.save({ ...after, changes, receipts: [...after.receipts, receipt] });
+        let known = ids.get(change.twin);
+        if (known === undefined) ids.set(change.twin, (known = this.store.ids(change.twin)));
+        const receipt = await this.perform(cs, change, known);
+        this.store.addReceipt(name, next++, receipt);
         await this.host.durable();
         if (!receipt.ok) {
           const now = this.get(name);
@@ -457,12 +461,11 @@ export class ChangesetSet {
   }
 
   /** One change sent to its twin's root with the sealed credential; its receipt. */
-  private async perform(cs: StoredChangeset, change: Change): Promise<Receipt> {
+  private async perform(cs: StoredChangeset, change: Change, ids: Map<string, string>): Promise<Receipt> {
     const root = this.host.roots.root(change.twin)!;
     const credential = await this.host.roots.openCredential(change.twin);
     const idempotencyKey = `kit-${cs.contentHash.slice(7, 27)}-${change.index}`;
     const at = this.now();
-    const ids = this.store.ids(change.twin);
     const base: Omit<Receipt, 'ok' | 'status' | 'answer' | 'error' | 'ids'> = { change: change.index, twin: change.twin, at, request: { method: change.request.method, url: '' }, idempotencyKey };
     if (credential === null) return { ...base, ok: false, status: null, ids: {}, answer: null, error: `twin '${change.twin}' has no sealed credential (no_credential)` };
     let url: string;
@@ -490,9 +493,14 @@ export class ChangesetSet {
         parsed = text;
       }
       const ok = answer.status >= 200 && answer.status < 300;
-      const learnt = ok ? idsLearnt(change.answer, parsed) : {};
-      if (ok) this.store.saveIds(change.twin, learnt);
-      const kept = text.length <= RECEIPT_ANSWER_BYTES ? parsed : `${text.slice(0, RECEIPT_ANSWER_BYTES)}…`;
+      const learnt = ok ? idsLearnt(change.request, change.answer, parsed) : {};
+      if (ok) {
+        this.store.saveIds(change.twin, learnt);
+        for (const [mine, real] of Object.entries(learnt)) ids.set(mine, real);
+      }
+      const shown = withheldSecrets(parsed);
+      const shownText = typeof shown === 'string' ? shown : JSON.stringify(shown);
+      const kept = shownText.length <= RECEIPT_ANSWER_BYTES ? shown : `${shownText.slice(0, RECEIPT_ANSWER_BYTES)}…`;
       return { ...base, ok, status: answer.status, ids: learnt, answer: kept, error: ok ? null : `the root answered ${answer.status}${errorCodeOf(parsed)}` };
     } catch (e) {
       return { ...base, ok: false, status: null, ids: {}, answer: null, error: isKitError(e) ? `${e.message} (${e.code})` : String(e) };

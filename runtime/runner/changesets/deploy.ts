@@ -4,12 +4,24 @@
  * own answer to the same request: wherever both carry an `id` (or GitHub's `number`) at the
  * same place and they differ, the twin's id maps to the real one, and every later change that
  * names the twin's id names the real one.
+ *
+ * An id of letters (Stripe's `prod_…`) names one object wherever it appears, and maps as it
+ * is. A counted id (GitHub's label, hook, issue numbers: each kind counted on its own) names
+ * an object only within its collection, so it maps under the path segment that names the
+ * collection, `labels/3`: label 3 of the twin being label 4 of the repository says nothing
+ * of issue 3.
  */
-import type { Change } from './types.js';
+import type { Change, ChangeRequest } from './types.js';
 
 /** The ids the answers are read for: every vendor's `id`, and GitHub's issue `number`. */
 const ID_FIELDS = ['id', 'number'];
 const MAX_DEPTH = 6;
+const COUNTED = /^\d+$/;
+
+/** The map's key of a counted id: its collection and the id (`labels/3`). */
+function countedKey(collection: string, id: string): string {
+  return `${collection}/${id}`;
+}
 
 /**
  * The URL a change is sent to. A root's URL may name a place below the vendor's API (GitHub's
@@ -37,6 +49,7 @@ export function targetUrl(rootUrl: string, change: Pick<Change, 'request'>, ids:
 
 function mapPath(path: string, ids: ReadonlyMap<string, string>): string {
   if (ids.size === 0) return path;
+  let previous = '';
   return path
     .split('/')
     .map((segment) => {
@@ -44,9 +57,11 @@ function mapPath(path: string, ids: ReadonlyMap<string, string>): string {
       try {
         decoded = decodeURIComponent(segment);
       } catch {
+        previous = segment;
         return segment;
       }
-      const real = ids.get(decoded);
+      const real = COUNTED.test(decoded) ? ids.get(countedKey(previous, decoded)) : ids.get(decoded);
+      previous = decoded;
       return real === undefined ? segment : encodeURIComponent(real);
     })
     .join('/');
@@ -62,24 +77,30 @@ function mapForm(text: string, ids: ReadonlyMap<string, string>): string {
   let changed = false;
   const out = new URLSearchParams();
   for (const [k, v] of params) {
-    const real = ids.get(v);
+    const real = COUNTED.test(v) ? undefined : ids.get(v);
     if (real !== undefined) changed = true;
     out.append(k, real ?? v);
   }
   return changed ? out.toString() : text;
 }
 
-function mapJson(value: unknown, ids: ReadonlyMap<string, string>, depth = 0): unknown {
+/**
+ * A string id maps as it is; a counted one only under a field that names its collection
+ * (`"milestone": 3` → `milestones/3`, `"hook_id": 7` → `hooks/7`, GitHub's convention), never
+ * as any number of the body.
+ */
+function mapJson(value: unknown, ids: ReadonlyMap<string, string>, field = '', depth = 0): unknown {
   if (depth > 32) return value;
-  if (typeof value === 'string') return ids.get(value) ?? value;
-  if (typeof value === 'number') {
-    const real = ids.get(String(value));
-    return real === undefined ? value : /^\d+$/.test(real) ? Number(real) : real;
+  if ((typeof value === 'string' && COUNTED.test(value)) || typeof value === 'number') {
+    const kind = field.endsWith('_id') ? field.slice(0, -3) : field;
+    const real = ids.get(countedKey(`${kind}s`, String(value))) ?? ids.get(countedKey(kind, String(value)));
+    return real === undefined ? value : typeof value === 'number' && COUNTED.test(real) ? Number(real) : real;
   }
-  if (Array.isArray(value)) return value.map((v) => mapJson(v, ids, depth + 1));
+  if (typeof value === 'string') return ids.get(value) ?? value;
+  if (Array.isArray(value)) return value.map((v) => mapJson(v, ids, field, depth + 1));
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = mapJson(v, ids, depth + 1);
+    for (const [k, v] of Object.entries(value)) out[k] = mapJson(v, ids, k, depth + 1);
     return out;
   }
   return value;
@@ -101,11 +122,49 @@ export function mappedBody(change: Pick<Change, 'request'>, ids: ReadonlyMap<str
   return body;
 }
 
-/** The twin's ids that the root's answer names otherwise, found where both answers carry them. */
-export function idsLearnt(twinAnswer: unknown, realAnswer: unknown): Record<string, string> {
+/** A field whose value is a secret the root answers once (Stripe's webhook signing secret, a client secret). */
+const SECRET_FIELD = /(^|_)secret$/;
+
+/**
+ * The root's answer as a receipt keeps it: every string under a secret's field name replaced.
+ * Receipts are read with a read token, and pushed on to other worlds; a webhook endpoint's
+ * signing secret in them would let their readers sign webhooks as the vendor.
+ */
+export function withheldSecrets(value: unknown, depth = 0): unknown {
+  if (depth > 32 || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((v) => withheldSecrets(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELD.test(k) && typeof v === 'string' && v !== '' ? '[withheld]' : withheldSecrets(v, depth + 1);
+  return out;
+}
+
+/**
+ * The twin's ids that the root's answer names otherwise, found where both answers carry them:
+ * string ids at any depth; counted ids only of what a POST made (the answer itself, or each
+ * object of an answered list), under the collection its path names (`POST …/labels` → `labels`),
+ * an answer's `number` before its `id` (GitHub's paths name an issue by its number).
+ */
+export function idsLearnt(request: Pick<ChangeRequest, 'method' | 'path'>, twinAnswer: unknown, realAnswer: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   walk(twinAnswer, realAnswer, 0, out);
+  const collection = request.method === 'POST' ? request.path.split('/').filter((s) => s !== '' && !COUNTED.test(s)).pop() : undefined;
+  if (collection !== undefined) {
+    const pairs = Array.isArray(twinAnswer) && Array.isArray(realAnswer) ? twinAnswer.slice(0, 100).map((a, i) => [a, realAnswer[i]]) : [[twinAnswer, realAnswer]];
+    for (const [a, b] of pairs) {
+      if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) continue;
+      const x = a as Record<string, unknown>;
+      const y = b as Record<string, unknown>;
+      const field = counted(x['number']) !== null ? 'number' : 'id';
+      const mine = counted(x[field]);
+      const real = counted(y[field]);
+      if (mine !== null && real !== null && mine !== real) out[countedKey(collection, mine)] = real;
+    }
+  }
   return out;
+}
+
+function counted(v: unknown): string | null {
+  return (typeof v === 'number' || typeof v === 'string') && COUNTED.test(String(v)) ? String(v) : null;
 }
 
 function walk(a: unknown, b: unknown, depth: number, out: Record<string, string>): void {
@@ -120,8 +179,8 @@ function walk(a: unknown, b: unknown, depth: number, out: Record<string, string>
   for (const field of ID_FIELDS) {
     const mine = x[field];
     const real = y[field];
-    if ((typeof mine === 'string' || typeof mine === 'number') && (typeof real === 'string' || typeof real === 'number') && String(mine) !== String(real)) {
-      out[String(mine)] = String(real);
+    if (typeof mine === 'string' && !COUNTED.test(mine) && (typeof real === 'string' || typeof real === 'number') && mine !== String(real)) {
+      out[mine] = String(real);
     }
   }
   for (const k of Object.keys(x)) if (k in y) walk(x[k], y[k], depth + 1, out);

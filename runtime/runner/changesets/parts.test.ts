@@ -26,7 +26,7 @@ describe('a three-way merge of one record', () => {
 });
 
 describe('a change performed on the root', () => {
-  const ids = new Map([['prod_twin', 'prod_REAL'], ['7', '123456']]);
+  const ids = new Map([['prod_twin', 'prod_REAL'], ['hooks/7', '123456']]);
 
   it('goes below the root, without repeating the part of the path the root already names', () => {
     expect(targetUrl('https://api.stripe.com', { request: { method: 'POST', path: '/v1/prices', query: '', contentType: null, body: '' } }, ids)).toBe('https://api.stripe.com/v1/prices');
@@ -37,8 +37,9 @@ describe('a change performed on the root', () => {
   it('names the real ids in a form or JSON body, and learns ids where both answers carry them', () => {
     expect(mappedBody({ request: { method: 'POST', path: '/v1/prices', query: '', contentType: 'application/x-www-form-urlencoded', body: 'product=prod_twin&unit_amount=900' } }, ids)).toBe('product=prod_REAL&unit_amount=900');
     expect(JSON.parse(mappedBody({ request: { method: 'POST', path: '/x', query: '', contentType: 'application/json', body: '{"hook_id":7,"name":"prod_twin"}' } }, ids))).toEqual({ hook_id: 123456, name: 'prod_REAL' });
-    expect(idsLearnt({ id: 'prod_twin', default_price: { id: 'price_twin' } }, { id: 'prod_REAL', default_price: { id: 'price_REAL' } })).toEqual({ prod_twin: 'prod_REAL', price_twin: 'price_REAL' });
-    expect(idsLearnt({ id: 3, number: 5 }, { id: 1001, number: 12 })).toEqual({ '3': '1001', '5': '12' });
-    expect(idsLearnt({ id: 'same' }, { id: 'same' })).toEqual({});
+    expect(idsLearnt({ method: 'POST', path: '/v1/products' }, { id: 'prod_twin', default_price: { id: 'price_twin' } }, { id: 'prod_REAL', default_price: { id: 'price_REAL' } })).toEqual({ prod_twin: 'prod_REAL', price_twin: 'price_REAL' });
+    // A counted id within its collection, an issue by its number.
+    expect(idsLearnt({ method: 'POST', path: '/repos/acme/shop/issues' }, { id: 3, number: 5 }, { id: 1001, number: 12 })).toEqual({ 'issues/5': '12' });
+    expect(idsLearnt({ method: 'POST', path: '/v1/products' }, { id: 'same' }, { id: 'same' })).toEqual({});
   });
 });
