@@ -303,7 +303,12 @@ const WORLD_API = routeTable<WorldApiRoute>([
   },
   { method: 'GET', path: '/changesets', scope: 'read', handler: ({ services }) => jsonResponse(200, services.changesets.list()) },
   { method: 'POST', path: '/changesets', scope: 'write', handler: async ({ services, req }) => jsonResponse(201, await services.changesets.cut(readJsonBody(req) ?? {})) },
-  { method: 'GET', path: '/changesets/:name', scope: 'read', handler: ({ services, params }) => jsonResponse(200, services.changesets.show(params['name']!)) },
+  {
+    method: 'GET',
+    path: '/changesets/:name',
+    scope: 'read',
+    handler: ({ services, req, params }) => jsonResponse(200, services.changesets.show(params['name']!, req.scope === 'read' ? (twin) => services.twins.get(twin)?.redact ?? ((_type, value) => value) : undefined)),
+  },
   { method: 'POST', path: '/changesets/:name/verify', scope: 'write', handler: async ({ services, params }) => jsonResponse(200, await services.changesets.verify(params['name']!)) },
   {
     method: 'POST',

@@ -113,7 +113,8 @@ export interface ChangesetHost {
 /** The changesets and the origin as the world API shows and changes them (changesets/ `WorldChangesets`). */
 export interface ChangesetService {
   list(): unknown;
-  show(name: string): unknown;
+  /** With `redactFor`, as a caller that may only read sees it. */
+  show(name: string, redactFor?: (twin: string) => ((type: string, value: unknown) => unknown) | undefined): unknown;
   cut(body: unknown): Promise<unknown>;
   receive(body: unknown): Promise<{ status: number; body: unknown }>;
   verify(name: string): Promise<unknown>;

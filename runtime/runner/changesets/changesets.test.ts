@@ -290,6 +290,23 @@ describe('changesets', () => {
     expect(JSON.parse(String(session.body)).error.code).toBe('confirm_required');
   });
 
+  it('hides the secrets of a changeset from a caller that may only read', async () => {
+    const { dev } = await worlds();
+    const hook = await dev.vendor('POST', '/stripe/v1/webhook_endpoints', form({ url: 'https://app.example.com/hooks', 'enabled_events[]': 'customer.created' }), { ...APP, ...FORM });
+    expect(hook.json.secret).toMatch(/^whsec_/);
+    await dev.api('POST', '/changesets', { message: 'a hook', name: 'hook' });
+    const asRead = async (): Promise<string> => {
+      const r = await dev.runner.handle({ surface: 'api', method: 'GET', path: '/changesets/hook', query: '', headers: {}, scope: 'read', credential: 'token', requestId: 'r', receivedAt: Date.now() });
+      expect(r.status).toBe(200);
+      return String(r.body);
+    };
+    const read = await asRead();
+    expect(read).not.toContain(hook.json.secret);
+    expect(read).toContain('[withheld]');
+    // The world's token sees the changeset as it will be pushed and replayed.
+    expect((await dev.api('GET', '/changesets/hook')).text).toContain(hook.json.secret);
+  });
+
   it('refuses an origin that is not a world, a wrong token, and a world with history of its own', async () => {
     const { dev } = await worlds();
     const other = await openTestWorld({ vendors: ['stripe'], world: 'other', storage: new MemoryStorage(), sealer: createSealer(sealingKeyBytes(newSealingKey())), outbound: async () => ({ status: 401, headers: {}, body: new TextEncoder().encode('{}') }) });
