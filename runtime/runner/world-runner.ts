@@ -33,7 +33,7 @@ import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliver
 import type { CheckHost, RootHost, ScenarioHost, WorldApiServices } from './services.js';
 import { RootSet } from './roots.js';
 import { LinkSet } from './links.js';
-import { ChangesetStore, WorldChangesets, type ParentApi } from './changesets/index.js';
+import { ChangesetStore, replayedHeaders, WorldChangesets, type ParentApi } from './changesets/index.js';
 import type { OutboundFetch } from '../roots/outbound.js';
 import type { Sealer } from '../roots/sealing.js';
 import { defaultGuestEngines, type GuestEngines, type TrustedEngine } from './engines.js';
@@ -546,7 +546,8 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
         // Not text (a git pack): not kept, so the change does not replay (docs/changesets.md).
       }
     }
-    const exchange = { query: req.query, contentType: req.headers['content-type'] ?? null, body, answer };
+    const headers = replayedHeaders(req.headers);
+    const exchange = { query: req.query, contentType: req.headers['content-type'] ?? null, ...(headers ? { headers } : {}), body, answer };
     this.storage.transact((w) => w.put(ChangesetStore.exchangeKey(this.name, twin, position), exchange));
   }
 

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { KitError } from '../../errors.js';
 import { canonicalJson } from '../../world/canonical.js';
+import { replayedHeaders } from './store.js';
 import type { Change, ChangeRequest, RecordChange, StoredChangeset } from './types.js';
 
 export const CHANGESET_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
@@ -60,7 +61,20 @@ function readRequest(v: unknown, at: string): ChangeRequest {
   const path = text(v['path'], `${at}.request.path`, 4096);
   if (!path.startsWith('/') || /[\s#?]/.test(path)) throw bad(`${at}.request.path is a path starting with /, without query or spaces`, `${at}.request.path`);
   const contentType = v['contentType'] === null ? null : text(v['contentType'], `${at}.request.contentType`, 200);
-  return { method, path, query: text(v['query'] ?? '', `${at}.request.query`, 16384), contentType, body: text(v['body'] ?? '', `${at}.request.body`, 4 * 1024 * 1024) };
+  const out: ChangeRequest = { method, path, query: text(v['query'] ?? '', `${at}.request.query`, 16384), contentType, body: text(v['body'] ?? '', `${at}.request.body`, 4 * 1024 * 1024) };
+  if (v['headers'] !== undefined) {
+    const given = v['headers'];
+    if (!isObject(given) || Object.keys(given).length > 20) throw bad(`${at}.request.headers is at most 20 headers`, `${at}.request.headers`);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(given)) {
+      if (!/^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(name) || typeof value !== 'string' || value.length > 1024 || /[\r\n\0]/.test(value)) throw bad(`${at}.request.headers.${name.slice(0, 40)} is not a header this world replays`, `${at}.request.headers`);
+      headers[name] = value;
+    }
+    // What a deploy never sends again stays out, whoever made the body.
+    const kept = replayedHeaders(headers);
+    if (kept !== undefined) out.headers = kept;
+  }
+  return out;
 }
 
 function readWrites(v: unknown, at: string): RecordChange[] {

@@ -38,7 +38,7 @@ async function worlds(): Promise<Worlds> {
   const byName = new Map<string, TestWorld>();
   const outbound: OutboundFetch = async (request) => {
     const url = new URL(request.url);
-    calls.push(`${request.method} ${url.href}`);
+    calls.push(`${request.method} ${url.href}${request.headers['stripe-version'] ? ` stripe-version=${request.headers['stripe-version']}` : ''}`);
     let res: WorldResponse;
     if (url.host === 'api.stripe.com') res = await toWorld(byName.get('real')!, 'vendor', `/stripe${url.pathname}`, url.search.slice(1), request);
     else {
@@ -70,7 +70,7 @@ function form(fields: Record<string, string>): string {
 }
 
 async function productWithPrices(w: TestWorld, name: string): Promise<{ product: string; prices: string[] }> {
-  const product = await w.vendor('POST', '/stripe/v1/products', form({ name }), { ...APP, ...FORM });
+  const product = await w.vendor('POST', '/stripe/v1/products', form({ name }), { ...APP, ...FORM, 'stripe-version': '2024-06-20', 'x-kit-token': 'never-replayed' });
   expect(product.status, product.text).toBe(200);
   const prices: string[] = [];
   for (const amount of ['900', '9000']) {
@@ -83,7 +83,7 @@ async function productWithPrices(w: TestWorld, name: string): Promise<{ product:
 
 describe('changesets', () => {
   it('cuts a world’s own changes, pushes them to its origin, verifies, approves and deploys them with receipts', async () => {
-    const { real, main, dev } = await worlds();
+    const { real, main, dev, calls } = await worlds();
     const made = await productWithPrices(dev, 'Pro');
     expect((await dev.api('GET', '/changesets')).json.unpushed).toEqual({ stripe: 3 });
 
@@ -122,6 +122,9 @@ describe('changesets', () => {
     const receipts = deployed.json.receipts as { ok: boolean; ids: Record<string, string> }[];
     expect(receipts.every((r) => r.ok)).toBe(true);
     const realProduct = receipts[0]!.ids[made.product]!;
+    // The vendor's own headers the app sent go with the change; twinkit's never do.
+    expect(cs.changes[0].request.headers).toEqual({ 'stripe-version': '2024-06-20' });
+    expect(calls.filter((c) => c.startsWith('POST https://api.stripe.com/'))[0]).toBe('POST https://api.stripe.com/v1/products stripe-version=2024-06-20');
     expect(realProduct).toMatch(/^prod_/);
     // The prices at the real account name the real product, not the twin's id.
     const realPrices = (await real.vendor('GET', '/stripe/v1/prices?limit=10', undefined, { authorization: `Bearer ${REAL_KEY}` })).json.data;
@@ -201,6 +204,10 @@ describe('changesets', () => {
 
     const resumed = await main.api('POST', '/deploy/team');
     expect(resumed.status, resumed.text).toBe(200);
+    // The root answered the failed attempt, which a vendor keeps for its key: the retry sends a new one.
+    const keys = (resumed.json.receipts as { change: number; idempotencyKey: string }[]).filter((r) => r.change === 1).map((r) => r.idempotencyKey);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(`${keys[0]}-1`);
     expect(resumed.json.deployed).toBe('all');
     const auth = { authorization: `Bearer ${REAL_KEY}` };
     expect((await real.vendor('GET', '/stripe/v1/products', undefined, auth)).json.data).toHaveLength(1);

@@ -212,7 +212,14 @@ export class ChangesetSet {
     return {
       index: 0,
       twin,
-      request: { method: cause.method, path: vendorPath(twin, cause.path), query: exchange?.query ?? '', contentType: exchange?.contentType ?? null, body: exchange?.body ?? '' },
+      request: {
+        method: cause.method,
+        path: vendorPath(twin, cause.path),
+        query: exchange?.query ?? '',
+        contentType: exchange?.contentType ?? null,
+        ...(exchange?.headers ? { headers: exchange.headers } : {}),
+        body: exchange?.body ?? '',
+      },
       status: cause.status,
       answer,
       writes,
@@ -464,7 +471,10 @@ export class ChangesetSet {
   private async perform(cs: StoredChangeset, change: Change, ids: Map<string, string>): Promise<Receipt> {
     const root = this.host.roots.root(change.twin)!;
     const credential = await this.host.roots.openCredential(change.twin);
-    const idempotencyKey = `kit-${cs.contentHash.slice(7, 27)}-${change.index}`;
+    // The same key for a retry of an attempt the root never answered (it may have performed it);
+    // a new one after an answer, which the vendor keeps for the key (Stripe replays a saved 500).
+    const answered = cs.receipts.filter((r) => r.change === change.index && r.status !== null).length;
+    const idempotencyKey = `kit-${cs.contentHash.slice(7, 27)}-${change.index}${answered > 0 ? `-${answered}` : ''}`;
     const at = this.now();
     const base: Omit<Receipt, 'ok' | 'status' | 'answer' | 'error' | 'ids'> = { change: change.index, twin: change.twin, at, request: { method: change.request.method, url: '' }, idempotencyKey };
     if (credential === null) return { ...base, ok: false, status: null, ids: {}, answer: null, error: `twin '${change.twin}' has no sealed credential (no_credential)` };
@@ -475,7 +485,7 @@ export class ChangesetSet {
       return { ...base, ok: false, status: null, ids: {}, answer: null, error: (e as Error).message };
     }
     base.request.url = url;
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'twinkit-deploy/1', 'idempotency-key': idempotencyKey };
+    const headers: Record<string, string> = { accept: 'application/json', ...change.request.headers, 'user-agent': 'twinkit-deploy/1', 'idempotency-key': idempotencyKey };
     if (change.request.contentType !== null) headers['content-type'] = change.request.contentType;
     const body = mappedBody(change, ids);
     try {

@@ -6,7 +6,7 @@ import { Origins, type ParentApi } from './origins.js';
 import { withheldSecrets } from './deploy.js';
 import type { Change, Receipt } from './types.js';
 
-export { ChangesetStore, type Exchange } from './store.js';
+export { ChangesetStore, replayedHeaders, type Exchange } from './store.js';
 export { hashOf } from './body.js';
 export { verifyApproval, approvalPayload } from './signing.js';
 export type { ParentApi } from './origins.js';

@@ -18,9 +18,32 @@ import type { Receipt, StoredChangeset } from './types.js';
 export interface Exchange {
   query: string;
   contentType: string | null;
+  /** The vendor's own headers of the request (`replayedHeaders`). */
+  headers?: Record<string, string>;
   body: string;
   /** The twin's answer body as JSON text (null: none, or not JSON). */
   answer: string | null;
+}
+
+/** Headers a deploy never replays: credentials, cookies, twinkit's, the connection's, and those it sets itself. */
+const NOT_REPLAYED = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'content-length', 'content-type', 'connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'accept-encoding', 'user-agent', 'idempotency-key', 'x-twins-key', 'x-request-id', 'traceparent', 'tracestate', 'origin', 'referer', 'expect', 'forwarded', 'via', 'dnt', 'priority']);
+const MAX_REPLAYED = 20;
+const MAX_REPLAYED_VALUE = 1024;
+
+/**
+ * The headers of a request a deploy sends again: the vendor's own (`stripe-version`,
+ * `x-github-api-version`, `accept`), at most 20 of at most 1 KiB each; undefined when none.
+ */
+export function replayedHeaders(headers: Readonly<Record<string, string>>): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  let n = 0;
+  for (const name in headers) {
+    if (NOT_REPLAYED.has(name) || name.startsWith('x-kit-') || name.startsWith('x-forwarded-') || name.startsWith('sec-') || name.startsWith('proxy-')) continue;
+    const value = headers[name]!;
+    if (value.length > MAX_REPLAYED_VALUE || ++n > MAX_REPLAYED) continue;
+    (out ??= {})[name] = value;
+  }
+  return out;
 }
 
 export interface OriginState {

@@ -12,6 +12,12 @@ export interface ChangeRequest {
   /** Raw, without `?`. */
   query: string;
   contentType: string | null;
+  /**
+   * The vendor's own headers the app sent (`stripe-version`, `stripe-account`,
+   * `x-github-api-version`, `accept`, …): replayed on deploy so the root reads the request as
+   * the twin did. Never credentials, cookies, twinkit's or the connection's (store.ts).
+   */
+  headers?: Record<string, string>;
   /** The request body as UTF-8 text; '' when none. */
   body: string;
 }
