@@ -99,8 +99,6 @@ export class WorldChangesets implements ChangesetService {
 
   /** The newest receipt of a change of the twin, for its status. */
   lastReceipt(twin: string): Receipt | null {
-    let last: Receipt | null = null;
-    for (const cs of this.set.store.all()) for (const r of cs.receipts) if (r.twin === twin && (last === null || r.at >= last.at)) last = r;
-    return last;
+    return this.set.store.lastReceipt(twin);
   }
 }

@@ -123,7 +123,16 @@ export class ChangesetStore {
 
   /** One receipt of a deploy, the `n`-th of the changeset (`receiptCount` before the first). */
   addReceipt(name: string, n: number, receipt: Receipt): void {
-    this.storage.transact((w) => w.put(this.key('receipt', name, n), receipt));
+    this.storage.transact((w) => {
+      w.put(this.key('receipt', name, n), receipt);
+      // The twin's newest, for its status, read without opening every changeset.
+      w.put(this.key('last-receipt', receipt.twin), receipt);
+    });
+  }
+
+  /** The newest receipt of a change of the twin, or null. */
+  lastReceipt(twin: string): Receipt | null {
+    return this.storage.get<Receipt>(this.key('last-receipt', twin)) ?? null;
   }
 
   private withReceipts(c: StoredChangeset): StoredChangeset {
