@@ -37,4 +37,4 @@ export { ClockControls } from './clock.js';
 export type { ClockControlsProps } from './clock.js';
 export { MapTable } from './map.js';
 export { TimelineTable, summary, traceId, typeRank } from './timeline.js';
-export type { Branch, BranchMade, CheckRow, Clock, Entry, EntryCause, NamedKey, NamedKeyMade, RequestReport, TimelineItem, TimelinePage, TwinRequestReport, TwinStatus, WorldMap } from './types.js';
+export type { Approval, Branch, BranchMade, Change, ChangeRequest, Changeset, ChangesetList, ChangesetRow, CheckRow, Clock, Deployed, Entry, EntryCause, NamedKey, NamedKeyMade, Receipt, RecordChange, RequestReport, TimelineItem, TimelinePage, TwinRequestReport, TwinStatus, Verification, WorldMap } from './types.js';

@@ -34,6 +34,12 @@ export function summary(item: TimelineItem): { what: string; wrote: string } {
       break;
     case 'refresh':
       break;
+    case 'push':
+      what.push(`change ${cause.change + 1} of changeset ${cause.changeset}: ${cause.method} ${cause.path} → ${cause.status}`);
+      break;
+    case 'pull':
+      what.push(`${cause.merged ? 'merged' : 'pulled'} from ${cause.origin}`);
+      break;
   }
   if (events !== undefined && events.length > 0) what.push(`events ${events.map((e) => e.type).join(', ')}`);
   const named = new Set((events ?? []).map((e) => e.type.split('.')[0] ?? ''));

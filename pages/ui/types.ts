@@ -19,6 +19,8 @@ export type EntryCause =
   | { kind: 'move'; move: string; dueAt: string }
   | { kind: 'ingest'; source: string }
   | { kind: 'refresh' }
+  | { kind: 'push'; changeset: string; change: number; method: string; route: string; path: string; status: number }
+  | { kind: 'pull'; origin: string; through: number; merged: boolean }
   | { kind: 'system'; reason: string };
 
 export interface Entry {
@@ -110,4 +112,126 @@ export interface RequestReport {
   since: string;
   hours: number;
   twins: TwinRequestReport[];
+}
+
+/** A vendor request a change replays (`POST /v1/products`), as `GET …/changesets` answers it. */
+export interface ChangeRequest {
+  method: string;
+  /** The vendor path below the twin (`/v1/products`). */
+  path: string;
+  /** Raw, no `?`. */
+  query: string;
+  contentType: string | null;
+  body: string;
+}
+
+/** One record a change wrote; `before`/`after` null: absent (made) or deleted. */
+export interface RecordChange {
+  type: string;
+  id: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface Change {
+  /** 0-based within the changeset. */
+  index: number;
+  twin: string;
+  request: ChangeRequest;
+  /** The twin's answer status. */
+  status: number;
+  answer: unknown;
+  writes: RecordChange[];
+  occurredAt: string;
+  state: 'landed' | 'deployed' | 'failed';
+  /** Where it sits in this world's log. */
+  position: number | null;
+}
+
+/** A run of the world's checks over a changeset's changes; `failures` holds the failing verdicts only. */
+export interface Verification {
+  hash: string;
+  at: string;
+  pass: boolean;
+  /** How many checks ran, over how many changes. */
+  checks: number;
+  changes: number;
+  /** Made on the changeset's current hash (else on an earlier version). */
+  current: boolean;
+  failures: { change: number; twin: string; check: string; failures: string[] }[];
+}
+
+export interface Approval {
+  as: string;
+  note: string | null;
+  hash: string;
+  at: string;
+  signature: string;
+  keyId: string;
+  current: boolean;
+}
+
+/** What deploying one change did at the root. */
+export interface Receipt {
+  change: number;
+  twin: string;
+  at: string;
+  ok: boolean;
+  status: number | null;
+  request: { method: string; url: string };
+  /** Twin id → real id, found in the root's answer. */
+  ids: Record<string, string>;
+  answer: unknown;
+  error: string | null;
+  idempotencyKey: string;
+}
+
+/** What a changeset and a row of the list both answer (docs/changesets.md). */
+interface ChangesetStanding {
+  name: string;
+  message: string;
+  cutAt: string;
+  /** The world it was cut in. */
+  from: string;
+  base: Record<string, number>;
+  contentHash: string;
+  /** The hash of the body as it stands: not `contentHash` when it was changed outside the world. */
+  currentHash: string;
+  /** Cut in this world (else landed here by a push). */
+  cut: boolean;
+  landedAt: string | null;
+  pushed: { to: string; at: string } | null;
+  verification: Verification | null;
+  verifications: Verification[];
+  approvals: Approval[];
+  deployed: 'none' | 'partial' | 'all';
+}
+
+/** A changeset as `GET …/changesets/<name>` answers it. */
+export interface Changeset extends ChangesetStanding {
+  changes: Change[];
+  receipts: Receipt[];
+}
+
+/** A changeset in `GET …/changesets`: its changes counted, its receipts without the root's answers. */
+export interface ChangesetRow extends ChangesetStanding {
+  changeCount: number;
+  twins: string[];
+  states: Record<Change['state'], number>;
+  receipts: Omit<Receipt, 'answer'>[];
+}
+
+/** `GET …/changesets`: newest first, the key approvals are signed with (made at the first), and the changes not cut yet per twin. */
+export interface ChangesetList {
+  changesets: ChangesetRow[];
+  publicKey: { jwk: unknown; keyId: string } | null;
+  unpushed: Record<string, number>;
+}
+
+/** `POST …/deploy/<name>`: every receipt of the changeset, those of earlier attempts too. */
+export interface Deployed {
+  /** Its name. */
+  changeset: string;
+  receipts: Receipt[];
+  deployed: 'none' | 'partial' | 'all';
 }

@@ -2,7 +2,7 @@
  * The world page's calls: the world's own endpoints (`{world_api}/…`) with the browser's
  * session, each typed with its answer (pages/ui/types.ts).
  */
-import type { Branch, BranchMade, CheckRow, Clock, NamedKey, NamedKeyMade, PageConfig, RequestReport, TimelinePage, TwinStatus, World, WorldMap } from '../ui/index.js';
+import type { Approval, Branch, BranchMade, Changeset, ChangesetList, CheckRow, Clock, Deployed, NamedKey, NamedKeyMade, PageConfig, RequestReport, TimelinePage, TwinStatus, Verification, World, WorldMap } from '../ui/index.js';
 
 /** How a timeline is narrowed (spec "Looking into a world"). */
 export interface TimelineFilter {
@@ -110,6 +110,33 @@ export class WorldPageApi {
 
   requests(hours: number): Promise<RequestReport> {
     return this.world.api(`/requests?hours=${hours}`);
+  }
+
+  changesets(): Promise<ChangesetList> {
+    return this.world.api('/changesets');
+  }
+
+  changeset(name: string): Promise<Changeset> {
+    return this.world.api(`/changesets/${enc(name)}`);
+  }
+
+  /** Cuts the world's unpushed changes into a changeset; 409 `nothing_to_cut` when there are none. */
+  cut(input: { message: string; name?: string }): Promise<Changeset> {
+    return this.world.api('/changesets', { method: 'POST', body: input });
+  }
+
+  verify(name: string): Promise<Verification> {
+    return this.world.api(`/changesets/${enc(name)}/verify`, { method: 'POST' });
+  }
+
+  /** The world signs as the session's person: the `as` sent is what the page shows it as, and is ignored. */
+  approve(name: string, input: { as: string; note?: string }): Promise<Approval> {
+    return this.world.api(`/changesets/${enc(name)}/approve`, { method: 'POST', body: input });
+  }
+
+  /** Deploys one changeset to its twins' roots; a browser session confirms it by naming it. */
+  deploy(name: string, confirm: string): Promise<Deployed> {
+    return this.world.api(`/deploy/${enc(name)}`, { method: 'POST', body: { confirm } });
   }
 }
 

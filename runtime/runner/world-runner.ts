@@ -88,7 +88,7 @@ export interface RunnerOptions {
 const EXCHANGE_BODY_BYTES = 1024 * 1024;
 const EXCHANGE_ANSWER_BYTES = 256 * 1024;
 
-const textDecoder = new TextDecoder();
+const textDecoder = new TextDecoder('utf-8', { fatal: true });
 const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const MAX_CATCH_UP = 10_000;
 /**
@@ -538,7 +538,14 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     }
     if (answer !== null && answer.length > EXCHANGE_ANSWER_BYTES) answer = null;
     const bytes = req.body;
-    const body = bytes === undefined || bytes.length > EXCHANGE_BODY_BYTES ? '' : textDecoder.decode(bytes);
+    let body = '';
+    if (bytes !== undefined && bytes.length <= EXCHANGE_BODY_BYTES) {
+      try {
+        body = textDecoder.decode(bytes);
+      } catch {
+        // Not text (a git pack): not kept, so the change does not replay (docs/changesets.md).
+      }
+    }
     const exchange = { query: req.query, contentType: req.headers['content-type'] ?? null, body, answer };
     this.storage.transact((w) => w.put(ChangesetStore.exchangeKey(this.name, twin, position), exchange));
   }

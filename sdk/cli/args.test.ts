@@ -7,6 +7,7 @@ const specs: FlagSpec[] = [
   { name: 'host', kind: 'string' },
   { name: 'help', kind: 'boolean', short: 'h' },
   { name: 'trust', kind: 'list' },
+  { name: 'message', kind: 'string', short: 'm' },
 ];
 
 describe('parseArgs', () => {
@@ -26,6 +27,13 @@ describe('parseArgs', () => {
       lists: { trust: ['https://a.example', 'http://127.0.0.1:4460'] },
     });
     expect(() => parseArgs(['--trust'], specs)).toThrow('--trust needs a value');
+  });
+
+  it('reads a short flag that takes a value from the next word, a message that starts with a dash included', () => {
+    expect(parseArgs(['cut', '-m', 'add the Pro plan'], specs)).toEqual({ positionals: ['cut'], flags: { message: 'add the Pro plan' }, lists: {} });
+    expect(parseArgs(['-m', '-1 price'], specs).flags).toEqual({ message: '-1 price' });
+    expect(() => parseArgs(['-m'], specs)).toThrow('-m needs a value');
+    expect(() => parseArgs(['-m', '--port', '1'], specs)).toThrow('-m needs a value');
   });
 
   it('treats everything after -- as positionals', () => {

@@ -1,6 +1,6 @@
 /**
  * A small argument parser for `kit`: `--name value`, `--name=value`, boolean flags,
- * repeatable flags (`--trust a --trust b`), `-h`, and `--` to end flags. Anything it does not know is a `UsageError` (the CLI
+ * repeatable flags (`--trust a --trust b`), `-h`, `-m value`, and `--` to end flags. Anything it does not know is a `UsageError` (the CLI
  * prints it on one line with the usage and exits 2).
  */
 
@@ -62,8 +62,17 @@ export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[]): 
     }
     if (arg.startsWith('-') && arg.length > 1) {
       const spec = byShort.get(arg.slice(1));
-      if (spec === undefined || spec.kind !== 'boolean') throw new UsageError(`unknown flag ${arg}`);
-      flags[spec.name] = true;
+      if (spec === undefined) throw new UsageError(`unknown flag ${arg}`);
+      if (spec.kind === 'boolean') {
+        flags[spec.name] = true;
+        continue;
+      }
+      // `-m "message"`: a short flag that takes a value takes the next word, as its long name does.
+      const value = argv[i + 1];
+      if (value === undefined || value.startsWith('--')) throw new UsageError(`${arg} needs a value`);
+      i++;
+      if (spec.kind === 'list') (lists[spec.name] ??= []).push(value);
+      else flags[spec.name] = value;
       continue;
     }
     positionals.push(arg);

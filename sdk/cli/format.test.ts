@@ -21,6 +21,8 @@ describe('what the CLI prints of a server answer', () => {
   it('tells an entry by its cause and the records it wrote', () => {
     expect(describeCause({ cause: { kind: 'request', method: 'POST', path: '/stripe/v1/customers', status: 200 } })).toBe('POST /stripe/v1/customers 200');
     expect(describeCause({ cause: { kind: 'move', move: 'renewal' } })).toBe('move renewal');
+    expect(describeCause({ cause: { kind: 'push', changeset: 'cs-1', change: 2, method: 'POST', path: '/v1/prices' } })).toBe('push cs-1#2 POST /v1/prices');
+    expect(describeCause({ cause: { kind: 'pull', origin: 'https://h/acme/main', merged: true } })).toBe('pull https://h/acme/main (merged)');
     const writes = [1, 2, 3, 4, 5].map((i) => ({ type: 'customer', id: `c${i}`, value: i === 2 ? null : {} }));
     expect(describeWrites({ writes })).toBe('customer c1, customer c2 (deleted), customer c3 (+2 more)');
     expect(describeWrites({ writes: [] })).toBe('-');

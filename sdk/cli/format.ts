@@ -35,7 +35,7 @@ export function bytes(n: number): string {
 export interface WireEntry {
   position?: unknown;
   occurredAt?: unknown;
-  cause?: { kind?: unknown; method?: unknown; path?: unknown; route?: unknown; status?: unknown; move?: unknown; source?: unknown; reason?: unknown } | null;
+  cause?: { kind?: unknown; method?: unknown; path?: unknown; route?: unknown; status?: unknown; move?: unknown; source?: unknown; reason?: unknown; changeset?: unknown; change?: unknown; origin?: unknown; merged?: unknown } | null;
   writes?: unknown;
   events?: unknown;
   traceparent?: unknown;
@@ -54,6 +54,10 @@ export function describeCause(entry: WireEntry): string {
       return `ingest ${String(cause.source)}`;
     case 'refresh':
       return 'refresh';
+    case 'push':
+      return `push ${String(cause.changeset)}#${String(cause.change)} ${String(cause.method)} ${String(cause.path)}`;
+    case 'pull':
+      return `pull ${String(cause.origin)}${cause.merged === true ? ' (merged)' : ''}`;
     case 'system':
       return `system ${String(cause.reason)}`;
     default:

@@ -87,7 +87,7 @@ function printRoot(call: Invocation, vendor: string, root: RootAnswer): void {
  * missing or empty one is bad usage; its name is repeated only when it looks like one (a
  * secret typed where the name goes must not land in a log as well).
  */
-function secretFromEnv(call: Invocation, flagName: string, variable: string): string {
+export function secretFromEnv(call: Invocation, flagName: string, variable: string): string {
   const shown = CONVENTIONAL_VARIABLE.test(variable) ? variable : null;
   const value = /^[A-Za-z_][A-Za-z0-9_]*$/.test(variable) ? call.deps.env[variable] : undefined;
   if (value === undefined) {

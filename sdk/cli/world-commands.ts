@@ -7,6 +7,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { UsageError } from './args.js';
+import { CHANGESET_COMMANDS } from './changeset-commands.js';
 import { CliError, request, requestJson, segment } from './client.js';
 import type { Endpoint } from './client.js';
 import { flag, printAnswer, wholeFlag } from './commands.js';
@@ -487,6 +488,7 @@ const commands: Command<WorldTarget>[] = [
   },
   ...KEY_COMMANDS,
   ...ROOT_COMMANDS,
+  ...CHANGESET_COMMANDS,
 ];
 
 export const WORLD_COMMANDS: CommandGroup<WorldTarget> = {

@@ -253,6 +253,43 @@ describe('changesets', () => {
     expect((await main.vendor('GET', '/stripe/v1/customers', undefined, APP)).json.data.map((c: { email: string }) => c.email)).toEqual(['main@example.com']);
   });
 
+  it('under deploy: auto, a push verifies and performs the changes at once', async () => {
+    const { real, main, dev } = await worlds();
+    expect((await main.api('PUT', '/twins/stripe/root', { url: 'https://api.stripe.com', deploy: 'auto' })).status).toBe(200);
+    const made = await productWithPrices(dev, 'Auto');
+    await dev.api('POST', '/changesets', { message: 'auto' });
+    const pushed = await dev.api('POST', '/origin/push');
+    expect(pushed.status, pushed.text).toBe(200);
+    const deployed = pushed.json.pushed[0].deployed;
+    expect(deployed.deployed).toBe('all');
+    expect(deployed.receipts).toHaveLength(3);
+    const realId = deployed.receipts[0].ids[made.product];
+    expect((await real.vendor('GET', `/stripe/v1/products/${realId}`, undefined, { authorization: `Bearer ${REAL_KEY}` })).json.name).toBe('Auto');
+    // The pushing world keeps the receipts its origin answered.
+    expect((await dev.api('GET', '/changesets/cs-1')).json.pushed.receipts).toHaveLength(3);
+  });
+
+  it('records a deploy with no credential as a failed change, and refuses one with no root', async () => {
+    const { main, dev } = await worlds();
+    await productWithPrices(dev, 'Nothing');
+    await dev.api('POST', '/changesets', { message: 'n', name: 'n' });
+    await dev.api('POST', '/origin/push');
+    await main.api('POST', '/changesets/n/verify');
+    expect((await main.api('DELETE', '/twins/stripe/credential')).status).toBe(204);
+    const failed = await main.api('POST', '/deploy/n');
+    expect(failed.status).toBe(502);
+    expect(failed.json.error.code).toBe('deploy_failed');
+    expect(failed.json.error.receipts[0]).toMatchObject({ ok: false, error: expect.stringContaining('no_credential') });
+    expect((await main.api('PUT', '/twins/stripe/root', null)).status).toBe(200);
+    const noRoot = await main.api('POST', '/deploy/n');
+    expect(noRoot.status).toBe(409);
+    expect(noRoot.json.error.code).toBe('no_root');
+    // A browser session names what it deploys.
+    const session = await main.runner.handle({ surface: 'api', method: 'POST', path: '/deploy/n', query: '', headers: {}, scope: 'write', credential: 'session', who: 'ana', requestId: 'r1', receivedAt: Date.now() });
+    expect(session.status).toBe(400);
+    expect(JSON.parse(String(session.body)).error.code).toBe('confirm_required');
+  });
+
   it('refuses an origin that is not a world, a wrong token, and a world with history of its own', async () => {
     const { dev } = await worlds();
     const other = await openTestWorld({ vendors: ['stripe'], world: 'other', storage: new MemoryStorage(), sealer: createSealer(sealingKeyBytes(newSealingKey())), outbound: async () => ({ status: 401, headers: {}, body: new TextEncoder().encode('{}') }) });

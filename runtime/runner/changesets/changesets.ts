@@ -39,6 +39,14 @@ export type ChangesetView = Omit<StoredChangeset, 'verifications' | 'approvals' 
   approvals: (Approval & { current: boolean })[];
 };
 
+/** A changeset in a list: its changes counted, its receipts without the root's answers. */
+export type ChangesetRow = Omit<ChangesetView, 'changes' | 'receipts'> & {
+  changeCount: number;
+  twins: string[];
+  states: Record<Change['state'], number>;
+  receipts: Omit<Receipt, 'answer'>[];
+};
+
 export class ChangesetSet {
   readonly store: ChangesetStore;
   readonly signing: SigningKeys;
@@ -107,10 +115,37 @@ export class ChangesetSet {
     };
   }
 
-  list(): { changesets: ChangesetView[]; publicKey: { jwk: JsonWebKey; keyId: string } | null; unpushed: Record<string, number> } {
-    const unpushed: Record<string, number> = {};
-    for (const change of this.unpushedChanges().changes) unpushed[change.twin] = (unpushed[change.twin] ?? 0) + 1;
-    return { changesets: this.store.all().reverse().map((c) => this.view(c)), publicKey: this.signing.publicKey(), unpushed };
+  /**
+   * Every changeset as a row: all but its changes (counted, with the twins they touch) and its
+   * receipts' answers, so a list stays small however large the changesets; `…/changesets/<name>`
+   * answers one whole.
+   */
+  list(): { changesets: ChangesetRow[]; publicKey: { jwk: JsonWebKey; keyId: string } | null; unpushed: Record<string, number> } {
+    const rows = this.store.all().reverse().map((c): ChangesetRow => {
+      const { changes, receipts, ...rest } = this.view(c);
+      const states = { landed: 0, deployed: 0, failed: 0 };
+      for (const ch of changes) states[ch.state]++;
+      return { ...rest, changeCount: changes.length, twins: [...new Set(changes.map((ch) => ch.twin))].sort(), states, receipts: receipts.map(({ answer: _answer, ...r }) => r) };
+    });
+    return { changesets: rows, publicKey: this.signing.publicKey(), unpushed: this.unpushedCounts() };
+  }
+
+  /** How many own changes each twin has since the last cut (counted, not read whole). */
+  private unpushedCounts(): Record<string, number> {
+    const book = this.bookkeeping();
+    const out: Record<string, number> = {};
+    for (const twin of [...this.host.twins.keys()].sort()) {
+      let after = book.cutThrough[twin] ?? 0;
+      let n = 0;
+      for (;;) {
+        const page = this.host.world.log(twin, { after, limit: 1000 });
+        for (const entry of page.entries) if (this.isOwnChange(entry)) n++;
+        if (page.next === null || page.entries.length === 0) break;
+        after = page.entries[page.entries.length - 1]!.position;
+      }
+      if (n > 0) out[twin] = n;
+    }
+    return out;
   }
 
   // ------------------------------------------------------------ cutting
@@ -411,7 +446,7 @@ export class ChangesetSet {
         await this.host.durable();
         if (!receipt.ok) {
           const now = this.get(name);
-          throw new KitError('deploy_failed', `Change ${change.index} of '${name}' (${change.request.method} ${change.request.path}) failed at the root: ${receipt.error}. The changes before it are performed; deploy again to go on from it.`, {
+          throw new KitError('deploy_failed', `Change #${change.index + 1} of '${name}' (${change.request.method} ${change.request.path}) failed at the root: ${receipt.error}. The changes before it are performed; deploy again to go on from it.`, {
             changeset: name,
             receipts: now.receipts,
             deployed: deployedState(now),

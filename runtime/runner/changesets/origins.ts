@@ -136,86 +136,106 @@ export class Origins {
     return out;
   }
 
-  /** `POST …/origin/pull`. */
+  /**
+   * `POST …/origin/pull`. What the origin has is fetched with nothing held (a slow origin holds
+   * up none of the world's requests), then applied holding every twin, if this world has not
+   * moved its origin on meanwhile (else fetched again).
+   */
   async pull(body: unknown): Promise<unknown> {
     const resolution = readResolution(body);
-    const origin = this.requireOrigin();
-    const client = await this.caller(origin);
+    const client = await this.caller(this.requireOrigin());
     const twins = [...this.host.twins.keys()].sort();
-    return this.changesets.holdAll(twins, async () => {
-      const book = this.changesets.bookkeeping();
-      const o = book.origin!;
-      const map = (await client.read('/map')) as { twins?: { twin: string; position: number }[] } | null;
-      if (!map || !Array.isArray(map.twins)) throw new KitError('invalid_origin', 'The origin did not answer a world map.');
-      const theirHeads = new Map(map.twins.map((t) => [t.twin, t.position]));
-      const fetched = new Map<string, Entry[]>();
-      for (const twin of twins) {
-        const synced = o.synced[twin];
-        const head = theirHeads.get(twin);
-        if (synced === undefined || head === undefined) continue;
-        if (head < synced.theirs) throw new KitError('invalid_origin', `The origin's log of ${twin} is shorter (${head}) than where this world last matched it (${synced.theirs}); was it made again?`);
-        if (head > synced.theirs) fetched.set(twin, await this.entriesAfter(client, twin, synced.theirs, head));
+    for (let attempt = 1; ; attempt++) {
+      const seen = this.requireOrigin();
+      const { theirHeads, fetched } = await this.fetchSince(client, twins, seen);
+      const applied = await this.changesets.holdAll(twins, async () => {
+        const book = this.changesets.bookkeeping();
+        if (JSON.stringify(book.origin?.synced) !== JSON.stringify(seen.synced)) return null;
+        return this.apply(book, theirHeads, fetched, resolution);
+      });
+      if (applied !== null) return applied;
+      if (attempt === 3) throw new KitError('origin_unreachable', 'The world kept moving its origin on while pulling (another pull or push); try again.');
+    }
+  }
+
+  /** The origin's heads, and its entries of each twin since this world last matched it. */
+  private async fetchSince(client: Caller, twins: string[], o: OriginState): Promise<{ theirHeads: Map<string, number>; fetched: Map<string, Entry[]> }> {
+    const map = (await client.read('/map')) as { twins?: { twin: string; position: number }[] } | null;
+    if (!map || !Array.isArray(map.twins)) throw new KitError('invalid_origin', 'The origin did not answer a world map.');
+    const theirHeads = new Map(map.twins.map((t) => [t.twin, t.position]));
+    const fetched = new Map<string, Entry[]>();
+    for (const twin of twins) {
+      const synced = o.synced[twin];
+      const head = theirHeads.get(twin);
+      if (synced === undefined || head === undefined) continue;
+      if (head < synced.theirs) throw new KitError('invalid_origin', `The origin's log of ${twin} is shorter (${head}) than where this world last matched it (${synced.theirs}); was it made again?`);
+      if (head > synced.theirs) fetched.set(twin, await this.entriesAfter(client, twin, synced.theirs, head));
+    }
+    return { theirHeads, fetched };
+  }
+
+  /** What was fetched, appended as it is or merged; nothing written when a conflict is left. */
+  private async apply(book: Bookkeeping, theirHeads: Map<string, number>, fetched: Map<string, Entry[]>, resolution: Resolution): Promise<unknown> {
+    const o = book.origin!;
+    const unpushed = this.unpushedRecords();
+    const plan = new Map<string, { fastForward: Entry[] } | { merge: RecordWrite[] }>();
+    const conflicts: Conflict[] = [];
+    const mergeBase = { ...book.mergeBase };
+    for (const [twin, entries] of fetched) {
+      const mine = unpushed.get(twin);
+      if (mine === undefined || mine.size === 0) {
+        plan.set(twin, { fastForward: entries });
+        continue;
       }
-      const unpushed = this.unpushedRecords(book);
-      const plan = new Map<string, { fastForward: Entry[] } | { merge: RecordWrite[] }>();
-      const conflicts: Conflict[] = [];
-      const mergeBase = { ...book.mergeBase };
-      for (const [twin, entries] of fetched) {
-        const mine = unpushed.get(twin);
-        if (mine === undefined || mine.size === 0) {
-          plan.set(twin, { fastForward: entries });
-          continue;
+      const theirs = new Map<string, RecordWrite>();
+      for (const e of entries) for (const w of e.writes) theirs.set(`${w.type}/${w.id}`, w);
+      const writes: RecordWrite[] = [];
+      for (const [rid, w] of theirs) {
+        const ours = this.host.world.getRecord(twin, w.type, w.id) ?? null;
+        let merged: unknown = w.value;
+        const key = `${twin}/${rid}`;
+        if (mine.has(rid)) {
+          const base = key in mergeBase ? mergeBase[key] : mine.get(rid);
+          const m = mergeRecord({ twin, type: w.type, id: w.id }, base, ours, w.value, (k) => resolution.one[k] ?? resolution.all);
+          conflicts.push(...m.conflicts);
+          merged = m.value;
+          mergeBase[key] = w.value;
         }
-        const theirs = new Map<string, RecordWrite>();
-        for (const e of entries) for (const w of e.writes) theirs.set(`${w.type}/${w.id}`, w);
-        const writes: RecordWrite[] = [];
-        for (const [rid, w] of theirs) {
-          const ours = this.host.world.getRecord(twin, w.type, w.id) ?? null;
-          let merged: unknown = w.value;
-          const key = `${twin}/${rid}`;
-          if (mine.has(rid)) {
-            const base = key in mergeBase ? mergeBase[key] : mine.get(rid);
-            const m = mergeRecord({ twin, type: w.type, id: w.id }, base, ours, w.value, (k) => resolution.one[k] ?? resolution.all);
-            conflicts.push(...m.conflicts);
-            merged = m.value;
-            mergeBase[key] = w.value;
-          }
-          if (!same(merged, ours)) writes.push({ type: w.type, id: w.id, value: merged });
+        if (!same(merged, ours)) writes.push({ type: w.type, id: w.id, value: merged });
+      }
+      plan.set(twin, { merge: writes });
+    }
+    if (conflicts.length > 0) {
+      throw new KitError('pull_conflicts', `The origin changed ${conflicts.length} field${conflicts.length === 1 ? '' : 's'} this world changed too; nothing was pulled. Pull again with { "resolve": { "<key>": "ours" | "theirs" } } (or { "take": "ours" | "theirs" }).`, { conflicts });
+    }
+    const pulledCounts: Record<string, number> = {};
+    const synced = { ...o.synced };
+    const mergedInto = new Map<string, RecordWrite[]>();
+    for (const [twin, step] of plan) {
+      const through = theirHeads.get(twin)!;
+      if ('fastForward' in step) {
+        if (step.fastForward.length > 0) this.host.appendEntries(twin, step.fastForward.map((e) => pulled(e, o.url ?? o.world, through)));
+        pulledCounts[twin] = step.fastForward.length;
+      } else {
+        if (step.merge.length > 0) {
+          this.host.appendEntries(twin, [{ cause: { kind: 'pull', origin: o.url ?? o.world, through, merged: true }, writes: step.merge }]);
+          mergedInto.set(twin, step.merge);
         }
-        plan.set(twin, { merge: writes });
+        pulledCounts[twin] = fetched.get(twin)!.length;
       }
-      if (conflicts.length > 0) {
-        throw new KitError('pull_conflicts', `The origin changed ${conflicts.length} field${conflicts.length === 1 ? '' : 's'} this world changed too; nothing was pulled. Pull again with { "resolve": { "<key>": "ours" | "theirs" } } (or { "take": "ours" | "theirs" }).`, { conflicts });
-      }
-      const pulledCounts: Record<string, number> = {};
-      const synced = { ...o.synced };
-      const mergedInto = new Map<string, RecordWrite[]>();
-      for (const [twin, step] of plan) {
-        const through = theirHeads.get(twin)!;
-        if ('fastForward' in step) {
-          if (step.fastForward.length > 0) this.host.appendEntries(twin, step.fastForward.map((e) => pulled(e, o.url ?? o.world, through)));
-          pulledCounts[twin] = step.fastForward.length;
-        } else {
-          if (step.merge.length > 0) {
-            this.host.appendEntries(twin, [{ cause: { kind: 'pull', origin: o.url ?? o.world, through, merged: true }, writes: step.merge }]);
-            mergedInto.set(twin, step.merge);
-          }
-          pulledCounts[twin] = fetched.get(twin)!.length;
-        }
-        synced[twin] = { ours: this.host.world.head(twin), theirs: through };
-      }
-      const rebased = this.rebase(book, synced, mergedInto);
-      this.changesets.store.saveBookkeeping({ ...book, origin: { ...o, synced }, mergeBase });
-      await this.host.durable();
-      return { pulled: pulledCounts, merged: mergedInto.size > 0, conflicts: [], rebased };
-    });
+      synced[twin] = { ours: this.host.world.head(twin), theirs: through };
+    }
+    const rebased = this.rebase(synced, mergedInto);
+    this.changesets.store.saveBookkeeping({ ...book, origin: { ...o, synced }, mergeBase });
+    await this.host.durable();
+    return { pulled: pulledCounts, merged: mergedInto.size > 0, conflicts: [], rebased };
   }
 
   /**
    * Per twin, the records this world's unpushed changes wrote (cut and not pushed, or not cut
    * yet), each with its value before the first of them: the base of a merge.
    */
-  private unpushedRecords(book: Bookkeeping): Map<string, Map<string, unknown>> {
+  private unpushedRecords(): Map<string, Map<string, unknown>> {
     const out = new Map<string, Map<string, unknown>>();
     const note = (twin: string, rid: string, before: unknown): void => {
       let m = out.get(twin);
@@ -226,7 +246,6 @@ export class Origins {
       if (cs.origin !== 'cut' || cs.pushed !== null) continue;
       for (const c of cs.changes) for (const w of c.writes) note(c.twin, `${w.type}/${w.id}`, w.before);
     }
-    void book;
     for (const c of this.changesets.unpushedChanges().changes) for (const w of c.writes) note(c.twin, `${w.type}/${w.id}`, w.before);
     return out;
   }
@@ -237,13 +256,12 @@ export class Origins {
    * wrote it. Their hash changes with them; their verifications and approvals stay with the
    * old one (an earlier version).
    */
-  private rebase(book: Bookkeeping, synced: OriginState['synced'], merged: Map<string, RecordWrite[]>): string[] {
+  private rebase(synced: OriginState['synced'], merged: Map<string, RecordWrite[]>): string[] {
     const pending = this.changesets.store.all().filter((c) => c.origin === 'cut' && c.pushed === null);
     if (pending.length === 0) return [];
     const uncut = this.changesets.unpushedChanges().changes;
     const counts = new Map<string, number>();
     const rebased: string[] = [];
-    void book;
     for (const cs of pending) {
       const base: Record<string, number> = {};
       for (const twin of Object.keys(cs.base)) base[twin] = (synced[twin]?.theirs ?? cs.base[twin]!) + (counts.get(twin) ?? 0);
@@ -315,7 +333,12 @@ function pulled(e: Entry, origin: string, through: number): EntryDraft {
   return { cause: { kind: 'pull', origin, through, merged: false }, writes: e.writes };
 }
 
-function readResolution(body: unknown): { one: Record<string, Side>; all: Side | undefined } {
+interface Resolution {
+  one: Record<string, Side>;
+  all: Side | undefined;
+}
+
+function readResolution(body: unknown): Resolution {
   if (body === undefined || body === null) return { one: {}, all: undefined };
   if (typeof body !== 'object' || Array.isArray(body)) throw new KitError('bad_request', 'Send nothing, or { "resolve": { "<conflict key>": "ours" | "theirs" } } or { "take": "ours" | "theirs" }.');
   const fields = body as Record<string, unknown>;
