@@ -9,6 +9,9 @@
  * retried: closing it would put the retry off to its next request). Past `maxOpen`, the least
  * recently used world with nothing in flight closes first.
  *
+ * A branch's runner reaches its parent's world API through the pool (parent.ts): a push or a
+ * pull of a branch opens its parent as a request would.
+ *
  * Timed moves of a closed world: when it closes, the pool notes when its earliest move falls
  * due by the wall clock (only a world whose clock is not set has any), and opens it then to
  * perform them (`wakeAt`); the host's schedule is one timer over those notes.
@@ -20,6 +23,7 @@ import { HostError } from '../errors.js';
 import type { SandboxLimits } from '../../runtime/sandbox/index.js';
 import type { Storage } from '../../runtime/store/index.js';
 import type { WorldStore } from '../../runtime/world/index.js';
+import { parentApiOf } from './parent.js';
 import type { TwinSets } from './twin-sets.js';
 import { unrefTimer } from '../../runtime/timers.js';
 
@@ -164,6 +168,8 @@ export class WorldPool {
     const { store, storage } = this.#options;
     const world = store.openWorld(name);
     const { bundles, code } = this.#options.twins.of(world.twins());
+    // A branch's origin is its parent, reached through this pool (opened as a request would open it).
+    const parent = world.base()?.world;
     const runner = await WorldRunner.open({
       world,
       storage,
@@ -174,6 +180,7 @@ export class WorldPool {
       ...(this.#options.limits !== undefined ? { limits: this.#options.limits } : {}),
       ...(this.#options.engines !== undefined ? { engines: this.#options.engines } : {}),
       ...this.#options.roots,
+      ...(parent !== undefined ? { parentApi: parentApiOf(parent, (request) => this.use(parent, (p) => p.handle(request))) } : {}),
     });
     const open: OpenWorld = { runner, inFlight: 0, lastUsed: this.#now() };
     this.#open.set(name, open);

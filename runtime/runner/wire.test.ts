@@ -17,6 +17,9 @@ describe('the worker wire', () => {
       scope: 'read',
       requestId: 'req_1',
       receivedAt: 1_795_360_724_000,
+      // A browser session's person: an approval from it signs as them.
+      credential: 'session',
+      who: 'this machine',
     };
     expect(requestFromWire(crossed(requestToWire(request)))).toEqual(request);
     const { body: _body, ...bodiless } = request;

@@ -10,7 +10,8 @@ import { startPassIssuer } from '../../sdk/passes/index.js';
 import { errorCode, send, type HostFixture, type HostLacks, type HostWorld } from './fixture.js';
 
 export interface CaseKit {
-  test(name: string, run: () => Promise<void>, needs?: (keyof HostLacks)[]): void;
+  /** `timeoutMs`: a case that may wait on something of the host's own (default the suite's). */
+  test(name: string, run: () => Promise<void>, needs?: (keyof HostLacks)[], timeoutMs?: number): void;
   group(name: string, body: () => void): void;
   sharedWorld(): () => HostWorld;
   host(): HostFixture;

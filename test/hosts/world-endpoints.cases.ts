@@ -18,6 +18,7 @@ import { answeredByTwin, api, at, bearer, createGreeting, expectAnswered, expect
 import { worldsSideBySideCases } from './admin.cases.js';
 import { browserAccessCases } from './browser-access.cases.js';
 import { rootsCases } from './roots.cases.js';
+import { changesetsCases } from './changesets.cases.js';
 import { CREDENTIAL_FORMS, VENDOR_METHODS, WORLD_ENDPOINTS } from './endpoints.js';
 import { errorCode, FIXTURE_VENDORS, send, type Answer, type HostFixture, type HostFixtureSpec, type HostLacks, type HostWorld } from './fixture.js';
 
@@ -36,13 +37,13 @@ export function runWorldEndpointCases(spec: HostFixtureSpec): void {
   let groupName = '';
 
   /** A case; skipped with its reason where the host lacks what it needs or names it in `skip`. */
-  const test = (name: string, run: () => Promise<void>, needs: (keyof HostLacks)[] = []): void => {
+  const test = (name: string, run: () => Promise<void>, needs: (keyof HostLacks)[] = [], timeoutMs?: number): void => {
     const full = `${groupName} > ${name}`;
     listed.add(full);
     const lack = needs.find((n) => lacks[n] !== undefined);
     const reason = lack !== undefined ? lacks[lack] : skipped.get(full);
     if (reason !== undefined) it.skip(`${name} [skipped on ${spec.name}: ${reason}]`, run);
-    else it(name, run);
+    else it(name, run, timeoutMs);
   };
   const group = (name: string, body: () => void): void => {
     describe(name, () => {
@@ -730,6 +731,7 @@ export function runWorldEndpointCases(spec: HostFixtureSpec): void {
     worldsSideBySideCases({ test, group, sharedWorld, host: () => host });
     browserAccessCases({ test, group, sharedWorld, host: () => host });
     rootsCases({ test, group, sharedWorld, host: () => host });
+    changesetsCases({ test, group, sharedWorld, host: () => host });
   });
 
 }

@@ -396,7 +396,7 @@ export class ChangesetSet {
     const key = await this.signing.get();
     const at = this.now();
     const signature = await key.sign(approvalPayload({ world: this.host.name, changeset: name, hash, as, note: note as string | null, at }));
-    const approval: Approval = { as, note: note as string | null, hash, at, signature, keyId: key.keyId };
+    const approval: Approval = { world: this.host.name, as, note: note as string | null, hash, at, signature, keyId: key.keyId };
     await this.update(name, (c) => ({ ...c, approvals: [...c.approvals, approval].slice(-MAX_APPROVALS) }));
     return { ...approval, current: true };
   }
@@ -418,7 +418,9 @@ export class ChangesetSet {
     if (credential === 'session') {
       const confirm = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['confirm'] : undefined;
       const expected = name ?? this.host.name;
-      if (confirm !== expected) throw new KitError('confirm_required', `A deploy from a browser sends { "confirm": "${expected}" } (${name === null ? "the world's name, for every changeset" : "the changeset's name"}).`, { param: 'confirm' });
+      // A world served alone (kit world serve) knows itself as `shop`; its page and its person as `acme/shop`.
+      const worldNamed = name === null && typeof confirm === 'string' && !expected.includes('/') && confirm.endsWith(`/${expected}`);
+      if (confirm !== expected && !worldNamed) throw new KitError('confirm_required', `A deploy from a browser sends { "confirm": "${expected}" } (${name === null ? "the world's name, for every changeset" : "the changeset's name"}).`, { param: 'confirm' });
     }
     if (name !== null) return this.deployOne(name);
     const deployed: unknown[] = [];

@@ -299,9 +299,11 @@ export class Origins {
         const body = this.changesets.view(cs);
         const r = await client.call('POST', '/push', body);
         if (r.status !== 201) {
-          const error = (r.body as { error?: { code?: string; message?: string } } | null)?.error;
+          const error = (r.body as { error?: { code?: string; message?: string; drift?: unknown } } | null)?.error;
           const code = error?.code === 'base_not_current' || error?.code === 'changeset_exists' || error?.code === 'changeset_hash_mismatch' ? error.code : 'origin_unreachable';
-          throw new KitError(code, `The origin refused '${cs.name}' (${r.status}${error?.code ? ` ${error.code}` : ''}): ${error?.message ?? ''}`.trim(), { pushed, refused: cs.name, origin: r.body });
+          // The drift where a caller of the origin's own push finds it.
+          const drift = code === 'base_not_current' && error?.drift !== undefined ? { drift: error.drift } : {};
+          throw new KitError(code, `The origin refused '${cs.name}' (${r.status}${error?.code ? ` ${error.code}` : ''}): ${error?.message ?? ''}`.trim(), { pushed, refused: cs.name, ...drift, origin: r.body });
         }
         const answer = r.body as { appended?: Record<string, [number, number]>; deployed?: { receipts?: unknown[] } };
         const book = this.changesets.bookkeeping();

@@ -58,6 +58,8 @@ export interface Verification {
 }
 
 export interface Approval {
+  /** The world that signed, as its signature names it (a world may not know itself by its URL's name). */
+  world: string;
   as: string;
   note: string | null;
   hash: string;
