@@ -69,3 +69,31 @@ export function useInterval(tick: () => void, ms: number | null): void {
     };
   }, [ms]);
 }
+
+export interface Action {
+  /** Whether the work is under way (a form's button disabled meanwhile). */
+  busy: boolean;
+  /** The last run's error, or null. */
+  error: unknown;
+  setError: (error: unknown) => void;
+  /** Runs `work`: busy while it runs, its error kept (and the last one cleared when it starts). */
+  run: (work: () => Promise<void>) => Promise<void>;
+}
+
+/** A button's or a form's work: `const action = useAction(); … onSubmit={() => action.run(async () => …)}`. */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const run = useCallback(async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, setError, run };
+}

@@ -27,7 +27,7 @@ export type { Column, DataTableProps } from './table.js';
 export { LoadMore, PrevNext, useCursorList, usePagedList } from './pager.js';
 export type { CursorList, CursorPage, FetchPage, PagedList } from './pager.js';
 export { Empty, Loading } from './states.js';
-export { useInterval, useLoad } from './hooks.js';
+export { useAction, useInterval, useLoad, type Action } from './hooks.js';
 export type { Loaded } from './hooks.js';
 export { Link, navigate, useLocation } from './router.js';
 export type { Where } from './router.js';

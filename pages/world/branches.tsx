@@ -4,7 +4,7 @@
  * shown once, when it is made.
  */
 import { useState } from 'preact/hooks';
-import { Card, DataTable, ErrorNote, Loading, SecretField, minute, useLoad } from '../ui/index.js';
+import { Card, DataTable, ErrorNote, Loading, minute, SecretField, useAction, useLoad } from '../ui/index.js';
 import type { Branch, BranchMade } from '../ui/index.js';
 import type { SectionProps } from './api.js';
 import { ConfirmButton } from './confirm.js';
@@ -51,24 +51,18 @@ function BranchForm({ api, onMade }: SectionProps & { onMade: (made: BranchMade)
   const [label, setLabel] = useState('');
   const [ttl, setTtl] = useState<string>('');
   const [at, setAt] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const action = useAction();
+  const { busy, error } = action;
   const submit = async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await action.run(async () => {
       const input: { label?: string; ttl?: number; at?: string } = {};
       if (label.trim() !== '') input.label = label.trim();
       if (ttl !== '') input.ttl = Number(ttl);
       if (at.trim() !== '') input.at = at.trim();
       onMade(await api.makeBranch(input));
       setLabel('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="inline" aria-label="Make a branch" onSubmit={(e) => void submit(e)}>

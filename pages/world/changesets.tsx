@@ -4,7 +4,7 @@
  * cuts them into a changeset. One opened (`#changesets/<name>`) is changeset.tsx.
  */
 import { useState } from 'preact/hooks';
-import { Card, DataTable, ErrorNote, Loading, count, minute, useLoad } from '../ui/index.js';
+import { Card, count, DataTable, ErrorNote, Loading, minute, useAction, useLoad } from '../ui/index.js';
 import type { Changeset, ChangesetRow } from '../ui/index.js';
 import type { SectionProps } from './api.js';
 import { ChangesetView, type ChangesetViewProps } from './changeset.js';
@@ -34,22 +34,16 @@ function approvalsCell(c: ChangesetRow) {
 function CutForm({ api, onCut }: SectionProps & { onCut: (made: Changeset) => void }) {
   const [message, setMessage] = useState('');
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const action = useAction();
+  const { busy, error } = action;
   const submit = async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await action.run(async () => {
       const made = await api.cut(name.trim() === '' ? { message: message.trim() } : { message: message.trim(), name: name.trim() });
       setMessage('');
       setName('');
       onCut(made);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="inline" aria-label="Cut a changeset" onSubmit={(e) => void submit(e)}>

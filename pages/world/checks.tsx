@@ -4,7 +4,7 @@
  * source. The world refuses a file that exports no check, and says why.
  */
 import { useState } from 'preact/hooks';
-import { Card, DataTable, ErrorNote, Loading, bytes, minute, useLoad } from '../ui/index.js';
+import { bytes, Card, DataTable, ErrorNote, Loading, minute, useAction, useLoad } from '../ui/index.js';
 import type { CheckRow } from '../ui/index.js';
 import type { SectionProps } from './api.js';
 import { ConfirmButton } from './confirm.js';
@@ -25,21 +25,15 @@ function CheckEditor({ api, name: given, onSaved, onClose }: SectionProps & { na
   const source = useLoad(() => (given === null ? Promise.resolve(EXAMPLE) : api.checkSource(given)), [api, given]);
   const [name, setName] = useState(given ?? '');
   const [text, setText] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const action = useAction();
+  const { busy, error } = action;
   const shown = text ?? source.data ?? '';
   const save = async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await action.run(async () => {
       await api.putCheck(name.trim(), shown);
       onSaved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   if (source.data === null) return source.error === null ? <Loading what="the check" /> : <ErrorNote error={source.error} what="The check could not be read" />;
   return (

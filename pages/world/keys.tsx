@@ -4,7 +4,7 @@
  * session; a key never manages keys.
  */
 import { useState } from 'preact/hooks';
-import { Badge, Card, DataTable, ErrorNote, Loading, SecretField, minute, useLoad } from '../ui/index.js';
+import { Badge, Card, DataTable, ErrorNote, Loading, minute, SecretField, useAction, useLoad } from '../ui/index.js';
 import type { NamedKey, NamedKeyMade } from '../ui/index.js';
 import type { SectionProps } from './api.js';
 import { ConfirmButton } from './confirm.js';
@@ -27,20 +27,14 @@ function MadeKey({ made, onHide }: { made: NamedKeyMade; onHide: () => void }) {
 function KeyForm({ api, onMade }: SectionProps & { onMade: (made: NamedKeyMade) => void }) {
   const [name, setName] = useState('');
   const [scope, setScope] = useState<'read' | 'write'>('read');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const action = useAction();
+  const { busy, error } = action;
   const submit = async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await action.run(async () => {
       onMade(await api.makeKey({ name: name.trim(), scope }));
       setName('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="inline" aria-label="Make a key" onSubmit={(e) => void submit(e)}>

@@ -4,7 +4,7 @@
  * (each change's result at the root and the twin's ids mapped to the real ones).
  */
 import { useState } from 'preact/hooks';
-import { Badge, DataTable, ErrorNote, count, minute } from '../ui/index.js';
+import { Badge, count, DataTable, ErrorNote, minute, useAction } from '../ui/index.js';
 import type { Approval, Changeset, Receipt, Verification } from '../ui/index.js';
 import type { WorldPageApi } from './api.js';
 
@@ -86,22 +86,16 @@ export function VerificationView({ changeset }: { changeset: Changeset }) {
 
 function ApproveForm({ api, changeset, signer, onApproved }: { api: WorldPageApi; changeset: Changeset; signer: string; onApproved: () => void }) {
   const [note, setNote] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const action = useAction();
+  const { busy, error } = action;
   const submit = async (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await action.run(async () => {
       // The world signs as this session's person whatever `as` says; it is sent because the body has one.
       await api.approve(changeset.name, note.trim() === '' ? { as: signer } : { as: signer, note: note.trim() });
       setNote('');
       onApproved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="inline" aria-label="Approve" onSubmit={(e) => void submit(e)}>
