@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: run test build install bench clean typecheck
+.PHONY: run test build install bench clean typecheck languages
 
 # Browser tests (test/browser/) drive Debian's Chromium through playwright-core; installed here
 # when missing, from Debian's packages (as root, or through sudo).
@@ -39,7 +39,19 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
 
-test: build $(CHROMIUM)
+# The attach tests run a small program in each language a world's apps are written in, with the
+# language's own clients (test/attach/languages/). Their Debian packages are installed here when
+# missing; one that cannot be installed is said so, and its language's tests skip saying why.
+LANGUAGE_PACKAGES := python3-stripe python3-requests ruby php-cli php-curl golang-go
+languages:
+	@missing=$$(for p in $(LANGUAGE_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian's" $$missing "for the attach tests in other languages"; \
+	  ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing) \
+	    || echo "could not install" $$missing "from Debian's packages: their languages' attach tests skip"; \
+	fi
+
+test: build $(CHROMIUM) languages
 	npx tsc -p tsconfig.tests.json
 	node --test bench/results/render.test.mjs
 	npx vitest run

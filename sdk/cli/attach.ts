@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { AttachManifest } from '../attach/manifest.js';
 import { AttachError, fetchManifest } from '../attach/node.js';
 import { startStreamListeners } from '../attach/streams.js';
+import { prepareLanguages, type AttachLanguage } from '../attach/languages/index.js';
 import { UsageError } from './args.js';
 
 export const ATTACH_USAGE = `Usage: kit world attach <world url> --token <token> [--] <command> [args...]
@@ -114,6 +115,8 @@ export interface AttachDeps {
   startStreams?: StartStreams | null;
   /** The environment the command inherits. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** The languages prepared beyond the usual variables. Default: every one (sdk/attach/languages/). */
+  languages?: readonly AttachLanguage[];
 }
 
 function defaultEntry(): string {
@@ -170,6 +173,9 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
     const importFlag = `--import ${nodeOptionValue(entry)}`;
     env['NODE_OPTIONS'] = prior === undefined || prior.trim() === '' ? importFlag : `${prior} ${importFlag}`;
 
+    let caBundle: string | null = null;
+    let worldCaPem: string | null = null;
+    let proxyUrl: string | null = null;
     if (manifest.ca !== null) {
       const worldCa = manifest.ca.pem.endsWith('\n') ? manifest.ca.pem : `${manifest.ca.pem}\n`;
       // NODE_EXTRA_CA_CERTS adds to Node's roots; keep a file the user already named.
@@ -181,6 +187,8 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
       const bundle = join(temp, 'ca-bundle.pem');
       await writeFile(bundle, `${prev !== '' ? prev : rootCertificates.join('\n')}\n${worldCa}`, { mode: 0o600 });
       for (const name of ['SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE']) env[name] = bundle;
+      caBundle = bundle;
+      worldCaPem = worldCa;
     }
     if (manifest.proxy !== null) {
       const u = new URL(manifest.proxy.url);
@@ -196,7 +204,10 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
       const noProxy = [...new Set([...kept, ...LOOPBACK_NO_PROXY])].join(',');
       env['NO_PROXY'] = noProxy;
       env['no_proxy'] = noProxy;
+      proxyUrl = proxy;
     }
+    // Each language whose clients ignore the variables above (sdk/attach/languages/).
+    await prepareLanguages({ temp, env, baseEnv, worldCa: worldCaPem, caBundle, proxyUrl, noProxy: env['NO_PROXY'] ?? '', warn: (line) => io.err(line) }, deps.languages);
 
     const streamIds = Object.keys(manifest.streams);
     if (streamIds.length > 0) {
