@@ -207,7 +207,7 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
       proxyUrl = proxy;
     }
     // Each language whose clients ignore the variables above (sdk/attach/languages/).
-    await prepareLanguages({ temp, env, baseEnv, worldCa: worldCaPem, caBundle, proxyUrl, noProxy: env['NO_PROXY'] ?? '', warn: (line) => io.err(line) }, deps.languages);
+    await prepareLanguages({ temp, env, baseEnv, worldCa: worldCaPem, caBundle, proxyUrl, noProxy: env['NO_PROXY'] ?? '', hosts: manifest.proxy?.hosts ?? [], warn: (line) => io.err(line) }, deps.languages);
 
     const streamIds = Object.keys(manifest.streams);
     if (streamIds.length > 0) {
