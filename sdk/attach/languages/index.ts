@@ -5,12 +5,15 @@
  * bundle of their own, a proxy setting of their own). Each language is a file of this folder;
  * all run, in this order, before the command starts. Node-only (the CLI runs them).
  */
+import { ruby } from './ruby.js';
 import type { AttachContext, AttachLanguage } from './types.js';
 
 export type { AttachContext, AttachLanguage } from './types.js';
 
 /** Every language attach prepares, in order. */
-export const LANGUAGES: readonly AttachLanguage[] = [];
+export const LANGUAGES: readonly AttachLanguage[] = [
+  ruby,
+];
 
 /** Prepares every language; one that fails warns and leaves the others (and the command) as they are. */
 export async function prepareLanguages(ctx: AttachContext, languages: readonly AttachLanguage[] = LANGUAGES): Promise<void> {
