@@ -5,6 +5,7 @@
  * bundle of their own, a proxy setting of their own). Each language is a file of this folder;
  * all run, in this order, before the command starts. Node-only (the CLI runs them).
  */
+import { php } from './php.js';
 import { ruby } from './ruby.js';
 import type { AttachContext, AttachLanguage } from './types.js';
 
@@ -13,6 +14,7 @@ export type { AttachContext, AttachLanguage } from './types.js';
 /** Every language attach prepares, in order. */
 export const LANGUAGES: readonly AttachLanguage[] = [
   ruby,
+  php,
 ];
 
 /** Prepares every language; one that fails warns and leaves the others (and the command) as they are. */
