@@ -42,6 +42,9 @@ The command runs with:
   SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE
                                 the usual roots plus the world's CA (a temporary file)
   NODE_EXTRA_CA_CERTS           the world's CA
+  RUBYOPT                       -r<a file> (appended): Net::HTTP's TLS connections take
+                                HTTPS_PROXY, and trust the world's CA in a store of their own
+  PHP_INI_SCAN_DIR              a folder (appended) whose ini points curl.cainfo at the bundle
   SMTP_HOST, SMTP_PORT, ...     loopback listeners piped to the world's stream twins
 
 Everything after the command's name is the command's own. The temporary files and the
