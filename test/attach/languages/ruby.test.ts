@@ -5,6 +5,8 @@
  * not installed (`make languages` installs Debian's).
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAttach, cleanEnv, REPO, run, serveWorld, TOKENS } from '../harness.js';
@@ -86,5 +88,17 @@ describe.skipIf(missing !== null)(`Ruby under kit world attach${missing !== null
     expect(rubyopt).toMatch(/^-W0 -r\/.+\/ruby\/kit_attach\.rb$/);
     // -W0 still in force.
     expect(verbose).toBe('nil');
+  });
+
+  it('says in one line that Ruby is not prepared when the temporary folder has a space (RUBYOPT splits on spaces), and runs the command', async () => {
+    const spaced = await mkdtemp(join(tmpdir(), 'kit attach ruby '));
+    try {
+      const r = await attach(['ruby', '-e', 'puts ENV.fetch("RUBYOPT", "unset")'], { TMPDIR: spaced });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('unset\n');
+      expect(r.stderr).toMatch(/^kit: Ruby is not prepared for the world: the temporary folder .* has white space in its path, which RUBYOPT cannot carry \(set TMPDIR to another folder\)\n$/);
+    } finally {
+      await rm(spaced, { recursive: true, force: true });
+    }
   });
 });
