@@ -144,6 +144,42 @@ describe('compileRouter: nearestMiss', () => {
     expect(miss?.detail).toContain('"customer"');
     expect(r.nearestMiss(req('GET', '/v1/customers/cus_1/sources'))).toMatchObject({ index: 1, failed: 'path' });
   });
+  it('prefers, among routes whose path failed at the same segment, the literal most like it, then the method and length', () => {
+    const stripe = router([
+      ['account.get', { method: 'GET', path: '/v1/account' }],
+      ['balance.get', { method: 'GET', path: '/v1/balance' }],
+      ['customers.create', { method: 'POST', path: '/v1/customers' }],
+      ['customers.retrieve', { method: 'GET', path: '/v1/customers/:id' }],
+      ['subscriptions.list', { method: 'GET', path: '/v1/subscriptions' }],
+    ]);
+    // Declared first and as specific, account.get would win every tie: likeness decides.
+    expect(stripe.nearestMiss(req('GET', '/v1/subscription'))).toMatchObject({ name: 'subscriptions.list', failed: 'path', detail: 'segment 2 is "subscription", the pattern wants "subscriptions"' });
+    expect(stripe.nearestMiss(req('GET', '/v1/balances'))).toMatchObject({ name: 'balance.get' });
+    // Both customers routes are as alike: the one taking GET and three segments.
+    expect(stripe.nearestMiss(req('GET', '/v1/customer/cus_1'))).toMatchObject({ name: 'customers.retrieve' });
+    expect(stripe.nearestMiss(req('POST', '/v1/customer'))).toMatchObject({ name: 'customers.create' });
+    // A segment past 64 characters is compared with nothing, and costs nothing.
+    expect(stripe.nearestMiss(req('GET', `/v1/${'subscriptions'.repeat(100)}`))).toMatchObject({ name: 'account.get', failed: 'path' });
+  });
+
+  it('names the routes that take every path, and leaves out the ignored ones, as a catch-all that answered', () => {
+    const r = router([
+      ['customers.list', { method: 'GET', path: '/v1/customers' }],
+      ['unrecognized', { method: ['GET', 'POST'], path: '/*rest' }],
+      ['files', { method: 'GET', path: '/files/*path' }],
+    ]);
+    expect([...r.catchAll]).toEqual([1]);
+    // The catch-all matches, so nothing is missed; left out, the nearest real route is named.
+    expect(r.nearestMiss(req('GET', '/v1/customer'))).toBeNull();
+    expect(r.nearestMiss(req('GET', '/v1/customer'), r.catchAll)).toMatchObject({ index: 0, name: 'customers.list', failed: 'path' });
+    // A method the catch-all does not take: its method miss is not the nearest once it is left out.
+    expect(r.nearestMiss(req('DELETE', '/v2/x'))).toMatchObject({ name: 'unrecognized', failed: 'method' });
+    expect(r.nearestMiss(req('DELETE', '/v2/x'), r.catchAll)).toBeNull();
+    // A real route that matches means no miss, ignored routes or not.
+    expect(r.nearestMiss(req('GET', '/v1/customers'), r.catchAll)).toBeNull();
+    expect(r.nearestMiss(req('HEAD', '/files/a/b'), r.catchAll)).toBeNull();
+  });
+
   it('answers null when a route matches or nothing shares even the first segment', () => {
     expect(r.nearestMiss(req('POST', '/v1/customers'))).toBeNull();
     expect(r.nearestMiss(req('GET', '/v2/anything'))).toBeNull();

@@ -81,7 +81,8 @@ export function compileRouter<T>(routes: readonly { name: string; match: Matcher
 
   const root = node();
   for (const c of compiled) insert(root, c.m.segments, c.index);
-  return new TrieRouter(compiled, root);
+  const catchAll = new Set(compiled.filter((c) => c.m.segments.length === 1 && c.m.segments[0]?.kind === 'rest').map((c) => c.index));
+  return new TrieRouter(compiled, root, catchAll);
 }
 
 function insert(root: Node, segments: Segment[], index: number): void {
@@ -106,6 +107,7 @@ class TrieRouter<T> implements CompiledRouter<T> {
   constructor(
     private readonly routes: Compiled<T>[],
     private readonly root: Node,
+    readonly catchAll: ReadonlySet<number>,
   ) {}
 
   get size(): number {
@@ -189,20 +191,67 @@ class TrieRouter<T> implements CompiledRouter<T> {
     return take(c, params);
   }
 
-  nearestMiss(req: RouteRequest): NearMiss | null {
+  nearestMiss(req: RouteRequest, ignore?: ReadonlySet<number>): NearMiss | null {
     const cut = cutPath(req.path);
     if (cut === null || this.routes.length === 0) return null;
-    if (this.match(req) !== null) return null;
-    let best: { score: number; rank: number; c: Compiled<T>; failed: MissPart; detail: () => string } | null = null;
+    if (ignore === undefined || ignore.size === 0 ? this.match(req) !== null : this.matchesOutside(req, cut, ignore)) return null;
+    const likeness = new Map<string, number>();
+    let best: (Score & { c: Compiled<T> }) | null = null;
     for (const c of this.routes) {
-      const r = scoreRoute(c, cut, req);
+      if (ignore?.has(c.index)) continue;
+      const r = scoreRoute(c, cut, req, likeness);
       if (r === null) continue;
-      if (best === null || r.score > best.score || (r.score === best.score && c.rank < best.rank)) {
-        best = { score: r.score, rank: c.rank, c, failed: r.failed, detail: r.detail };
-      }
+      if (best === null || closer(r, c.rank, best, best.c.rank)) best = { ...r, c };
     }
     return best === null ? null : { index: best.c.index, name: best.c.name, failed: best.failed, detail: best.detail() };
   }
+
+  /** Whether a route outside `ignore` matches. */
+  private matchesOutside(req: RouteRequest, cut: Cut, ignore: ReadonlySet<number>): boolean {
+    const take = (c: Compiled<T>): boolean => !ignore.has(c.index);
+    return this.walk(this.root, cut, 0, req, req.method, take) || (req.method === 'HEAD' && this.walk(this.root, cut, 0, req, 'GET', take));
+  }
+}
+
+/** How close a route came to a request; compared by `closer`. */
+interface Score {
+  /** The stage reached and how much held within it. */
+  score: number;
+  /** For a literal path segment that differed: how alike the two are, 0 to 1. */
+  likeness: number;
+  /** For a path miss: 2 when the route takes the request's method, plus 1 when it has as many segments. */
+  fit: number;
+  failed: MissPart;
+  detail: () => string;
+}
+
+/** Whether `a` came closer than `b`: further through the checks, then more alike, a better fit, the more specific. */
+function closer(a: Score, aRank: number, b: Score, bRank: number): boolean {
+  if (a.score !== b.score) return a.score > b.score;
+  if (a.likeness !== b.likeness) return a.likeness > b.likeness;
+  if (a.fit !== b.fit) return a.fit > b.fit;
+  return aRank < bRank;
+}
+
+/** Segments longer than this are not compared letter by letter (they are unlike every literal). */
+const MAX_COMPARED = 64;
+
+/** 1 less the edit distance over the longer length: `customer` and `customers` are 0.89 alike. */
+function likenessOf(a: string, b: string): number {
+  if (a.length > MAX_COMPARED || b.length > MAX_COMPARED) return 0;
+  const longest = Math.max(a.length, b.length);
+  if (longest === 0) return 1;
+  let prev: number[] = [];
+  for (let j = 0; j <= b.length; j++) prev.push(j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const swap = (prev[j - 1] as number) + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1);
+      cur.push(Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, swap));
+    }
+    prev = cur;
+  }
+  return 1 - (prev[b.length] as number) / longest;
 }
 
 function cutPath(path: string): Cut | null {
@@ -240,15 +289,19 @@ const STAGE_WIDTH = 1_000_000;
 /**
  * How close a route came. The path is checked first, then the method, then query,
  * headers and body; a route scores by the stage it reached and, within it, by how much
- * held (leading path segments, or conditions). Null for a route that shares nothing
- * with the request (not even its first segment).
+ * held (leading path segments, or conditions). Among routes whose path failed at the same
+ * segment, a literal more like the request's segment is closer (`customer` for `customers`),
+ * then a route taking the request's method and as many segments. Null for a route that
+ * shares nothing with the request (not even its first segment).
  */
-// Details are closures: only the closest route's is ever written out.
-function scoreRoute<T>(c: Compiled<T>, cut: Cut, req: RouteRequest): { score: number; failed: MissPart; detail: () => string } | null {
+// Details are closures: only the closest route's is ever written out. `likeness` caches the
+// likeness of a request segment (by position) and a literal, shared by the routes of one call.
+function scoreRoute<T>(c: Compiled<T>, cut: Cut, req: RouteRequest, likeness: Map<string, number>): Score | null {
   const segs = c.m.segments;
   let i = 0;
   // Each problem ends the loop at once, so the closures see the final `i`.
   let pathProblem: (() => string) | null = null;
+  let alike = 0;
   for (; i < segs.length; i++) {
     const s = segs[i] as Segment;
     if (s.kind === 'rest') {
@@ -263,6 +316,10 @@ function scoreRoute<T>(c: Compiled<T>, cut: Cut, req: RouteRequest): { score: nu
     const raw = cut.raw[i] as string;
     if (s.kind === 'literal') {
       if ((d ?? raw) !== s.value) {
+        const key = `${i}/${s.value}`;
+        let l = likeness.get(key);
+        if (l === undefined) likeness.set(key, (l = likenessOf(d ?? raw, s.value)));
+        alike = l;
         pathProblem = () => `segment ${i + 1} is "${clip(d ?? raw)}", the pattern wants "${clip(s.value)}"`;
         break;
       }
@@ -277,16 +334,18 @@ function scoreRoute<T>(c: Compiled<T>, cut: Cut, req: RouteRequest): { score: nu
   if (pathProblem === null && i === segs.length && cut.raw.length > segs.length) {
     pathProblem = () => `the path has ${cut.raw.length} segments, the pattern ${clip(c.m.matcher.path)} has ${segs.length}`;
   }
+  const method = req.method;
+  const takesMethod = c.methods === null || c.methods.has(method) || (method === 'HEAD' && c.methods.has('GET'));
   if (pathProblem !== null) {
     if (i === 0) return null;
-    return { score: STAGE.path * STAGE_WIDTH + i, failed: 'path', detail: pathProblem };
+    const sameLength = c.rest !== null ? cut.raw.length >= segs.length - 1 : cut.raw.length === segs.length;
+    return { score: STAGE.path * STAGE_WIDTH + i, likeness: alike, fit: (takesMethod ? 2 : 0) + (sameLength ? 1 : 0), failed: 'path', detail: pathProblem };
   }
-  const method = req.method;
-  if (c.methods !== null && !c.methods.has(method) && !(method === 'HEAD' && c.methods.has('GET'))) {
+  if (!takesMethod) {
     const want = c.m.methods ?? [];
-    return { score: STAGE.method * STAGE_WIDTH, failed: 'method', detail: () => `method is ${clip(method, 32)}, the route wants ${want.length === 1 ? want[0] : `one of ${want.join(', ')}`}` };
+    return { score: STAGE.method * STAGE_WIDTH, likeness: 0, fit: 0, failed: 'method', detail: () => `method is ${clip(method, 32)}, the route wants ${want.length === 1 ? want[0] : `one of ${want.join(', ')}`}` };
   }
   const f = firstFailing(c.m, req);
   if (f === null) return null; // it matches (cannot happen: nearestMiss runs only when nothing matches)
-  return { score: STAGE[f.part] * STAGE_WIDTH + 1 + f.held, failed: f.part, detail: f.detail };
+  return { score: STAGE[f.part] * STAGE_WIDTH + 1 + f.held, likeness: 0, fit: 0, failed: f.part, detail: f.detail };
 }

@@ -36,7 +36,13 @@ export interface CompiledRouter<T> {
   match(req: RouteRequest): RouteMatch<T> | null;
   /** Every matching route, most specific first, then in declaration order. */
   matchAll(req: RouteRequest): RouteMatch<T>[];
-  /** When no route matches: the one that came closest and which part failed. Null when one matches or none is close. */
-  nearestMiss(req: RouteRequest): NearMiss | null;
+  /**
+   * When no route matches: the one that came closest and which part failed. Null when one
+   * matches or none is close. Routes in `ignore` are left out, as if not declared (a twin's
+   * catch-all, whose taking a request is itself the miss).
+   */
+  nearestMiss(req: RouteRequest, ignore?: ReadonlySet<number>): NearMiss | null;
+  /** The routes whose path pattern is a rest alone (`/*rest`, `/*`): they take every path. */
+  readonly catchAll: ReadonlySet<number>;
   readonly size: number;
 }

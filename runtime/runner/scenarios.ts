@@ -3,10 +3,14 @@
  * in a file beside it: `ScenarioFiles`), read again on every request so a `PUT` is live on the
  * next call. `js` handlers run in a context of their own in the world's sandbox lane (untrusted
  * code: on Node in a worker thread under a watchdog), with the twin's API.
+ *
+ * The report (`GET /twin/scenario`) lists the requests no handler took whether or not a
+ * scenario is in force: with none, a journal per twin of the requests none of its own routes
+ * took. A twin's catch-all route (`/*rest` alone: Stripe's and GitHub's "not found") taking a
+ * request counts as a miss, named in `answeredBy`, with the nearest of the other routes.
  */
 import { KitError } from '../errors.js';
-import { checkScenarioOutput, jsCall, jsOutcome, parseScenario, ScenarioState, type Decision, type JsCall, type Scenario, type ScenarioReport, type ScenarioRequest } from '../scenario/index.js';
-import type { NearMiss } from '../router/index.js';
+import { checkScenarioOutput, jsCall, jsOutcome, parseScenario, ScenarioState, twinSide, UnmatchedJournal, type Decision, type JsCall, type Scenario, type ScenarioReport, type ScenarioRequest, type TwinOutcome } from '../scenario/index.js';
 import type { TwinRequest } from '../../sdk/twin/types.js';
 import { guestOutputOf, treeHostCall, type GuestOutput, type ServedTwin } from './twins.js';
 import type { ScenarioHost, ScenarioService, StoredScenario } from './services.js';
@@ -29,10 +33,10 @@ export interface ScenarioFiles {
   remove(vendor: string): void;
 }
 
-const EMPTY_REPORT = (): ScenarioReport => ({ state: 'started', initialState: 'started', handlers: [], unmatched: [], unmatchedTotal: 0 });
-
 export class ScenarioSlot implements ScenarioService {
   private readonly slots = new Map<string, Slot>();
+  /** Each twin without a scenario in force: the requests none of its routes took (made on the first). */
+  private readonly plain = new Map<string, UnmatchedJournal>();
 
   constructor(
     private readonly runner: ScenarioHost,
@@ -89,6 +93,7 @@ export class ScenarioSlot implements ScenarioService {
     this.takesScenarios(twin);
     if (!this.slots.has(twin.vendor)) throw new KitError('no_scenario', `Twin '${twin.vendor}' has no scenario in force.`);
     this.slots.delete(twin.vendor);
+    this.plain.delete(twin.vendor); // back to the plain twin: its list starts over, as a new scenario's does
     await this.runner.lane.unload(this.context(twin.vendor));
     this.runner.storage.transact((w) => w.remove(this.key(twin.vendor)));
     this.files?.remove(twin.vendor);
@@ -113,6 +118,7 @@ export class ScenarioSlot implements ScenarioService {
     }
     const slot: Slot = { stored, scenario, state: new ScenarioState(scenario), jsKeys };
     this.slots.set(vendor, slot);
+    this.plain.delete(vendor);
     return slot;
   }
 
@@ -174,12 +180,50 @@ export class ScenarioSlot implements ScenarioService {
     return unwrapped;
   }
 
-  /** Tells the scenario how the twin's own routes took a request. */
-  noteTwin(twin: ServedTwin, request: TwinRequest, outcome: { route: string } | { route: null; nearestMiss: NearMiss | null }): void {
-    this.slots.get(twin.vendor)?.state.noteTwin(this.scenarioRequest(request), outcome);
+  /**
+   * Tells the scenario how the twin's own routes took a request, or, with none in force, lists
+   * a request none of them took. Called on every request the twin's routes see: a match by any
+   * route but a catch-all costs two lookups.
+   */
+  noteTwin(twin: ServedTwin, request: TwinRequest, outcome: TwinOutcome): void {
+    const slot = this.slots.get(twin.vendor);
+    const seen = missOf(twin, request, outcome);
+    if (slot) {
+      slot.state.noteTwin(this.scenarioRequest(request), seen);
+      return;
+    }
+    if (seen.route !== null) return;
+    let journal = this.plain.get(twin.vendor);
+    if (!journal) this.plain.set(twin.vendor, (journal = new UnmatchedJournal()));
+    journal.push(this.scenarioRequest(request), null, twinSide(seen));
   }
 
   report(twin: ServedTwin): ScenarioReport {
-    return this.slots.get(twin.vendor)?.state.report() ?? EMPTY_REPORT();
+    const slot = this.slots.get(twin.vendor);
+    if (slot) return slot.state.report();
+    return (this.plain.get(twin.vendor) ?? new UnmatchedJournal()).plainReport();
   }
+}
+
+/**
+ * What the twin's routes did, with its catch-all counted as a miss: a request only the catch-all
+ * took, and a miss whose nearest route is the catch-all, get the nearest of the other routes.
+ */
+function missOf(twin: ServedTwin, request: TwinRequest, outcome: TwinOutcome): TwinOutcome {
+  const catchAll = twin.router.catchAll;
+  if (catchAll.size === 0) return outcome;
+  if (outcome.route !== null) {
+    const index = catchAllNamed(twin, outcome.route);
+    if (index === undefined) return outcome;
+    return { route: null, nearestMiss: twin.router.nearestMiss(request, catchAll), answeredBy: outcome.route };
+  }
+  if (outcome.nearestMiss !== null && catchAll.has(outcome.nearestMiss.index)) {
+    return { ...outcome, nearestMiss: twin.router.nearestMiss(request, catchAll) };
+  }
+  return outcome;
+}
+
+function catchAllNamed(twin: ServedTwin, route: string): number | undefined {
+  for (const i of twin.router.catchAll) if (twin.manifest.routes[i]?.name === route) return i;
+  return undefined;
 }

@@ -15,6 +15,10 @@
  *     pass            twin routes after d.delayMs: m = twinRouter.match(req)
  *                     state.noteTwin(req, m ? { route: name } : { route: null, nearestMiss: twinRouter.nearestMiss(req) })
  *   GET /twin/scenario  state.report()
+ *
+ * With no scenario in force, the runner keeps an `UnmatchedJournal` per twin instead, of the
+ * requests none of the twin's own routes took (its catch-all route aside), and answers
+ * `journal.plainReport()`.
  */
 export type {
   Decision,
@@ -29,9 +33,12 @@ export type {
   ScenarioReport,
   ScenarioRequest,
   TreeLookup,
+  TwinMiss,
+  TwinOutcome,
   UnmatchedRequest,
 } from './types.js';
 export { parseScenario, parseDuration, MAX_HANDLERS, MAX_DELAY_MS, DEFAULT_STATE } from './parse.js';
-export { ScenarioState, MAX_UNMATCHED, jsCall } from './state.js';
+export { ScenarioState, jsCall, twinSide } from './state.js';
+export { UnmatchedJournal, MAX_UNMATCHED, MAX_REPORTED_PATH, MAX_REPORTED_QUERY } from './journal.js';
 export { jsOutcome } from './js.js';
 export { checkScenarioOutput, isScenarioType, SCENARIO_TYPE_PREFIX, type ScenarioOutput } from './writes.js';

@@ -263,7 +263,7 @@ handlers:
     expect(u.map((x) => x.requestId)).toEqual(['used-up', 'small', 'method', 'state', 'far']);
     expect(u[0]).toMatchObject({ at: '2026-01-01T00:00:00.000Z', method: 'POST', path: '/v1/customers', scenario: { matched: false, nearestMiss: { name: 'create', failed: 'times' } }, twin: null });
     expect(u[1]?.scenario).toMatchObject({ matched: false, nearestMiss: { name: 'big-charge', failed: 'body' } });
-    expect(u[1]?.scenario.matched === false && u[1].scenario.nearestMiss?.detail).toContain('"amount"');
+    expect(u[1]?.scenario?.matched === false && u[1].scenario.nearestMiss?.detail).toContain('"amount"');
     expect(u[2]?.scenario).toMatchObject({ nearestMiss: { name: 'big-charge', failed: 'method' } });
     expect(u[3]?.scenario).toMatchObject({ nearestMiss: { name: 'later', failed: 'state' } });
     expect(u[4]?.scenario).toEqual({ matched: false, nearestMiss: null });
@@ -294,8 +294,12 @@ handlers:
     const d = req('POST', '/v1/tick', { id: 'delayed-then-twin-answered' });
     s.decide(d);
     s.noteTwin(d, { route: 'tick' });
+    const e = req('GET', '/v1/balances', { id: 'catch-all-answered' });
+    s.decide(e);
+    s.noteTwin(e, { route: null, nearestMiss: { index: 3, name: 'balance.get', failed: 'path', detail: 'y' }, answeredBy: 'unrecognized' });
     const u = s.report().unmatched;
-    expect(u.map((x) => x.requestId)).toEqual(['both-missed', 'twin-took-it', 'delayed-then-twin-missed']);
+    expect(u.map((x) => x.requestId)).toEqual(['both-missed', 'twin-took-it', 'delayed-then-twin-missed', 'catch-all-answered']);
+    expect(u[3]?.twin).toEqual({ matched: false, nearestMiss: { index: 3, name: 'balance.get', failed: 'path', detail: 'y' }, answeredBy: 'unrecognized' });
     expect(u[0]?.twin).toEqual({ matched: false, nearestMiss: { index: 3, name: 'balance.get', failed: 'path', detail: 'x' } });
     expect(u[1]?.twin).toEqual({ matched: true, route: 'customers.list' });
     expect(u[2]).toMatchObject({ scenario: { matched: true, handlers: ['mover'] }, twin: { matched: false, nearestMiss: null } });

@@ -17,7 +17,7 @@
  */
 
 import { KitError } from '../errors.js';
-import type { NearMiss } from '../router/types.js';
+import { UnmatchedJournal } from './journal.js';
 import { compiledScenario, MAX_DELAY_MS, type CompiledResponse, type CompiledScenario, type TemplatedValue } from './parse.js';
 import { Budget, BudgetExceeded, render, textOf, type TemplateScope } from './template.js';
 import type {
@@ -30,21 +30,19 @@ import type {
   ScenarioReport,
   ScenarioRequest,
   TreeLookup,
+  TwinOutcome,
   UnmatchedRequest,
 } from './types.js';
 
-export const MAX_UNMATCHED = 100;
 /** How much a rendered response may copy from the request and the tree. */
 export const MAX_RENDERED_CHARS = 8 * 1024 * 1024;
-const MAX_REPORTED_PATH = 2048;
 
 export class ScenarioState {
   private readonly compiled: CompiledScenario;
   private current: string;
   private readonly remaining: (number | null)[];
   private readonly matched: number[];
-  private readonly unmatched: UnmatchedRequest[] = [];
-  private unmatchedTotal = 0;
+  private readonly journal = new UnmatchedJournal();
 
   constructor(readonly scenario: Scenario) {
     this.compiled = compiledScenario(scenario);
@@ -91,7 +89,7 @@ export class ScenarioState {
     }
 
     if (answer === null && passes.length === 0) {
-      this.pushUnmatched(req, { matched: false, nearestMiss: blocked ?? this.structuralMiss(req) });
+      this.journal.push(req, { matched: false, nearestMiss: blocked ?? this.structuralMiss(req) });
       return { kind: 'pass', delayMs: 0, passedThrough: [] };
     }
 
@@ -131,20 +129,18 @@ export class ScenarioState {
    * the twin is listed among the unmatched requests (with the twin's nearest miss),
    * beside the scenario's side if the scenario did not match it either.
    */
-  noteTwin(req: ScenarioRequest, outcome: { route: string } | { route: null; nearestMiss: NearMiss | null }): void {
-    const twin: UnmatchedRequest['twin'] = outcome.route !== null ? { matched: true, route: outcome.route } : { matched: false, nearestMiss: outcome.nearestMiss };
-    for (let i = this.unmatched.length - 1; i >= 0; i--) {
-      const u = this.unmatched[i] as UnmatchedRequest;
-      if (u.requestId === req.id) {
-        u.twin = twin;
-        return;
-      }
+  noteTwin(req: ScenarioRequest, outcome: TwinOutcome): void {
+    const twin = twinSide(outcome);
+    const listed = this.journal.find(req.id);
+    if (listed !== undefined) {
+      listed.twin = twin;
+      return;
     }
     if (twin.matched) return; // the scenario took it and so did the twin: nothing went unmatched
     // The scenario's side is no longer on the list (or decide was not called): say what matches now.
     const handlers = this.compiled.router.matchAll(req).map((m) => (this.scenario.handlers[m.value] as ScenarioHandler).name);
     const scenario: UnmatchedRequest['scenario'] = handlers.length > 0 ? { matched: true, handlers } : { matched: false, nearestMiss: this.structuralMiss(req) };
-    this.pushUnmatched(req, scenario, twin);
+    this.journal.push(req, scenario, twin);
   }
 
   /** The scenario report (`GET /twin/scenario`). */
@@ -168,13 +164,7 @@ export class ScenarioState {
       return r;
     });
     // A copy: whoever holds a report cannot change the scenario or its record through it.
-    return structuredClone({
-      state: this.current,
-      initialState: this.scenario.initialState,
-      handlers,
-      unmatched: this.unmatched,
-      unmatchedTotal: this.unmatchedTotal,
-    });
+    return { state: this.current, initialState: this.scenario.initialState, handlers: structuredClone(handlers), ...this.journal.list() };
   }
 
   private record(h: ScenarioHandler): void {
@@ -186,20 +176,6 @@ export class ScenarioState {
 
   private structuralMiss(req: ScenarioRequest): ScenarioNearMiss | null {
     return this.compiled.router.nearestMiss(req);
-  }
-
-  private pushUnmatched(req: ScenarioRequest, scenario: UnmatchedRequest['scenario'], twin: UnmatchedRequest['twin'] = null): void {
-    this.unmatchedTotal++;
-    this.unmatched.push({
-      requestId: req.id,
-      at: req.at ?? null,
-      method: req.method.slice(0, 32),
-      path: req.path.length > MAX_REPORTED_PATH ? `${req.path.slice(0, MAX_REPORTED_PATH)}…` : req.path,
-      query: req.query,
-      scenario,
-      twin,
-    });
-    if (this.unmatched.length > MAX_UNMATCHED) this.unmatched.shift();
   }
 
   private renderResponse(
@@ -259,6 +235,14 @@ function renderValue(v: TemplatedValue, scope: TemplateScope, budget: Budget): u
       return out;
     }
   }
+}
+
+/** The twin's side of an unmatched request, from what the runner told `noteTwin`. */
+export function twinSide(outcome: TwinOutcome): NonNullable<UnmatchedRequest['twin']> {
+  if (outcome.route !== null) return { matched: true, route: outcome.route };
+  return outcome.answeredBy === undefined
+    ? { matched: false, nearestMiss: outcome.nearestMiss }
+    : { matched: false, nearestMiss: outcome.nearestMiss, answeredBy: outcome.answeredBy };
 }
 
 /** The `JsCall` for a js handler; the runner also uses it to load every handler's function up front. */

@@ -105,11 +105,28 @@ export interface UnmatchedRequest {
   method: string;
   path: string;
   query: Record<string, string | string[]>;
-  /** The scenario's side: no handler matched (with the closest), or only delay/state handlers did. */
-  scenario: { matched: false; nearestMiss: ScenarioNearMiss | null } | { matched: true; handlers: string[] };
+  /**
+   * The scenario's side: no handler matched (with the closest), or only delay/state handlers
+   * did; null when no scenario was in force.
+   */
+  scenario: { matched: false; nearestMiss: ScenarioNearMiss | null } | { matched: true; handlers: string[] } | null;
   /** The twin's side, as the runner reported it with `noteTwin`; null when it did not. */
-  twin: { matched: true; route: string } | { matched: false; nearestMiss: NearMiss | null } | null;
+  twin: { matched: true; route: string } | TwinMiss | null;
 }
+
+/**
+ * None of the twin's own routes took the request: the closest of them and what failed. When the
+ * twin's catch-all route (a path of `/*rest` alone, such as Stripe's "Unrecognized request URL")
+ * answered it, `answeredBy` names that route and `nearestMiss` is the closest of the others.
+ */
+export interface TwinMiss {
+  matched: false;
+  nearestMiss: NearMiss | null;
+  answeredBy?: string;
+}
+
+/** How the twin's own routes took a request the scenario passed on, as the runner tells `noteTwin`. */
+export type TwinOutcome = { route: string } | { route: null; nearestMiss: NearMiss | null; answeredBy?: string };
 
 export interface HandlerReport {
   index: number;
@@ -129,13 +146,19 @@ export interface HandlerReport {
   active: boolean;
 }
 
-/** The answer of `GET /twin/scenario`. */
+/** The answer of `GET /twin/scenario`; with no scenario in force, `handlers` is empty. */
 export interface ScenarioReport {
   state: string;
   initialState: string;
   handlers: HandlerReport[];
-  /** Oldest first, the last 100. */
+  /**
+   * Oldest first, the last 100: the requests no scenario handler matched and those the twin's
+   * routes did not take; with no scenario in force, those the twin's routes did not take.
+   */
   unmatched: UnmatchedRequest[];
-  /** Every unmatched request since the scenario was put in force, including those dropped from the list. */
+  /**
+   * Every unmatched request since the scenario was put in force (with none in force: since the
+   * last one was removed, or the world opened), including those dropped from the list.
+   */
   unmatchedTotal: number;
 }

@@ -53,6 +53,10 @@ describe('Params', () => {
     const e = errorOf(() => p.int('bad'));
     expect(e.message).toBe('Invalid integer: 4x');
     expect(e.fields.param).toBe('bad');
+    expect(e.fields.code).toBe('parameter_invalid_integer');
+    const odd = new Params({ zeros: '010', whole: '4995.00', exp: '1e3', json: 7, jsonFrac: 7.5 });
+    expect([odd.int('zeros'), odd.int('json')]).toEqual([10, 7]);
+    expect(['whole', 'exp', 'jsonFrac'].map((k) => errorOf(() => odd.int(k)).message)).toEqual(['Invalid integer: 4995.00', 'Invalid integer: 1e3', 'Invalid integer: 7.5']);
     expect(errorOf(() => p.int('n', 1, 10)).message).toBe('This value must be less than or equal to 10.');
   });
 
@@ -60,8 +64,21 @@ describe('Params', () => {
     expect(p.bool('t')).toBe(true);
     expect(p.bool('f')).toBe(false);
     expect(errorOf(() => p.bool('b')).message).toBe('Invalid boolean: yes');
+    // Python's and .NET's spelling, as older stripe-python and stripe-dotnet send it; JSON booleans as they are.
+    const cased = new Params({ a: 'True', b: 'FALSE', c: 'tRuE', d: true, e: false, one: '1', empty: '', arr: ['true'] });
+    expect(['a', 'b', 'c', 'd', 'e'].map((k) => cased.bool(k))).toEqual([true, false, true, true, false]);
+    for (const [k, shown] of [['one', '1'], ['empty', ''], ['arr', '["true"]']] as const) {
+      const e = errorOf(() => cased.bool(k));
+      expect([e.message, e.fields.param, e.fields.code]).toEqual([`Invalid boolean: ${shown}`, k, undefined]);
+    }
     expect(p.oneOf('e', ['day', 'month'] as const)).toBe('month');
     expect(errorOf(() => p.oneOf('e', ['day', 'week'] as const)).message).toBe('Invalid e: must be one of day, or week');
+  });
+
+  it('reads decimals in decimal notation only', () => {
+    const d = new Params({ a: '12.5', b: '.5', c: '1e-7', hex: '0x10', comma: '0,6', blank: ' ' });
+    expect(['a', 'b', 'c'].map((k) => d.num(k))).toEqual([12.5, 0.5, 1e-7]);
+    expect(['hex', 'comma', 'blank'].map((k) => errorOf(() => d.num(k)).message)).toEqual(['Invalid decimal: 0x10', 'Invalid decimal: 0,6', 'Invalid decimal:  ']);
   });
 
   it('names nested params with brackets in errors', () => {

@@ -10,6 +10,8 @@ import { isObj, type Obj } from './util.js';
 const { Array, JSON, Number, Object, Set, String, decodeURIComponent } = globalThis;
 
 const MAX_DEPTH = 12;
+/** A decimal as SDKs write one: `25`, `-0.5`, `.5`, `1e-7` (JavaScript's way with small numbers). */
+const DECIMAL = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
 const MAX_INDEX = 10_000;
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 
@@ -139,7 +141,8 @@ export class Params {
     let n: number;
     if (typeof v === 'number' && Number.isInteger(v)) n = v;
     else if (typeof v === 'string' && /^-?\d{1,16}$/.test(v.trim())) n = Number(v.trim());
-    else throw invalid(`Invalid integer: ${typeof v === 'string' ? v : JSON.stringify(v)}`, this.name(key));
+    // Stripe refuses any fraction, even a zero one (`4995.00`), exponents and `_` separators, with this code.
+    else throw invalid(`Invalid integer: ${typeof v === 'string' ? v : JSON.stringify(v)}`, this.name(key), 'parameter_invalid_integer');
     if (min !== undefined && n < min) {
       throw invalid(`This value must be greater than or equal to ${min}.`, this.name(key));
     }
@@ -158,19 +161,29 @@ export class Params {
   num(key: string, min?: number, max?: number): number | undefined {
     const v = this.raw[key];
     if (v === undefined) return undefined;
-    const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+    // Decimal notation only: `Number` alone would also take `0x10`, `0b1` and whitespace.
+    const n = typeof v === 'number' ? v : typeof v === 'string' && DECIMAL.test(v) ? Number(v) : NaN;
     if (!Number.isFinite(n)) throw invalid(`Invalid decimal: ${String(v)}`, this.name(key));
     if (min !== undefined && n < min) throw invalid(`This value must be greater than or equal to ${min}.`, this.name(key));
     if (max !== undefined && n > max) throw invalid(`This value must be less than or equal to ${max}.`, this.name(key));
     return n;
   }
 
+  /**
+   * `true` and `false` in any case: stripe-python before 12.0.1 and stripe-dotnet before 2025 send
+   * Python's and .NET's `True`/`False`, which Stripe's v1 API takes (their PRs 1499 and 3104).
+   * Anything else (`1`, `yes`, an empty value) is refused as Stripe refuses it: `Invalid boolean: 1`, no code.
+   */
   bool(key: string): boolean | undefined {
     const v = this.raw[key];
     if (v === undefined) return undefined;
-    if (v === true || v === 'true') return true;
-    if (v === false || v === 'false') return false;
-    throw invalid(`Invalid boolean: ${String(v)}`, this.name(key));
+    if (typeof v === 'boolean') return v;
+    if (typeof v === 'string' && v.length <= 5) {
+      const lower = v.toLowerCase();
+      if (lower === 'true') return true;
+      if (lower === 'false') return false;
+    }
+    throw invalid(`Invalid boolean: ${typeof v === 'string' ? v : JSON.stringify(v)}`, this.name(key));
   }
 
   oneOf<T extends string>(key: string, values: readonly T[]): T | undefined {

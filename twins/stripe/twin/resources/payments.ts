@@ -299,7 +299,9 @@ function confirmPi(c: Call, pi: Obj, p: Params, pmAlreadySet = false): Obj {
   if (p.has('receipt_email')) pi.receipt_email = p.nullableStr('receipt_email') ?? null;
   if (p.has('setup_future_usage')) pi.setup_future_usage = p.oneOf('setup_future_usage', ['off_session', 'on_session'] as const) ?? null;
   if (p.has('capture_method')) pi.capture_method = p.oneOf('capture_method', ['automatic', 'automatic_async', 'manual'] as const);
-  const offSession = p.bool('off_session') === true || p.str('off_session') === 'recurring' || p.str('off_session') === 'one_off';
+  // `recurring` and `one_off` first: read as a boolean they would be refused.
+  const offSessionKind = p.str('off_session');
+  const offSession = offSessionKind === 'recurring' || offSessionKind === 'one_off' || p.bool('off_session') === true;
   const returnUrl = p.str('return_url');
   if (!offSession && returnUrl === undefined) requireReturnUrl(pi.automatic_payment_methods, 'Payment Intent');
   const b = behaviourOf(c, pm);
