@@ -26,6 +26,7 @@ def _kit_attach():
     if os.path.exists(os.path.join(folder, "world-ca.pem")):
         watched.update(("stripe", "httplib2", "certifi"))
     loaded = {}
+    busy = set()
     # importlib's own finder of modules on a path, taken from sys.meta_path: importing importlib.util costs some 10 ms.
     path_finder = next((f for f in sys.meta_path if getattr(f, "__name__", None) == "PathFinder"), None)
     if path_finder is None:
@@ -63,16 +64,21 @@ def _kit_attach():
         """Finds nothing itself: a watched module is found by the finders after it, and patched once loaded."""
 
         def find_spec(self, fullname, path=None, target=None):
-            if fullname not in watched:
+            # Busy: asked again from inside its own search (another attach's finder, when attaches nest).
+            if fullname not in watched or fullname in busy:
                 return None
-            spec = None
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None)
-                if finder is self or find is None:
-                    continue
-                spec = find(fullname, path, target)
-                if spec is not None:
-                    break
+            busy.add(fullname)
+            try:
+                spec = None
+                for finder in sys.meta_path:
+                    find = getattr(finder, "find_spec", None)
+                    if finder is self or find is None:
+                        continue
+                    spec = find(fullname, path, target)
+                    if spec is not None:
+                        break
+            finally:
+                busy.discard(fullname)
             loader = getattr(spec, "loader", None)
             exec_module = getattr(loader, "exec_module", None)
             if exec_module is None:

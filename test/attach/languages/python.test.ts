@@ -219,6 +219,15 @@ print(json.dumps({"ran": getattr(sys, "app_sitecustomize", None), "file": sitecu
     expect((JSON.parse(r.stdout) as { email: string }).email).toBe('stripe@example.com');
   });
 
+  it.skipIf(stripeMissing !== null)(skipNote('an attach inside another (two of kit\'s sitecustomize, each finding the other) still prepares stripe', stripeMissing), async () => {
+    const inner = [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', PYTHON, '-c', PROGRAMS.stripe];
+    const r = await run(process.execPath, [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', process.execPath, ...inner], cleanEnv());
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const printed = JSON.parse(r.stdout) as { id: string; email: string };
+    expect((await customerInWorld(printed.id, 'sk_test_py_stripe')).email).toBe('stripe@example.com');
+  });
+
   const pythonMissing = missing(['json'], 'python3');
   it.skipIf(pythonMissing !== null)(skipNote('imports nothing at start-up that Python would not have imported without kit', pythonMissing), async () => {
     const program = 'import json, sys; print(json.dumps(sorted(sys.modules)))';
