@@ -1,9 +1,10 @@
 /**
  * Python apps under `kit world attach`, with Debian's own Python (/usr/bin/python3, not whatever
  * python3 is first on PATH) and Debian's packages (python3-stripe 5.0.0 and python3-requests,
- * which `make languages` installs): small unchanged programs make a Stripe customer at
- * https://api.stripe.com and read it back, with the vendor SDK, requests, urllib.request and the
- * clients that ignore the usual variables; each customer is then read from the world itself.
+ * which `make languages` installs): small unchanged programs (test/attach/fixtures/python/) make
+ * a Stripe customer at https://api.stripe.com and read it back, with the vendor SDK, requests,
+ * urllib.request and the clients that ignore the usual variables; each customer is then read
+ * from the world itself.
  * `python3 -I` (which ignores PYTHONPATH, so kit's sitecustomize) shows what fails without it,
  * where that failure stays inside the world's proxy.
  * A package that is not installed skips its test, saying so.
@@ -14,7 +15,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAttach, cleanEnv, run, serveWorld, TOKENS } from '../harness.js';
+import { buildAttach, cleanEnv, REPO, run, serveWorld, TOKENS } from '../harness.js';
 import type { Built, ServedWorld } from '../harness.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -59,78 +60,30 @@ async function customerInWorld(id: string, apiKey: string): Promise<{ email: str
 }
 
 /**
- * Each program makes a customer with its client and reads it back with the same client, then
- * prints one line of JSON: the id and the email it read.
+ * Each program (test/attach/fixtures/python/) takes an API key and an email, makes a customer
+ * with its client and reads it back with the same client, then prints one line of JSON: the id
+ * and the email it read.
  */
+const FIXTURES = join(REPO, 'test', 'attach', 'fixtures', 'python');
 const PROGRAMS = {
-  stripe: `
-import json, stripe
-stripe.api_key = "sk_test_py_stripe"
-made = stripe.Customer.create(email="stripe@example.com")
-print(json.dumps({"id": made.id, "email": stripe.Customer.retrieve(made.id).email}))
-`,
-  requests: `
-import json, requests
-auth = ("sk_test_py_requests", "")
-made = requests.post("https://api.stripe.com/v1/customers", auth=auth, data={"email": "requests@example.com"}, timeout=20).json()
-read = requests.get("https://api.stripe.com/v1/customers/" + made["id"], auth=auth, timeout=20).json()
-print(json.dumps({"id": made["id"], "email": read["email"]}))
-`,
-  urllib: `
-import base64, json, urllib.request
-auth = {"Authorization": "Basic " + base64.b64encode(b"sk_test_py_urllib:").decode()}
-made = json.load(urllib.request.urlopen(urllib.request.Request("https://api.stripe.com/v1/customers", data=b"email=urllib@example.com", headers=auth), timeout=20))
-read = json.load(urllib.request.urlopen(urllib.request.Request("https://api.stripe.com/v1/customers/" + made["id"], headers=auth), timeout=20))
-print(json.dumps({"id": made["id"], "email": read["email"]}))
-`,
-  // A certifi user: its own SSL context from certifi.where() (the proxy still from the environment).
-  certifi: `
-import base64, certifi, json, ssl, urllib.request
-opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=certifi.where())))
-auth = {"Authorization": "Basic " + base64.b64encode(b"sk_test_py_certifi:").decode()}
-made = json.load(opener.open(urllib.request.Request("https://api.stripe.com/v1/customers", data=b"email=certifi@example.com", headers=auth), timeout=20))
-read = json.load(opener.open(urllib.request.Request("https://api.stripe.com/v1/customers/" + made["id"], headers=auth), timeout=20))
-print(json.dumps({"id": made["id"], "email": read["email"], "where": certifi.where()}))
-`,
-  httplib2: `
-import base64, httplib2, json
-http = httplib2.Http(timeout=20)
-auth = {"Authorization": "Basic " + base64.b64encode(b"sk_test_py_httplib2:").decode()}
-_, body = http.request("https://api.stripe.com/v1/customers", "POST", body="email=httplib2@example.com", headers=dict(auth, **{"Content-Type": "application/x-www-form-urlencoded"}))
-made = json.loads(body)
-_, body = http.request("https://api.stripe.com/v1/customers/" + made["id"], "GET", headers=auth)
-print(json.dumps({"id": made["id"], "email": json.loads(body)["email"]}))
-`,
-  // urllib3 on its own reads no proxy variable (requests reads them for it).
-  urllib3: `
-import json, urllib3
-http = urllib3.PoolManager(timeout=20)
-auth = urllib3.make_headers(basic_auth="sk_test_py_urllib3:")
-made = json.loads(http.request("POST", "https://api.stripe.com/v1/customers", fields={"email": "urllib3@example.com"}, headers=auth, encode_multipart=False).data)
-read = json.loads(http.request("GET", "https://api.stripe.com/v1/customers/" + made["id"], headers=auth).data)
-print(json.dumps({"id": made["id"], "email": read["email"]}))
-`,
-  // httpx reads HTTPS_PROXY and SSL_CERT_FILE itself (trust_env=True is its default).
-  httpx: `
-import httpx, json
-with httpx.Client(auth=("sk_test_py_httpx", ""), timeout=20) as client:
-    made = client.post("https://api.stripe.com/v1/customers", data={"email": "httpx@example.com"}).json()
-    print(json.dumps({"id": made["id"], "email": client.get("https://api.stripe.com/v1/customers/" + made["id"]).json()["email"]}))
-`,
-  // aiohttp reads the proxy variables only when a session is made with trust_env=True.
-  aiohttp: `
-import aiohttp, asyncio, json
-async def main():
-    async with aiohttp.ClientSession(auth=aiohttp.BasicAuth("sk_test_py_aiohttp", "")) as session:
-        async with session.post("https://api.stripe.com/v1/customers", data={"email": "aiohttp@example.com"}) as r:
-            made = await r.json()
-        async with session.get("https://api.stripe.com/v1/customers/" + made["id"]) as r:
-            print(json.dumps({"id": made["id"], "email": (await r.json())["email"]}))
-asyncio.run(main())
-`,
+  stripe: 'stripe_sdk.py',
+  requests: 'requests_client.py',
+  urllib: 'urllib_request.py',
+  certifi: 'certifi_context.py',
+  httplib2: 'httplib2_client.py',
+  urllib3: 'urllib3_pool.py',
+  aiohttp: 'aiohttp_session.py',
+  httpx: 'httpx_client.py',
 };
-
 type Client = keyof typeof PROGRAMS;
+
+/** python3 [flags] <the client's program> <api key> <email>. */
+const program = (client: Client | 'app_sitecustomize', flags: string[] = []): string[] => [
+  ...flags,
+  join(FIXTURES, client === 'app_sitecustomize' ? 'app_sitecustomize.py' : PROGRAMS[client]),
+  `sk_test_py_${client}`,
+  `${client}@example.com`,
+];
 
 interface Case {
   client: Client;
@@ -164,7 +117,7 @@ describe('kit world attach -- python3 (Debian)', () => {
     const reason = missing(c.modules, c.packages);
     const apiKey = `sk_test_py_${c.client}`;
     it.skipIf(reason !== null)(skipNote(`${c.client}: makes and reads a customer at https://api.stripe.com on the twin, the app unchanged`, reason), async () => {
-      const r = await attachPython(['-c', PROGRAMS[c.client]]);
+      const r = await attachPython(program(c.client));
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const printed = JSON.parse(r.stdout) as { id: string; email: string; where?: string };
@@ -180,7 +133,7 @@ describe('kit world attach -- python3 (Debian)', () => {
     if (c.without === null) continue;
     const without = c.without;
     it.skipIf(reason !== null)(skipNote(`${c.client}: fails without kit's sitecustomize (python3 -I ignores PYTHONPATH)`, reason), async () => {
-      const r = await attachPython(['-I', '-c', PROGRAMS[c.client]]);
+      const r = await attachPython(program(c.client, ['-I']));
       expect(r.code).not.toBe(0);
       expect(r.stderr).toMatch(without);
     });
@@ -191,13 +144,7 @@ describe('kit world attach -- python3 (Debian)', () => {
     const appSite = join(scratch, 'app-site');
     await mkdir(appSite);
     await writeFile(join(appSite, 'sitecustomize.py'), 'import sys\nsys.app_sitecustomize = "ran"\n');
-    const program = `
-import json, os, sys, sitecustomize, stripe
-stripe.api_key = "sk_test_py_chain"
-made = stripe.Customer.create(email="chain@example.com")
-print(json.dumps({"ran": getattr(sys, "app_sitecustomize", None), "file": sitecustomize.__file__, "path": os.environ["PYTHONPATH"], "id": made.id}))
-`;
-    const r = await attachPython(['-c', program], { PYTHONPATH: appSite });
+    const r = await attachPython(program('app_sitecustomize'), { PYTHONPATH: appSite });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const printed = JSON.parse(r.stdout) as { ran: string | null; file: string; path: string; id: string };
@@ -206,21 +153,21 @@ print(json.dumps({"ran": getattr(sys, "app_sitecustomize", None), "file": sitecu
     expect(printed.file).toBe(join(appSite, 'sitecustomize.py'));
     // kit's folder first, then the user's entries.
     expect(printed.path).toMatch(new RegExp(`^/.*kit-attach-[^/]+/python:${appSite}$`));
-    expect((await customerInWorld(printed.id, 'sk_test_py_chain')).email).toBe('chain@example.com');
+    expect((await customerInWorld(printed.id, 'sk_test_py_app_sitecustomize')).email).toBe('app_sitecustomize@example.com');
   });
 
   it.skipIf(stripeMissing !== null)(skipNote("an app's sitecustomize that fails is reported as Python reports it, and the world's CA is still trusted", stripeMissing), async () => {
     const appSite = join(scratch, 'failing-site');
     await mkdir(appSite);
     await writeFile(join(appSite, 'sitecustomize.py'), 'raise RuntimeError("the app site broke")\n');
-    const r = await attachPython(['-c', PROGRAMS.stripe], { PYTHONPATH: appSite });
+    const r = await attachPython(program('stripe'), { PYTHONPATH: appSite });
     expect(r.stderr).toBe('Error in sitecustomize; set PYTHONVERBOSE for traceback:\nRuntimeError: the app site broke\n');
     expect(r.code).toBe(0);
     expect((JSON.parse(r.stdout) as { email: string }).email).toBe('stripe@example.com');
   });
 
   it.skipIf(stripeMissing !== null)(skipNote('an attach inside another (two of kit\'s sitecustomize, each finding the other) still prepares stripe', stripeMissing), async () => {
-    const inner = [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', PYTHON, '-c', PROGRAMS.stripe];
+    const inner = [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', PYTHON, ...program('stripe')];
     const r = await run(process.execPath, [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', process.execPath, ...inner], cleanEnv());
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -230,11 +177,11 @@ print(json.dumps({"ran": getattr(sys, "app_sitecustomize", None), "file": sitecu
 
   const pythonMissing = missing(['json'], 'python3');
   it.skipIf(pythonMissing !== null)(skipNote('imports nothing at start-up that Python would not have imported without kit', pythonMissing), async () => {
-    const program = 'import json, sys; print(json.dumps(sorted(sys.modules)))';
+    const listModules = 'import json, sys; print(json.dumps(sorted(sys.modules)))';
     const plainEnv = cleanEnv();
     delete plainEnv['PYTHONPATH'];
-    const plain = await run(PYTHON, ['-c', program], plainEnv);
-    const attached = await attachPython(['-c', program]);
+    const plain = await run(PYTHON, ['-c', listModules], plainEnv);
+    const attached = await attachPython(['-c', listModules]);
     expect([attached.code, attached.stderr]).toEqual([0, '']);
     const before = new Set(JSON.parse(plain.stdout) as string[]);
     const added = (JSON.parse(attached.stdout) as string[]).filter((m) => !before.has(m));
