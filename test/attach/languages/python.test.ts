@@ -189,4 +189,13 @@ describe('kit world attach -- python3 (Debian)', () => {
     const watchedAtStart = ['stripe', 'httplib2', 'certifi', 'urllib3', 'aiohttp'].some((m) => before.has(m));
     expect(added).toEqual(watchedAtStart ? ['kit_attach_patches'] : []);
   });
+
+  it.skipIf(pythonMissing !== null)(skipNote("says in one line that Python is not prepared when the temporary folder has a ':' (PYTHONPATH's separator), and runs the command", pythonMissing), async () => {
+    const colon = await mkdtemp(join(scratch, 'kit:attach:python-'));
+    const r = await attachPython(['-c', 'import os; print(os.environ.get("PYTHONPATH", "unset"))'], { TMPDIR: colon });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('unset\n');
+    // Other languages may say the same of their own variables.
+    expect(r.stderr.split('\n')).toContainEqual(expect.stringMatching(/^kit: Python is not prepared for the world: the temporary folder .*kit:attach:python-.* has a ":" in its path, which PYTHONPATH cannot carry \(set TMPDIR to another folder\)$/));
+  });
 });
