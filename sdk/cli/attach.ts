@@ -45,6 +45,8 @@ The command runs with:
   RUBYOPT                       -r<a file> (appended): Net::HTTP's TLS connections take
                                 HTTPS_PROXY, and trust the world's CA in a store of their own
   PHP_INI_SCAN_DIR              a folder (appended) whose ini points curl.cainfo at the bundle
+  PYTHONPATH                    kit's sitecustomize first: stripe, certifi, httplib2,
+                                urllib3 and aiohttp reach the twins too
   SMTP_HOST, SMTP_PORT, ...     loopback listeners piped to the world's stream twins
 
 Everything after the command's name is the command's own. The temporary files and the

@@ -6,6 +6,7 @@
  * all run, in this order, before the command starts. Node-only (the CLI runs them).
  */
 import { php } from './php.js';
+import { python } from './python.js';
 import { ruby } from './ruby.js';
 import type { AttachContext, AttachLanguage } from './types.js';
 
@@ -15,6 +16,7 @@ export type { AttachContext, AttachLanguage } from './types.js';
 export const LANGUAGES: readonly AttachLanguage[] = [
   ruby,
   php,
+  python,
 ];
 
 /** Prepares every language; one that fails warns and leaves the others (and the command) as they are. */
