@@ -42,7 +42,7 @@ $(CHROMIUM):
 # The attach tests run a small program in each language a world's apps are written in, with the
 # language's own clients (test/attach/languages/). Their Debian packages are installed here when
 # missing; one that cannot be installed is said so, and its language's tests skip saying why.
-LANGUAGE_PACKAGES := python3-stripe python3-requests ruby php-cli php-curl golang-go
+LANGUAGE_PACKAGES := python3-stripe python3-requests python3-aiohttp python3-httpx ruby php-cli php-curl golang-go
 languages:
 	@missing=$$(for p in $(LANGUAGE_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
