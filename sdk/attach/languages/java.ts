@@ -173,6 +173,10 @@ async function prepare(ctx: AttachContext): Promise<(() => Promise<void>) | void
   if (ctx.worldCa === null && ctx.proxyUrl === null) return;
   const home = await findJavaHome(ctx.baseEnv);
   if (home === null) return; // no JDK: nothing here runs Java
+  if (ctx.temp.includes('"') && ctx.temp.includes("'")) {
+    ctx.warn(`kit: Java is not prepared for the world: the temporary folder ${ctx.temp} has both kinds of quote in its path, which JAVA_TOOL_OPTIONS cannot carry (set TMPDIR to another folder)`);
+    return;
+  }
   const prior = ctx.baseEnv['JAVA_TOOL_OPTIONS'];
   const userProperties = systemProperties(prior);
   const options: string[] = [];

@@ -131,6 +131,33 @@ describe.skipIf(missing !== null)(`Java under kit world attach${missing !== null
     expect(refused).toBe('ECONNREFUSED');
   }, 90_000);
 
+  it('a temporary folder with a space in its path is quoted in JAVA_TOOL_OPTIONS, and the app still reaches the twin', async () => {
+    const spaced = await mkdtemp(join(tmpdir(), 'kit java tmp '));
+    try {
+      const r = await attach(['java', '-cp', classes, 'UrlConnectionStripe', 'sk_test_java_space', 'space@example.com'], { TMPDIR: spaced });
+      expect(r.stderr).toContain(`Picked up JAVA_TOOL_OPTIONS: "-Djavax.net.ssl.trustStore=${spaced}/`);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^cus_\w+ space@example\.com\n$/);
+    } finally {
+      await rm(spaced, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it("a temporary folder whose path JAVA_TOOL_OPTIONS cannot carry (both kinds of quote) leaves Java unprepared, said in one line, and the command runs", async () => {
+    const quoted = await mkdtemp(join(tmpdir(), `kit-java-'"-`));
+    try {
+      const r = await attach(['sh', '-c', 'echo "JAVA_TOOL_OPTIONS=${JAVA_TOOL_OPTIONS-unset}"'], { TMPDIR: quoted });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('JAVA_TOOL_OPTIONS=unset\n');
+      // Other languages may say their own line about the same folder.
+      expect(r.stderr.split('\n').filter((l) => /java/i.test(l.split(quoted).join('')))).toEqual([
+        expect.stringMatching(/^kit: Java is not prepared for the world: the temporary folder .* has both kinds of quote in its path, which JAVA_TOOL_OPTIONS cannot carry \(set TMPDIR to another folder\)$/),
+      ]);
+    } finally {
+      await rm(quoted, { recursive: true, force: true });
+    }
+  }, 90_000);
+
   it('a trust store the user already named (a password-protected PKCS#12) is the one the world CA joins', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kit-java-userstore-'));
     try {
