@@ -47,6 +47,8 @@ The command runs with:
   PHP_INI_SCAN_DIR              a folder (appended) whose ini points curl.cainfo at the bundle
   PYTHONPATH                    kit's sitecustomize first: stripe, certifi, httplib2,
                                 urllib3 and aiohttp reach the twins too
+  JAVA_TOOL_OPTIONS             (appended) https.proxyHost/Port at a loopback relay that adds
+                                the token, and a trust store of the JDK's roots plus the world's CA
   SMTP_HOST, SMTP_PORT, ...     loopback listeners piped to the world's stream twins
 
 Everything after the command's name is the command's own. The temporary files and the
@@ -169,6 +171,7 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
     return 1;
   }
   let streams: StreamListeners | null = null;
+  let closeLanguages: (() => Promise<void>) | null = null;
   try {
     const env: NodeJS.ProcessEnv = { ...baseEnv };
     Object.assign(env, manifest.env);
@@ -212,7 +215,7 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
       proxyUrl = proxy;
     }
     // Each language whose clients ignore the variables above (sdk/attach/languages/).
-    await prepareLanguages({ temp, env, baseEnv, worldCa: worldCaPem, caBundle, proxyUrl, noProxy: env['NO_PROXY'] ?? '', hosts: manifest.proxy?.hosts ?? [], warn: (line) => io.err(line) }, deps.languages);
+    closeLanguages = await prepareLanguages({ temp, env, baseEnv, worldCa: worldCaPem, caBundle, proxyUrl, noProxy: env['NO_PROXY'] ?? '', hosts: manifest.proxy?.hosts ?? [], warn: (line) => io.err(line) }, deps.languages);
 
     const streamIds = Object.keys(manifest.streams);
     if (streamIds.length > 0) {
@@ -269,6 +272,7 @@ export async function runAttach(options: AttachOptions, io: { out(line: string):
     });
   } finally {
     if (streams !== null) await streams.close().catch(() => undefined);
+    if (closeLanguages !== null) await closeLanguages();
     await rm(temp, { recursive: true, force: true });
   }
 }

@@ -5,6 +5,7 @@
  * bundle of their own, a proxy setting of their own). Each language is a file of this folder;
  * all run, in this order, before the command starts. Node-only (the CLI runs them).
  */
+import { java } from './java.js';
 import { php } from './php.js';
 import { python } from './python.js';
 import { ruby } from './ruby.js';
@@ -17,15 +18,24 @@ export const LANGUAGES: readonly AttachLanguage[] = [
   ruby,
   php,
   python,
+  java,
 ];
 
-/** Prepares every language; one that fails warns and leaves the others (and the command) as they are. */
-export async function prepareLanguages(ctx: AttachContext, languages: readonly AttachLanguage[] = LANGUAGES): Promise<void> {
+/**
+ * Prepares every language; one that fails warns and leaves the others (and the command) as
+ * they are. Answers what undoes them all, for when the command ends.
+ */
+export async function prepareLanguages(ctx: AttachContext, languages: readonly AttachLanguage[] = LANGUAGES): Promise<() => Promise<void>> {
+  const undo: (() => Promise<void>)[] = [];
   for (const language of languages) {
     try {
-      await language.prepare(ctx);
+      const done = await language.prepare(ctx);
+      if (done) undo.push(done);
     } catch (e) {
       ctx.warn(`kit: could not prepare ${language.name} for the world (${e instanceof Error ? e.message : String(e)}); its clients get only the usual variables`);
     }
   }
+  return async () => {
+    await Promise.all(undo.map((done) => done().catch(() => undefined)));
+  };
 }

@@ -28,5 +28,6 @@ export interface AttachContext {
 export interface AttachLanguage {
   /** `python`, `java`, … */
   name: string;
-  prepare(ctx: AttachContext): Promise<void>;
+  /** May answer what to undo when the command ends (a listener it started). */
+  prepare(ctx: AttachContext): Promise<void | (() => Promise<void>)>;
 }
