@@ -126,3 +126,14 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 }
 
 export { execFile };
+
+/** Runs `command` under the built `kit world attach` at the served world with its token, in a clean environment. */
+export function runAttached(served: ServedWorld, built: Built, command: string[], env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs?: number): Promise<Run> {
+  return run(process.execPath, [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', ...command], env, timeoutMs);
+}
+
+/** A Stripe customer as the twin holds it under the app's API key, asked straight at the world (not through anything the app used). */
+export async function customerInWorld(served: ServedWorld, id: string, key: string): Promise<{ status: number; id?: string; email?: string }> {
+  const res = await fetch(`${served.server.worldUrl}/stripe/v1/customers/${encodeURIComponent(id)}`, { headers: { 'x-kit-token': TOKENS.token, authorization: `Bearer ${key}` } });
+  return { status: res.status, ...((await res.json()) as { id?: string; email?: string }) };
+}

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryCa } from '../../../host/node/proxy/ca.js';
-import { buildAttach, cleanEnv, REPO, run, serveWorld, TOKENS } from '../harness.js';
+import { buildAttach, cleanEnv, customerInWorld, REPO, run, runAttached, serveWorld, TOKENS } from '../harness.js';
 import type { Built, Run, ServedWorld } from '../harness.js';
 
 const FIXTURES = join(REPO, 'test', 'attach', 'fixtures', 'java');
@@ -48,14 +48,13 @@ afterAll(async () => {
   await Promise.all([served?.close(), built?.close(), classes ? rm(classes, { recursive: true, force: true }) : undefined]);
 });
 
-const attach = (command: string[], env: Record<string, string> = {}): Promise<Run> =>
-  run(process.execPath, [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', ...command], cleanEnv(env), 90_000);
+const attach = (command: string[], env: Record<string, string> = {}): Promise<Run> => runAttached(served, built, command, cleanEnv(env), 90_000);
 
 /** The customer as the twin has it, asked straight at the world (not through anything Java used). */
-async function customerInTwin(key: string, id: string): Promise<{ id: string; email: string }> {
-  const r = await fetch(`${served.server.worldUrl}/stripe/v1/customers/${id}`, { headers: { 'x-kit-token': TOKENS.token, authorization: `Bearer ${key}` } });
-  expect(r.status).toBe(200);
-  return (await r.json()) as { id: string; email: string };
+async function customerInTwin(key: string, id: string): Promise<{ id?: string; email?: string }> {
+  const found = await customerInWorld(served, id, key);
+  expect(found.status).toBe(200);
+  return found;
 }
 
 /** The probe's lines, parsed. */

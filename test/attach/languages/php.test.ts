@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAttach, cleanEnv, REPO, run, serveWorld, TOKENS } from '../harness.js';
+import { buildAttach, cleanEnv, customerInWorld, REPO, runAttached, serveWorld } from '../harness.js';
 import type { Built, ServedWorld } from '../harness.js';
 
 const FIXTURES = join(REPO, 'test', 'attach', 'fixtures', 'php');
@@ -28,13 +28,9 @@ if (missing !== null) console.warn(`test/attach/languages/php.test.ts skipped: $
 let served: ServedWorld;
 let built: Built;
 
-const attach = (command: string[], env: Record<string, string> = {}) =>
-  run(process.execPath, [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', ...command], cleanEnv(env));
+const attach = (command: string[], env: Record<string, string> = {}) => runAttached(served, built, command, cleanEnv(env));
 
-async function customerInWorld(id: string, key: string): Promise<{ status: number; email?: string }> {
-  const res = await fetch(`${served.server.worldUrl}/stripe/v1/customers/${id}`, { headers: { 'x-kit-token': TOKENS.token, authorization: `Bearer ${key}` } });
-  return { status: res.status, ...((await res.json()) as { email?: string }) };
-}
+const customer = (id: string, key: string) => customerInWorld(served, id, key);
 
 describe.skipIf(missing !== null)(`PHP under kit world attach${missing !== null ? ` [skipped: ${missing}]` : ''}`, () => {
   beforeAll(async () => {
@@ -51,7 +47,7 @@ describe.skipIf(missing !== null)(`PHP under kit world attach${missing !== null 
     const [id, email] = r.stdout.trim().split(' ');
     expect(id).toMatch(/^cus_/);
     expect(email).toBe('php@example.com');
-    expect(await customerInWorld(id as string, 'sk_test_php_curl')).toEqual(expect.objectContaining({ status: 200, email: 'php@example.com' }));
+    expect(await customer(id as string, 'sk_test_php_curl')).toEqual(expect.objectContaining({ status: 200, email: 'php@example.com' }));
   });
 
   it("without kit's ini the curl extension goes through the proxy but trusts only its built-in roots, so the world's certificate is refused", async () => {
@@ -66,7 +62,7 @@ describe.skipIf(missing !== null)(`PHP under kit world attach${missing !== null 
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const [id] = r.stdout.trim().split(' ');
-    expect(await customerInWorld(id as string, 'sk_test_php_stream')).toEqual(expect.objectContaining({ status: 200, email: 'stream@example.com' }));
+    expect(await customer(id as string, 'sk_test_php_stream')).toEqual(expect.objectContaining({ status: 200, email: 'stream@example.com' }));
   });
 
   it("keeps the folders PHP scans: its own (the curl extension stays loaded) and the user's, kit's ini last", async () => {

@@ -15,7 +15,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAttach, cleanEnv, REPO, run, serveWorld, TOKENS } from '../harness.js';
+import { buildAttach, cleanEnv, customerInWorld, REPO, run, runAttached, serveWorld, TOKENS } from '../harness.js';
 import type { Built, ServedWorld } from '../harness.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -49,14 +49,14 @@ afterAll(async () => {
 function attachPython(args: string[], env: Record<string, string> = {}) {
   const childEnv = cleanEnv(env);
   if (env['PYTHONPATH'] === undefined) delete childEnv['PYTHONPATH'];
-  return run(process.execPath, [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', PYTHON, ...args], childEnv);
+  return runAttached(served, built, [PYTHON, ...args], childEnv);
 }
 
 /** The customer as the world holds it, under the app's API key. */
-async function customerInWorld(id: string, apiKey: string): Promise<{ email: string }> {
-  const r = await fetch(`${served.server.worldUrl}/stripe/v1/customers/${id}`, { headers: { 'x-kit-token': TOKENS.token, authorization: `Bearer ${apiKey}` } });
-  expect(r.status).toBe(200);
-  return (await r.json()) as { email: string };
+async function customerOf(id: string, apiKey: string): Promise<{ email?: string }> {
+  const found = await customerInWorld(served, id, apiKey);
+  expect(found.status).toBe(200);
+  return found;
 }
 
 /**
@@ -123,7 +123,7 @@ describe('kit world attach -- python3 (Debian)', () => {
       const printed = JSON.parse(r.stdout) as { id: string; email: string; where?: string };
       expect(printed.id).toMatch(/^cus_/);
       expect(printed.email).toBe(`${c.client}@example.com`);
-      expect((await customerInWorld(printed.id, apiKey)).email).toBe(`${c.client}@example.com`);
+      expect((await customerOf(printed.id, apiKey)).email).toBe(`${c.client}@example.com`);
       if (c.client === 'certifi') {
         // A file of the run's own, gone with it: the app's certifi is never changed on disk.
         expect(printed.where).toMatch(/kit-attach-[^/]+\/python-attach\/trust-[0-9a-f]{16}\.pem$/);
@@ -153,7 +153,7 @@ describe('kit world attach -- python3 (Debian)', () => {
     expect(printed.file).toBe(join(appSite, 'sitecustomize.py'));
     // kit's folder first, then the user's entries.
     expect(printed.path).toMatch(new RegExp(`^/.*kit-attach-[^/]+/python:${appSite}$`));
-    expect((await customerInWorld(printed.id, 'sk_test_py_app_sitecustomize')).email).toBe('app_sitecustomize@example.com');
+    expect((await customerOf(printed.id, 'sk_test_py_app_sitecustomize')).email).toBe('app_sitecustomize@example.com');
   });
 
   it.skipIf(stripeMissing !== null)(skipNote("an app's sitecustomize that fails is reported as Python reports it, and the world's CA is still trusted", stripeMissing), async () => {
@@ -172,7 +172,7 @@ describe('kit world attach -- python3 (Debian)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const printed = JSON.parse(r.stdout) as { id: string; email: string };
-    expect((await customerInWorld(printed.id, 'sk_test_py_stripe')).email).toBe('stripe@example.com');
+    expect((await customerOf(printed.id, 'sk_test_py_stripe')).email).toBe('stripe@example.com');
   });
 
   const pythonMissing = missing(['json'], 'python3');

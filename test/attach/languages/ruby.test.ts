@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAttach, cleanEnv, REPO, run, serveWorld, TOKENS } from '../harness.js';
+import { buildAttach, cleanEnv, customerInWorld, REPO, runAttached, serveWorld } from '../harness.js';
 import type { Built, ServedWorld } from '../harness.js';
 
 const FIXTURES = join(REPO, 'test', 'attach', 'fixtures', 'ruby');
@@ -26,14 +26,9 @@ if (missing !== null) console.warn(`test/attach/languages/ruby.test.ts skipped: 
 let served: ServedWorld;
 let built: Built;
 
-const attach = (command: string[], env: Record<string, string> = {}) =>
-  run(process.execPath, [built.kit, 'world', 'attach', served.server.worldUrl, '--token', TOKENS.token, '--', ...command], cleanEnv(env));
+const attach = (command: string[], env: Record<string, string> = {}) => runAttached(served, built, command, cleanEnv(env));
 
-/** The customer as the twin keeps it, read straight from the world with the same API key. */
-async function customerInWorld(id: string, key: string): Promise<{ status: number; email?: string }> {
-  const res = await fetch(`${served.server.worldUrl}/stripe/v1/customers/${id}`, { headers: { 'x-kit-token': TOKENS.token, authorization: `Bearer ${key}` } });
-  return { status: res.status, ...((await res.json()) as { email?: string }) };
-}
+const customer = (id: string, key: string) => customerInWorld(served, id, key);
 
 describe.skipIf(missing !== null)(`Ruby under kit world attach${missing !== null ? ` [skipped: ${missing}]` : ''}`, () => {
   beforeAll(async () => {
@@ -50,7 +45,7 @@ describe.skipIf(missing !== null)(`Ruby under kit world attach${missing !== null
     const [id, email] = r.stdout.trim().split(' ');
     expect(id).toMatch(/^cus_/);
     expect(email).toBe('ruby@example.com');
-    expect(await customerInWorld(id as string, 'sk_test_ruby_net_http')).toEqual(expect.objectContaining({ status: 200, email: 'ruby@example.com' }));
+    expect(await customer(id as string, 'sk_test_ruby_net_http')).toEqual(expect.objectContaining({ status: 200, email: 'ruby@example.com' }));
   });
 
   it("an SDK that names no proxy and trusts a CA file of its own (stripe-ruby's way) reaches the twin too", async () => {
@@ -58,7 +53,7 @@ describe.skipIf(missing !== null)(`Ruby under kit world attach${missing !== null
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const [id] = r.stdout.trim().split(' ');
-    expect(await customerInWorld(id as string, 'sk_test_ruby_sdk_like')).toEqual(expect.objectContaining({ status: 200, email: 'sdk@example.com' }));
+    expect(await customer(id as string, 'sk_test_ruby_sdk_like')).toEqual(expect.objectContaining({ status: 200, email: 'sdk@example.com' }));
   });
 
   it("Net::HTTP reads only http_proxy: without kit's RUBYOPT file a TLS connection ignores HTTPS_PROXY; with it, only twinned hosts of SDKs that name no proxy are sent to the world", async () => {
