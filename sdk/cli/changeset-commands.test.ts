@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintTokens } from '../../host/index.js';
 import { startSingleWorldServer } from '../../host/single-world.js';
 import type { SingleWorldServer } from '../../host/single-world.js';
-import type { OutboundFetch } from '../../runtime/roots/outbound.js';
+import { createNodeOutbound } from '../../runtime/roots/node-outbound.js';
 import type { Storage } from '../../runtime/store/index.js';
 import { createSealer, newSealingKey, sealingKeyBytes } from '../../runtime/roots/sealing.js';
 import { openTestWorld } from '../../test/helpers/world.js';
@@ -32,19 +32,8 @@ const worlds = {} as Record<Name, Served>;
 /** Everything the CLI printed in this file, to search for secrets at the end. */
 const printed: string[] = [];
 
-/** The way out of a world, as a Node host gives one to its runner: a plain fetch that follows no redirect. */
-const outbound: OutboundFetch = async (request, limits) => {
-  const answer = await fetch(request.url, {
-    method: request.method,
-    headers: request.headers,
-    ...(request.body !== undefined ? { body: new Uint8Array(request.body) } : {}),
-    redirect: 'manual',
-    signal: AbortSignal.timeout(limits.timeoutMs),
-  });
-  const headers: Record<string, string> = {};
-  answer.headers.forEach((value, name) => (headers[name] = value));
-  return { status: answer.status, headers, body: new Uint8Array(await answer.arrayBuffer()) };
-};
+/** The way out of a world: the Node host's own outbound fetch, loopback allowed as on a world served alone. */
+const outbound = createNodeOutbound({ loopback: true });
 
 async function serve(name: Name): Promise<Served> {
   const tokens = mintTokens();

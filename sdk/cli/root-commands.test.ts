@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintTokens } from '../../host/index.js';
 import { startSingleWorldServer } from '../../host/single-world.js';
 import type { SingleWorldServer } from '../../host/single-world.js';
-import type { OutboundFetch } from '../../runtime/roots/outbound.js';
+import { createNodeOutbound } from '../../runtime/roots/node-outbound.js';
 import { createSealer, newSealingKey, sealingKeyBytes } from '../../runtime/roots/sealing.js';
 import { fixtureTwin, openTestWorld } from '../../test/helpers/world.js';
 import { kit } from '../../test/helpers/kit-cli.js';
@@ -58,23 +58,8 @@ function startVendor(): Promise<void> {
   }));
 }
 
-/**
- * The host's way out to a vendor, as a Node host gives it to its runner: a plain fetch that
- * follows no redirect, within the runner's limits. (The host's own, with its address checks,
- * is being written; the runner checks every root and link URL before it gets here.)
- */
-const outbound: OutboundFetch = async (request, limits) => {
-  const answer = await fetch(request.url, {
-    method: request.method,
-    headers: request.headers,
-    ...(request.body !== undefined ? { body: new Uint8Array(request.body) } : {}),
-    redirect: 'manual',
-    signal: AbortSignal.timeout(limits.timeoutMs),
-  });
-  const headers: Record<string, string> = {};
-  answer.headers.forEach((value, name) => (headers[name] = value));
-  return { status: answer.status, headers, body: new Uint8Array(await answer.arrayBuffer()) };
-};
+/** The way out of a world: the Node host's own outbound fetch, loopback allowed as on a world served alone. */
+const outbound = createNodeOutbound({ loopback: true });
 
 /** `kit world <argv>` with the world named by flags, as its token; what it printed is kept. */
 async function world(argv: string[], options: { token?: string; env?: NodeJS.ProcessEnv; stdin?: string } = {}): Promise<KitResult> {
