@@ -131,7 +131,7 @@ export class ChangesetSet {
   }
 
   /** How many own changes each twin has since the last cut (counted, not read whole). */
-  private unpushedCounts(): Record<string, number> {
+  unpushedCounts(): Record<string, number> {
     const book = this.bookkeeping();
     const out: Record<string, number> = {};
     for (const twin of [...this.host.twins.keys()].sort()) {

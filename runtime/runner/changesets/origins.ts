@@ -14,7 +14,7 @@ import type { ChangesetSet } from './changesets.js';
 import { mergeRecord, type Conflict, type Side } from './merge.js';
 import { OriginClient, originApiUrl, type OriginAnswer } from './origin.js';
 import type { Bookkeeping, OriginState } from './store.js';
-import type { StoredChangeset } from './types.js';
+import type { Change, StoredChangeset } from './types.js';
 
 /** How a host reaches a branch's parent on itself: its world API, with the parent's own authority. */
 export type ParentApi = (method: string, path: string, body?: unknown) => Promise<OriginAnswer>;
@@ -177,7 +177,9 @@ export class Origins {
   /** What was fetched, appended as it is or merged; nothing written when a conflict is left. */
   private async apply(book: Bookkeeping, theirHeads: Map<string, number>, fetched: Map<string, Entry[]>, resolution: Resolution): Promise<unknown> {
     const o = book.origin!;
-    const unpushed = this.unpushedRecords();
+    // The changes not cut yet, read once: the merge's bases, and what a rebase leaves to them.
+    const uncut = this.changesets.unpushedChanges().changes;
+    const unpushed = this.unpushedRecords(uncut);
     const plan = new Map<string, { fastForward: Entry[] } | { merge: RecordWrite[] }>();
     const conflicts: Conflict[] = [];
     const mergeBase = { ...book.mergeBase };
@@ -225,7 +227,7 @@ export class Origins {
       }
       synced[twin] = { ours: this.host.world.head(twin), theirs: through };
     }
-    const rebased = this.rebase(synced, mergedInto);
+    const rebased = this.rebase(synced, mergedInto, uncut);
     this.changesets.store.saveBookkeeping({ ...book, origin: { ...o, synced }, mergeBase });
     await this.host.durable();
     return { pulled: pulledCounts, merged: mergedInto.size > 0, conflicts: [], rebased };
@@ -235,7 +237,7 @@ export class Origins {
    * Per twin, the records this world's unpushed changes wrote (cut and not pushed, or not cut
    * yet), each with its value before the first of them: the base of a merge.
    */
-  private unpushedRecords(): Map<string, Map<string, unknown>> {
+  private unpushedRecords(uncut: readonly Change[]): Map<string, Map<string, unknown>> {
     const out = new Map<string, Map<string, unknown>>();
     const note = (twin: string, rid: string, before: unknown): void => {
       let m = out.get(twin);
@@ -246,7 +248,7 @@ export class Origins {
       if (cs.origin !== 'cut' || cs.pushed !== null) continue;
       for (const c of cs.changes) for (const w of c.writes) note(c.twin, `${w.type}/${w.id}`, w.before);
     }
-    for (const c of this.changesets.unpushedChanges().changes) for (const w of c.writes) note(c.twin, `${w.type}/${w.id}`, w.before);
+    for (const c of uncut) for (const w of c.writes) note(c.twin, `${w.type}/${w.id}`, w.before);
     return out;
   }
 
@@ -256,10 +258,9 @@ export class Origins {
    * wrote it. Their hash changes with them; their verifications and approvals stay with the
    * old one (an earlier version).
    */
-  private rebase(synced: OriginState['synced'], merged: Map<string, RecordWrite[]>): string[] {
+  private rebase(synced: OriginState['synced'], merged: Map<string, RecordWrite[]>, uncut: readonly Change[]): string[] {
     const pending = this.changesets.store.all().filter((c) => c.origin === 'cut' && c.pushed === null);
     if (pending.length === 0) return [];
-    const uncut = this.changesets.unpushedChanges().changes;
     const counts = new Map<string, number>();
     const rebased: string[] = [];
     for (const cs of pending) {
@@ -315,7 +316,7 @@ export class Origins {
         }
         const at = new Date(this.host.world.nowMs()).toISOString();
         this.changesets.store.save({ ...cs, pushed: { to: o.url ?? o.world, at, receipts: (answer.deployed?.receipts ?? []) as StoredChangeset['receipts'] } });
-        const stillPending = this.changesets.store.all().some((c) => c.origin === 'cut' && c.pushed === null) || this.changesets.unpushedChanges().changes.length > 0;
+        const stillPending = this.changesets.store.all().some((c) => c.origin === 'cut' && c.pushed === null) || Object.keys(this.changesets.unpushedCounts()).length > 0;
         this.changesets.store.saveBookkeeping({ ...book, origin: { ...o, synced }, mergeBase: stillPending ? book.mergeBase : {} });
         await this.host.durable();
         pushed.push({ changeset: cs.name, appended: answer.appended ?? {}, ...(answer.deployed ? { deployed: answer.deployed } : {}) });
