@@ -125,6 +125,12 @@ export function mappedBody(change: Pick<Change, 'request'>, ids: ReadonlyMap<str
 /** A field whose value is a secret the root answers once (Stripe's webhook signing secret, a client secret). */
 const SECRET_FIELD = /(^|_)secret$/;
 
+/** Whether a field is named as a secret (`secret`, `client_secret`); a form's key by its last part (`webhook[secret]`). */
+export function isSecretField(name: string): boolean {
+  const last = /\[([^\]]*)\]$/.exec(name);
+  return SECRET_FIELD.test(last === null ? name : last[1]!);
+}
+
 /**
  * The root's answer as a receipt keeps it: every string under a secret's field name replaced.
  * Receipts are read with a read token, and pushed on to other worlds; a webhook endpoint's
@@ -134,7 +140,7 @@ export function withheldSecrets(value: unknown, depth = 0): unknown {
   if (depth > 32 || typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((v) => withheldSecrets(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELD.test(k) && typeof v === 'string' && v !== '' ? '[withheld]' : withheldSecrets(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = isSecretField(k) && typeof v === 'string' && v !== '' ? '[withheld]' : withheldSecrets(v, depth + 1);
   return out;
 }
 

@@ -3,7 +3,7 @@ import type { Sealer } from '../../roots/sealing.js';
 import type { ChangesetHost, ChangesetService } from '../services.js';
 import { ChangesetSet } from './changesets.js';
 import { Origins, type ParentApi } from './origins.js';
-import { withheldSecrets } from './deploy.js';
+import { isSecretField, withheldSecrets } from './deploy.js';
 import type { Change, Receipt } from './types.js';
 
 export { ChangesetStore, replayedHeaders, type Exchange } from './store.js';
@@ -30,7 +30,7 @@ function withheldBody(body: string, contentType: string | null): string {
   }
   if (type.includes('x-www-form-urlencoded')) {
     const out = new URLSearchParams();
-    for (const [k, v] of new URLSearchParams(body)) out.append(k, /(^|_|\[)secret\]?$/.test(k) && v !== '' ? '[withheld]' : v);
+    for (const [k, v] of new URLSearchParams(body)) out.append(k, isSecretField(k) && v !== '' ? '[withheld]' : v);
     return out.toString();
   }
   return body;

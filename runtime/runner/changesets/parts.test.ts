@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { idsLearnt, mappedBody, targetUrl } from './deploy.js';
+import { idsLearnt, isSecretField, mappedBody, targetUrl } from './deploy.js';
 import { mergeRecord } from './merge.js';
 
 const at = { twin: 'stripe', type: 'customer', id: 'cus_1' };
@@ -41,5 +41,12 @@ describe('a change performed on the root', () => {
     // A counted id within its collection, an issue by its number.
     expect(idsLearnt({ method: 'POST', path: '/repos/acme/shop/issues' }, { id: 3, number: 5 }, { id: 1001, number: 12 })).toEqual({ 'issues/5': '12' });
     expect(idsLearnt({ method: 'POST', path: '/v1/products' }, { id: 'same' }, { id: 'same' })).toEqual({});
+  });
+});
+
+describe('a secret field', () => {
+  it('is named secret or …_secret, a form key by its last part', () => {
+    expect(['secret', 'client_secret', 'webhook[secret]', 'config[webhook_secret]'].map(isSecretField)).toEqual([true, true, true, true]);
+    expect(['secrets', 'secretary', 'webhook[secret]x', 'url', 'secret_id'].map(isSecretField)).toEqual([false, false, false, false, false]);
   });
 });
