@@ -307,7 +307,7 @@ const WORLD_API = routeTable<WorldApiRoute>([
     method: 'GET',
     path: '/changesets/:name',
     scope: 'read',
-    handler: ({ services, req, params }) => jsonResponse(200, services.changesets.show(params['name']!, req.scope === 'read' ? (twin) => services.twins.get(twin)?.redact : undefined)),
+    handler: ({ services, req, params }) => jsonResponse(200, services.changesets.show(params['name']!, req.scope === 'read' ? (twin) => readerRedact(services, req, twin) : undefined)),
   },
   { method: 'POST', path: '/changesets/:name/verify', scope: 'write', handler: async ({ services, params }) => jsonResponse(200, await services.changesets.verify(params['name']!)) },
   {
