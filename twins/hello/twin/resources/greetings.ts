@@ -12,8 +12,8 @@
  * Worlds made before kept `greeting_counter/seq`; its numbers were never above the position of
  * the entry that drew them, so new greetings still sort after those.
  */
-import type { Move, ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../sdk/twin/index.js';
-import { InvalidRequest, handler, missing } from './errors.js';
+import type { Move, ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/index.js';
+import { InvalidRequest, handler, missing } from '../errors.js';
 
 export interface Greeting {
   id: string;

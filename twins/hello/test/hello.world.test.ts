@@ -3,8 +3,8 @@
  * sandbox, storage and the world clock (the harness tests in hello.test.ts use node:vm).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestWorld } from '../../test/helpers/world.js';
-import type { TestWorld } from '../../test/helpers/world.js';
+import { openTestWorld } from '../../../test/helpers/world.js';
+import type { TestWorld } from '../../../test/helpers/world.js';
 
 let world: TestWorld | undefined;
 afterEach(async () => {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildTwin } from '../../sdk/twin/build.js';
-import { createGuestHarness } from '../../sdk/twin/testing.js';
-import type { GuestHarness } from '../../sdk/twin/testing.js';
+import { buildTwin } from '../../../sdk/twin/build.js';
+import { createGuestHarness } from '../../../sdk/twin/testing.js';
+import type { GuestHarness } from '../../../sdk/twin/testing.js';
 
 interface Greeting {
   id: string;
@@ -21,7 +21,7 @@ interface List {
   data: Greeting[];
 }
 
-const ENTRY = fileURLToPath(new URL('./twin/index.ts', import.meta.url));
+const ENTRY = fileURLToPath(new URL('../twin/index.ts', import.meta.url));
 const T0 = '2026-01-01T00:00:00.000Z';
 let source = '';
 let hello: GuestHarness;
@@ -213,7 +213,7 @@ describe('hello: greetings', () => {
   });
 
   it('documents every route it serves, and no other, in the README table', async () => {
-    const readme = readFileSync(fileURLToPath(new URL('./README.md', import.meta.url)), 'utf8');
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
     const documented = [...readme.matchAll(/^\| `([a-z]+\.[a-z]+)` \|/gm)].map((m) => m[1]);
     const served = (await buildTwin(ENTRY)).manifest.routes.map((r) => r.name);
     expect(documented.sort()).toEqual([...served].sort());
