@@ -16,10 +16,11 @@
  * `message_counter/seq`, whose numbers were never above the position of the entry that drew
  * them (one entry per message), so new messages still sort after those.
  */
-import type { ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../sdk/twin/index.js';
-import { base64Encode } from './encoding.js';
-import { parseMail, type MailAddress, type MailHeader } from './mime.js';
-import { summarize, type MessageSummary } from './summary.js';
+import type { ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/index.js';
+import { errorResponse } from '../errors.js';
+import { base64Encode } from '../lib/encoding.js';
+import { parseMail, type MailAddress, type MailHeader } from '../lib/mime.js';
+import { summarize, type MessageSummary } from '../lib/summary.js';
 
 export const MESSAGE = 'message';
 const BY_SEQ = 'message_by_seq';
@@ -138,10 +139,6 @@ function bccOf(rcpt: string[], to: MailAddress[], cc: MailAddress[]): MailAddres
 
 // ------------------------------------------------------------------ HTTP API
 
-function error(status: number, code: string, message: string): TwinResponse {
-  return { status, body: { error: { code, message } } };
-}
-
 export function one(q: Record<string, string | string[]>, name: string): string | undefined {
   const v = q[name];
   return Array.isArray(v) ? v[v.length - 1] : v;
@@ -205,9 +202,9 @@ export function listMessages(request: TwinRequest, ctx: TwinContext): TwinRespon
   const q = request.query;
   const limitText = one(q, 'limit');
   const limit = limitText === undefined ? DEFAULT_LIMIT : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return error(400, 'invalid_limit', `limit must be an integer from 1 to ${MAX_LIMIT}.`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return errorResponse(400, 'invalid_limit', `limit must be an integer from 1 to ${MAX_LIMIT}.`);
   const cursor = cursorOf(ctx.tree, q);
-  if ('code' in cursor) return error(cursor.status, cursor.code, cursor.message);
+  if ('code' in cursor) return errorResponse(cursor.status, cursor.code, cursor.message);
   const data: Message[] = [];
   const budget = new PageBudget();
   let hasMore = false;
@@ -294,7 +291,7 @@ function checked(id: string, m: StoredMessage | undefined): StoredMessage | unde
 
 export function retrieveMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {
   const m = find(ctx, request.params['id']);
-  return m ? { body: present(m) } : error(404, 'message_not_found', `No message '${request.params['id']}'.`);
+  return m ? { body: present(m) } : errorResponse(404, 'message_not_found', `No message '${request.params['id']}'.`);
 }
 
 /**
@@ -309,19 +306,19 @@ const UNRUN = { 'x-content-type-options': 'nosniff', 'content-security-policy': 
 export function rawMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {
   const id = request.params['id'] ?? '';
   const raw = ctx.tree.get<{ raw: string }>(RAW, id);
-  if (!raw) return error(404, 'message_not_found', `No message '${id}'.`);
+  if (!raw) return errorResponse(404, 'message_not_found', `No message '${id}'.`);
   return { headers: { 'content-type': 'message/rfc822', ...UNRUN }, bodyBase64: base64Encode(raw.raw) };
 }
 
 /** `GET /messages/:id/attachments/:n`: attachment n's bytes, with its type and name. */
 export function attachment(request: TwinRequest, ctx: TwinContext): TwinResponse {
   const m = find(ctx, request.params['id']);
-  if (!m) return error(404, 'message_not_found', `No message '${request.params['id']}'.`);
+  if (!m) return errorResponse(404, 'message_not_found', `No message '${request.params['id']}'.`);
   const n = Number(request.params['n']);
   const info = Number.isInteger(n) ? m.attachments[n] : undefined;
   const raw = info ? ctx.tree.get<{ raw: string }>(RAW, m.id) : undefined;
   const part = raw ? parseMail(raw.raw).attachments[n] : undefined;
-  if (!info || !part) return error(404, 'attachment_not_found', `Message '${m.id}' has no attachment ${request.params['n']} (it has ${m.attachments.length}).`);
+  if (!info || !part) return errorResponse(404, 'attachment_not_found', `Message '${m.id}' has no attachment ${request.params['n']} (it has ${m.attachments.length}).`);
   const headers: Record<string, string> = { 'content-type': info.contentType, ...UNRUN };
   if (info.filename !== null) headers['content-disposition'] = `${info.disposition}; filename="${info.filename.replace(/[^\x20-\x7e]|["\\]/g, '_')}"`;
   return { headers, bodyBase64: part.contentBase64 };
@@ -335,7 +332,7 @@ function remove(ctx: TwinContext, m: StoredMessage): void {
 
 export function deleteMessage(request: TwinRequest, ctx: TwinContext): TwinResponse {
   const m = find(ctx, request.params['id']);
-  if (!m) return error(404, 'message_not_found', `No message '${request.params['id']}'.`);
+  if (!m) return errorResponse(404, 'message_not_found', `No message '${request.params['id']}'.`);
   remove(ctx, m);
   return { body: { id: m.id, object: 'message', deleted: true } };
 }

@@ -3,8 +3,8 @@
  * also run in the sandbox). Inputs are binary strings, as the session hands them over.
  */
 import { describe, expect, it } from 'vitest';
-import { parseAddresses, parseHeaderValue, parseMail, parseMailDate } from './twin/mime.js';
-import { base64Decode, base64Encode, base64Size, decodeWords, quotedPrintableDecode, utf8Decode, utf8Encode } from './twin/encoding.js';
+import { parseAddresses, parseHeaderValue, parseMail, parseMailDate } from './mime.js';
+import { base64Decode, base64Encode, base64Size, decodeWords, quotedPrintableDecode, utf8Decode, utf8Encode } from './encoding.js';
 
 const bin = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
 

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer';
-import { openTestWorld, type TestWorld } from '../../test/helpers/world.js';
+import { openTestWorld, type TestWorld } from '../../../test/helpers/world.js';
 
 let world: TestWorld | undefined;
 afterEach(async () => {

@@ -3,7 +3,7 @@
  * with a 500 naming it, never with a message missing its id; emptying the mailbox still works.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestWorld, type TestWorld } from '../../test/helpers/world.js';
+import { openTestWorld, type TestWorld } from '../../../test/helpers/world.js';
 
 let world: TestWorld | undefined;
 afterEach(async () => {

@@ -8,8 +8,8 @@
  * token, so whoever reaches this session already holds it. The user name is kept on the
  * message's envelope; the password is never stored.
  */
-import type { StreamAnswer, StreamConnection, StreamHandler, TwinContext } from '../../../sdk/twin/index.js';
-import { base64Decode, utf8Decode } from './encoding.js';
+import type { StreamAnswer, StreamConnection, StreamHandler, TwinContext } from '../../../../sdk/twin/index.js';
+import { base64Decode, utf8Decode } from '../lib/encoding.js';
 import { deliver, type Envelope } from './mailbox.js';
 
 export const SERVER_NAME = 'smtp.twinkit.test';

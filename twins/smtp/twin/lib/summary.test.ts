@@ -3,7 +3,7 @@
  * the HTML body, read in one pass whatever the markup.
  */
 import { describe, expect, it } from 'vitest';
-import { snippetOf, visibleText } from './twin/summary.js';
+import { snippetOf, visibleText } from './summary.js';
 
 describe('snippets', () => {
   it('prefers the text body, and reads the HTML only when there is none', () => {
