@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { Octokit } from '@octokit/rest';
-import type { GuestHarness } from '../../sdk/twin/testing.js';
-import type { RootRead } from '../../sdk/twin/types.js';
+import type { GuestHarness } from '../../../sdk/twin/testing.js';
+import type { RootRead } from '../../../sdk/twin/types.js';
 
 /** What the twin is told about the world token: the host marks it, and the twin acts as the site admin. */
 const AS_ADMIN = { 'x-kit-auth': 'authorization', authorization: 'token world' };

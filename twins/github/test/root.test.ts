@@ -8,10 +8,10 @@
  */
 import type { Octokit } from '@octokit/rest';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createGuestHarness, type GuestHarness } from '../../sdk/twin/testing.js';
-import { githubBundle } from '../../test/github/harness.js';
-import { b64, failure } from '../../test/github/helpers.js';
-import { seededRandom } from '../../test/helpers/random.js';
+import { createGuestHarness, type GuestHarness } from '../../../sdk/twin/testing.js';
+import { githubBundle } from './harness.js';
+import { b64, failure } from './helpers.js';
+import { seededRandom } from '../../../test/helpers/random.js';
 import { gitId, octokitOver, rawCommit, rawTree, vendorOver, without, type VendorAnswer } from './root.test-helper.js';
 
 const REAL = 'http://127.0.0.1:4440/acme/real/github';

@@ -16,11 +16,11 @@
  * fetches to the same stand-in receiver (`received`, `respond`) instead of the network.
  */
 import { Octokit } from '@octokit/rest';
-import { serveWorld, type ServedWorld } from '../helpers/served-world.js';
-import { openWorldRunner } from '../../runtime/runner/index.js';
-import { MemoryStorage } from '../../runtime/store/index.js';
-import type { RecordWrite } from '../../runtime/world/types.js';
-import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
+import { serveWorld, type ServedWorld } from '../../../test/helpers/served-world.js';
+import { openWorldRunner } from '../../../runtime/runner/index.js';
+import { MemoryStorage } from '../../../runtime/store/index.js';
+import type { RecordWrite } from '../../../runtime/world/types.js';
+import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../../sdk/twin/build.js';
 
 export const TWIN_ENTRY = 'twins/github/twin/index.ts';
 export const START = Date.parse('2026-01-01T00:00:00.000Z');
@@ -133,7 +133,7 @@ export async function startGithubTwin(): Promise<GithubTwin> {
 /** The edge variant (dist/edge/ in workerd through miniflare), reached only over HTTP. */
 export async function startGithubTwinOnEdge(): Promise<GithubTwin> {
   // Loaded here: the other mode never starts miniflare.
-  const [{ openEdgeWorld }, { Response: OutboundResponse }] = await Promise.all([import('../helpers/edge-world.js'), import('miniflare')]);
+  const [{ openEdgeWorld }, { Response: OutboundResponse }] = await Promise.all([import('../../../test/helpers/edge-world.js'), import('miniflare')]);
   const receiver = standInReceiver();
   const world = await openEdgeWorld({
     vendors: ['github'],

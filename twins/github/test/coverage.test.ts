@@ -1,7 +1,7 @@
 import { Octokit } from '@octokit/rest';
 import { describe, expect, it } from 'vitest';
-import { buildTwin } from '../../sdk/twin/build.js';
-import { coverage } from './coverage.js';
+import { buildTwin } from '../../../sdk/twin/build.js';
+import { coverage } from '../coverage.js';
 
 const SCOPES = ['repos', 'git', 'issues', 'pulls', 'users', 'search', 'rateLimit'] as const;
 type Endpoints = Record<string, Record<string, { endpoint: { DEFAULTS: { method: string; url: string } } }>>;

@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   TreeEditor, diffTrees, mergeTrees, putObject, type FileEntry, type GitObject,
-} from '../../twins/github/twin/lib/git.js';
-import { buildTree, diffFlat, fileFolderClash, flatten, mergeFlat } from '../../twins/github/twin/lib/flat.test-helper.js';
-import { memoryCtx, rng } from '../../twins/github/twin/lib/memory.test-helper.js';
+} from '../twin/lib/git.js';
+import { buildTree, diffFlat, fileFolderClash, flatten, mergeFlat } from '../twin/lib/flat.test-helper.js';
+import { memoryCtx, rng } from '../twin/lib/memory.test-helper.js';
 import { TOKENS, startGithubTwin, type GithubTwin } from './harness.js';
 import { b64, pack } from './helpers.js';
 

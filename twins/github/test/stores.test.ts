@@ -3,8 +3,8 @@
  * whoever owns it — what the mirror's "All repositories" shows, which no vendor path lists.
  */
 import { describe, expect, it } from 'vitest';
-import { buildTwin } from '../../sdk/twin/build.js';
-import { createGuestHarness } from '../../sdk/twin/testing.js';
+import { buildTwin } from '../../../sdk/twin/build.js';
+import { createGuestHarness } from '../../../sdk/twin/testing.js';
 
 const ADMIN = { headers: { 'x-kit-auth': 'authorization', authorization: 'token world' } };
 
