@@ -19,9 +19,9 @@
  *
  * An account a twin without these sums began sums every transaction instead.
  */
-import type { Call } from '../core/call.js';
-import { accountState, newestFirst, pad } from '../core/store.js';
-import type { Obj } from '../core/util.js';
+import type { Call } from '../lib/call.js';
+import { accountState, newestFirst, pad } from '../lib/store.js';
+import type { Obj } from '../lib/util.js';
 
 const { Math, Number, Object } = globalThis;
 

@@ -5,15 +5,15 @@
  * subscription on a test clock renews when its clock is advanced.
  */
 import type { Move, Route, TwinContext } from '../../../../sdk/twin/types.js';
-import { cancelMove, route, runMove, type Call } from '../core/call.js';
-import { StripeError, invalid, missing, paramMissing } from '../core/errors.js';
-import { event, insertWithEvent, previousAttributes, saveWithEvent, updated } from '../core/events.js';
-import { INCLUDED_LIST_SIZE, includedList, objectsOf, registerIncludable } from '../core/expand.js';
-import { applyMetadata } from '../core/metadata.js';
-import type { Params } from '../core/params.js';
-import { search } from '../core/search.js';
-import { eq, insert, is, listOf, load, matching, mustLoad, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
-import { billedSubscription, clone, isObj, type Obj } from '../core/util.js';
+import { cancelMove, route, runMove, type Call } from '../lib/call.js';
+import { StripeError, invalid, missing, paramMissing } from '../errors.js';
+import { event, insertWithEvent, previousAttributes, saveWithEvent, updated } from '../lib/events.js';
+import { INCLUDED_LIST_SIZE, includedList, objectsOf, registerIncludable } from '../lib/expand.js';
+import { applyMetadata } from '../lib/metadata.js';
+import type { Params } from '../lib/params.js';
+import { search } from '../lib/search.js';
+import { eq, insert, is, listOf, load, matching, mustLoad, newestWhere, newId, save, unlist, type Filter } from '../lib/store.js';
+import { billedSubscription, clone, isObj, type Obj } from '../lib/util.js';
 import { couponValid, makePrice } from './catalog.js';
 import { resolvePaymentMethod } from './payment_methods.js';
 import { redeemPromotionCode } from './promotions.js';

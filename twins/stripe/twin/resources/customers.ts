@@ -1,11 +1,11 @@
 /** Customers: create, retrieve, update, delete, list, search. */
-import { route, type Call } from '../core/call.js';
-import { invalid, missing } from '../core/errors.js';
-import { event, insertWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import { eq, insertFresh, listOf, load, mustLoad, newId, save, unlist } from '../core/store.js';
-import { search } from '../core/search.js';
-import { clone, type Obj } from '../core/util.js';
+import { route, type Call } from '../lib/call.js';
+import { invalid, missing } from '../errors.js';
+import { event, insertWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { eq, insertFresh, listOf, load, mustLoad, newId, save, unlist } from '../lib/store.js';
+import { search } from '../lib/search.js';
+import { clone, type Obj } from '../lib/util.js';
 import { cancelCustomerSubscriptions } from './billing.js';
 import { balanceChange } from './customer_balance.js';
 import { attachTo, resolvePaymentMethod } from './payment_methods.js';

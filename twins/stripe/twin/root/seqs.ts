@@ -11,9 +11,9 @@
  * what the app makes in the copy afterwards is listed as newer than what the root showed.
  * Seqs stay below 62⁶ (the six base-62 digits an ordered event id begins with) until 2080.
  */
-import type { Call } from '../core/call.js';
-import { SEQS_PER_ENTRY, accountState, pad, raiseSeqFloor, type Rec } from '../core/store.js';
-import type { Obj } from '../core/util.js';
+import type { Call } from '../lib/call.js';
+import { SEQS_PER_ENTRY, accountState, pad, raiseSeqFloor, type Rec } from '../lib/store.js';
+import type { Obj } from '../lib/util.js';
 
 const PER_SECOND = 16;
 /** The latest `created` whose seqs the twin's ordered ids can still follow (the year 2080). */

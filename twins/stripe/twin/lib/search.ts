@@ -7,7 +7,7 @@
  * clause an index serves (`indexedClause`) reads that clause's matches only.
  */
 import type { Call } from './call.js';
-import { invalid } from './errors.js';
+import { invalid } from '../errors.js';
 import { canMatch, matching, metadataEntry, newestFirst, newestWhere, type Filter, type Rec } from './store.js';
 import { getPath, isObj, type Obj } from './util.js';
 

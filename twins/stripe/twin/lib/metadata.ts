@@ -2,7 +2,7 @@
  * Stripe's metadata rules: an update merges keys; a key sent empty is removed; `metadata=""`
  * clears everything. At most 50 keys, keys up to 40 characters, values up to 500.
  */
-import { invalid } from './errors.js';
+import { invalid } from '../errors.js';
 import { isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).

@@ -9,7 +9,7 @@
  * both: the world's token and every key open it.
  */
 import type { ReadTree, TwinRequest } from '../../../../sdk/twin/types.js';
-import { StripeError, malformedRecord, unauthorized } from './errors.js';
+import { StripeError, malformedRecord, unauthorized } from '../errors.js';
 import { hash62 } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).

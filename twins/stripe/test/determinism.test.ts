@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildTwin } from '../../sdk/twin/build.js';
-import { createGuestHarness } from '../../sdk/twin/testing.js';
+import { buildTwin } from '../../../sdk/twin/build.js';
+import { createGuestHarness } from '../../../sdk/twin/testing.js';
 
 /** The same requests in two fresh worlds of the same name answer the same bytes: ids and times come from the world. */
 describe('determinism', () => {

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { startStripeTwin, type StripeTwin } from '../../test/stripe/harness.js';
+import { startStripeTwin, type StripeTwin } from './harness.js';
 
 let twin: StripeTwin;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildTwin } from '../../sdk/twin/build.js';
-import { createGuestHarness } from '../../sdk/twin/testing.js';
+import { buildTwin } from '../../../sdk/twin/build.js';
+import { createGuestHarness } from '../../../sdk/twin/testing.js';
 
 /**
  * Customers and events are listed newest first straight from their records (their ids carry

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildTwin } from '../../sdk/twin/build.js';
-import { coverage } from './coverage.js';
+import { buildTwin } from '../../../sdk/twin/build.js';
+import { coverage } from '../coverage.js';
 
 describe('the Stripe coverage table', async () => {
   const { manifest } = await buildTwin('twins/stripe/twin/index.ts');

@@ -9,10 +9,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { openWorldRunner } from '../../runtime/runner/index.js';
-import { MemoryStorage } from '../../runtime/store/index.js';
-import { buildGuestRuntime } from '../../sdk/twin/build.js';
-import { START, startStripeTwin, stripeBundle, type StripeTwin } from '../../test/stripe/harness.js';
+import { openWorldRunner } from '../../../runtime/runner/index.js';
+import { MemoryStorage } from '../../../runtime/store/index.js';
+import { buildGuestRuntime } from '../../../sdk/twin/build.js';
+import { START, startStripeTwin, stripeBundle, type StripeTwin } from './harness.js';
 
 let twin: StripeTwin;
 beforeAll(async () => {

@@ -3,7 +3,7 @@
  * answer Stripe's own validation errors (`Invalid integer: abc`, param `limit`).
  * Form values arrive as strings, JSON values as themselves; both are accepted.
  */
-import { invalid, paramMissing } from './errors.js';
+import { invalid, paramMissing } from '../errors.js';
 import { isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildTwin } from '../../sdk/twin/build.js';
-import { createGuestHarness, type GuestHarness, type HarnessEntry } from '../../sdk/twin/testing.js';
-import type { RootRead } from '../../sdk/twin/types.js';
+import { buildTwin } from '../../../sdk/twin/build.js';
+import { createGuestHarness, type GuestHarness, type HarnessEntry } from '../../../sdk/twin/testing.js';
+import type { RootRead } from '../../../sdk/twin/types.js';
 
 /**
  * The Stripe twin's root (twin/root/): a copy of a real account. The real account here is a

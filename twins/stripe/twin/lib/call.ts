@@ -5,12 +5,12 @@
  */
 import type { Route, Tree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/types.js';
 import { authenticate, copiedAccount } from './auth.js';
-import { StripeError, invalid, malformedRecord } from './errors.js';
+import { StripeError, invalid, malformedRecord } from '../errors.js';
 import { applyExpand } from './expand.js';
 import { Params, checkStringLengths, foldBrackets, parseForm, toArrays } from './params.js';
 import type { Endpoint } from './events.js';
 import { TxTree } from './tx.js';
-import { KNOWN_PARAMS } from '../known-params.js';
+import { KNOWN_PARAMS } from './known-params.js';
 import { canonical, clone, hash62, isObj, seconds, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).

@@ -3,7 +3,7 @@
  * Handlers throw `StripeError`; the route wrapper turns it into the vendor's answer.
  * Status follows Stripe: 400 invalid request, 401 bad key, 402 card errors, 404 missing.
  */
-import type { Obj } from './util.js';
+import type { Obj } from './lib/util.js';
 
 export type StripeErrorType =
   | 'invalid_request_error'

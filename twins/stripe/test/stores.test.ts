@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildTwin } from '../../sdk/twin/build.js';
-import { createGuestHarness } from '../../sdk/twin/testing.js';
+import { buildTwin } from '../../../sdk/twin/build.js';
+import { createGuestHarness } from '../../../sdk/twin/testing.js';
 
 /** `GET /twin/store/accounts`: each account's object counts, whether one account holds a type or several share it. */
 describe('the accounts store', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StripeError } from './errors.js';
+import { StripeError } from '../errors.js';
 import { parseQuery } from './search.js';
 
 function refusal(q: string): StripeError {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StripeError } from './errors.js';
+import { StripeError } from '../errors.js';
 import { Params, foldBrackets, parseForm } from './params.js';
 
 function errorOf(fn: () => unknown): StripeError {

@@ -18,16 +18,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
-import { serveWorld, type ServedWorld } from '../helpers/served-world.js';
+import { serveWorld, type ServedWorld } from '../../../test/helpers/served-world.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLocalWorld, openWorldRunner } from '../../runtime/runner/index.js';
-import { WorldRunner } from '../../runtime/runner/world-runner.js';
-import type { RecordWrite } from '../../runtime/world/types.js';
-import { MemoryStorage } from '../../runtime/store/index.js';
-import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../sdk/twin/build.js';
-import { createGuestHarness } from '../../sdk/twin/testing.js';
+import { openLocalWorld, openWorldRunner } from '../../../runtime/runner/index.js';
+import { WorldRunner } from '../../../runtime/runner/world-runner.js';
+import type { RecordWrite } from '../../../runtime/world/types.js';
+import { MemoryStorage } from '../../../runtime/store/index.js';
+import { buildGuestRuntime, buildTwin, type BuiltTwin } from '../../../sdk/twin/build.js';
+import { createGuestHarness } from '../../../sdk/twin/testing.js';
 
 export const TWIN_ENTRY = 'twins/stripe/twin/index.ts';
 /** The frozen world clock's start: 2026-01-01T00:00:00Z. */
@@ -181,7 +181,7 @@ export async function startStripeTwin(): Promise<StripeTwin> {
 /** The edge variant (dist/edge/ in workerd through miniflare), reached only over HTTP. */
 export async function startStripeTwinOnEdge(): Promise<StripeTwin> {
   // Loaded here: the other modes never start miniflare.
-  const { openEdgeWorld } = await import('../helpers/edge-world.js');
+  const { openEdgeWorld } = await import('../../../test/helpers/edge-world.js');
   const world = await openEdgeWorld({ vendors: ['stripe'], tokens: TOKENS, start: START });
   const api = world.api;
   const url = new URL(world.url);

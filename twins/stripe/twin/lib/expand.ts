@@ -3,7 +3,7 @@
  * and through lists (`data.customer`). Stripe stops at four levels.
  */
 import type { Call } from './call.js';
-import { invalid } from './errors.js';
+import { invalid } from '../errors.js';
 import { load, typeOfId } from './store.js';
 import { clone, isObj, type Obj } from './util.js';
 

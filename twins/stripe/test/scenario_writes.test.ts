@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { accountForKey } from '../../twins/stripe/twin/core/auth.js';
+import { accountForKey } from '../twin/lib/auth.js';
 import { startStripeTwin, type StripeTwin } from './harness.js';
 
 let twin: StripeTwin;
