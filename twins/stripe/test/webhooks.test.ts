@@ -4,7 +4,7 @@ import { createGuestHarness } from '../../../sdk/twin/testing.js';
 
 /**
  * Which endpoints an event goes to, as the deliveries the twin hands the world on the entry
- * (the world sends them; test/stripe/webhook_delivery.test.ts receives them over HTTP). Endpoints
+ * (the world sends them; webhook_delivery.test.ts receives them over HTTP). Endpoints
  * come and go: each event reaches exactly the endpoints the account has enabled at that moment.
  */
 describe('webhook deliveries follow the endpoints an account has', () => {
