@@ -1,14 +1,14 @@
 /**
- * One Stripe request as a handler sees it, and the wrapper every route goes through:
- * authentication, parameters, idempotency, the all-or-nothing write buffer, `expand`,
- * and Stripe's headers (`Request-Id`, `Stripe-Version`, `Idempotent-Replayed`).
+ * The wrapper every route goes through: authentication, parameters, idempotency, the
+ * all-or-nothing write buffer, `expand`, and Stripe's headers (`Request-Id`, `Stripe-Version`,
+ * `Idempotent-Replayed`). The request as a handler sees it (`Call`) is in request.ts.
  */
 import type { Route, Tree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/types.js';
 import { authenticate, copiedAccount } from './auth.js';
 import { StripeError, invalid, malformedRecord } from '../errors.js';
 import { applyExpand } from './expand.js';
+import { API_VERSION, type Call, type Fn } from './request.js';
 import { Params, checkStringLengths, foldBrackets, parseForm, toArrays } from './params.js';
-import type { Endpoint } from './events.js';
 import { TxTree } from './tx.js';
 import { KNOWN_PARAMS } from './known-params.js';
 import { canonical, clone, hash62, isObj, seconds, type Obj } from './util.js';
@@ -16,37 +16,6 @@ import { canonical, clone, hash62, isObj, seconds, type Obj } from './util.js';
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).
 const { JSON, Math, Number, Object, String } = globalThis;
 
-/** The API version the twin speaks: the one the installed `stripe` package pins. */
-export const API_VERSION = '2026-10-28.endive';
-
-export interface Call {
-  req: TwinRequest;
-  ctx: TwinContext;
-  /** Buffered: applied only when the request succeeds. */
-  tree: Tree;
-  acct: string;
-  p: Params;
-  requestId: string;
-  idempotencyKey: string | null;
-  nowMs: number;
-  /** Seconds, as Stripe timestamps are. */
-  now: number;
-  /** Events to record when the writes are applied. */
-  emits: { type: string; data: unknown }[];
-  /** True for the twin's own moves (a renewal falling due): events carry no request. */
-  automatic?: boolean;
-  /** Timed moves to schedule (or, with `move: ''`, to cancel) when the writes are applied, in order. */
-  schedules: { id: string; move: string; dueAt: string; data?: unknown }[];
-  /** The account's enabled webhook endpoints, once the request's first event has read them (events.ts). */
-  endpoints: Endpoint[] | undefined;
-}
-
-/** Cancels a timed move when the request's writes are applied. */
-export function cancelMove(c: Call, ...ids: string[]): void {
-  for (const id of ids) c.schedules.push({ id, move: '', dueAt: '' });
-}
-
-export type Fn = (c: Call) => Obj;
 
 interface IdemRecord {
   fp: string;

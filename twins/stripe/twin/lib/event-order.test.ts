@@ -7,7 +7,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ListOptions, Tree } from '../../../../sdk/twin/types.js';
-import type { Call } from './call.js';
+import type { Call } from './request.js';
 import { event } from './events.js';
 import { memoryTree, stubContext } from './fakes.test-helper.js';
 import { Params } from './params.js';

@@ -4,7 +4,7 @@
  * of the record reaches the other. The entry names each event (`{ id, type, account }`).
  */
 import { describe, expect, it } from 'vitest';
-import type { Call } from './call.js';
+import type { Call } from './request.js';
 import { insertWithEvent, saveWithEvent } from './events.js';
 import { memoryTree, stubContext } from './fakes.test-helper.js';
 import { TxTree } from './tx.js';

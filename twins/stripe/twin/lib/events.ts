@@ -3,7 +3,7 @@
  * `events.retrieve` work), names it on the log entry (`{ id, type, account }`), and emits a
  * `webhook.delivery` with its JSON for each endpoint that takes it.
  */
-import { API_VERSION, type Call } from './call.js';
+import { API_VERSION, type Call, type Endpoint } from './request.js';
 import { accountState, insertEvent, insertFresh, newestFirst, orderedId, saveFresh } from './store.js';
 import { clone, isObj, seconds, type Obj } from './util.js';
 
@@ -26,12 +26,6 @@ export function previousAttributes(before: Obj, after: Obj): Obj {
     }
   }
   return prev;
-}
-
-export interface Endpoint {
-  id: string;
-  url: string;
-  events: string[];
 }
 
 const NONE: Endpoint[] = [];

@@ -2,7 +2,7 @@
  * `expand[]`: replace an id with its object, nested with dots (`latest_charge.balance_transaction`)
  * and through lists (`data.customer`). Stripe stops at four levels.
  */
-import type { Call } from './call.js';
+import type { Call } from './request.js';
 import { invalid } from '../errors.js';
 import { load, typeOfId } from './store.js';
 import { clone, isObj, type Obj } from './util.js';

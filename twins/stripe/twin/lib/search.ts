@@ -6,7 +6,7 @@
  * Pages with `page` (the `next_page` of the previous answer) and `limit`. A query with a
  * clause an index serves (`indexedClause`) reads that clause's matches only.
  */
-import type { Call } from './call.js';
+import type { Call } from './request.js';
 import { invalid } from '../errors.js';
 import { canMatch, matching, metadataEntry, newestFirst, newestWhere, type Filter, type Rec } from './store.js';
 import { getPath, isObj, type Obj } from './util.js';

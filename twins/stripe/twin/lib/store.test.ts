@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Tree } from '../../../../sdk/twin/types.js';
-import type { Call } from './call.js';
+import type { Call } from './request.js';
 import { memoryTree, stubContext } from './fakes.test-helper.js';
 import { insert, is, matching, metadataEntry, newestFirst, newestWhere, newId, orderedId, save, unlist, type AccountState } from './store.js';
 

@@ -17,7 +17,7 @@
  */
 import { toStorableId } from '../../../../sdk/twin/storable.js';
 import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
-import type { Call } from './call.js';
+import type { Call } from './request.js';
 import { invalid, malformedRecord, missing } from '../errors.js';
 import { TxTree } from './tx.js';
 import { billedSubscription, clone, isObj, type Obj } from './util.js';

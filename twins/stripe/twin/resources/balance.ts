@@ -19,7 +19,7 @@
  *
  * An account a twin without these sums began sums every transaction instead.
  */
-import type { Call } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { accountState, newestFirst, pad } from '../lib/store.js';
 import type { Obj } from '../lib/util.js';
 

@@ -5,7 +5,8 @@
  * subscription on a test clock renews when its clock is advanced.
  */
 import type { Move, Route, TwinContext } from '../../../../sdk/twin/types.js';
-import { cancelMove, route, runMove, type Call } from '../lib/call.js';
+import { route, runMove } from '../lib/call.js';
+import { cancelMove, type Call } from '../lib/request.js';
 import { StripeError, invalid, missing, paramMissing } from '../errors.js';
 import { event, insertWithEvent, previousAttributes, saveWithEvent, updated } from '../lib/events.js';
 import { INCLUDED_LIST_SIZE, includedList, objectsOf, registerIncludable } from '../lib/expand.js';

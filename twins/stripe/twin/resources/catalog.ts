@@ -1,6 +1,7 @@
 /** Products, prices (one-time and recurring) and coupons. */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { invalid, paramMissing } from '../errors.js';
 import { event, insertWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

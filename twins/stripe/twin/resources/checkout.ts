@@ -4,7 +4,8 @@
  * of the hosted page is the twin-only `POST /v1/test_helpers/checkout/sessions/:id/complete`.
  */
 import type { Move, Route } from '../../../../sdk/twin/types.js';
-import { cancelMove, route, runMove, type Call } from '../lib/call.js';
+import { route, runMove } from '../lib/call.js';
+import { cancelMove, type Call } from '../lib/request.js';
 import { StripeError, invalid, paramMissing } from '../errors.js';
 import { saveWithEvent } from '../lib/events.js';
 import { includedList, registerIncludable } from '../lib/expand.js';

@@ -3,7 +3,8 @@
  * changed by balance transactions and applied to the next invoice when it is finalized.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { invalid, missing } from '../errors.js';
 import { updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

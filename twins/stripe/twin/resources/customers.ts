@@ -1,5 +1,6 @@
 /** Customers: create, retrieve, update, delete, list, search. */
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { invalid, missing } from '../errors.js';
 import { event, insertWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

@@ -4,7 +4,8 @@
  * `uncategorized_text` `winning_evidence` / `losing_evidence` decides it when submitted.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { invalid } from '../errors.js';
 import { event, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

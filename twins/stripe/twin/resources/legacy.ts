@@ -4,7 +4,8 @@
  * Test tokens (`tok_visa`, `tok_chargeDeclined`, …) behave as their cards do.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { StripeError, invalid, missing } from '../errors.js';
 import { event, insertWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

@@ -4,7 +4,8 @@
  * `POST /v1/test_helpers/payment_links/:id/complete` plays the customer.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { invalid, paramMissing } from '../errors.js';
 import { event, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

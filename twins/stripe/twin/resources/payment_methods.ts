@@ -3,7 +3,8 @@
  * attach, detach, update, list (also under a customer).
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { StripeError, invalid, missing, paramMissing } from '../errors.js';
 import { saveWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

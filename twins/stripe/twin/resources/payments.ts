@@ -4,7 +4,8 @@
  * `card_error`s that keep `last_payment_error`; `requires_action` for cards that need 3D Secure.
  */
 import type { Move, Route } from '../../../../sdk/twin/types.js';
-import { cancelMove, route, runMove, type Call } from '../lib/call.js';
+import { route, runMove } from '../lib/call.js';
+import { cancelMove, type Call } from '../lib/request.js';
 import { StripeError, invalid } from '../errors.js';
 import { event, insertWithEvent, saveWithEvent, updated } from '../lib/events.js';
 import { includedList, objectsOf, registerIncludable } from '../lib/expand.js';

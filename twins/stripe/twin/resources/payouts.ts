@@ -3,7 +3,8 @@
  * arrival date on the world clock (standard: two days; instant: at once).
  */
 import type { Move, Route } from '../../../../sdk/twin/types.js';
-import { cancelMove, route, runMove, type Call } from '../lib/call.js';
+import { route, runMove } from '../lib/call.js';
+import { cancelMove, type Call } from '../lib/request.js';
 import { invalid } from '../errors.js';
 import { insertWithEvent, saveWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

@@ -1,6 +1,7 @@
 /** Setup intents: save a card for later (create, confirm, cancel), with 3D Secure and declines. */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { StripeError, invalid } from '../errors.js';
 import { insertWithEvent, saveWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

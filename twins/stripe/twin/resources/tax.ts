@@ -3,7 +3,8 @@
  * is taxed by its own rates or the invoice's defaults, after its share of the discounts.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { invalid, paramMissing } from '../errors.js';
 import { insertWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';

@@ -4,7 +4,8 @@
  * delivery can sign with it while the API never shows it again.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../lib/call.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { invalid, paramMissing } from '../errors.js';
 import { applyMetadata } from '../lib/metadata.js';
 import { countHooks, insert, listOf, mustLoad, save, unlist } from '../lib/store.js';

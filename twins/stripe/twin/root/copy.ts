@@ -5,7 +5,7 @@
  * lines past ten).
  */
 import type { TwinContext } from '../../../../sdk/twin/types.js';
-import type { Call } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { Params } from '../lib/params.js';
 import { fileCopy, loadRec, type Rec } from '../lib/store.js';
 import { TxTree } from '../lib/tx.js';

@@ -7,7 +7,7 @@
  */
 import type { IngestedWebhook, RootAnswer, RootInfo, RootRead, TwinContext, TwinRoot } from '../../../../sdk/twin/types.js';
 import { COPIED_ACCOUNT, ROOT_ACCOUNT_ID, copiedAccount } from '../lib/auth.js';
-import { API_VERSION, type Call } from '../lib/call.js';
+import { API_VERSION, type Call } from '../lib/request.js';
 import { keepCopyAccount, loadRec, unlist } from '../lib/store.js';
 import { hash62, isObj, type Obj } from '../lib/util.js';
 import { COPIED_ACCOUNT_OBJECT } from '../resources/account.js';

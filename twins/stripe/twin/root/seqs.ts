@@ -11,7 +11,7 @@
  * what the app makes in the copy afterwards is listed as newer than what the root showed.
  * Seqs stay below 62⁶ (the six base-62 digits an ordered event id begins with) until 2080.
  */
-import type { Call } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
 import { SEQS_PER_ENTRY, accountState, pad, raiseSeqFloor, type Rec } from '../lib/store.js';
 import type { Obj } from '../lib/util.js';
 
