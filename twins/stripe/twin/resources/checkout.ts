@@ -13,7 +13,7 @@ import { applyMetadata } from '../lib/metadata.js';
 import { Params } from '../lib/params.js';
 import { eq, insert, listOf, load, mustLoad, newId, save } from '../lib/store.js';
 import { clone, type Obj } from '../lib/util.js';
-import { createSub } from './billing.js';
+import { createSub } from './subscriptions.js';
 import { makePrice } from './catalog.js';
 import { createCustomer } from './customers.js';
 import { attachTo, resolvePaymentMethod } from './payment_methods.js';

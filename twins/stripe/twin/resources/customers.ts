@@ -7,7 +7,7 @@ import { applyMetadata } from '../lib/metadata.js';
 import { eq, insertFresh, listOf, load, mustLoad, newId, save, unlist } from '../lib/store.js';
 import { search } from '../lib/search.js';
 import { clone, type Obj } from '../lib/util.js';
-import { cancelCustomerSubscriptions } from './billing.js';
+import { cancelCustomerSubscriptions } from './subscriptions.js';
 import { balanceChange } from './customer_balance.js';
 import { attachTo, resolvePaymentMethod } from './payment_methods.js';
 import { address, nullable, shipping } from './shared.js';

@@ -11,7 +11,8 @@ import { fileCopy, loadRec, type Rec } from '../lib/store.js';
 import { TxTree } from '../lib/tx.js';
 import { isObj, seconds, type Obj } from '../lib/util.js';
 import { INCLUDED_LIST_SIZE } from '../lib/expand.js';
-import { ITEMS, ITEM_OF, LINES } from '../resources/billing.js';
+import { LINES } from '../resources/invoices.js';
+import { ITEMS, ITEM_OF } from '../resources/subscription_periods.js';
 
 /** A Stripe list a refresh reads whole, and the object type (also the twin's record type) of its items. */
 export interface Kind {

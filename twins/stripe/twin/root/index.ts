@@ -11,7 +11,7 @@ import { API_VERSION, type Call } from '../lib/request.js';
 import { keepCopyAccount, loadRec, unlist } from '../lib/store.js';
 import { hash62, isObj, type Obj } from '../lib/util.js';
 import { COPIED_ACCOUNT_OBJECT } from '../resources/account.js';
-import { LINES } from '../resources/billing.js';
+import { LINES } from '../resources/invoices.js';
 import { KINDS, copyCall, copyable, done, fileObject, keepAside, kindOf, type Aside, type Kind } from './copy.js';
 import { seqsOf } from './seqs.js';
 
