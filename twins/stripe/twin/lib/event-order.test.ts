@@ -11,7 +11,9 @@ import type { Call } from './request.js';
 import { event } from './events.js';
 import { memoryTree, stubContext } from './fakes.test-helper.js';
 import { Params } from './params.js';
-import { listOf, orderedId, type AccountState } from './store.js';
+import { listOf } from './lists.js';
+import type { AccountState } from './account.js';
+import { orderedId } from './ids.js';
 import type { Obj } from './util.js';
 
 const ACCT = 'acct_eventOrder';

@@ -4,7 +4,10 @@
  * `webhook.delivery` with its JSON for each endpoint that takes it.
  */
 import { API_VERSION, type Call, type Endpoint } from './request.js';
-import { accountState, insertEvent, insertFresh, newestFirst, orderedId, saveFresh } from './store.js';
+import { insertEvent, insertFresh, saveFresh } from './store.js';
+import { newestFirst } from './lists.js';
+import { accountState } from './account.js';
+import { orderedId } from './ids.js';
 import { clone, isObj, seconds, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).

@@ -4,7 +4,8 @@
  */
 import type { Call } from './request.js';
 import { invalid } from '../errors.js';
-import { load, typeOfId } from './store.js';
+import { load } from './store.js';
+import { typeOfId } from './ids.js';
 import { clone, isObj, type Obj } from './util.js';
 
 // Builtins as module bindings: a global lookup is slow in a node:vm context (see util.ts).

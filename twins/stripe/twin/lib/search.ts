@@ -8,7 +8,9 @@
  */
 import type { Call } from './request.js';
 import { invalid } from '../errors.js';
-import { canMatch, matching, metadataEntry, newestFirst, newestWhere, type Filter, type Rec } from './store.js';
+import { type Rec } from './store.js';
+import { matching, newestFirst, newestWhere, type Filter } from './lists.js';
+import { canMatch, metadataEntry } from './indexes.js';
 import { getPath, isObj, type Obj } from './util.js';
 
 export type FieldKind = 'string' | 'token' | 'number' | 'bool';

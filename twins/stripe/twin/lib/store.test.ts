@@ -8,7 +8,11 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Tree } from '../../../../sdk/twin/types.js';
 import type { Call } from './request.js';
 import { memoryTree, stubContext } from './fakes.test-helper.js';
-import { insert, is, matching, metadataEntry, newestFirst, newestWhere, newId, orderedId, save, unlist, type AccountState } from './store.js';
+import { insert, newId, save, unlist } from './store.js';
+import { is, matching, newestFirst, newestWhere } from './lists.js';
+import { metadataEntry } from './indexes.js';
+import type { AccountState } from './account.js';
+import { orderedId } from './ids.js';
 
 const ACCT = 'acct_seqTest';
 

@@ -7,7 +7,8 @@ import { event, insertWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';
 import type { Params } from '../lib/params.js';
 import { search } from '../lib/search.js';
-import { boolEq, eq, is, isAny, listOf, load, mustLoad, newestWhere, newId, save, unlist, type Filter } from '../lib/store.js';
+import { load, mustLoad, newId, save, unlist } from '../lib/store.js';
+import { boolEq, eq, is, isAny, listOf, newestWhere, type Filter } from '../lib/lists.js';
 import { clone, isObj, type Obj } from '../lib/util.js';
 import { currency, nullable } from './shared.js';
 

@@ -8,7 +8,8 @@ import type { Call } from '../lib/request.js';
 import { invalid, missing } from '../errors.js';
 import { updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';
-import { insert, is, listOf, load, mustLoad, save } from '../lib/store.js';
+import { insert, load, mustLoad, save } from '../lib/store.js';
+import { is, listOf } from '../lib/lists.js';
 import { clone, type Obj } from '../lib/util.js';
 import { currency } from './shared.js';
 

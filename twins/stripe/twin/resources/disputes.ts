@@ -9,7 +9,8 @@ import type { Call } from '../lib/request.js';
 import { invalid } from '../errors.js';
 import { event, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';
-import { eq, insert, listOf, mustLoad, save } from '../lib/store.js';
+import { insert, mustLoad, save } from '../lib/store.js';
+import { eq, listOf } from '../lib/lists.js';
 import { clone, type Obj } from '../lib/util.js';
 import { balanceTxn, onChargeCaptured } from './payments.js';
 

@@ -2,7 +2,8 @@
 import type { Route } from '../../../../sdk/twin/types.js';
 import { route } from '../lib/call.js';
 import { invalid } from '../errors.js';
-import { listOf, mustLoad } from '../lib/store.js';
+import { mustLoad } from '../lib/store.js';
+import { listOf } from '../lib/lists.js';
 
 /**
  * Whether `text` matches a `*` pattern, given as its parts between the stars. Leftmost-first

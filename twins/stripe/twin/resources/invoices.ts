@@ -10,7 +10,8 @@ import { event, insertWithEvent, saveWithEvent, updated } from '../lib/events.js
 import { INCLUDED_LIST_SIZE, includedList, objectsOf, registerIncludable } from '../lib/expand.js';
 import { applyMetadata } from '../lib/metadata.js';
 import { search } from '../lib/search.js';
-import { eq, insert, is, listOf, load, matching, mustLoad, newestWhere, newId, save, unlist } from '../lib/store.js';
+import { insert, load, mustLoad, newId, save, unlist } from '../lib/store.js';
+import { eq, is, listOf, matching, newestWhere } from '../lib/lists.js';
 import { billedSubscription, clone, isObj, type Obj } from '../lib/util.js';
 import { resolvePaymentMethod } from './payment_methods.js';
 import { computeTaxes, taxRatesParam } from './tax.js';

@@ -10,7 +10,8 @@ import { invalid, paramMissing } from '../errors.js';
 import { event, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';
 import { Params } from '../lib/params.js';
-import { boolEq, insert, listOf, load, mustLoad, save } from '../lib/store.js';
+import { insert, load, mustLoad, save } from '../lib/store.js';
+import { boolEq, listOf } from '../lib/lists.js';
 import { clone, isObj, type Obj } from '../lib/util.js';
 import { complete, createSession } from './checkout.js';
 

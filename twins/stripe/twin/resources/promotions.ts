@@ -5,7 +5,8 @@ import type { Call } from '../lib/request.js';
 import { invalid, paramMissing } from '../errors.js';
 import { event, insertWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';
-import { boolEq, eq, listOf, matching, mustLoad, newestWhere, save } from '../lib/store.js';
+import { mustLoad, save } from '../lib/store.js';
+import { boolEq, eq, listOf, matching, newestWhere } from '../lib/lists.js';
 import { clone, type Obj } from '../lib/util.js';
 
 function createPromotionCode(c: Call): Obj {

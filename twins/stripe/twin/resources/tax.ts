@@ -9,7 +9,8 @@ import { invalid, paramMissing } from '../errors.js';
 import { insertWithEvent, updated } from '../lib/events.js';
 import { applyMetadata } from '../lib/metadata.js';
 import type { Params } from '../lib/params.js';
-import { boolEq, listOf, load, mustLoad, save } from '../lib/store.js';
+import { load, mustLoad, save } from '../lib/store.js';
+import { boolEq, listOf } from '../lib/lists.js';
 import { clone, type Obj } from '../lib/util.js';
 
 function createTaxRate(c: Call): Obj {

@@ -8,7 +8,9 @@ import { route } from '../lib/call.js';
 import type { Call } from '../lib/request.js';
 import { invalid, paramMissing } from '../errors.js';
 import { applyMetadata } from '../lib/metadata.js';
-import { countHooks, insert, listOf, mustLoad, save, unlist } from '../lib/store.js';
+import { insert, mustLoad, save, unlist } from '../lib/store.js';
+import { listOf } from '../lib/lists.js';
+import { countHooks } from '../lib/account.js';
 import { clone, type Obj } from '../lib/util.js';
 
 const MAX_ENDPOINTS = 16;

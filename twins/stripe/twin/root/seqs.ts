@@ -12,7 +12,9 @@
  * Seqs stay below 62⁶ (the six base-62 digits an ordered event id begins with) until 2080.
  */
 import type { Call } from '../lib/request.js';
-import { SEQS_PER_ENTRY, accountState, pad, raiseSeqFloor, type Rec } from '../lib/store.js';
+import { raiseSeqFloor, type Rec } from '../lib/store.js';
+import { SEQS_PER_ENTRY, accountState } from '../lib/account.js';
+import { pad } from '../lib/ids.js';
 import type { Obj } from '../lib/util.js';
 
 const PER_SECOND = 16;
