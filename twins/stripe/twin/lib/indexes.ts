@@ -54,7 +54,7 @@ const metadata: Index = {
 
 /**
  * Every type's indexes. Metadata is indexed for the searchable types whose search by a
- * metadata value an app might make often (core/search.ts reads it), at one more stored entry
+ * metadata value an app might make often (search.ts reads it), at one more stored entry
  * per key on every object made with metadata: not for charges, which copy their payment
  * intent's metadata and would double that cost on every payment; their search walks.
  */

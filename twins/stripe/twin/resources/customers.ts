@@ -55,7 +55,7 @@ function testClock(c: Call): string | null {
 }
 
 export function createCustomer(c: Call): Obj {
-  // Ordered, save in a copy of a real account (core/store.ts, AccountState.copy).
+  // Ordered, save in a copy of a real account (lib/account.ts, AccountState.copy).
   const id = newId(c, 'customer', 'cus_', 14);
   const locales = c.p.strings('preferred_locales') ?? [];
   const prefix = c.p.str('invoice_prefix') ?? hex8(c);

@@ -1,5 +1,5 @@
 /**
- * The seqs of copied objects (core/store.ts keeps every object under a creation sequence number
+ * The seqs of copied objects (lib/store.ts keeps every object under a creation sequence number
  * `s`, and a copy's lists run in its order: `AccountState.copy`). A copy has no creation
  * order of its own, only the root's: Stripe lists newest first, and an object's `created`. So a
  * copied object's seq is at most `created × 16 + 15`, and each one a walk of a list finds is
@@ -70,7 +70,7 @@ function byCreated(c: Call, type: string, run: readonly Obj[], upper: number | u
 
 /**
  * `count` seqs above every seq of the account, falling (the run's newest highest): above its
- * floor, and above what the entries before this one handed out without raising it (store.ts,
+ * floor, and above what the entries before this one handed out without raising it (account.ts,
  * `nextSeq`).
  */
 function fromFloor(c: Call, count: number): number[] {
