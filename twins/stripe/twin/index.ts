@@ -5,8 +5,7 @@
 import { defineTwin } from '../../../sdk/twin/index.js';
 import type { Route } from '../../../sdk/twin/types.js';
 import { route } from './lib/call.js';
-import { errorBody } from './errors.js';
-import { StripeError } from './errors.js';
+import { StripeError, errorBody } from './errors.js';
 import { accountRoutes } from './resources/account.js';
 import { billingMoves, billingRoutes } from './resources/billing.js';
 import { catalogRoutes } from './resources/catalog.js';
