@@ -28,7 +28,7 @@ const GUEST_RUNTIME = join('sdk', 'twin', 'guest', 'runtime.ts');
  * The repository root: the nearest ancestor of this module holding the guest runtime's source.
  * Works from the sources (tests) and from `dist/` (the guest sources are not compiled there).
  */
-function repoRoot(): string {
+export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     if (existsSync(join(dir, GUEST_RUNTIME))) return dir;
