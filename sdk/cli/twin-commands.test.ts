@@ -120,7 +120,7 @@ describe('a project as kit twin new makes it', () => {
       "test('expects another vendor', async () => { assert.equal((await world().manifest()).vendor, 'not-acme'); });",
     ].join('\n'));
     try {
-      const run = await kit(['twin', 'test', 'twins/acme', '--', 'wrong'], cwd);
+      const run = await kit(['twin', 'test', 'twins/acme', '--only', 'wrong'], cwd);
       expect(run.code).toBe(1);
       expect(run.out[0]).toContain('to run 1 test file');
       expect(run.out).toContain('ℹ fail 1');

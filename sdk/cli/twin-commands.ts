@@ -118,24 +118,26 @@ const commands: Command<TwinTarget>[] = [
   },
   {
     words: ['test'],
-    args: '[dir] [-- file…]',
+    args: '[dir]',
     summary: "run a twin's tests (test/*.test.ts, node:test) against it, served in a real world",
     help: [
       'Builds the twin (as kit twin build), serves it untrusted in QuickJS in a fresh world on this',
       'machine (its state in a temporary folder, gone after), sets the world clock to --now, then runs',
       'each test file with node --test, one file after another, in that one world. A test reads the',
-      "world's URL, token and clock with world() from twinkit/twin/testing (docs/twins.md). After --",
+      "world's URL, token and clock with world() from twinkit/twin/testing (docs/twins.md). With --only,",
       'only the test files whose path contains one of the words run. The exit code is node --test\'s;',
       'a twin or a test file that does not build fails before any test runs (exit 1).',
     ].join('\n'),
     flags: [
       { name: 'now', kind: 'string', value: 'INSTANT', help: `the world clock when the tests start (default ${DEFAULT_TEST_NOW})` },
       { name: 'reporter', kind: 'string', value: 'R', help: "node --test's reporter: spec (default), tap, dot, junit" },
+      { name: 'only', kind: 'list', value: 'WORD', help: 'run only the test files whose path contains WORD (repeatable)' },
     ],
-    arity: [0, 64],
+    arity: [0, 1],
     async run(t, call) {
       if (t.openWorld === undefined) throw new CliError('no_world', 'this kit cannot open a world to test in');
-      const [dirArg, ...only] = call.args;
+      const dirArg = call.args[0];
+      const only = call.lists['only'] ?? [];
       const now = flag(call, 'now') ?? DEFAULT_TEST_NOW;
       if (!Number.isFinite(Date.parse(now))) throw new UsageError(`--now must be an ISO 8601 instant, got "${now}"`);
       const reporter = flag(call, 'reporter') ?? 'spec';
