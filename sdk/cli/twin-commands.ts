@@ -22,6 +22,7 @@ export interface TwinTarget {
   env: NodeJS.ProcessEnv;
   /** Opens the world `kit twin test` serves the twin in; absent, `test` cannot run. */
   openWorld?: (options: LocalWorldOptions) => Promise<WorldHandle>;
+  untilStopped: () => Promise<string>;
 }
 
 /** The vendor ids of the built-in twins (`twins/<vendor>/twin/index.ts`): a twin of one's own may not take one. */
@@ -142,7 +143,7 @@ const commands: Command<TwinTarget>[] = [
       if (!Number.isFinite(Date.parse(now))) throw new UsageError(`--now must be an ISO 8601 instant, got "${now}"`);
       const reporter = flag(call, 'reporter') ?? 'spec';
       if (!/^[a-z][a-z-]{0,31}$/.test(reporter)) throw new UsageError(`--reporter names one of node --test's reporters (spec, tap, dot, junit), got "${reporter}"`);
-      return runTwinTests({ dir: within(t, dirArg ?? '.'), cwd: t.cwd, now: new Date(now).toISOString(), reporter, only }, call.io, { openWorld: t.openWorld, env: t.env });
+      return runTwinTests({ dir: within(t, dirArg ?? '.'), cwd: t.cwd, now: new Date(now).toISOString(), reporter, only }, call.io, { openWorld: t.openWorld, env: t.env, untilStopped: t.untilStopped });
     },
   },
 ];
@@ -158,6 +159,6 @@ export function twinCommands(openWorld?: TwinTarget['openWorld']): CommandGroup<
       'Its code imports the SDK as twinkit/twin; the build maps that to this kit, so nothing is installed.',
       'A failure prints one line, kit: <message> (<code>), and exits 1; bad usage exits 2. See docs/twins.md.',
     ].join('\n'),
-    target: async (_flags, deps: ClientDeps) => ({ cwd: deps.cwd, env: deps.env, ...(openWorld !== undefined ? { openWorld } : {}) }),
+    target: async (_flags, deps: ClientDeps) => ({ cwd: deps.cwd, env: deps.env, untilStopped: deps.untilStopped, ...(openWorld !== undefined ? { openWorld } : {}) }),
   };
 }

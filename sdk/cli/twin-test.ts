@@ -33,6 +33,8 @@ export interface TwinTestDeps {
   openWorld(options: LocalWorldOptions): Promise<WorldHandle>;
   /** The environment the tests inherit (the world's variables are added to it). */
   env: NodeJS.ProcessEnv;
+  /** Resolves on Ctrl-C or SIGTERM: the tests are stopped, and the world and its folder removed. */
+  untilStopped?: () => Promise<string>;
 }
 
 export const DEFAULT_TEST_NOW = '2026-01-01T00:00:00.000Z';
@@ -106,8 +108,18 @@ export async function runTwinTests(options: TwinTestOptions, io: CliIo, deps: Tw
         child.on('error', fail);
         child.on('close', (code, signal) => done(code ?? (signal !== null ? 1 : 0)));
       });
+      let stopped: string | null = null;
+      void deps.untilStopped?.().then((signal) => {
+        stopped = signal;
+        child.kill('SIGINT');
+      });
       await Promise.all([pipeLines(child.stdout, io.out), pipeLines(child.stderr, io.err)]);
-      return await exited;
+      const code = await exited;
+      if (stopped !== null) {
+        io.err(`kit: ${stopped}: the tests were stopped; the world and its folder are removed`);
+        return 130;
+      }
+      return code;
     } finally {
       await serving.server.close();
     }
