@@ -52,7 +52,7 @@ export interface TwinTestWorld {
   store<T = unknown>(name: string, query?: Record<string, string>): Promise<T>;
   /** The twin's manifest, as the world serves it. */
   manifest(): Promise<TestManifest>;
-  /** The twin's log after `after` (default 0: all of it, up to the world's page size). */
+  /** The twin's log entries after position `after` (default 0: all of them), oldest first, read page by page. */
   log(after?: number): Promise<TestLogEntry[]>;
 }
 
@@ -121,6 +121,14 @@ export function world(env: Record<string, string | undefined> = process.env): Tw
       return call(token, 'GET', `${twinUrl}/twin/store/${encodeURIComponent(name)}${q === '' ? '' : `?${q}`}`);
     },
     manifest: () => call<TestManifest>(token, 'GET', `${twinUrl}/twin`),
-    log: async (after = 0) => (await call<{ entries: TestLogEntry[] }>(token, 'GET', `${api}/log/${encodeURIComponent(vendor)}?after=${after}`)).entries,
+    log: async (after = 0) => {
+      const entries: TestLogEntry[] = [];
+      for (let from: number | null = after; from !== null; ) {
+        const page: { entries: TestLogEntry[]; next: number | null } = await call(token, 'GET', `${api}/log/${encodeURIComponent(vendor)}?after=${from}&limit=1000`);
+        entries.push(...page.entries);
+        from = page.entries.length === 0 ? null : page.next;
+      }
+      return entries;
+    },
   };
 }
