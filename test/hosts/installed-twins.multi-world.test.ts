@@ -1,0 +1,36 @@
+/**
+ * Installed twins (installed-twins.cases.ts) on the multi-world host, restarted over its folder.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startMultiWorldHost, type MultiWorldHost } from '../../host/index.js';
+import { buildGuestRuntime, loadBuiltinTwins } from '../../sdk/twin/node.js';
+import { runInstalledTwinCases } from './installed-twins.cases.js';
+
+runInstalledTwinCases({
+  name: 'the multi-world host',
+  async start() {
+    const dir = await mkdtemp(join(tmpdir(), 'kit-install-multi-'));
+    const twins = [...(await loadBuiltinTwins()).values()];
+    const guestRuntime = await buildGuestRuntime();
+    const start = async (): Promise<MultiWorldHost> => startMultiWorldHost({ dir, port: 0, twins, guestRuntime });
+    let host = await start();
+    return {
+      get url() {
+        return host.url;
+      },
+      get adminToken() {
+        return host.adminToken;
+      },
+      async restart() {
+        await host.close();
+        host = await start();
+      },
+      async close() {
+        await host.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  },
+});
