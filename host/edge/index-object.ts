@@ -6,18 +6,66 @@
  *
  * Names are reserved before a family makes the world, so two admins racing for one name get one
  * world and one 409.
+ *
+ * The twins an admin installed live here too (`kit_twins`, a `SqliteStorage` that splits a bundle
+ * over 1 MiB across rows, under the 2 MB a row may hold): every family fetches the ones its worlds
+ * serve, and a removal is refused here, where every family's rows are, while any world serves it.
  */
 import { DurableObject } from 'cloudflare:workers';
 import { KitError } from '../../runtime/errors.js';
 import type { WorldRow } from '../multi-world/worlds.js';
+import type { TwinBundle } from '../../runtime/runner/types.js';
+import { InstalledTwinStore, inUse, notInstalled, type InstalledTwinRecord } from '../multi-world/installed-twins.js';
 import { outcomeOf, type Outcome } from './outcome.js';
+import { SqliteStorage, sqlOfDurableObject } from './storage/index.js';
 import type { EdgeEnv, IndexCalls } from './env.js';
 
 export class WorldIndex extends DurableObject<EdgeEnv> implements IndexCalls {
+  readonly #twins: InstalledTwinStore;
+
   constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
     super(ctx, env);
     // `row` is the family's published row; null while the name is reserved and not yet made.
     this.ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS worlds (name TEXT PRIMARY KEY, family TEXT NOT NULL, row TEXT)');
+    this.#twins = new InstalledTwinStore(new SqliteStorage(sqlOfDurableObject(this.ctx.storage), { table: 'kit_twins' }));
+  }
+
+  twinRecords(): InstalledTwinRecord[] {
+    return this.#twins.list();
+  }
+
+  twinBundle(vendor: string): TwinBundle | null {
+    return this.#twins.bundle(vendor) ?? null;
+  }
+
+  installTwin(record: InstalledTwinRecord, source: string): Promise<Outcome<{ replaced: boolean; families: string[] }>> {
+    return outcomeOf(() => {
+      const replaced = this.#twins.put(record, source);
+      const families = [...new Set(this.#servedBy(record.vendor).map((w) => w.family))];
+      return { replaced, families };
+    });
+  }
+
+  removeTwin(vendor: string): Promise<Outcome<void>> {
+    return outcomeOf(() => {
+      if (this.#twins.get(vendor) === undefined) throw notInstalled(vendor);
+      const worlds = this.#servedBy(vendor).map((w) => w.name);
+      if (worlds.length > 0) throw inUse(vendor, worlds);
+      this.#twins.remove(vendor);
+    });
+  }
+
+  twinWorlds(vendor: string): string[] {
+    return this.#servedBy(vendor).map((w) => w.name);
+  }
+
+  /** Made worlds whose published row lists `vendor`, by name. */
+  #servedBy(vendor: string): { name: string; family: string }[] {
+    return this.ctx.storage.sql
+      .exec<{ name: string; family: string; row: string }>('SELECT name, family, row FROM worlds WHERE row IS NOT NULL ORDER BY name')
+      .toArray()
+      .filter((r) => (JSON.parse(r.row) as WorldRow).twins.some((t) => t.vendor === vendor))
+      .map((r) => ({ name: r.name, family: r.family }));
   }
 
   /** Holds `name` for `family`; `world_exists` when another family (or the same, made) has it. */

@@ -7,7 +7,6 @@
  * in flight finish on the old code), and its next request opens it on the new code, under a new
  * `x-kit-world-code`. The world's log, stores and scenarios stay as they were.
  */
-import type { UntrustedLane } from '../../runtime/lane/types.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import type { Storage } from '../../runtime/store/index.js';
 import {
@@ -18,7 +17,7 @@ import {
   installedRow,
   inUse,
   notInstalled,
-  prepareInstall,
+  TwinCheckLane,
   type InstallAnswer,
   type TwinAdmin,
   type TwinDetail,
@@ -34,8 +33,8 @@ export interface HostTwinsOptions {
   twins: TwinSets;
   registry: HostRegistry;
   pool: WorldPool;
-  /** The lane installs are checked in (made on the first install, closed with the host). */
-  lane(): UntrustedLane;
+  /** Where installs are checked (closed with the host). */
+  checks: TwinCheckLane;
   now?: () => number;
 }
 
@@ -72,7 +71,7 @@ export class HostTwins implements TwinAdmin {
   install(upload: TwinUpload): Promise<{ answer: InstallAnswer; replaced: boolean }> {
     return this.#serially(async () => {
       const { twins, pool, storage } = this.#o;
-      const { record, bundle } = await prepareInstall(this.#o.lane(), upload, twins.builtinVendors(), this.#o.now);
+      const { record, bundle } = await this.#o.checks.prepare(upload, twins.builtinVendors(), this.#o.now);
       const replaced = this.#store.put(record, bundle.source);
       await storage.durable();
       twins.install(bundle);

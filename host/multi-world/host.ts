@@ -32,7 +32,7 @@ import { WorldPool } from './pool.js';
 import { HostRegistry } from './registry.js';
 import { TwinSets } from './twin-sets.js';
 import { HostTwins } from './host-twins.js';
-import type { UntrustedLane } from '../../runtime/lane/types.js';
+import { TwinCheckLane } from './installed-twins.js';
 import { WakeSchedule } from './wake.js';
 import { budgetOf, HostWorlds } from './worlds.js';
 
@@ -144,13 +144,13 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
   wake = new WakeSchedule(storage, (name) => (registry.get(name) === undefined ? Promise.resolve() : pool.use(name, async (runner) => void (await runner.performDueMoves()))));
   const worlds = new HostWorlds({ storage, store, registry, pool, wake, twins, defaultBudget, baseUrl: () => baseUrl, now });
   // Installs are loaded in a lane of the host's own, under the worlds' sandbox limits, never in V8.
-  const checking: { lane: UntrustedLane | null } = { lane: null };
+  const checks = new TwinCheckLane(() => nodeGuestEngines.lane({ name: 'host twin check', ...(options.limits !== undefined ? { limits: options.limits } : {}) }));
   const installed = new HostTwins({
     storage,
     twins,
     registry,
     pool,
-    lane: () => (checking.lane ??= nodeGuestEngines.lane({ name: 'host twin check', ...(options.limits !== undefined ? { limits: options.limits } : {}) })),
+    checks,
     now,
   });
   const hostCode = `${KIT_VERSION}+host`;
@@ -190,7 +190,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
     clearInterval(sweeper);
     wake.stop();
     await pool.closeAll();
-    await checking.lane?.close();
+    await checks.close();
     await storage.close();
     throw e;
   }
@@ -226,7 +226,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
           await http.close();
           core.stop();
           await pool.closeAll();
-          await checking.lane?.close();
+          await checks.close();
           await store.idle();
           await storage.close();
         })();

@@ -171,6 +171,40 @@ export async function prepareInstall(lane: UntrustedLane, upload: TwinUpload, bu
   return { record, bundle: bundleOf(record, source) };
 }
 
+/**
+ * The lane a host checks installs in, made on first use. A bundle refused while it loaded may
+ * leave the sandbox's memory grown to its cap (a runtime that hit its own limit frees the
+ * objects, not the pages), so the next bundle would be refused for want of memory: after a
+ * refusal the lane is closed and the next install gets a fresh one.
+ */
+export class TwinCheckLane {
+  readonly #make: () => UntrustedLane;
+  #lane: UntrustedLane | null = null;
+
+  constructor(make: () => UntrustedLane) {
+    this.#make = make;
+  }
+
+  async prepare(upload: TwinUpload, builtins: readonly string[], now?: () => number): Promise<{ record: InstalledTwinRecord; bundle: TwinBundle }> {
+    const lane = (this.#lane ??= this.#make());
+    try {
+      return await prepareInstall(lane, upload, builtins, now);
+    } catch (e) {
+      if (e instanceof KitError && e.code === 'invalid_twin') {
+        this.#lane = null;
+        await lane.close();
+      }
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    const lane = this.#lane;
+    this.#lane = null;
+    await lane?.close();
+  }
+}
+
 /** The worlds (by name) whose vendors include `vendor`, as `twin_in_use` names them. */
 export function inUse(vendor: string, worlds: readonly string[]): HostError {
   return new HostError('twin_in_use', `${vendor} is served by ${worlds.length === 1 ? 'the world' : 'the worlds'} ${worlds.join(', ')}; remove ${worlds.length === 1 ? 'it' : 'them'} first`, { vendor, worlds });

@@ -152,6 +152,22 @@ export function runInstalledTwinCases(spec: InstallHostSpec): void {
       expect(again.status, again.text).toBe(200);
     }, 60_000);
 
+    test('a bundle over 1 MiB (split across rows on the edge) installs, serves a world and reads back whole after a restart', async () => {
+      const bulky = `${await helloBundle('bulky')}\n// ${'padding '.repeat(200_000)}\n`;
+      expect(bulky.length).toBeGreaterThan(1.5 * 1024 * 1024);
+      const a = await put('bulky', bulky);
+      expect(a.status, a.text).toBe(201);
+      const made = await send('POST', `${host.url}/-/worlds`, { headers: admin(), body: { org: 'byot', world: 'bulk', vendors: ['bulky'] } });
+      expect(made.status, made.text).toBe(201);
+      const w = made.json() as { name: string; token: string };
+      await host.restart();
+      const answer = await send('GET', `${host.url}/${w.name}/bulky/twin`, { headers: { authorization: `Bearer ${w.token}` } });
+      expect(answer.json()).toMatchObject({ vendor: 'bulky' });
+      expect((await twinsList()).find((r) => r.vendor === 'bulky')).toMatchObject({ sha256: createHash('sha256').update(bulky).digest('hex') });
+      expect((await send('DELETE', `${host.url}/-/worlds/${w.name}`, { headers: admin() })).status).toBe(204);
+      expect((await send('DELETE', `${host.url}/-/twins/bulky`, { headers: admin() })).status).toBe(204);
+    }, 120_000);
+
     test('a twin is not removed while a world serves it (409 naming the world); a built-in never; then removed, it is gone everywhere', async () => {
       const busy = await send('DELETE', `${host.url}/-/twins/acme`, { headers: admin() });
       refused(busy, 409, 'twin_in_use');
