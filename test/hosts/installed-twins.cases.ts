@@ -13,6 +13,11 @@ import { clashingRoutesBundle, helloBundle } from './twin-bundles.js';
 export interface InstallHost {
   readonly url: string;
   readonly adminToken: string;
+  /**
+   * How a bundle over 4 MiB is refused: `body_too_large` where the host's request limit is the
+   * bundle limit (its adapter answers before the admin reads the head), else `twin_too_large`.
+   */
+  readonly tooLargeCode: 'twin_too_large' | 'body_too_large';
   /** Stops the host and starts it again over what it kept (the Node host's folder, the edge's objects); `url` may change. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -124,8 +129,7 @@ export function runInstalledTwinCases(spec: InstallHostSpec): void {
       refused(await put('acme', new Uint8Array([0xff, 0xfe, 0x00, 0x80])), 400, 'invalid_twin');
       refused(await put('acme', ''), 400, 'invalid_twin');
       const tooBig = await put('acme', 'x'.repeat(4 * 1024 * 1024 + 1));
-      expect(tooBig.status, tooBig.text).toBe(413);
-      expect(['twin_too_large', 'body_too_large']).toContain(errorCode(tooBig));
+      refused(tooBig, 413, host.tooLargeCode);
       refused(await put('acme', 'this is not ( javascript'), 400, 'invalid_twin');
       refused(await put('acme', 'var nothing = 1;'), 400, 'invalid_twin');
       refused(await put('other', acme1), 400, 'twin_vendor_mismatch');

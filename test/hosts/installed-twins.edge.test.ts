@@ -19,6 +19,8 @@ runInstalledTwinCases({
         return edge.url;
       },
       adminToken,
+      // The Worker's request limit is 4 MiB, the bundle limit: its adapter refuses first.
+      tooLargeCode: 'body_too_large',
       restart: () => edge.restart(),
       async close() {
         await edge.close();

@@ -1,5 +1,7 @@
 /**
- * Installed twins (installed-twins.cases.ts) on the multi-world host, restarted over its folder.
+ * Installed twins (installed-twins.cases.ts) on the multi-world host, restarted over its folder,
+ * with a request limit above the bundle limit (8 MiB), so a bundle over 4 MiB meets the admin's own
+ * check (`twin_too_large`) rather than the adapter's (`body_too_large`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +16,7 @@ runInstalledTwinCases({
     const dir = await mkdtemp(join(tmpdir(), 'kit-install-multi-'));
     const twins = [...(await loadBuiltinTwins()).values()];
     const guestRuntime = await buildGuestRuntime();
-    const start = async (): Promise<MultiWorldHost> => startMultiWorldHost({ dir, port: 0, twins, guestRuntime });
+    const start = async (): Promise<MultiWorldHost> => startMultiWorldHost({ dir, port: 0, twins, guestRuntime, maxBodyBytes: 8 * 1024 * 1024 });
     let host = await start();
     return {
       get url() {
@@ -23,6 +25,7 @@ runInstalledTwinCases({
       get adminToken() {
         return host.adminToken;
       },
+      tooLargeCode: 'twin_too_large',
       async restart() {
         await host.close();
         host = await start();
