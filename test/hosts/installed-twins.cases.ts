@@ -90,6 +90,8 @@ export function runInstalledTwinCases(spec: InstallHostSpec): void {
       expect(store.status, store.text).toBe(200);
       expect(store.json()).toMatchObject({ count: 1, greetings: [{ id, name: 'Ada' }] });
       expect((await wire('GET', '/acme/twin')).json()).toMatchObject({ vendor: 'acme', version: '1.0.0' });
+      // Served untrusted: in QuickJS, which has no WebAssembly global (a trusted twin's V8 realm has one).
+      expect((await wire('GET', '/acme/v1/engine')).json()).toEqual({ webAssembly: 'undefined' });
       expect((await send('GET', `${host.url}/-/twins/acme`, { headers: admin() })).json()).toMatchObject({ worlds: [world.name] });
     });
 

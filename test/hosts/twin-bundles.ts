@@ -11,7 +11,10 @@ import { buildTwin } from '../../sdk/twin/build.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** A twin folder like hello's with `vendor` and `version` (its SDK imports made absolute). */
+/**
+ * A twin folder like hello's with `vendor` and `version` (its SDK imports made absolute), and one
+ * route more, `GET /v1/engine`, that says whether its engine has a `WebAssembly` global.
+ */
 export async function helloCopy(vendor: string, version = '1.0.0'): Promise<{ dir: string; entry: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), `kit-twin-${vendor}-`));
   await cp(join(repo, 'twins', 'hello', 'twin'), join(dir, 'twin'), { recursive: true });
@@ -26,6 +29,8 @@ export async function helloCopy(vendor: string, version = '1.0.0'): Promise<{ di
         if (item.name === 'index.ts' && folder === join(dir, 'twin')) {
           text = text.replace(/vendor: 'hello'/, `vendor: '${vendor}'`).replace(/version: '[^']*'/, `version: '${version}'`);
           text = text.replace(/endpointEnv: \[[^\]]*\]/, `endpointEnv: ['${vendor.toUpperCase().replace(/-/g, '_')}_API_URL']`);
+          // Which engine runs it: QuickJS has no WebAssembly global; a V8 realm (a trusted twin) has one.
+          text = text.replace(/routes: \[/, "routes: [\n    { name: 'engine.probe', match: { method: 'GET', path: '/v1/engine' }, handle: () => ({ status: 200, body: { webAssembly: typeof (globalThis as { WebAssembly?: unknown }).WebAssembly } }) },");
         }
         await writeFile(path, text);
       }
