@@ -61,7 +61,7 @@ export class EdgeWorlds implements WorldAdmin {
       family = parentFamily;
     }
     const index = this.#index();
-    unwrap(await index.reserve(name, family));
+    unwrap(await index.reserve(name, family, input.vendors));
     try {
       return unwrap(await this.#family(family).create(family, input));
     } catch (e) {

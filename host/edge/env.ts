@@ -45,7 +45,8 @@ export interface FamilyCalls {
 }
 
 export interface IndexCalls {
-  reserve(name: string, family: string): Promise<Outcome<void>>;
+  /** `vendors`: what the world will serve, so an installed twin it names is not removed while it is made. */
+  reserve(name: string, family: string, vendors?: readonly string[]): Promise<Outcome<void>>;
   release(name: string, family: string): Promise<Outcome<void>>;
   claim(name: string, family: string): Promise<Outcome<void>>;
   resolve(name: string): string | null;

@@ -27,6 +27,8 @@ export class WorldIndex extends DurableObject<EdgeEnv> implements IndexCalls {
     super(ctx, env);
     // `row` is the family's published row; null while the name is reserved and not yet made.
     this.ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS worlds (name TEXT PRIMARY KEY, family TEXT NOT NULL, row TEXT)');
+    // The vendors of a world reserved and not yet made: an installed twin it names is in use already.
+    this.ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS reserved_vendors (name TEXT PRIMARY KEY, vendors TEXT NOT NULL)');
     this.#twins = new InstalledTwinStore(new SqliteStorage(sqlOfDurableObject(this.ctx.storage), { table: 'kit_twins' }));
   }
 
@@ -59,21 +61,29 @@ export class WorldIndex extends DurableObject<EdgeEnv> implements IndexCalls {
     return this.#servedBy(vendor).map((w) => w.name);
   }
 
-  /** Made worlds whose published row lists `vendor`, by name. */
+  /** Worlds whose published row lists `vendor`, and worlds being made that will serve it, by name. */
   #servedBy(vendor: string): { name: string; family: string }[] {
-    return this.ctx.storage.sql
+    const sql = this.ctx.storage.sql;
+    const made = sql
       .exec<{ name: string; family: string; row: string }>('SELECT name, family, row FROM worlds WHERE row IS NOT NULL ORDER BY name')
       .toArray()
-      .filter((r) => (JSON.parse(r.row) as WorldRow).twins.some((t) => t.vendor === vendor))
-      .map((r) => ({ name: r.name, family: r.family }));
+      .filter((r) => (JSON.parse(r.row) as WorldRow).twins.some((t) => t.vendor === vendor));
+    const reserved = sql
+      .exec<{ name: string; family: string; vendors: string }>('SELECT w.name AS name, w.family AS family, r.vendors AS vendors FROM reserved_vendors r JOIN worlds w ON w.name = r.name WHERE w.row IS NULL ORDER BY w.name')
+      .toArray()
+      .filter((r) => (JSON.parse(r.vendors) as string[]).includes(vendor));
+    return [...made, ...reserved].map((r) => ({ name: r.name, family: r.family }));
   }
 
   /** Holds `name` for `family`; `world_exists` when another family (or the same, made) has it. */
-  reserve(name: string, family: string): Promise<Outcome<void>> {
+  reserve(name: string, family: string, vendors: readonly string[] = []): Promise<Outcome<void>> {
     return outcomeOf(() => {
       const held = this.#family(name);
       if (held !== null) throw new KitError('world_exists', `the world ${name} exists; pick another name or remove it first`);
-      this.ctx.storage.sql.exec('INSERT INTO worlds (name, family, row) VALUES (?, ?, NULL)', name, family);
+      this.ctx.storage.transactionSync(() => {
+        this.ctx.storage.sql.exec('INSERT INTO worlds (name, family, row) VALUES (?, ?, NULL)', name, family);
+        this.ctx.storage.sql.exec('INSERT OR REPLACE INTO reserved_vendors (name, vendors) VALUES (?, ?)', name, JSON.stringify(vendors));
+      });
     });
   }
 
@@ -81,6 +91,7 @@ export class WorldIndex extends DurableObject<EdgeEnv> implements IndexCalls {
   release(name: string, family: string): Promise<Outcome<void>> {
     return outcomeOf(() => {
       this.ctx.storage.sql.exec('DELETE FROM worlds WHERE name = ? AND family = ? AND row IS NULL', name, family);
+      this.ctx.storage.sql.exec('DELETE FROM reserved_vendors WHERE name NOT IN (SELECT name FROM worlds WHERE row IS NULL)');
     });
   }
 
@@ -113,6 +124,8 @@ export class WorldIndex extends DurableObject<EdgeEnv> implements IndexCalls {
         for (const row of rows) {
           sql.exec('INSERT INTO worlds (name, family, row) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET row = excluded.row WHERE family = excluded.family', row.name, family, JSON.stringify(row));
         }
+        // Made (or gone): their rows say what they serve from now on.
+        sql.exec('DELETE FROM reserved_vendors WHERE name NOT IN (SELECT name FROM worlds WHERE row IS NULL)');
       });
     });
   }
