@@ -96,7 +96,7 @@ export function createAdminSurface(options: {
     throw new KitError('not_found', `no admin endpoint /-/${segments.join('/')}`);
   };
 
-  /** `/-/twins` and `/-/twins/<vendor>` (docs/host.md, "Installed twins"). */
+  /** `/-/twins` and `/-/twins/<vendor>` (docs/installed-twins.md). */
   const twinRoute = async (twins: TwinAdmin, method: string, segments: string[], body: Uint8Array | undefined, contentType: string | undefined): Promise<HttpAnswer> => {
     if (segments.length === 1) {
       allow(method, 'GET');
