@@ -1,6 +1,6 @@
 /**
- * `kit host twin install|list|remove`: the host's installed twins (`/-/twins`, docs/installed-twins.md
- * "Installed twins") with the admin token. `install` takes a twin's folder (built here with
+ * `kit host twin install|list|remove`: the host's installed twins (`/-/twins`,
+ * docs/installed-twins.md) with the admin token. `install` takes a twin's folder (built here with
  * `buildTwin`, as `kit twin build` builds it) or the bundle a build wrote; a bundle's vendor is
  * read from its manifest in a sandbox lane (QuickJS), never by running it in this process.
  */
