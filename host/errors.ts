@@ -39,6 +39,13 @@ const HOST_STATUS = {
   owner_recorded: 409,
   other_owner: 409,
   invalid_token: 400,
+  // installed twins (/-/twins)
+  invalid_vendor: 400,
+  twin_exists: 409,
+  twin_vendor_mismatch: 400,
+  twin_too_large: 413,
+  twin_in_use: 409,
+  twin_builtin: 409,
   // the host's own state
   shutting_down: 503,
   world_unavailable: 503,

@@ -6,6 +6,21 @@
  */
 import { KitError } from '../../runtime/errors.js';
 import type { ImportSummary } from '../../runtime/runner/transfer.js';
+import type { UntrustedLane } from '../../runtime/lane/types.js';
+import type { TwinBundle } from '../../runtime/runner/types.js';
+import {
+  answerOf,
+  builtinNotRemoved,
+  builtinRow,
+  installedRow,
+  notInstalled,
+  TwinCheckLane,
+  type InstallAnswer,
+  type TwinAdmin,
+  type TwinDetail,
+  type TwinRow,
+  type TwinUpload,
+} from '../multi-world/installed-twins.js';
 import type { NewWorld, WorldAdmin, WorldRow } from '../multi-world/worlds.js';
 import { INDEX_NAME, type EdgeEnv } from './env.js';
 import { unwrap } from './outcome.js';
@@ -31,8 +46,10 @@ export class EdgeWorlds implements WorldAdmin {
     return unwrap(await (await this.#familyOf(name)).row(name));
   }
 
-  vendors(): string[] {
-    return this.#vendors;
+  /** The built-in twins and those installed (kept by the index). */
+  async vendors(): Promise<string[]> {
+    const installed = (await this.#index().twinRecords()).map((r) => r.vendor);
+    return [...new Set([...this.#vendors, ...installed])].sort();
   }
 
   async create(input: NewWorld): Promise<WorldRow> {
@@ -44,7 +61,7 @@ export class EdgeWorlds implements WorldAdmin {
       family = parentFamily;
     }
     const index = this.#index();
-    unwrap(await index.reserve(name, family));
+    unwrap(await index.reserve(name, family, input.vendors));
     try {
       return unwrap(await this.#family(family).create(family, input));
     } catch (e) {
@@ -82,6 +99,59 @@ export class EdgeWorlds implements WorldAdmin {
 
   #family(family: string) {
     return this.#env.FAMILIES.get(this.#env.FAMILIES.idFromName(family));
+  }
+
+  #index() {
+    return this.#env.INDEX.get(this.#env.INDEX.idFromName(INDEX_NAME));
+  }
+}
+
+/**
+ * `/-/twins` on the edge: an upload is checked in the Worker (QuickJS in this thread, with step
+ * budgets: `lane`), kept by the index, and fetched by each family whose worlds serve it. A
+ * replacement tells those families, which close the worlds that serve it: each opens on the new
+ * code at its next request. A family evicted meanwhile fetches the new code when it starts again.
+ */
+export class EdgeTwins implements TwinAdmin {
+  readonly #env: EdgeEnv;
+  readonly #builtins: readonly TwinBundle[];
+  readonly #checks: TwinCheckLane;
+
+  constructor(env: EdgeEnv, builtins: readonly TwinBundle[], lane: () => UntrustedLane) {
+    this.#env = env;
+    this.#builtins = builtins;
+    this.#checks = new TwinCheckLane(lane);
+  }
+
+  async rows(): Promise<TwinRow[]> {
+    const installed = (await this.#index().twinRecords()).map(installedRow);
+    return [...this.#builtins.map(builtinRow), ...installed].sort((a, b) => (a.vendor < b.vendor ? -1 : 1));
+  }
+
+  async detail(vendor: string): Promise<TwinDetail> {
+    const index = this.#index();
+    const builtin = this.#builtins.find((b) => b.vendor === vendor);
+    if (builtin !== undefined) return { ...builtinRow(builtin), manifest: builtin.manifest, worlds: await index.twinWorlds(vendor) };
+    const record = (await index.twinRecords()).find((r) => r.vendor === vendor);
+    if (record === undefined) throw notInstalled(vendor);
+    return { ...installedRow(record), manifest: record.manifest, worlds: await index.twinWorlds(vendor) };
+  }
+
+  async install(upload: TwinUpload): Promise<{ answer: InstallAnswer; replaced: boolean }> {
+    const { record, bundle } = await this.#checks.prepare(upload, this.#builtins.map((b) => b.vendor));
+    const { replaced, families } = unwrap(await this.#index().installTwin(record, bundle.source));
+    await Promise.all(
+      families.map(async (family) => {
+        const told = await this.#env.FAMILIES.get(this.#env.FAMILIES.idFromName(family)).twinReplaced(record.vendor);
+        if ('failed' in told) console.error(`kit edge: telling ${family} that ${record.vendor} was replaced failed: ${told.failed.message}`);
+      }),
+    );
+    return { answer: answerOf(record), replaced };
+  }
+
+  async remove(vendor: string): Promise<void> {
+    if (this.#builtins.some((b) => b.vendor === vendor)) throw builtinNotRemoved(vendor);
+    unwrap(await this.#index().removeTwin(vendor));
   }
 
   #index() {

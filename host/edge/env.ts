@@ -5,6 +5,8 @@
 import type { DurableObjectNamespace } from 'cloudflare:workers';
 import type { NewWorld, WorldRow } from '../multi-world/worlds.js';
 import type { ImportSummary } from '../../runtime/runner/transfer.js';
+import type { TwinBundle } from '../../runtime/runner/types.js';
+import type { InstalledTwinRecord } from '../multi-world/installed-twins.js';
 import type { Outcome } from './outcome.js';
 
 export interface EdgeEnv {
@@ -38,16 +40,28 @@ export interface FamilyCalls {
   rotate(name: string): Promise<Outcome<{ name: string; token: string; readToken: string }>>;
   remove(name: string): Promise<Outcome<void>>;
   importTwin(name: string, body: unknown): Promise<Outcome<ImportSummary>>;
+  /** An installed twin was replaced: its worlds open on the new code from their next request. */
+  twinReplaced(vendor: string): Promise<Outcome<void>>;
 }
 
 export interface IndexCalls {
-  reserve(name: string, family: string): Promise<Outcome<void>>;
+  /** `vendors`: what the world will serve, so an installed twin it names is not removed while it is made. */
+  reserve(name: string, family: string, vendors?: readonly string[]): Promise<Outcome<void>>;
   release(name: string, family: string): Promise<Outcome<void>>;
   claim(name: string, family: string): Promise<Outcome<void>>;
   resolve(name: string): string | null;
   publish(family: string, rows: WorldRow[]): Promise<Outcome<void>>;
   rows(): WorldRow[];
   names(): string[];
+  /** Installed twins (`/-/twins`), kept in the index's storage for every family. */
+  twinRecords(): InstalledTwinRecord[];
+  twinBundle(vendor: string): TwinBundle | null;
+  /** Keeps a checked install; answers whether it replaced one, and the families whose worlds serve it. */
+  installTwin(record: InstalledTwinRecord, source: string): Promise<Outcome<{ replaced: boolean; families: string[] }>>;
+  /** `twin_in_use` while a world serves it. */
+  removeTwin(vendor: string): Promise<Outcome<void>>;
+  /** The worlds whose vendors include `vendor`. */
+  twinWorlds(vendor: string): string[];
 }
 
 /** The index's one object. */

@@ -56,6 +56,7 @@ interface Family {
   pool: WorldPool;
   wake: WakeSchedule;
   worlds: HostWorlds;
+  twins: TwinSets;
   core: HostCore;
 }
 
@@ -93,7 +94,8 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
     const storage = new SqliteStorage(sqlOfDurableObject(this.ctx.storage));
     const store = new WorldStore(storage);
     const defaultBudget: BudgetOptions = { size: DEFAULT_BUDGET_SIZE, windowMs: DEFAULT_BUDGET_WINDOW_MS };
-    const twins = new TwinSets(new Map(twinBundles.map((t) => [t.vendor, t])));
+    // Installed twins are fetched from the index as the family's worlds need them (index-object.ts).
+    const twins = new TwinSets(new Map(twinBundles.map((t) => [t.vendor, t])), { fetchInstalled: async (vendor) => this.#index().twinBundle(vendor) });
     const registry = new HostRegistry(storage, { maxCached: 1000, budgetOf: (r) => budgetOf(r, defaultBudget) });
     let wake: WakeSchedule;
     const pool = new WorldPool({
@@ -127,7 +129,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       pages: pageFilesOf(pageFiles),
       passes: this.#passes(),
     });
-    return { storage, store, registry, pool, wake, worlds, core };
+    return { storage, store, registry, pool, wake, worlds, twins, core };
   }
 
   /** The vendor behind rooted twins: `SEALING_KEY` seals their credentials (none sealed without it), workerd's fetch reaches them. */
@@ -161,11 +163,14 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
   // ------------------------------------------------------------ requests
 
   async fetch(request: Request): Promise<Response> {
-    const { core, registry } = this.#family;
+    const { core, registry, twins } = this.#family;
     const head = headOf(request);
     const url = new URL(request.url);
     const { rule, at, where, name } = requestWorld(this.env, url, head);
-    if (name === null || registry.get(name) === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
+    const record = name === null ? undefined : registry.get(name);
+    if (record === undefined) return new Response(null, { status: 404, headers: { [MISS_HEADER]: '1' } });
+    // The world's installed twins in memory before the core judges the head (its code, its twins' scopes).
+    await twins.load(record.vendors);
     // A stream: a WebSocket whose first message is the token (the core answers a plain request there).
     if (where.kind === 'world' && where.surface === 'api' && where.sub.startsWith('/streams/') && request.headers.get('upgrade')?.toLowerCase() === 'websocket') {
       let id: string;
@@ -244,6 +249,7 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
       const held = this.#family.storage.get<string>(FAMILY_KEY);
       if (held === undefined) this.#family.storage.transact((tx) => tx.put(FAMILY_KEY, family));
       else if (held !== family) throw new KitError('internal', `this object holds the family ${held}, not ${family}`);
+      await this.#family.twins.load(input.vendors);
       return this.#family.worlds.create(input);
     });
   }
@@ -283,7 +289,21 @@ export class WorldFamily extends DurableObject<EdgeEnv> implements FamilyCalls {
   }
 
   importTwin(name: string, body: unknown): Promise<Outcome<ImportSummary>> {
-    return this.#changing(() => this.#family.worlds.importTwin(name, body));
+    return this.#changing(async () => {
+      const record = this.#family.registry.get(name);
+      if (record !== undefined) await this.#family.twins.load(record.vendors);
+      return this.#family.worlds.importTwin(name, body);
+    });
+  }
+
+  twinReplaced(vendor: string): Promise<Outcome<void>> {
+    return outcomeOf(async () => {
+      const { twins, registry, pool } = this.#family;
+      // Fetched again at the next use; the worlds serving the old code close (requests in flight finish on it).
+      twins.forget(vendor);
+      const serving = registry.list().filter((r) => r.vendors.includes(vendor));
+      await Promise.all(serving.map((r) => pool.close(`${r.org}/${r.world}`)));
+    });
   }
 
   // ------------------------------------------------------------ helpers

@@ -4,12 +4,14 @@
  * paths — its vendor wire, its API, its streams — go whole to the family object that holds it,
  * which authenticates and serves them with the same host core as every other host.
  */
-import { twinBundles } from 'kit-edge:assets';
+import { quickjsGlue, quickjsWasm, trustedLoaders, twinBundles } from 'kit-edge:assets';
+import type { UntrustedLane } from '../../runtime/lane/types.js';
 import { KIT_VERSION } from '../../runtime/version.js';
 import { createHostCore, type HostCore } from '../core/core.js';
 import { requestWorld } from './origins.js';
 import { createAdminSurface } from '../multi-world/admin.js';
-import { EdgeWorlds, FamilyCache } from './admin.js';
+import { EdgeTwins, EdgeWorlds, FamilyCache } from './admin.js';
+import { edgeGuestEngines, type EdgeGuestAssets } from './engines.js';
 import { EDGE_MAX_BODY_BYTES, INDEX_NAME, MISS_HEADER, type EdgeEnv } from './env.js';
 import { answerRequest, headOf } from './web.js';
 
@@ -21,6 +23,10 @@ const NOT_FOUND_HINT = 'this host serves /<org>/<world>/<vendor>/… and /-/<org
 
 const families = new FamilyCache();
 let front: { env: EdgeEnv; core: HostCore } | undefined;
+/** A lane installed twins are checked in: QuickJS in this isolate, stopped by step budgets. */
+function twinCheckLane(): UntrustedLane {
+  return edgeGuestEngines({ wasm: quickjsWasm, glue: quickjsGlue as EdgeGuestAssets['glue'], trustedLoaders: trustedLoaders as EdgeGuestAssets['trustedLoaders'] }).lane({ name: 'edge twin check' });
+}
 
 /** The Worker's own core: the admin surface, and the 404s of paths that name no world. */
 function frontCore(env: EdgeEnv): HostCore {
@@ -33,6 +39,7 @@ function frontCore(env: EdgeEnv): HostCore {
       // Unset, the admin token is one nobody holds.
       adminToken: configured ? env.ADMIN_TOKEN! : `unset-${crypto.randomUUID()}-${crypto.randomUUID()}`,
       worlds: new EdgeWorlds(env, twinBundles.map((t) => t.vendor)),
+      twins: new EdgeTwins(env, twinBundles, twinCheckLane),
       hostCode: HOST_CODE,
       consoleDir: null,
     }),

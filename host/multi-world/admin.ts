@@ -13,10 +13,11 @@ import type { BodyReader, HttpAnswer, HttpHead } from '../core/types.js';
 import { parseBudget } from '../limits.js';
 import { consoleAnswer } from './console.js';
 import { checkName, objectBody, segment } from './input.js';
+import { checkDeclaredLength, readTwinUpload, vendorSegment, type TwinAdmin } from './installed-twins.js';
 import type { NewWorld, WorldAdmin } from './worlds.js';
 
 /** Org names the admin's paths take: no org may be called these. */
-export const ADMIN_NAMES: ReadonlySet<string> = new Set(['ping', 'worlds', 'vendors', 'console']);
+export const ADMIN_NAMES: ReadonlySet<string> = new Set(['ping', 'worlds', 'vendors', 'twins', 'console']);
 
 const json = (status: number, body: unknown, code: string): HttpAnswer => ({
   status,
@@ -29,17 +30,25 @@ function allow(method: string, ...methods: string[]): void {
   if (!methods.includes(m)) throw new KitError('method_not_allowed', `this path answers ${methods.join(', ')}, not ${method}`, { allow: methods.join(', ') });
 }
 
-export function createAdminSurface(options: { adminToken: string; worlds: WorldAdmin; hostCode: string; consoleDir: string | null }): AdminSurface {
+export function createAdminSurface(options: {
+  adminToken: string;
+  worlds: WorldAdmin;
+  /** `/-/twins`: twins an admin installs (installed-twins.ts); absent, the path answers 404. */
+  twins?: TwinAdmin;
+  hostCode: string;
+  consoleDir: string | null;
+}): AdminSurface {
   // The admin token checked like a world's: digests compared in constant time.
   const verifier = new TokenVerifier({ token: options.adminToken, readToken: `${options.adminToken}\u0000no-read-token` });
   const { worlds, hostCode: code } = options;
 
-  const route = async (method: string, segments: string[], body: Uint8Array | undefined): Promise<HttpAnswer> => {
+  const route = async (method: string, segments: string[], body: Uint8Array | undefined, contentType: string | undefined): Promise<HttpAnswer> => {
     const [head, org, world, action, extra] = segments;
+    if (head === 'twins' && options.twins !== undefined) return twinRoute(options.twins, method, segments, body, contentType);
     if (head === 'worlds') {
       if (org === undefined) {
         allow(method, 'GET', 'POST');
-        if (method === 'POST') return json(201, await worlds.create(newWorld(body, worlds.vendors())), code);
+        if (method === 'POST') return json(201, await worlds.create(newWorld(body, await worlds.vendors())), code);
         return json(200, { worlds: await worlds.rows() }, code);
       }
       const name = `${segment(org, 'org')}/${segment(world, 'world')}`;
@@ -82,9 +91,29 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
     }
     if (head === 'vendors' && org === undefined) {
       allow(method, 'GET');
-      return json(200, { vendors: worlds.vendors() }, code);
+      return json(200, { vendors: await worlds.vendors() }, code);
     }
     throw new KitError('not_found', `no admin endpoint /-/${segments.join('/')}`);
+  };
+
+  /** `/-/twins` and `/-/twins/<vendor>` (docs/installed-twins.md). */
+  const twinRoute = async (twins: TwinAdmin, method: string, segments: string[], body: Uint8Array | undefined, contentType: string | undefined): Promise<HttpAnswer> => {
+    if (segments.length === 1) {
+      allow(method, 'GET');
+      return json(200, { twins: await twins.rows() }, code);
+    }
+    if (segments.length !== 2) throw new KitError('not_found', `no admin endpoint /-/${segments.join('/')}`);
+    const vendor = vendorSegment(segments[1]);
+    allow(method, 'GET', 'PUT', 'DELETE');
+    if (method === 'PUT') {
+      const { answer, replaced } = await twins.install(readTwinUpload(vendor, contentType, body));
+      return json(replaced ? 200 : 201, answer, code);
+    }
+    if (method === 'DELETE') {
+      await twins.remove(vendor);
+      return json(204, null, code);
+    }
+    return json(200, await twins.detail(vendor), code);
   };
 
   return {
@@ -114,10 +143,19 @@ export function createAdminSurface(options: { adminToken: string; worlds: WorldA
           origin,
         );
       }
+      if (segments[0] === 'twins' && method === 'PUT') {
+        // A bundle over the limit is refused on its declared length, before its body is read.
+        try {
+          checkDeclaredLength(h.headers['content-length']);
+        } catch (e) {
+          return finish(fromFailure(e, code), method, origin);
+        }
+      }
+      const contentType = h.headers['content-type'];
       return async (body) => {
         let answer: HttpAnswer;
         try {
-          answer = await route(method, segments, body);
+          answer = await route(method, segments, body, contentType);
         } catch (e) {
           answer = fromFailure(e, code);
         }

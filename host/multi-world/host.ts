@@ -31,6 +31,8 @@ import { defaultConsoleDir } from './console.js';
 import { WorldPool } from './pool.js';
 import { HostRegistry } from './registry.js';
 import { TwinSets } from './twin-sets.js';
+import { HostTwins } from './host-twins.js';
+import { TwinCheckLane } from './installed-twins.js';
 import { WakeSchedule } from './wake.js';
 import { budgetOf, HostWorlds } from './worlds.js';
 
@@ -118,7 +120,8 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
   const now = options.now ?? Date.now;
   const store = new WorldStore(storage, { now });
   const defaultBudget: BudgetOptions | false = options.budget ?? { size: DEFAULT_BUDGET_SIZE, windowMs: DEFAULT_BUDGET_WINDOW_MS };
-  const twins = new TwinSets(new Map(options.twins.map((t) => [t.vendor, t])));
+  // The built-in twins, and those an admin installed (kept beside the worlds, served untrusted).
+  const twins = new TwinSets(new Map(options.twins.map((t) => [t.vendor, t])), { installed: HostTwins.bundlesIn(storage) });
   const registry = new HostRegistry(storage, { maxCached: 10_000, budgetOf: (r) => budgetOf(r, defaultBudget) });
   let baseUrl: string | null = null;
 
@@ -140,10 +143,20 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
   });
   wake = new WakeSchedule(storage, (name) => (registry.get(name) === undefined ? Promise.resolve() : pool.use(name, async (runner) => void (await runner.performDueMoves()))));
   const worlds = new HostWorlds({ storage, store, registry, pool, wake, twins, defaultBudget, baseUrl: () => baseUrl, now });
+  // Installs are loaded in a lane of the host's own, under the worlds' sandbox limits, never in V8.
+  const checks = new TwinCheckLane(() => nodeGuestEngines.lane({ name: 'host twin check', ...(options.limits !== undefined ? { limits: options.limits } : {}) }));
+  const installed = new HostTwins({
+    storage,
+    twins,
+    registry,
+    pool,
+    checks,
+    now,
+  });
   const hostCode = `${KIT_VERSION}+host`;
   const core = createHostCore({
     worlds,
-    admin: createAdminSurface({ adminToken: admin.token, worlds, hostCode, consoleDir: options.consoleDir === undefined ? defaultConsoleDir() : options.consoleDir }),
+    admin: createAdminSurface({ adminToken: admin.token, worlds, twins: installed, hostCode, consoleDir: options.consoleDir === undefined ? defaultConsoleDir() : options.consoleDir }),
     hostCode,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     pages: options.pages ?? loadPageFiles(),
@@ -177,6 +190,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
     clearInterval(sweeper);
     wake.stop();
     await pool.closeAll();
+    await checks.close();
     await storage.close();
     throw e;
   }
@@ -212,6 +226,7 @@ export async function startMultiWorldHost(options: MultiWorldHostOptions): Promi
           await http.close();
           core.stop();
           await pool.closeAll();
+          await checks.close();
           await store.idle();
           await storage.close();
         })();

@@ -167,7 +167,8 @@ export class WorldPool {
     if (this.#stopped) throw new HostError('shutting_down', 'the host is stopping');
     const { store, storage } = this.#options;
     const world = store.openWorld(name);
-    const { bundles, code } = this.#options.twins.of(world.twins());
+    // Installed twins not in memory (an edge family's) are fetched first.
+    const { bundles, code } = await this.#options.twins.load(world.twins());
     // A branch's origin is its parent, reached through this pool (opened as a request would open it).
     const parent = world.base()?.world;
     const runner = await WorldRunner.open({

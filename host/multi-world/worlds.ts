@@ -56,7 +56,7 @@ export interface WorldAdmin {
   names(): string[] | Promise<string[]>;
   rows(): WorldRow[] | Promise<WorldRow[]>;
   row(name: string): WorldRow | Promise<WorldRow>;
-  vendors(): string[];
+  vendors(): string[] | Promise<string[]>;
   create(input: NewWorld): Promise<WorldRow>;
   setOwner(name: string, owner: string): WorldRow | Promise<WorldRow>;
   setBudget(name: string, budget: string | null): WorldRow | Promise<WorldRow>;
@@ -113,11 +113,17 @@ export class HostWorlds implements WorldAdmin, WorldDirectory {
     if (cached === undefined) return null;
     let mounted = this.#mounted.get(cached);
     if (mounted === undefined) {
-      const { code, scopes: twins } = this.#o.twins.of(cached.record.vendors);
+      const sets = this.#o.twins;
+      const vendors = cached.record.vendors;
       const pool = this.#o.pool;
       mounted = {
-        code,
-        twins,
+        // Read per request: an installed twin replaced changes the code from the next answer on.
+        get code() {
+          return sets.of(vendors).code;
+        },
+        get twins() {
+          return sets.of(vendors).scopes;
+        },
         budget: cached.budget,
         scopeOf: cached.scopeOf,
         access: cached.access,

@@ -53,6 +53,11 @@ export interface Command<Target> {
   flags?: readonly (FlagSpec & { help: string; value?: string; required?: boolean })[];
   /** How many positional arguments it takes: [at least, at most]. */
   arity: readonly [number, number];
+  /**
+   * Group flags its positionals or its own flags stand for, before the target is found (`kit host
+   * twin install <host-url> …` names the host as `--url` would; `--stdin` reads the token).
+   */
+  targetFlags?(call: { args: readonly string[]; flags: Record<string, string | true> }, deps: ClientDeps): Promise<Record<string, string>>;
   run(target: Target, call: Invocation): Promise<number>;
 }
 
@@ -193,7 +198,11 @@ export async function runGroup<T>(group: CommandGroup<T>, argv: readonly string[
     return usage(message, commandUsage(group, command));
   }
   try {
-    const target = await group.target(parsed.flags, deps);
+    const given = command.targetFlags === undefined ? {} : await command.targetFlags({ args: parsed.positionals, flags: parsed.flags }, deps);
+    for (const name of Object.keys(given)) {
+      if (parsed.flags[name] !== undefined) throw new UsageError(`--${name} and ${name === 'url' ? 'the host URL argument' : '--stdin'} both give the ${name}: give one`);
+    }
+    const target = await group.target({ ...parsed.flags, ...given }, deps);
     return await command.run(target, { args: parsed.positionals, flags: parsed.flags, lists: parsed.lists, json: parsed.flags['json'] === true, io, deps });
   } catch (e) {
     if (e instanceof UsageError) return usage(e.message, commandUsage(group, command));

@@ -11,6 +11,7 @@ import { keyValues, printable, table } from './format.js';
 import { findHost, parseWorldName } from './targets.js';
 import type { HostTarget } from './targets.js';
 import type { WorldRow } from '../../host/index.js';
+import { TWIN_COMMANDS } from './host-twin-commands.js';
 
 
 function printWorld(t: HostTarget, lines: (line: string) => void, name: string, token: string, readToken: string): void {
@@ -111,6 +112,7 @@ const commands: Command<HostTarget>[] = [
       return 0;
     },
   },
+  ...TWIN_COMMANDS,
 ];
 
 export const HOST_COMMANDS: CommandGroup<HostTarget> = {
