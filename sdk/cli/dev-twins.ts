@@ -174,6 +174,14 @@ function watchTree(root: string, changed: () => void): WatchedTree {
 export function buildProblem(e: unknown, base: string): TwinBuildProblem {
   // (The first error only: the one to fix first.)
   const message = e instanceof Error ? e.message : String(e);
+  // Where buildTwin says, in its details: the first error's file, line and column (from 0).
+  const details = (e as { details?: Record<string, unknown> } | null)?.details;
+  const text = /build failed: (?:.+?:\d+:\d+: )?([^;]*)/.exec(message)?.[1];
+  if (typeof details?.['file'] === 'string' && typeof details['line'] === 'number' && text !== undefined) {
+    const file = details['file'];
+    const absolute = isAbsolute(file) ? file : resolve(file);
+    return { message: text.trim(), file: relative(base, absolute) || file, line: details['line'], column: Number(details['column'] ?? 0) + 1 };
+  }
   const located = /build failed: (.+?):(\d+):(\d+): ([^;]*)/.exec(message);
   if (located !== null) {
     const file = located[1]!;

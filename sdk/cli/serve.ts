@@ -6,6 +6,7 @@ import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { KitError } from '../../runtime/errors.js';
 import { openLmdbStorage } from '../../runtime/store/lmdb.js';
+import type { UntrustedLane } from '../../runtime/lane/types.js';
 import type { ColocatedFiles, LocalWorldHandle, LocalWorldOptions, TwinBundle, WorldHandle } from '../../runtime/runner/types.js';
 import { mintTokens, readTokenFile, tokenFilePath, writeTokenFile } from '../../host/index.js';
 import type { TokenFile } from '../../host/index.js';
@@ -17,7 +18,7 @@ import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
 import { describeTrust, parseTrust, passVerifierFor, TRUST_FLAG, trustUsage } from './trust.js';
 import { readWorldFile, WORLD_FILE_NAME, type WorldFile, type WorldFileTwin } from './world-file.js';
-import { buildProblem, describeBuildProblem, watchTwinSources, type DevTwin, type DevWatch } from './dev-twins.js';
+import { buildProblem, describeBuildProblem, watchTwinSources, type DevTwin } from './dev-twins.js';
 
 export const DEFAULT_PORT = 4440;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -53,8 +54,21 @@ export interface ServeOptions {
 export interface ServeDeps {
   loadTwins(): Promise<Map<string, TwinBundle>>;
   openWorld(options: LocalWorldOptions): Promise<WorldHandle | LocalWorldHandle>;
-  /** Builds a twin from the app's sources (default `buildTwin` of sdk/twin/build.ts, loaded on demand). */
-  buildTwin?(entry: string): Promise<TwinBundle>;
+  /**
+   * Builds a twin from the app's sources, untrusted (default `buildTwin(entry, { trusted: false })`
+   * of sdk/twin/build.ts, loaded on demand: its manifest read and checked in `lane`).
+   */
+  buildTwin?(entry: string, options: PathBuildOptions): Promise<TwinBundle>;
+}
+
+/** How a twin of the world file's `path:` is built. */
+export interface PathBuildOptions {
+  /** Names it in errors: its `path:` as written. */
+  label: string;
+  /** The other vendor ids the world serves: claiming one is refused. */
+  served: string[];
+  /** Where its manifest is read (QuickJS): one lane for the world file's builds. */
+  lane?: UntrustedLane;
 }
 
 export interface ServingWorld {
@@ -229,8 +243,15 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
 
   const builtins = await deps.loadTwins();
   let bundles: TwinBundle[];
-  if (worldFile !== null) bundles = await worldFileTwins(worldFile, builtins, deps);
-  else {
+  const builder = pathTwinBuilder(deps);
+  if (worldFile !== null) {
+    try {
+      bundles = await worldFileTwins(worldFile, builtins, builder);
+    } finally {
+      // Closed between builds: a --dev rebuild starts it again.
+      await builder.close();
+    }
+  } else {
     const names = options.twins ?? [...builtins.keys()].sort();
     const unknown = names.filter((n) => !builtins.has(n));
     if (unknown.length > 0) {
@@ -259,15 +280,21 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   const opened = await deps.openWorld(opening);
   // --dev: each twin from sources rebuilt on an edit, until the world closes.
   const devTwins = options.dev === true && worldFile !== null ? worldFile.twins.filter((t) => t.entry !== undefined).map(devTwinOf) : [];
-  let dev: DevWatch | null = null;
+  let dev: { close(): Promise<void> } | null = null;
   if (devTwins.length > 0) {
     const target = opened as LocalWorldHandle;
     if (target.replaceTwin === undefined || target.twinBuildFailed === undefined) {
       await opened.close();
       throw new Error('this world cannot swap a twin while it serves (--dev needs the world in the server\'s thread)');
     }
-    const build = pathTwinBuilder(deps);
-    dev = watchTwinSources(devTwins, { replaceTwin: (b) => target.replaceTwin!(b), twinBuildFailed: (v, p) => target.twinBuildFailed!(v, p) }, async (t) => untrusted(await build(t.entry), t.path), report, dir);
+    const served = worldFile!.twins.map((t) => t.vendor);
+    const watch = watchTwinSources(devTwins, { replaceTwin: (b) => target.replaceTwin!(b), twinBuildFailed: (v, p) => target.twinBuildFailed!(v, p) }, async (t) => untrusted(await builder.build(t.entry, t.path, served.filter((v) => v !== t.vendor)), t.path), report, dir);
+    dev = {
+      async close() {
+        watch.close();
+        await builder.close();
+      },
+    };
   }
   const handle: WorldHandle = dev === null ? opened : closingAlso(opened, dev);
   const tokens = existing ?? { url: '', ...mintTokens() };
@@ -344,13 +371,13 @@ export function describeServing(s: ServingWorld): string[] {
 }
 
 /** The bundles a world file names, in its order: built-in twins by vendor id, the app's own built from `path`. */
-async function worldFileTwins(file: WorldFile, builtins: Map<string, TwinBundle>, deps: ServeDeps): Promise<TwinBundle[]> {
+async function worldFileTwins(file: WorldFile, builtins: Map<string, TwinBundle>, build: PathBuilder): Promise<TwinBundle[]> {
   const out: TwinBundle[] = [];
   const fail = (twin: WorldFileTwin, field: string, line: number, problem: string): never => {
     const where = field === '' ? `twins.${twin.vendor}` : `twins.${twin.vendor}.${field}`;
     throw new KitError('invalid_world_file', `${file.file}:${line}: ${where}: ${problem}`, { file: file.file, line, field: where });
   };
-  let build: ((entry: string) => Promise<TwinBundle>) | undefined;
+  const vendors = file.twins.map((t) => t.vendor);
   for (const twin of file.twins) {
     let bundle: TwinBundle;
     if (twin.kind === 'builtin') {
@@ -362,9 +389,8 @@ async function worldFileTwins(file: WorldFile, builtins: Map<string, TwinBundle>
       bundle = builtin!;
     } else if (twin.kind === 'path') {
       const entry = twin.entry!;
-      build ??= pathTwinBuilder(deps);
       try {
-        bundle = untrusted(await build(entry.path), entry.written);
+        bundle = untrusted(await build.build(entry.path, entry.written, vendors.filter((v) => v !== twin.vendor)), entry.written);
       } catch (e) {
         return fail(twin, 'path', entry.line, `the twin does not build: ${describeBuildProblem(buildProblem(e, file.dir))}`);
       }
@@ -399,9 +425,35 @@ async function componentTwin(twin: WorldFileTwin, fail: (twin: WorldFileTwin, fi
   return { ...bundle, trusted: false, origin: { kind: 'component', path: component.written } };
 }
 
-function pathTwinBuilder(deps: ServeDeps): (entry: string) => Promise<TwinBundle> {
-  if (deps.buildTwin !== undefined) return (entry) => deps.buildTwin!(entry);
-  return async (entry) => (await import('../twin/build.js')).buildTwin(entry);
+/** Builds the world file's path twins, their manifests read in one lane of its own (started on the first build). */
+interface PathBuilder {
+  build(entry: string, label: string, served: string[]): Promise<TwinBundle>;
+  close(): Promise<void>;
+}
+
+function pathTwinBuilder(deps: ServeDeps): PathBuilder {
+  let lane: UntrustedLane | undefined;
+  const laneOf = async (): Promise<UntrustedLane> => {
+    if (lane === undefined) {
+      const { SandboxLane } = await import('../../runtime/lane/lane.js');
+      lane = new SandboxLane({ name: 'kit world serve: twin builds' });
+    }
+    return lane;
+  };
+  return {
+    async build(entry, label, served) {
+      const options: PathBuildOptions = { label, served, lane: await laneOf() };
+      if (deps.buildTwin !== undefined) return deps.buildTwin(entry, options);
+      // `trusted: false`: the manifest is read in the lane, never in V8 (sdk/twin/build.ts).
+      const { buildTwin } = (await import('../twin/build.js')) as unknown as { buildTwin: (entry: string, options: PathBuildOptions & { trusted: false }) => Promise<TwinBundle> };
+      return buildTwin(entry, { ...options, trusted: false });
+    },
+    async close() {
+      const closing = lane;
+      lane = undefined;
+      await closing?.close();
+    },
+  };
 }
 
 /** A twin from the app's sources: never trusted (it runs in QuickJS, in the world's lane). */
@@ -425,13 +477,13 @@ function colocatedFiles(file: WorldFile): ColocatedFiles {
 }
 
 /** The world, closing `also` first when it closes. */
-function closingAlso(world: WorldHandle, also: { close(): void }): WorldHandle {
+function closingAlso(world: WorldHandle, also: { close(): Promise<void> }): WorldHandle {
   const wrapped: WorldHandle = {
     name: world.name,
     code: world.code,
     handle: (request) => world.handle(request),
     async close() {
-      also.close();
+      await also.close();
       await world.close();
     },
   };
