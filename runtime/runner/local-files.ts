@@ -30,7 +30,7 @@ export class LocalWorldFiles {
   private runner: WorldRunner | null = null;
   private readonly seen = new Map<string, Seen>();
   private readonly problems = new Map<string, Problem>();
-  private readonly watchers: FSWatcher[] = [];
+  private readonly watched = new Map<string, FSWatcher>();
   private running: Promise<void> | null = null;
   private closed = false;
 
@@ -56,6 +56,7 @@ export class LocalWorldFiles {
         mkdirSync(dirname(path), { recursive: true });
         writeFileSync(path, source);
         this.remember(path, source);
+        this.watchFolder(dirname(path));
       },
       remove: (vendor) => {
         const path = this.files.scenarios[vendor];
@@ -75,23 +76,29 @@ export class LocalWorldFiles {
   async start(runner: WorldRunner): Promise<void> {
     this.runner = runner;
     await this.sync(true);
-    const folders = new Map<string, Set<string>>();
-    for (const path of this.paths()) {
-      const names = folders.get(dirname(path)) ?? new Set<string>();
-      names.add(basename(path));
-      folders.set(dirname(path), names);
-    }
-    for (const [folder, names] of folders) {
-      // The folder, not the file: editors replace a file by renaming another over it.
-      try {
-        const watcher = watch(folder, (_event, name) => {
-          if (name === null || names.has(String(name))) void this.sync();
-        });
-        watcher.on('error', () => {}); // a folder removed: the per-request check still reads it
-        this.watchers.push(watcher);
-      } catch {
-        // A folder that does not exist yet (a scenario no PUT has written): read per request.
-      }
+    for (const path of this.paths()) this.watchFolder(dirname(path));
+  }
+
+  /**
+   * Watches a folder of declared files: the folder, not the file, since editors replace a file
+   * by renaming another over it. A folder that does not exist yet (a scenario no PUT has
+   * written) is watched once a PUT makes it; until then the per-request check reads it.
+   */
+  private watchFolder(folder: string): void {
+    if (this.closed || this.watched.has(folder)) return;
+    const names = new Set(this.paths().filter((p) => dirname(p) === folder).map((p) => basename(p)));
+    try {
+      const watcher = watch(folder, (_event, name) => {
+        if (name === null || names.has(String(name))) void this.sync();
+      });
+      watcher.on('error', () => {
+        // The folder removed: the per-request check still reads its files.
+        watcher.close();
+        this.watched.delete(folder);
+      });
+      this.watched.set(folder, watcher);
+    } catch {
+      // Not there yet.
     }
   }
 
@@ -106,7 +113,8 @@ export class LocalWorldFiles {
 
   close(): void {
     this.closed = true;
-    for (const w of this.watchers.splice(0)) w.close();
+    for (const w of this.watched.values()) w.close();
+    this.watched.clear();
   }
 
   private paths(): string[] {

@@ -136,6 +136,14 @@ describe('a world file served', () => {
     expect(report.file).toEqual({ path: join('kit', 'scenarios', 'hello.yaml'), problem: null });
   });
 
+  it('reads an edit as soon as it is saved, before any request (a watcher on the folder the PUT made)', async () => {
+    expect((await w.api('PUT', '/twins/hello/scenario', scenario(503), 'application/yaml')).status).toBe(200);
+    const before = w.reported.length;
+    writeFileSync(file(), scenario(409));
+    await expect.poll(() => w.reported.slice(before).some((l) => l === 'kit: kit/scenarios/hello.yaml read again: 1 handler in force on hello'), { timeout: 5_000 }).toBe(true);
+    expect((await w.vendor('/hello/v1/greetings')).status).toBe(409);
+  });
+
   it('reports a broken edit with its path and line, and keeps the scenario in force', async () => {
     writeFileSync(file(), scenario(418));
     expect((await w.vendor('/hello/v1/greetings')).status).toBe(418);

@@ -408,16 +408,17 @@ async function componentTwin(twin: WorldFileTwin, fail: (twin: WorldFileTwin, fi
   const component = twin.component!;
   // Named at run time: a build without runtime/component/ still compiles and serves the rest.
   const modulePath = '../../runtime/component/index.js';
-  let load: ((path: string) => Promise<TwinBundle>) | undefined;
+  type Load = (path: string, options: { label: string }) => Promise<TwinBundle>;
+  let load: Load | undefined;
   try {
-    load = ((await import(modulePath)) as { loadComponentTwin?: (path: string) => Promise<TwinBundle> }).loadComponentTwin;
+    load = ((await import(modulePath)) as { loadComponentTwin?: Load }).loadComponentTwin;
   } catch {
     load = undefined;
   }
   if (load === undefined) return fail(twin, 'component', component.line, 'component twins are not available in this build of kit');
   let bundle: TwinBundle;
   try {
-    bundle = await load(component.path);
+    bundle = await load(component.path, { label: component.written });
   } catch (e) {
     return fail(twin, 'component', component.line, `the component does not load: ${e instanceof Error ? e.message : String(e)}`);
   }

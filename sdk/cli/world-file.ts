@@ -153,7 +153,7 @@ export function parseWorldFile(text: string, file: string): WorldFile {
         if (!isSeq(checks.value)) fail(checks.line, `${field}.checks`, 'must be a list of check files');
         (checks.value as { items: unknown[] }).items.forEach((item, i) => {
           const declared = inside(item, `${field}.checks[${i}]`, lineOf(item) ?? checks.line, 'file');
-          const name = basename(declared.path).replace(/\.(m?js|ts)$/i, '');
+          const name = basename(declared.path).replace(/\.m?js$/i, '');
           if (!CHECK_NAME.test(name)) fail(declared.line, `${field}.checks[${i}]`, `a check is named by its file name, and "${name}" is not a check name (${CHECK_NAME.source})`);
           const before = checkNames.get(name);
           if (before !== undefined) fail(declared.line, `${field}.checks[${i}]`, `a check named "${name}" is already ${before}: a check is named by its file name`);
