@@ -8,7 +8,7 @@ import { KitError } from '../errors.js';
 import { nodeGuestEngines } from './index.js';
 import { checkUntrustedTwin } from './twin-check.js';
 
-const lane = nodeGuestEngines.lane({ name: 'twin-check test', limits: { callMs: 1000, memoryBytes: 32 * 1024 * 1024 } });
+const lane = nodeGuestEngines.lane({ name: 'twin-check test' });
 afterAll(() => lane.close());
 
 /** A hand-written twin script answering `manifest` (a guest can answer anything). */
