@@ -29,6 +29,7 @@ import { ScenarioSlot, type ScenarioFiles } from './scenarios.js';
 import { guestOutputOf, invokeGuest, serveTwin, treeHostCall, treeHostValue, type GuestOutput, type ServedTwin } from './twins.js';
 import type { StreamCall, StreamResult, TwinBundle, TwinBuildProblem, TwinManifestJson, TwinSourceStatus, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 import { runStreamCall, type StreamHost } from './streams.js';
+import { TwinSources } from './twin-sources.js';
 import { CheckSet, CHECKS_LANE_MEMORY_BYTES } from './checks.js';
 import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliveries.js';
 import type { CheckHost, RootHost, ScenarioHost, WorldApiServices } from './services.js';
@@ -142,7 +143,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   /** Per twin: the earliest scheduled move's instant (Infinity: none), as of a head position. */
   private readonly nextDue = new Map<string, { head: number; dueMs: number }>();
   /** Per twin: where its code came from and how its last build went (`replaceTwin`, `twinBuildFailed`). */
-  private readonly sources = new Map<string, TwinSourceStatus>();
+  private readonly sources = new TwinSources();
   private closed = false;
   private inFlight = 0;
   private idle: (() => void) | null = null;
@@ -201,7 +202,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       const loaded = trusted ? this.trusted.load(bundle.vendor, bundle.source, { hostCall: true }) : await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
       if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
       this.twins.set(bundle.vendor, serveTwin(bundle.trusted === true ? bundle : await this.untrustedManifest(bundle, twins)));
-      this.sources.set(bundle.vendor, sourceOf(bundle, new Date(this.wallNow()).toISOString()));
+      this.sources.loaded(bundle, new Date(this.wallNow()).toISOString());
     }
     this.requests.restore(this.storage.get(this.requestsKey()));
     await this.scenarios.restore();
@@ -771,35 +772,22 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
    * Swaps a served twin's code for `bundle`'s, between two of its requests: its log, tree,
    * scenario and checks stay. The new code is loaded where the old ran, and its manifest read
    * back from the loaded code (never taken from the bundle's word); code that does not load, or
-   * whose manifest names another vendor or changes its trust, leaves the old code serving and
-   * throws KitError `invalid_twin`.
+   * whose manifest is refused or names another vendor, leaves the old code serving and throws
+   * KitError `invalid_twin`. Trusted (built-in) twins are not replaced.
    */
   async replaceTwin(bundle: TwinBundle): Promise<void> {
     const old = this.twin(bundle.vendor);
-    const trusted = this.trustedTwins.has(bundle.vendor);
-    if ((bundle.trusted === true && this.options.trustTwins !== false) !== trusted) {
-      throw new KitError('invalid_twin', `Twin '${bundle.vendor}' cannot change between trusted and untrusted code while served.`, { field: 'trusted' });
-    }
+    // Only code the host does not trust is swapped (a twin from sources): it runs in the lane.
+    if (this.trustedTwins.has(bundle.vendor) || bundle.trusted === true) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' is trusted code; only a twin from sources is replaced while served.`, { field: 'trusted' });
     await this.exclusive(bundle.vendor, async () => {
-      const load = (source: string): CallResult | Promise<CallResult> =>
-        trusted ? this.trusted.load(bundle.vendor, source, { hostCall: true }) : this.lane.load(bundle.vendor, source, { hostCall: true });
-      const putBack = async (): Promise<void> => void (await load(old.bundle.source));
-      const loaded = await load(bundle.source);
-      if ('error' in loaded) {
-        await putBack();
-        throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`, { field: 'source' });
-      }
+      const putBack = async (): Promise<void> => void (await this.lane.load(bundle.vendor, old.bundle.source, { hostCall: true }));
+      const loaded = await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
       let manifest: TwinManifestJson;
       try {
-        if (trusted) {
-          const r = this.trusted.call(bundle.vendor, '__kit_manifest', '');
-          if ('error' in r) throw new Error(r.error.message);
-          manifest = JSON.parse(r.ok) as TwinManifestJson;
-        } else {
-          const served = [...this.twins.keys()].filter((v) => v !== bundle.vendor);
-          manifest = await manifestInLane(this.lane, bundle.vendor, { label: `twin '${bundle.vendor}'`, served });
-        }
-        if (manifest?.vendor !== bundle.vendor) throw new KitError('invalid_twin', `its manifest names vendor ${JSON.stringify(manifest?.vendor)}`, { field: 'vendor' });
+        if ('error' in loaded) throw new KitError('invalid_twin', `it failed to load: ${loaded.error.message}`, { field: 'source' });
+        const served = [...this.twins.keys()].filter((v) => v !== bundle.vendor);
+        manifest = await manifestInLane(this.lane, bundle.vendor, { label: `twin '${bundle.vendor}'`, served });
+        if (manifest.vendor !== bundle.vendor) throw new KitError('invalid_twin', `its manifest names vendor ${JSON.stringify(manifest.vendor)}`, { field: 'vendor' });
       } catch (e) {
         await putBack();
         const field = isKitError(e) && typeof e.details?.['field'] === 'string' ? e.details['field'] : 'manifest';
@@ -808,36 +796,24 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       this.twins.set(bundle.vendor, serveTwin({ ...bundle, manifest }));
       // Its moves may differ: the earliest due is read again.
       this.nextDue.delete(bundle.vendor);
-      const was = this.sources.get(bundle.vendor);
-      this.sources.set(bundle.vendor, { ...sourceOf(bundle, new Date(this.wallNow()).toISOString()), ...(was?.path !== undefined && bundle.origin?.path === undefined ? { path: was.path } : {}) });
+      this.sources.loaded(bundle, new Date(this.wallNow()).toISOString());
     });
   }
 
   /** A twin's sources failed to build: said in its status (`source.build`); its last good code keeps serving. */
   twinBuildFailed(vendor: string, error: TwinBuildProblem): void {
-    const was = this.sources.get(vendor);
-    if (was === undefined) return;
-    this.sources.set(vendor, { ...was, build: { ok: false, at: new Date(this.wallNow()).toISOString(), error } });
+    this.sources.failed(vendor, error, new Date(this.wallNow()).toISOString());
   }
 
   /** Where a served twin's code came from, and its last build (`GET …/twins/<vendor>/status`). */
   twinSource(vendor: string): TwinSourceStatus {
-    return this.sources.get(vendor) ?? { kind: 'builtin' };
+    return this.sources.of(vendor);
   }
 
   /** The wall clock, for the request report. */
   wallClock(): number {
     return this.wallNow();
   }
-}
-
-/** A twin's source status as loaded: built-in unless its bundle says otherwise; a build from sources is a good one. */
-function sourceOf(bundle: TwinBundle, at: string): TwinSourceStatus {
-  const origin = bundle.origin ?? { kind: 'builtin' as const };
-  const status: TwinSourceStatus = { kind: origin.kind };
-  if (origin.path !== undefined) status.path = origin.path;
-  if (origin.kind === 'path') status.build = { ok: true, at };
-  return status;
 }
 
 /** A scenario `js` handler's call, started in the lane, and what the request needs after it. */
