@@ -18,6 +18,7 @@ export type KitErrorCode =
   | 'invalid_scenario'
   | 'invalid_check'
   | 'invalid_twin'
+  | 'invalid_world_file'
   | 'invalid_import'
   | 'invalid_root'
   | 'invalid_credential'
@@ -106,7 +107,7 @@ const STATUS: Record<KitErrorCode, number> = {
   bad_request: 400, invalid_json: 400, unsupported_media_type: 415, invalid_instant: 400,
   invalid_duration: 400, invalid_position: 400, invalid_label: 400, invalid_ttl: 400,
   invalid_cursor: 400, invalid_limit: 400, invalid_scenario: 400, invalid_check: 400,
-  invalid_twin: 400, invalid_import: 400, invalid_root: 400, invalid_credential: 400, invalid_link: 400, destination_refused: 400,
+  invalid_twin: 400, invalid_world_file: 400, invalid_import: 400, invalid_root: 400, invalid_credential: 400, invalid_link: 400, destination_refused: 400,
   invalid_changeset: 400, changeset_hash_mismatch: 400, invalid_origin: 400, confirm_required: 400,
   not_found: 404, unknown_world: 404, unknown_twin: 404, unknown_branch: 404, unknown_store: 404,
   unknown_check: 404, unknown_stream: 404, position_beyond_head: 404, no_scenario: 404, method_not_allowed: 405,

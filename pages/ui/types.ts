@@ -96,6 +96,14 @@ export interface TwinStatus {
   root: unknown;
   position: number;
   scenario: { handlers: number; updatedAt: string } | null;
+  /** A scenario kept in a file of the app's (a world file's `scenario:`), and why its last edit is not in force. */
+  scenarioFile?: { path: string; problem: { message: string; line?: number } | null };
+  /** Where the twin's code came from; a twin built from sources has its last build. */
+  source?: {
+    kind: 'builtin' | 'path' | 'component' | 'installed';
+    path?: string;
+    build?: { ok: boolean; at: string; error?: { message: string; file?: string; line?: number; column?: number } };
+  };
   resources?: { type: string; count: number }[];
 }
 

@@ -21,6 +21,42 @@ function resources(twin: TwinStatus): string {
     .join(' · ');
 }
 
+/** The twin's name, where its code comes from, and a failed build (the last good one still serves). */
+function TwinName({ twin }: { twin: TwinStatus }) {
+  const source = twin.source;
+  const failed = source?.build?.ok === false ? source.build.error : undefined;
+  return (
+    <>
+      <strong class="mono">{twin.vendor}</strong>
+      {source?.path !== undefined && <div class="muted mono">{source.path}</div>}
+      {failed !== undefined && (
+        <p class="error" role="alert" data-build-error={twin.vendor}>
+          <strong>Does not build: </strong>
+          {failed.file !== undefined && <span class="mono">{`${failed.file}${failed.line !== undefined ? `:${failed.line}:${failed.column ?? 1}` : ''} `}</span>}
+          {failed.message} <span class="muted">(the last good build is serving)</span>
+        </p>
+      )}
+    </>
+  );
+}
+
+/** The scenario in force, and a refused edit of its file. */
+function ScenarioCell({ twin }: { twin: TwinStatus }) {
+  const problem = twin.scenarioFile?.problem ?? null;
+  return (
+    <>
+      {twin.scenario === null ? <span class="muted">none</span> : `${twin.scenario.handlers} handlers`}
+      {twin.scenarioFile !== undefined && <div class="muted mono">{twin.scenarioFile.path}</div>}
+      {problem !== null && (
+        <p class="error" role="alert">
+          <span class="mono">{`${twin.scenarioFile!.path}${problem.line !== undefined ? `:${problem.line}` : ''} `}</span>
+          {problem.message} <span class="muted">(not in force)</span>
+        </p>
+      )}
+    </>
+  );
+}
+
 function Twins({ api, config }: SectionProps) {
   const twins = useLoad(() => api.twins(), [api]);
   const mirrorOf = new Map(config.twins.map((t) => [t.vendor, t.mirror]));
@@ -38,11 +74,11 @@ function Twins({ api, config }: SectionProps) {
           rowKey={(t) => t.vendor}
           empty="This world has no twins."
           columns={[
-            { title: 'Twin', cell: (t) => <strong class="mono">{t.vendor}</strong> },
+            { title: 'Twin', cell: (t) => <TwinName twin={t} /> },
             { title: 'Vendor API', mono: true, cell: (t) => `${base}/${t.vendor}/` },
             { title: 'Position', align: 'right', cell: (t) => count(t.position) },
             { title: 'Records', cell: (t) => <span class="muted">{resources(t)}</span> },
-            { title: 'Scenario', cell: (t) => (t.scenario === null ? <span class="muted">none</span> : `${t.scenario.handlers} handlers`) },
+            { title: 'Scenario', cell: (t) => <ScenarioCell twin={t} /> },
             {
               title: 'Mirror',
               nowrap: true,

@@ -13,6 +13,7 @@ import { readJsonBody, readTextBody } from './request.js';
 import { matchRoute, pathSegments, routeTable, type Endpoint } from './routes.js';
 import { redactEntry } from './secrets.js';
 import type { WorldApiServices } from './services.js';
+import type { ServedTwin } from './twins.js';
 import { exportTwinFiles } from './transfer.js';
 import type { Scope, WorldRequest, WorldResponse } from './types.js';
 
@@ -379,6 +380,12 @@ export async function handleWorldApi(services: WorldApiServices, req: WorldReque
   throw notFound(req);
 }
 
+/** `scenarioFile` of a twin's status, for a twin whose scenario lives in a file of the app's (a local world's world file). */
+function scenarioFileOf(services: WorldApiServices, t: ServedTwin): { scenarioFile?: unknown } {
+  const file = services.scenarios.file(t);
+  return file === null ? {} : { scenarioFile: file };
+}
+
 /** A twin's status, as `…/twins/<vendor>/status` answers it. */
 export function twinStatus(services: WorldApiServices, vendor: string): Record<string, unknown> {
   const t = services.twin(vendor);
@@ -390,6 +397,8 @@ export function twinStatus(services: WorldApiServices, vendor: string): Record<s
     position: services.world.head(vendor),
     lastReceipt: services.changesets.lastReceipt(vendor),
     scenario: services.scenarios.inForce(t),
+    ...scenarioFileOf(services, t),
+    source: services.twinSource(vendor),
     resources: vendorResources(services.world.counts(vendor)),
   };
 }

@@ -14,7 +14,8 @@ import { openWorldRunner, worldCode, type WorldRunnerOptions } from './open-runn
 import type { ScenarioFiles } from './scenarios.js';
 import type { WorldRunner } from './world-runner.js';
 import { requestToWire, responseFromWire, type RequestWire, type ResponseWire } from './wire.js';
-import type { LocalWorldOptions, StreamCall, StreamResult, WorldHandle } from './types.js';
+import type { LocalWorldHandle, LocalWorldOptions, StreamCall, StreamResult, WorldHandle } from './types.js';
+import { LocalWorldFiles } from './local-files.js';
 import { createNodeOutbound } from '../roots/node-outbound.js';
 import { createSealer, sealingKeyBytes } from '../roots/sealing.js';
 
@@ -46,9 +47,17 @@ export function stateDir(dir: string): string {
 }
 
 /** The runner of a world served from a directory, in this thread: its LMDB state and its scenario folder. */
-export function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner> {
+export async function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner> {
+  if (options.colocate !== undefined) throw new TypeError('a world with colocated files opens with openLocalWorld in this thread');
+  return (await openRunnerWithFiles(options)).runner;
+}
+
+/** The runner, and its colocated files when a world file declares some (started: put in force, watched). */
+async function openRunnerWithFiles(options: LocalWorldOptions): Promise<{ runner: WorldRunner; files: LocalWorldFiles | null }> {
+  const folder = scenarioFolder(join(options.dir, '.kit', 'scenarios'));
+  const files = options.colocate === undefined ? null : new LocalWorldFiles(options.colocate, options.dir, options.report ?? ((line) => console.error(line)), folder);
   const storage = openLmdbStorage(stateDir(options.dir));
-  const opened: WorldRunnerOptions = { storage, world: options.world, twins: options.twins, scenarioFiles: scenarioFolder(join(options.dir, '.kit', 'scenarios')) };
+  const opened: WorldRunnerOptions = { storage, world: options.world, twins: options.twins, scenarioFiles: files?.scenarioFiles() ?? folder };
   if (options.guestRuntime !== undefined) opened.guestRuntime = options.guestRuntime;
   const roots = options.roots;
   if (roots !== undefined) {
@@ -58,7 +67,15 @@ export function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner
     opened.outboundLoopback = loopback;
     if (roots.sealingKey !== undefined) opened.sealer = createSealer(sealingKeyBytes(roots.sealingKey));
   }
-  return openWorldRunner(opened);
+  let runner: WorldRunner;
+  try {
+    runner = await openWorldRunner(opened);
+  } catch (e) {
+    await storage.close();
+    throw e;
+  }
+  if (files !== null) await files.start(runner);
+  return { runner, files };
 }
 
 /**
@@ -67,21 +84,29 @@ export function openLocalRunner(options: LocalWorldOptions): Promise<WorldRunner
  * thread of its own under a watchdog that ends a runaway worker (the world comes back on its
  * next request).
  */
-export async function openLocalWorld(options: LocalWorldOptions): Promise<WorldHandle> {
+export async function openLocalWorld(options: LocalWorldOptions): Promise<LocalWorldHandle> {
   mkdirSync(stateDir(options.dir), { recursive: true });
   if (options.thread !== 'worker') {
-    const runner = await openLocalRunner(options);
+    const { runner, files } = await openRunnerWithFiles(options);
     return {
       name: options.world,
       code: runner.code,
-      handle: (request) => runner.handle(request),
+      handle: (request) => {
+        // An edit of a colocated file is in force on the next request.
+        const reading = files?.beforeRequest();
+        return reading === undefined ? runner.handle(request) : reading.then(() => runner.handle(request));
+      },
       streamCall: (call: StreamCall) => runner.streamCall(call),
+      replaceTwin: (bundle) => runner.replaceTwin(bundle),
+      twinBuildFailed: (vendor, problem) => runner.twinBuildFailed(vendor, problem),
       async close() {
+        files?.close();
         await runner.close();
         await runner.storage.close();
       },
     };
   }
+  if (options.colocate !== undefined || options.report !== undefined) throw new TypeError("a world file's colocated files are served by a world in this thread (thread: 'main')");
   const worker = new SupervisedWorker<WorkerCall, WorkerReply>({
     script: compiledScript(import.meta.url, './worker-main.js'),
     workerData: options,

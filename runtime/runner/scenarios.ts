@@ -31,6 +31,18 @@ export interface ScenarioFiles {
   write(vendor: string, format: 'json' | 'yaml', source: string): void;
   /** Removes the twin's scenario file, whatever its format. */
   remove(vendor: string): void;
+  /**
+   * The file a world file declares as the twin's scenario (`colocate.scenarioPath`), and what
+   * was wrong with it when last read (null: nothing), for the report and the twin's status;
+   * null for a twin without one.
+   */
+  declared?(vendor: string): ScenarioFileState | null;
+}
+
+/** A colocated scenario file, and why its last edit is not in force (with the line it names, when known). */
+export interface ScenarioFileState {
+  path: string;
+  problem: { message: string; line?: number } | null;
 }
 
 export class ScenarioSlot implements ScenarioService {
@@ -73,13 +85,14 @@ export class ScenarioSlot implements ScenarioService {
   }
 
   /** Validates and puts a document in force; a bad one is refused and the one in force kept. */
-  async put(twin: ServedTwin, source: string, contentType: string | undefined): Promise<Slot> {
+  async put(twin: ServedTwin, source: string, contentType: string | undefined, fromFile = false): Promise<Slot> {
     this.takesScenarios(twin);
     const scenario = parseScenario(source, contentType);
     const stored: StoredScenario = { source, format: scenario.format, updatedAt: new Date(this.runner.world.nowMs()).toISOString() };
     const slot = await this.install(twin.vendor, stored, scenario);
     this.runner.storage.transact((w) => w.put(this.key(twin.vendor), stored));
-    this.files?.write(twin.vendor, stored.format, source);
+    // Read from its file: writing it back would only touch it again.
+    if (!fromFile) this.files?.write(twin.vendor, stored.format, source);
     return slot;
   }
 
@@ -89,14 +102,24 @@ export class ScenarioSlot implements ScenarioService {
     return slot ? { handlers: slot.scenario.handlers.length, updatedAt: slot.stored.updatedAt } : null;
   }
 
-  async delete(twin: ServedTwin): Promise<void> {
+  /** The twin's colocated scenario file and its last problem, or null (scenarios kept by the world alone). */
+  file(twin: ServedTwin): ScenarioFileState | null {
+    return this.files?.declared?.(twin.vendor) ?? null;
+  }
+
+  /** Whether a scenario is in force whose document is exactly `source` (a file read again unchanged). */
+  holds(vendor: string, source: string): boolean {
+    return this.slots.get(vendor)?.stored.source === source;
+  }
+
+  async delete(twin: ServedTwin, fromFile = false): Promise<void> {
     this.takesScenarios(twin);
     if (!this.slots.has(twin.vendor)) throw new KitError('no_scenario', `Twin '${twin.vendor}' has no scenario in force.`);
     this.slots.delete(twin.vendor);
     this.plain.delete(twin.vendor); // back to the plain twin: its list starts over, as a new scenario's does
     await this.runner.lane.unload(this.context(twin.vendor));
     this.runner.storage.transact((w) => w.remove(this.key(twin.vendor)));
-    this.files?.remove(twin.vendor);
+    if (!fromFile) this.files?.remove(twin.vendor);
   }
 
   private context(vendor: string): string {
@@ -198,10 +221,11 @@ export class ScenarioSlot implements ScenarioService {
     journal.push(this.scenarioRequest(request), null, twinSide(seen));
   }
 
-  report(twin: ServedTwin): ScenarioReport {
+  report(twin: ServedTwin): ScenarioReport & { file?: ScenarioFileState } {
     const slot = this.slots.get(twin.vendor);
-    if (slot) return slot.state.report();
-    return (this.plain.get(twin.vendor) ?? new UnmatchedJournal()).plainReport();
+    const report = slot ? slot.state.report() : (this.plain.get(twin.vendor) ?? new UnmatchedJournal()).plainReport();
+    const file = this.file(twin);
+    return file === null ? report : { ...report, file };
   }
 }
 

@@ -9,7 +9,7 @@ import type { CredentialSecret, RootConfig } from '../roots/config.js';
 import type { OutboundFetch } from '../roots/outbound.js';
 import type { Entry, EntryDraft } from '../world/types.js';
 import type { GuestOutput } from './twins.js';
-import type { WorldRequest, WorldResponse } from './types.js';
+import type { TwinSourceStatus, WorldRequest, WorldResponse } from './types.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { RequestLog } from './requests.js';
@@ -53,6 +53,8 @@ export interface ScenarioService {
   delete(twin: ServedTwin): Promise<void>;
   /** Whether a scenario is in force, and since when (for the twin's status). */
   inForce(twin: ServedTwin): { handlers: number; updatedAt: string } | null;
+  /** The twin's colocated scenario file and its last problem, or null (scenarios.ts `ScenarioFileState`). */
+  file(twin: ServedTwin): { path: string; problem: { message: string; line?: number } | null } | null;
 }
 
 /** The checks as the world API changes and shows them (checks.ts `CheckSet`). */
@@ -155,4 +157,6 @@ export interface WorldApiServices {
   readonly branchesServed: boolean;
   /** Wall clock for the request report. */
   wallClock(): number;
+  /** Where a twin's code came from and its last build (`source` of its status). */
+  twinSource(vendor: string): TwinSourceStatus;
 }

@@ -114,6 +114,41 @@ export interface TwinBundle {
   manifest: TwinManifestJson;
   /** Code the host trusts (a built-in twin): run in V8 rather than the QuickJS sandbox, unless the runner is told otherwise. */
   trusted?: boolean;
+  /** Where its code came from, for the twin's status (`source`); default built-in. */
+  origin?: { kind: TwinSourceKind; path?: string };
+}
+
+export type TwinSourceKind = 'builtin' | 'path' | 'component' | 'installed';
+
+/** Why a twin's sources did not build: where esbuild (or the manifest check) says. */
+export interface TwinBuildProblem {
+  message: string;
+  file?: string;
+  line?: number;
+  column?: number;
+}
+
+/** `source` of a twin's status: where its code came from and, for a twin built from sources, its last build. */
+export interface TwinSourceStatus {
+  kind: TwinSourceKind;
+  path?: string;
+  build?: { ok: boolean; at: string; error?: TwinBuildProblem };
+}
+
+/** A world file's colocated files (docs/world-file.md), each path absolute. */
+export interface ColocatedFiles {
+  /** Per twin, its scenario file (`colocate.scenarioPath`). */
+  scenarios: Record<string, string>;
+  /** Checks by path, each named by its file name. */
+  checks: { name: string; path: string }[];
+}
+
+/** A local world opened in this thread, as `kit world serve` drives it. */
+export interface LocalWorldHandle extends WorldHandle {
+  /** Swaps a served twin's code (`WorldRunner.replaceTwin`); absent on a world in a worker thread. */
+  replaceTwin?(bundle: TwinBundle): Promise<void>;
+  /** A twin's sources failed to build: shown in its status; absent on a world in a worker thread. */
+  twinBuildFailed?(vendor: string, problem: TwinBuildProblem): void;
 }
 
 /** A world served from a directory by the single-world server. */
@@ -142,4 +177,12 @@ export interface LocalWorldOptions {
    * present). Absent: no credential can be sealed and no refresh made.
    */
   roots?: { sealingKey?: string; loopback?: boolean; proxy?: { url: string; ca?: string } };
+  /**
+   * The scenario and check files a world file declares (docs/world-file.md): each put in force
+   * at start, read again when it changes; a twin's `PUT …/scenario` writes its file. Without
+   * it, scenarios are kept in `<dir>/.kit/scenarios/`. In this thread only (`thread: 'main'`).
+   */
+  colocate?: ColocatedFiles;
+  /** Where problems with those files are told, one line each (the CLI's standard error). `thread: 'main'` only. */
+  report?: (line: string) => void;
 }

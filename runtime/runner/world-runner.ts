@@ -27,8 +27,9 @@ import { decodeSegment, toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
 import { ScenarioSlot, type ScenarioFiles } from './scenarios.js';
 import { guestOutputOf, invokeGuest, serveTwin, treeHostCall, treeHostValue, type GuestOutput, type ServedTwin } from './twins.js';
-import type { StreamCall, StreamResult, TwinBundle, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+import type { StreamCall, StreamResult, TwinBundle, TwinBuildProblem, TwinManifestJson, TwinSourceStatus, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 import { runStreamCall, type StreamHost } from './streams.js';
+import { TwinSources } from './twin-sources.js';
 import { CheckSet, CHECKS_LANE_MEMORY_BYTES } from './checks.js';
 import { Deliverer, type DelivererOptions, type DeliveryResult } from './deliveries.js';
 import type { CheckHost, RootHost, ScenarioHost, WorldApiServices } from './services.js';
@@ -141,6 +142,8 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   private readonly wallNow: () => number;
   /** Per twin: the earliest scheduled move's instant (Infinity: none), as of a head position. */
   private readonly nextDue = new Map<string, { head: number; dueMs: number }>();
+  /** Per twin: where its code came from and how its last build went (`replaceTwin`, `twinBuildFailed`). */
+  private readonly sources = new TwinSources();
   private closed = false;
   private inFlight = 0;
   private idle: (() => void) | null = null;
@@ -199,6 +202,7 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       const loaded = trusted ? this.trusted.load(bundle.vendor, bundle.source, { hostCall: true }) : await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
       if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
       this.twins.set(bundle.vendor, serveTwin(bundle.trusted === true ? bundle : await this.untrustedManifest(bundle, twins)));
+      this.sources.loaded(bundle, new Date(this.wallNow()).toISOString());
     }
     this.requests.restore(this.storage.get(this.requestsKey()));
     await this.scenarios.restore();
@@ -760,6 +764,50 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
       if (draft.writes.length > 0 || draft.events) this.append(twin, draft, tally);
     });
     if (tally.appended) await this.durable();
+  }
+
+  // ------------------------------------------------------------ twins from sources, live
+
+  /**
+   * Swaps a served twin's code for `bundle`'s, between two of its requests: its log, tree,
+   * scenario and checks stay. The new code is loaded where the old ran, and its manifest read
+   * back from the loaded code (never taken from the bundle's word); code that does not load, or
+   * whose manifest is refused or names another vendor, leaves the old code serving and throws
+   * KitError `invalid_twin`. Trusted (built-in) twins are not replaced.
+   */
+  async replaceTwin(bundle: TwinBundle): Promise<void> {
+    const old = this.twin(bundle.vendor);
+    // Only code the host does not trust is swapped (a twin from sources): it runs in the lane.
+    if (this.trustedTwins.has(bundle.vendor) || bundle.trusted === true) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' is trusted code; only a twin from sources is replaced while served.`, { field: 'trusted' });
+    await this.exclusive(bundle.vendor, async () => {
+      const putBack = async (): Promise<void> => void (await this.lane.load(bundle.vendor, old.bundle.source, { hostCall: true }));
+      const loaded = await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
+      let manifest: TwinManifestJson;
+      try {
+        if ('error' in loaded) throw new KitError('invalid_twin', `it failed to load: ${loaded.error.message}`, { field: 'source' });
+        const served = [...this.twins.keys()].filter((v) => v !== bundle.vendor);
+        manifest = await manifestInLane(this.lane, bundle.vendor, { label: `twin '${bundle.vendor}'`, served });
+        if (manifest.vendor !== bundle.vendor) throw new KitError('invalid_twin', `its manifest names vendor ${JSON.stringify(manifest.vendor)}`, { field: 'vendor' });
+      } catch (e) {
+        await putBack();
+        const field = isKitError(e) && typeof e.details?.['field'] === 'string' ? e.details['field'] : 'manifest';
+        throw new KitError('invalid_twin', `Twin '${bundle.vendor}' was not replaced: ${(e as Error).message}`, { field });
+      }
+      this.twins.set(bundle.vendor, serveTwin({ ...bundle, manifest }));
+      // Its moves may differ: the earliest due is read again.
+      this.nextDue.delete(bundle.vendor);
+      this.sources.loaded(bundle, new Date(this.wallNow()).toISOString());
+    });
+  }
+
+  /** A twin's sources failed to build: said in its status (`source.build`); its last good code keeps serving. */
+  twinBuildFailed(vendor: string, error: TwinBuildProblem): void {
+    this.sources.failed(vendor, error, new Date(this.wallNow()).toISOString());
+  }
+
+  /** Where a served twin's code came from, and its last build (`GET …/twins/<vendor>/status`). */
+  twinSource(vendor: string): TwinSourceStatus {
+    return this.sources.of(vendor);
   }
 
   /** The wall clock, for the request report. */

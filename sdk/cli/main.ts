@@ -132,7 +132,7 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
 
   let serving;
   try {
-    serving = await serveWorld(options, deps);
+    serving = await serveWorld({ ...options, report: options.report ?? ((line) => io.err(line)) }, deps);
   } catch (e) {
     if (e instanceof UsageError) return usage(e.message, SERVE_USAGE);
     io.err(`kit: ${e instanceof Error ? e.message : String(e)}`);

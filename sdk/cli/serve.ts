@@ -6,7 +6,8 @@ import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { KitError } from '../../runtime/errors.js';
 import { openLmdbStorage } from '../../runtime/store/lmdb.js';
-import type { LocalWorldOptions, TwinBundle, WorldHandle } from '../../runtime/runner/types.js';
+import type { UntrustedLane } from '../../runtime/lane/types.js';
+import type { ColocatedFiles, LocalWorldHandle, LocalWorldOptions, TwinBundle, WorldHandle } from '../../runtime/runner/types.js';
 import { mintTokens, readTokenFile, tokenFilePath, writeTokenFile } from '../../host/index.js';
 import type { TokenFile } from '../../host/index.js';
 import { describeBudget, loadOrCreateCa, NAME_PATTERN, parseBudget, startSingleWorldServer, twinScopesOf } from '../../host/index.js';
@@ -16,6 +17,8 @@ import { loadOutboundProxy, outboundProxyFromEnv, type OutboundProxyOption } fro
 import { parseArgs, parseList, parsePort, UsageError } from './args.js';
 import type { FlagSpec } from './args.js';
 import { describeTrust, parseTrust, passVerifierFor, TRUST_FLAG, trustUsage } from './trust.js';
+import { readWorldFile, WORLD_FILE_NAME, type WorldFile, type WorldFileTwin } from './world-file.js';
+import { buildProblem, describeBuildProblem, watchTwinSources, type DevTwin } from './dev-twins.js';
 
 export const DEFAULT_PORT = 4440;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -40,11 +43,32 @@ export interface ServeOptions {
   trustedIssuers?: string[];
   /** A proxy every call to a real vendor goes through (`KIT_OUTBOUND_PROXY`, `KIT_OUTBOUND_CA`: docs/roots.md). */
   outboundProxy?: OutboundProxyOption;
+  /** `--org` was given (it wins over the world file's `org:`). */
+  orgGiven?: boolean;
+  /** `--dev`: rebuild each twin from sources on an edit (docs/world-file.md). */
+  dev?: boolean;
+  /** Where the world tells what happens after it starts (a colocated file read again or refused, a rebuild); default standard error. */
+  report?: (line: string) => void;
 }
 
 export interface ServeDeps {
   loadTwins(): Promise<Map<string, TwinBundle>>;
-  openWorld(options: LocalWorldOptions): Promise<WorldHandle>;
+  openWorld(options: LocalWorldOptions): Promise<WorldHandle | LocalWorldHandle>;
+  /**
+   * Builds a twin from the app's sources, untrusted (default `buildTwin(entry, { trusted: false })`
+   * of sdk/twin/build.ts, loaded on demand: its manifest read and checked in `lane`).
+   */
+  buildTwin?(entry: string, options: PathBuildOptions): Promise<TwinBundle>;
+}
+
+/** How a twin of the world file's `path:` is built. */
+export interface PathBuildOptions {
+  /** Names it in errors: its `path:` as written. */
+  label: string;
+  /** The other vendor ids the world serves: claiming one is refused. */
+  served: string[];
+  /** Where its manifest is read (QuickJS): one lane for the world file's builds. */
+  lane?: UntrustedLane;
 }
 
 export interface ServingWorld {
@@ -67,6 +91,10 @@ export interface ServingWorld {
   trustedIssuers: string[];
   /** Where the key that seals the twins' credentials came from: its file, or `SEALING_KEY`. */
   sealingKeyFrom: string;
+  /** The world file served (absolute), or null. */
+  worldFile: string | null;
+  /** The twins rebuilt on an edit (`--dev`). */
+  watching: string[];
 }
 
 export const SERVE_FLAGS: FlagSpec[] = [
@@ -77,6 +105,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: 'twins', kind: 'string' },
   { name: 'proxy-port', kind: 'string' },
   { name: 'budget', kind: 'string' },
+  { name: 'dev', kind: 'boolean' },
   // No longer needed (the world runs in the server's thread by default); accepted and noted.
   { name: 'inline', kind: 'boolean' },
   TRUST_FLAG,
@@ -84,17 +113,22 @@ export const SERVE_FLAGS: FlagSpec[] = [
 ];
 
 export const SERVE_USAGE = `Usage: kit world serve [dir] [--port N] [--host H] [--org O] [--world W] [--twins a,b] [--proxy-port N] [--budget N/10s|off]
-                       [--trust I]...
+                       [--trust I]... [--dev]
 
 Serves one world from <dir>. Its state lives in <dir>/.kit/world/ and its two tokens in
-<dir>/.kit/token (minted on first start, kept across restarts).
+<dir>/.kit/token (minted on first start, kept across restarts). When <dir> holds a world
+file, ${WORLD_FILE_NAME}, it names the twins (built-in ones, and the app's own by path),
+each twin's scenario file and its checks (docs/world-file.md).
 
   dir           the world's directory (default: the current directory)
   --port N      port to listen on (default ${DEFAULT_PORT}; 0 picks a free port)
   --host H      address to listen on (default ${DEFAULT_HOST}; 0.0.0.0 for every interface)
   --org O       the org in the world's URL (default ${DEFAULT_ORG})
   --world W     the world's name (default: the directory's name, lower-cased)
-  --twins a,b   the built-in twins to serve (default: all of them)
+  --twins a,b   the built-in twins to serve (default: all of them); refused with a world
+                file, whose twins: key names them
+  --dev         rebuild a twin of the world file's path: on every edit of its sources; the
+                next request uses the new build, and a build error keeps the last good one
   --proxy-port N  the world's HTTPS proxy for apps in any language (default: port + 1;
                 0 picks a free port). Its CA lives in <dir>/.kit/ca/.
   --budget B    the world's request budget: <requests>/<window> (100000/10s, 600/m), answered
@@ -129,6 +163,8 @@ export function parseServeArgs(argv: readonly string[], env: Record<string, stri
     host: value('host') ?? DEFAULT_HOST,
     org: checkName('--org', value('org') ?? DEFAULT_ORG),
   };
+  if (value('org') !== undefined) options.orgGiven = true;
+  if (flags['dev'] === true) options.dev = true;
   if (options.host === '') throw new UsageError('--host needs an address');
   const trusted = parseTrust(lists['trust'], env);
   if (trusted.length > 0) options.trustedIssuers = trusted;
@@ -192,32 +228,75 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   if (info === null || !info.isDirectory()) {
     throw new KitError('not_found', `no directory ${dir}; create it first, or name another one`);
   }
-  const world = options.world ?? worldNameFromDir(dir);
+  const worldFile = readWorldFile(dir);
+  if (worldFile !== null && options.twins !== undefined) {
+    throw new UsageError(`--twins does not apply to a world file: ${worldFile.file} names the world's twins (its twins: key)`);
+  }
+  // The command line wins over the file, as for anything said twice.
+  const world = options.world ?? worldFile?.world ?? worldNameFromDir(dir);
+  const org = options.orgGiven === true ? options.org : (worldFile?.org ?? options.org);
+  const report = options.report ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const trustedIssuers = options.trustedIssuers ?? [];
   const passes = passVerifierFor(trustedIssuers);
   // A corrupt token file stops us before anything is opened.
   const existing = await readTokenFile(dir);
 
   const builtins = await deps.loadTwins();
-  const names = options.twins ?? [...builtins.keys()].sort();
-  const unknown = names.filter((n) => !builtins.has(n));
-  if (unknown.length > 0) {
-    const known = [...builtins.keys()].sort().join(', ') || 'none';
-    throw new UsageError(`unknown twin${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the built-in twins are: ${known}`);
+  let bundles: TwinBundle[];
+  const builder = pathTwinBuilder(deps);
+  if (worldFile !== null) {
+    try {
+      bundles = await worldFileTwins(worldFile, builtins, builder);
+    } finally {
+      // Closed between builds: a --dev rebuild starts it again.
+      await builder.close();
+    }
+  } else {
+    const names = options.twins ?? [...builtins.keys()].sort();
+    const unknown = names.filter((n) => !builtins.has(n));
+    if (unknown.length > 0) {
+      const known = [...builtins.keys()].sort().join(', ') || 'none';
+      throw new UsageError(`unknown twin${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the built-in twins are: ${known}`);
+    }
+    bundles = names.map((n) => builtins.get(n) as TwinBundle);
   }
-  const bundles = names.map((n) => builtins.get(n) as TwinBundle);
+  const names = bundles.map((b) => b.vendor);
 
   // Before the world opens: a corrupt CA stops us with nothing to close. A new CA may vouch
   // for every built-in twin's host, served now or later from this folder, and nothing else.
-  const builtinHosts = [...builtins.values()].flatMap((b) => b.manifest.models.hosts);
-  const ca = await loadOrCreateCa(dir, { label: `kit world ${options.org}/${world}`, hosts: builtinHosts });
+  const builtinHosts = [...builtins.values(), ...bundles.filter((b) => b.origin !== undefined)].flatMap((b) => b.manifest.models.hosts);
+  const ca = await loadOrCreateCa(dir, { label: `kit world ${org}/${world}`, hosts: [...new Set(builtinHosts)] });
   const uncoveredHosts = bundles.flatMap((b) => b.manifest.models.hosts).filter((h) => !ca.covers(h));
   // Kept apart from the world's state (.kit/world/): an export or a copy of the state carries no key.
   const sealing = await loadOrCreateSealingKey(join(dir, '.kit', 'sealing-key'));
   const proxy = await loadOutboundProxy(options.outboundProxy);
   // This machine's own world: its roots and links may name loopback (another local world plays the vendor).
   const roots = { sealingKey: sealing.key, loopback: true, ...(proxy !== undefined ? { proxy } : {}) };
-  const handle = await deps.openWorld({ dir, org: options.org, world, twins: bundles, roots });
+  const opening: LocalWorldOptions = { dir, org, world, twins: bundles, roots };
+  if (worldFile !== null) {
+    opening.colocate = colocatedFiles(worldFile);
+    opening.report = report;
+  }
+  const opened = await deps.openWorld(opening);
+  // --dev: each twin from sources rebuilt on an edit, until the world closes.
+  const devTwins = options.dev === true && worldFile !== null ? worldFile.twins.filter((t) => t.entry !== undefined).map(devTwinOf) : [];
+  let dev: { close(): Promise<void> } | null = null;
+  if (devTwins.length > 0) {
+    const target = opened as LocalWorldHandle;
+    if (target.replaceTwin === undefined || target.twinBuildFailed === undefined) {
+      await opened.close();
+      throw new Error('this world cannot swap a twin while it serves (--dev needs the world in the server\'s thread)');
+    }
+    const served = worldFile!.twins.map((t) => t.vendor);
+    const watch = watchTwinSources(devTwins, { replaceTwin: (b) => target.replaceTwin!(b), twinBuildFailed: (v, p) => target.twinBuildFailed!(v, p) }, async (t) => untrusted(await builder.build(t.entry, t.path, served.filter((v) => v !== t.vendor)), t.path), report, dir);
+    dev = {
+      async close() {
+        watch.close();
+        await builder.close();
+      },
+    };
+  }
+  const handle: WorldHandle = dev === null ? opened : closingAlso(opened, dev);
   const tokens = existing ?? { url: '', ...mintTokens() };
   // Sessions, keys and spent passes outlive a restart, beside the world (host/core/access/).
   const accessStorage = openLmdbStorage(join(dir, '.kit', 'access'));
@@ -225,7 +304,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
   try {
     server = await startSingleWorldServer({
       world: handle,
-      org: options.org,
+      org,
       worldName: world,
       tokens,
       twins: bundles.map(twinScopesOf),
@@ -252,7 +331,7 @@ export async function serveWorld(options: ServeOptions, deps: ServeDeps): Promis
       throw e;
     }
   }
-  return { server, tokens: file, dir, org: options.org, world, twins: names, budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null, trustedIssuers, sealingKeyFrom: sealing.from };
+  return { server, tokens: file, dir, org, world, twins: names, worldFile: worldFile?.file ?? null, watching: devTwins.map((t) => t.vendor), budget: options.budget ?? null, inlineGiven: options.inlineGiven === true, uncoveredHosts, caUnconstrained: ca.hosts === null, trustedIssuers, sealingKeyFrom: sealing.from };
 }
 
 /** What `serve` prints once it listens. */
@@ -261,6 +340,8 @@ export function describeServing(s: ServingWorld): string[] {
   return [
     `kit: serving world "${s.world}" (org ${s.org}) with ${s.twins.length === 0 ? 'no twins' : `twins: ${s.twins.join(', ')}`}`,
     '',
+    ...(s.worldFile !== null ? [`  world file   ${s.worldFile}`] : []),
+    ...(s.watching.length > 0 ? [`  dev          rebuilding ${s.watching.join(', ')} on every edit of ${s.watching.length > 1 ? 'their' : 'its'} sources`] : []),
     `  world URL    ${server.worldUrl}`,
     `  world API    ${server.worldApi}`,
     ...(server.pageUrl !== null ? [`  world page   ${server.pageUrl}/  (open it in a browser on this machine)`] : []),
@@ -287,4 +368,126 @@ export function describeServing(s: ServingWorld): string[] {
     '',
     'Ctrl-C stops the server.',
   ];
+}
+
+/** The bundles a world file names, in its order: built-in twins by vendor id, the app's own built from `path`. */
+async function worldFileTwins(file: WorldFile, builtins: Map<string, TwinBundle>, build: PathBuilder): Promise<TwinBundle[]> {
+  const out: TwinBundle[] = [];
+  const fail = (twin: WorldFileTwin, field: string, line: number, problem: string): never => {
+    const where = field === '' ? `twins.${twin.vendor}` : `twins.${twin.vendor}.${field}`;
+    throw new KitError('invalid_world_file', `${file.file}:${line}: ${where}: ${problem}`, { file: file.file, line, field: where });
+  };
+  const vendors = file.twins.map((t) => t.vendor);
+  for (const twin of file.twins) {
+    let bundle: TwinBundle;
+    if (twin.kind === 'builtin') {
+      const builtin = builtins.get(twin.vendor);
+      if (builtin === undefined) {
+        const known = [...builtins.keys()].sort().join(', ') || 'none';
+        fail(twin, '', twin.line, `no built-in twin "${twin.vendor}" (the built-in twins are: ${known}); a twin of your own is named by path:`);
+      }
+      bundle = builtin!;
+    } else if (twin.kind === 'path') {
+      const entry = twin.entry!;
+      try {
+        bundle = untrusted(await build.build(entry.path, entry.written, vendors.filter((v) => v !== twin.vendor)), entry.written);
+      } catch (e) {
+        return fail(twin, 'path', entry.line, `the twin does not build: ${describeBuildProblem(buildProblem(e, file.dir))}`);
+      }
+      if (bundle.vendor !== twin.vendor) fail(twin, '', twin.line, `the twin at "${entry.written}" is vendor "${bundle.vendor}" (its manifest); the key must be its vendor id`);
+    } else {
+      bundle = await componentTwin(twin, fail);
+    }
+    out.push(bundle);
+  }
+  return out;
+}
+
+/** A world file's `component:` twin, through runtime/component/ where this build has it. */
+async function componentTwin(twin: WorldFileTwin, fail: (twin: WorldFileTwin, field: string, line: number, problem: string) => never): Promise<TwinBundle> {
+  const component = twin.component!;
+  // Named at run time: a build without runtime/component/ still compiles and serves the rest.
+  const modulePath = '../../runtime/component/index.js';
+  type Load = (path: string, options: { label: string }) => Promise<TwinBundle>;
+  let load: Load | undefined;
+  try {
+    load = ((await import(modulePath)) as { loadComponentTwin?: Load }).loadComponentTwin;
+  } catch {
+    load = undefined;
+  }
+  if (load === undefined) return fail(twin, 'component', component.line, 'component twins are not available in this build of kit');
+  let bundle: TwinBundle;
+  try {
+    bundle = await load(component.path, { label: component.written });
+  } catch (e) {
+    return fail(twin, 'component', component.line, `the component does not load: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (bundle.vendor !== twin.vendor) fail(twin, '', twin.line, `the component at "${component.written}" is vendor "${bundle.vendor}"; the key must be its vendor id`);
+  return { ...bundle, trusted: false, origin: { kind: 'component', path: component.written } };
+}
+
+/** Builds the world file's path twins, their manifests read in one lane of its own (started on the first build). */
+interface PathBuilder {
+  build(entry: string, label: string, served: string[]): Promise<TwinBundle>;
+  close(): Promise<void>;
+}
+
+function pathTwinBuilder(deps: ServeDeps): PathBuilder {
+  let lane: UntrustedLane | undefined;
+  const laneOf = async (): Promise<UntrustedLane> => {
+    if (lane === undefined) {
+      const { SandboxLane } = await import('../../runtime/lane/lane.js');
+      lane = new SandboxLane({ name: 'kit world serve: twin builds' });
+    }
+    return lane;
+  };
+  return {
+    async build(entry, label, served) {
+      const options: PathBuildOptions = { label, served, lane: await laneOf() };
+      if (deps.buildTwin !== undefined) return deps.buildTwin(entry, options);
+      // `trusted: false`: the manifest is read in the lane, never in V8 (sdk/twin/build.ts).
+      const { buildTwin } = (await import('../twin/build.js')) as unknown as { buildTwin: (entry: string, options: PathBuildOptions & { trusted: false }) => Promise<TwinBundle> };
+      return buildTwin(entry, { ...options, trusted: false });
+    },
+    async close() {
+      const closing = lane;
+      lane = undefined;
+      await closing?.close();
+    },
+  };
+}
+
+/** A twin from the app's sources: never trusted (it runs in QuickJS, in the world's lane). */
+function untrusted(bundle: TwinBundle, path: string): TwinBundle {
+  return { ...bundle, trusted: false, origin: { kind: 'path', path } };
+}
+
+function devTwinOf(twin: WorldFileTwin): DevTwin {
+  const entry = twin.entry!;
+  return { vendor: twin.vendor, entry: entry.path, folder: entry.folder, path: entry.written };
+}
+
+function colocatedFiles(file: WorldFile): ColocatedFiles {
+  const scenarios: Record<string, string> = {};
+  const checks: ColocatedFiles['checks'] = [];
+  for (const t of file.twins) {
+    if (t.scenario !== undefined) scenarios[t.vendor] = t.scenario.path;
+    for (const c of t.checks) checks.push({ name: c.name, path: c.path });
+  }
+  return { scenarios, checks };
+}
+
+/** The world, closing `also` first when it closes. */
+function closingAlso(world: WorldHandle, also: { close(): Promise<void> }): WorldHandle {
+  const wrapped: WorldHandle = {
+    name: world.name,
+    code: world.code,
+    handle: (request) => world.handle(request),
+    async close() {
+      await also.close();
+      await world.close();
+    },
+  };
+  if (world.streamCall !== undefined) wrapped.streamCall = (call) => world.streamCall!(call);
+  return wrapped;
 }
