@@ -446,7 +446,7 @@ function pathTwinBuilder(deps: ServeDeps): PathBuilder {
       const options: PathBuildOptions = { label, served, lane: await laneOf() };
       if (deps.buildTwin !== undefined) return deps.buildTwin(entry, options);
       // `trusted: false`: the manifest is read in the lane, never in V8 (sdk/twin/build.ts).
-      const { buildTwin } = (await import('../twin/build.js')) as unknown as { buildTwin: (entry: string, options: PathBuildOptions & { trusted: false }) => Promise<TwinBundle> };
+      const { buildTwin } = await import('../twin/build.js');
       return buildTwin(entry, { ...options, trusted: false });
     },
     async close() {
