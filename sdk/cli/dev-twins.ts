@@ -176,7 +176,8 @@ export function buildProblem(e: unknown, base: string): TwinBuildProblem {
   const message = e instanceof Error ? e.message : String(e);
   // Where buildTwin says, in its details: the first error's file, line and column (from 0).
   const details = (e as { details?: Record<string, unknown> } | null)?.details;
-  const text = /build failed: (?:.+?:\d+:\d+: )?([^;]*)/.exec(message)?.[1];
+  // The first error's own text: esbuild's messages may hold '; ' themselves (`found ";"`).
+  const text = typeof details?.['problem'] === 'string' ? details['problem'] : undefined;
   if (typeof details?.['file'] === 'string' && typeof details['line'] === 'number' && text !== undefined) {
     const file = details['file'];
     const absolute = isAbsolute(file) ? file : resolve(file);

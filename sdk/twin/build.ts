@@ -87,12 +87,12 @@ function invalid(entry: string, message: string, details: Record<string, unknown
 }
 
 /** esbuild's messages as `file:line:column: text`, and where the first one points (for a status or an editor). */
-export function buildFailure(e: unknown): { text: string; at?: { file: string; line: number; column: number } } {
+export function buildFailure(e: unknown): { text: string; at?: { file: string; line: number; column: number; problem: string } } {
   const failure = e as { errors?: esbuild.Message[] };
   if (!failure.errors?.length) return { text: e instanceof Error ? e.message : String(e) };
   const text = failure.errors.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}` : m.text)).join('; ');
-  const first = failure.errors.find((m) => m.location)?.location;
-  return first ? { text, at: { file: first.file, line: first.line, column: first.column } } : { text };
+  const first = failure.errors.find((m) => m.location);
+  return first?.location ? { text, at: { file: first.location.file, line: first.location.line, column: first.location.column, problem: first.text } } : { text };
 }
 
 export interface BuildTwinOptions {
