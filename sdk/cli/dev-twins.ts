@@ -174,21 +174,20 @@ function watchTree(root: string, changed: () => void): WatchedTree {
 export function buildProblem(e: unknown, base: string): TwinBuildProblem {
   // (The first error only: the one to fix first.)
   const message = e instanceof Error ? e.message : String(e);
-  // Where buildTwin says, in its details: the first error's file, line and column (from 0).
+  // Where buildTwin says, in its details: the first error's file, line and column (from 1).
   const details = (e as { details?: Record<string, unknown> } | null)?.details;
   // The first error's own text: esbuild's messages may hold '; ' themselves (`found ";"`).
   const text = typeof details?.['problem'] === 'string' ? details['problem'] : undefined;
   if (typeof details?.['file'] === 'string' && typeof details['line'] === 'number' && text !== undefined) {
     const file = details['file'];
     const absolute = isAbsolute(file) ? file : resolve(file);
-    return { message: text.trim(), file: relative(base, absolute) || file, line: details['line'], column: Number(details['column'] ?? 0) + 1 };
+    return { message: text.trim(), file: relative(base, absolute) || file, line: details['line'], column: Number(details['column'] ?? 1) };
   }
   const located = /build failed: (.+?):(\d+):(\d+): ([^;]*)/.exec(message);
   if (located !== null) {
     const file = located[1]!;
     const absolute = isAbsolute(file) ? file : resolve(file);
-    // esbuild counts columns from 0; editors and `file:line:column` links count from 1.
-    return { message: located[4]!.trim(), file: relative(base, absolute) || file, line: Number(located[2]), column: Number(located[3]) + 1 };
+    return { message: located[4]!.trim(), file: relative(base, absolute) || file, line: Number(located[2]), column: Number(located[3]) };
   }
   // `twin <entry>: ` prefixes every buildTwin error: the CLI names the twin itself.
   return { message: message.replace(/^twin [^:]+: /, '') };

@@ -86,13 +86,16 @@ function invalid(entry: string, message: string, details: Record<string, unknown
   return new KitError('invalid_twin', `twin ${entry}: ${message}`, { entry, ...details });
 }
 
-/** esbuild's messages as `file:line:column: text`, and where the first one points (for a status or an editor). */
+/**
+ * esbuild's messages as `file:line:column: text`, and where the first one points (for a status or
+ * an editor). Columns count from 1, as editors and `file:line:column` links do (esbuild's from 0).
+ */
 export function buildFailure(e: unknown): { text: string; at?: { file: string; line: number; column: number; problem: string } } {
   const failure = e as { errors?: esbuild.Message[] };
   if (!failure.errors?.length) return { text: e instanceof Error ? e.message : String(e) };
-  const text = failure.errors.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}` : m.text)).join('; ');
+  const text = failure.errors.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ${m.text}` : m.text)).join('; ');
   const first = failure.errors.find((m) => m.location);
-  return first?.location ? { text, at: { file: first.location.file, line: first.location.line, column: first.location.column, problem: first.text } } : { text };
+  return first?.location ? { text, at: { file: first.location.file, line: first.location.line, column: first.location.column + 1, problem: first.text } } : { text };
 }
 
 export interface BuildTwinOptions {
