@@ -93,9 +93,9 @@ export function answerOf(record: InstalledTwinRecord): InstallAnswer {
   return { vendor: record.vendor, version: record.version, sha256: record.sha256, installedAt: record.installedAt, manifest: record.manifest };
 }
 
-/** The bundle a runner serves: no `trusted` flag, so always the world's untrusted lane. */
+/** The bundle a runner serves: no `trusted` flag, so always the world's untrusted lane; its status says it was installed. */
 export function bundleOf(record: InstalledTwinRecord, source: string): TwinBundle {
-  return { vendor: record.vendor, source, manifest: record.manifest };
+  return { vendor: record.vendor, source, manifest: record.manifest, origin: { kind: 'installed' } };
 }
 
 /** The vendor id a path segment names, percent-decoded; else `invalid_vendor`. */

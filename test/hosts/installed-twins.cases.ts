@@ -93,6 +93,11 @@ export function runInstalledTwinCases(spec: InstallHostSpec): void {
       // Served untrusted: in QuickJS, which has no WebAssembly global (a trusted twin's V8 realm has one).
       expect((await wire('GET', '/acme/v1/engine')).json()).toEqual({ webAssembly: 'undefined' });
       expect((await send('GET', `${host.url}/-/twins/acme`, { headers: admin() })).json()).toMatchObject({ worlds: [world.name] });
+      // The world's own status says where each twin came from.
+      const api = `${host.url}/-/${world.name}`;
+      const status = async (vendor: string): Promise<unknown> => (await send('GET', `${api}/twins/${vendor}/status`, { headers: { 'x-kit-token': world.token } })).json();
+      expect(await status('acme')).toMatchObject({ source: { kind: 'installed' } });
+      expect(await status('hello')).toMatchObject({ source: { kind: 'builtin' } });
     });
 
     test('the world token opens nothing under /-/twins', async () => {
