@@ -77,6 +77,7 @@ describe.each([
     expect(probe('sha1', [text('blob 5\0'), text('hello')]).ok).toBe(createHash('sha1').update('blob 5\0hello').digest('hex'));
     expect(probe('sha1', [big]).ok).toBe(createHash('sha1').update(big).digest('hex'));
     expect(probe('sha1', [new Uint8Array(0)]).ok).toBe('da39a3ee5e6b4b0d3255bfef95601890afd80709');
+    expect(probe('sha1-many', [text('abc')]).ok).toBe(createHash('sha1').update('abc'.repeat(5000 / 3 + 1).slice(0, 5000)).digest('hex'));
     expect(probe('sha1-view', [text('xabcx')]).ok).toBe(createHash('sha1').update('abc').digest('hex'));
     expect(probe('sha256', [text('a'), big]).ok).toBe(createHash('sha256').update('a').update(big).digest('hex'));
     const longKey = sample(100);

@@ -84,10 +84,19 @@ function joined(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
+/**
+ * Parts as they go to the host: each is an argument of one call, so many small ones (a pack's
+ * pieces) are joined first rather than spread past an engine's argument limit.
+ */
+const MAX_PARTS_PER_CALL = 64;
+function crossing(parts: Uint8Array[]): Uint8Array[] {
+  return parts.length > MAX_PARTS_PER_CALL ? [joined(parts)] : parts;
+}
+
 /** SHA-1 of the concatenation of `parts` (a git object id hashes its header and content), 20 bytes. */
 export function sha1(...parts: Uint8Array[]): Uint8Array {
   parts.forEach((p, i) => checkBytes(p, `sha1: part ${i}`));
-  if (host !== undefined) return bytesOf(hostCall('sha1', 0, parts));
+  if (host !== undefined) return bytesOf(hostCall('sha1', 0, crossing(parts)));
   if (parts.length === 1) return nobleSha1(parts[0] as Uint8Array);
   const h = nobleSha1.create();
   for (const p of parts) h.update(p);
@@ -97,7 +106,7 @@ export function sha1(...parts: Uint8Array[]): Uint8Array {
 /** SHA-256 of the concatenation of `parts`, 32 bytes. */
 export function sha256(...parts: Uint8Array[]): Uint8Array {
   parts.forEach((p, i) => checkBytes(p, `sha256: part ${i}`));
-  if (host !== undefined) return bytesOf(hostCall('sha256', 0, parts));
+  if (host !== undefined) return bytesOf(hostCall('sha256', 0, crossing(parts)));
   return nobleSha256(joined(parts));
 }
 
