@@ -14,11 +14,17 @@ export default defineConfig({
       { extends: true, test: { name: 'default', include: ['{runtime,host,sdk,twins,test}/**/*.test.ts'], exclude: ['test/bench/**', '**/node_modules/**'] } },
       // The Stripe SDK and Octokit conformance suites once more, against the edge variant (the
       // built dist/edge/ in workerd through miniflare; the harnesses' edge mode, test/README.md).
+      // The twins' other tests beside them in test/ build the bundle or serve it in-process: not edge tests.
       {
         extends: true,
         test: {
           name: 'edge',
-          include: ['test/stripe/**/*.test.ts', 'test/github/**/*.test.ts'],
+          include: ['twins/stripe/test/**/*.test.ts', 'twins/github/test/**/*.test.ts'],
+          exclude: [
+            ...['coverage', 'determinism', 'known-params', 'limits', 'lists', 'root', 'scalars', 'shapes', 'stores', 'webhooks'].map((t) => `twins/stripe/test/${t}.test.ts`),
+            ...['coverage', 'root', 'stores'].map((t) => `twins/github/test/${t}.test.ts`),
+            '**/node_modules/**',
+          ],
           env: { STRIPE_TWIN_HARNESS: 'edge', GITHUB_TWIN_HARNESS: 'edge' },
         },
       },
