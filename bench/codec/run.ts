@@ -15,9 +15,10 @@
  * Run (from the repository root, after `npx tsc -p tsconfig.json`):
  *   node dist/bench/codec/run.js [files=3000] [commits=3000] [runs=3]
  */
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,8 +32,28 @@ import { makeMail } from './mail.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const [files = 3000, commits = 3000, runs = 3] = process.argv.slice(2).map(Number);
 
+/** The commit whose twins still carried their hand-written zlib and hashes. */
+const HANDWRITTEN_AT = '36229f2';
+
+/** Writes the hand-written zlib.ts, hash.ts (and the bytes.ts they import) from git history; resolves `handwritten:<name>` to them. */
+function handwritten(): Plugin {
+  const dir = join(tmpdir(), 'kit-codec-handwritten');
+  mkdirSync(dir, { recursive: true });
+  for (const name of ['zlib', 'hash', 'bytes']) {
+    const text = execFileSync('git', ['-C', root, 'show', `${HANDWRITTEN_AT}:twins/github/twin/lib/${name}.ts`]);
+    writeFileSync(join(dir, `${name}.ts`), text);
+  }
+  return {
+    name: 'handwritten',
+    setup(b) {
+      b.onResolve({ filter: /^handwritten:/ }, (args) => ({ path: join(dir, `${args.path.slice('handwritten:'.length)}.ts`) }));
+    },
+  };
+}
+
 async function guestSource(file = 'codecs.guest.ts'): Promise<string> {
   const out = await build({
+    plugins: [handwritten()],
     entryPoints: [join(root, 'bench/codec', file)],
     bundle: true,
     write: false,
