@@ -4,13 +4,14 @@
  * the guest sees a synchronous function, the main thread never blocks.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { nodeSandboxModule, WorldSandbox, type HostCall } from '../sandbox/index.js';
+import { nodeHostBytes, nodeSandboxModule, WorldSandbox, type HostCall } from '../sandbox/index.js';
 import type { HostReply, LaneOp, LaneReply, LaneWorkerData } from './protocol.js';
 
 const data = workerData as LaneWorkerData;
 const port = parentPort;
 if (port === null) throw new TypeError('lane-worker runs inside a worker thread started by SandboxLane');
-const sandbox = WorldSandbox.create(nodeSandboxModule(data.wasm), data.limits);
+// Hashing and compression run natively in this thread (`__host_bytes`), not posted to the owner.
+const sandbox = WorldSandbox.create(nodeSandboxModule(data.wasm), data.limits, nodeHostBytes);
 
 /** An error the guest sees as a HostError, with the code the host gave. */
 class HostFailure extends Error {

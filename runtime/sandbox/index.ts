@@ -15,7 +15,8 @@ export {
   DEFAULT_MEMORY_BYTES,
   DEFAULT_CALL_MS,
 } from './sandbox.js';
-export type { SandboxLimits, LoadOptions, CallResult, SandboxErrorCode, HostCall, HostValue, GuestEngine } from './sandbox.js';
+export type { SandboxLimits, LoadOptions, CallResult, SandboxErrorCode, HostBytes, HostCall, HostValue, GuestEngine } from './sandbox.js';
+export { nodeHostBytes } from './host-bytes-node.js';
 export { TrustedContexts } from './trusted.js';
 export type { Prelude, TrustedRealm, TrustedRealmMaker } from './trusted.js';
 export { nodeTrustedRealms, nodeTrustedContexts } from './trusted-node.js';

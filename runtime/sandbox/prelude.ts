@@ -6,6 +6,11 @@
  *   is not a string is a guest error.
  * - `describe(e)` names a thrown value as JSON `[name, message]` for the error the host returns.
  * - `installHost(raw)` defines `__host_call(op, argJson)` over the host's raw function.
+ * - `installBytes(raw, sliced)` defines `__host_bytes(op, arg, ...bytes)` (hashing, compression:
+ *   `HostBytes` in sandbox.ts) over the host's raw function. Each input must be a Uint8Array; with
+ *   `sliced` (QuickJS, whose host reads whole ArrayBuffers) a view into a larger buffer is copied
+ *   out first, so only its own bytes cross. The answer is a Uint8Array, or `{ bytes, n }` when the
+ *   host answers a number beside the bytes.
  *
  * Strings cross the boundary as NUL-terminated UTF-8 (quickjs-emscripten's `newString` and
  * `getString`), so a string holding U+0000 or a lone surrogate would be cut or mangled. Such a
@@ -33,6 +38,19 @@ export const PRELUDE_SOURCE = `(function () {
   var parse = JSON.parse;
   var toStr = String;
   var imul = Math.imul;
+  var U8 = Uint8Array;
+  var AB = ArrayBuffer;
+  var apply = Reflect.apply;
+  var isArray = Array.isArray;
+  // A Uint8Array of any realm (a trusted realm gets the host's back from __host_bytes).
+  var typedTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(U8.prototype), Symbol.toStringTag).get;
+  function isBytes(v) {
+    return v !== null && typeof v === 'object' && apply(typedTag, v, []) === 'Uint8Array';
+  }
+  // The host's answer as this realm's Uint8Array, over the same memory.
+  function own(x) {
+    return x instanceof AB ? new U8(x) : new U8(x.buffer, x.byteOffset, x.byteLength);
+  }
   // Native checks: a regular expression here cost ~60 µs per 1 KB in the interpreter.
   function unsafe(s) {
     return s.indexOf('\\0') !== -1 || s.charCodeAt(0) === 1 || !s.isWellFormed();
@@ -81,5 +99,22 @@ export const PRELUDE_SOURCE = `(function () {
       return r.charCodeAt(0) === 1 ? parse(r.slice(1)) : r;
     };
   }
-  return { invoke: invoke, describe: describe, installHost: installHost };
+  function installBytes(raw, sliced) {
+    g.__host_bytes = function __host_bytes(op, arg) {
+      if (typeof op !== 'string' || typeof arg !== 'number') throw new TE('__host_bytes(op, arg, ...bytes) takes a string, a number and Uint8Arrays');
+      var args = [op, arg];
+      for (var i = 2; i < arguments.length; i++) {
+        var v = arguments[i];
+        if (!isBytes(v)) throw new TE('__host_bytes: input ' + (i - 2) + ' is not a Uint8Array');
+        if (!sliced) args.push(v);
+        else {
+          var buf = v.buffer;
+          args.push(v.byteOffset === 0 && v.byteLength === buf.byteLength ? buf : buf.slice(v.byteOffset, v.byteOffset + v.byteLength));
+        }
+      }
+      var r = apply(raw, undefined, args);
+      return isArray(r) ? { bytes: own(r[0]), n: r[1] } : own(r);
+    };
+  }
+  return { invoke: invoke, describe: describe, installHost: installHost, installBytes: installBytes };
 })()`;

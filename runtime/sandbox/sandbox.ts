@@ -48,6 +48,15 @@ export type CallResult = { ok: string; writes?: unknown; events?: unknown; respo
 /** The one host function offered to guests. Its return must be a string; a throw becomes a guest exception. */
 export type HostCall = (op: string, argJson: string) => string;
 
+/**
+ * Work on bytes the host does natively (hashing, compression: `nodeHostBytes` in
+ * host-bytes-node.ts), offered to a context loaded with `hostCall` as
+ * `__host_bytes(op, arg, ...inputs)`. It is the engine's, not a call's: it reads nothing of a
+ * world. It answers bytes, or bytes and a number (`[bytes, n]`); a throw becomes a guest
+ * exception (`HostError`, with a KitError's `code`). Inputs are views the host must not keep.
+ */
+export type HostBytes = (op: string, arg: number, inputs: Uint8Array[]) => Uint8Array | [Uint8Array, number];
+
 /** A host function that answers values instead of JSON text, for engines that share a heap with the host. */
 export type HostValue = (op: string, arg: Record<string, unknown>) => unknown;
 
@@ -168,9 +177,11 @@ export class WorldSandbox implements GuestEngine {
    */
   #tainted = false;
   #lastWasmBytes = 0;
+  readonly #hostBytes: HostBytes | undefined;
 
-  private constructor(module: SandboxModule, limits: SandboxLimits) {
+  private constructor(module: SandboxModule, limits: SandboxLimits, hostBytes: HostBytes | undefined) {
     this.limits = Object.freeze({ ...limits });
+    this.#hostBytes = hostBytes;
     const world = instantiateWorld(module, limits.memoryBytes, {
       onAbort: (reason) => {
         this.#aborted = reason;
@@ -206,9 +217,12 @@ export class WorldSandbox implements GuestEngine {
     return runtime;
   }
 
-  /** Instantiates a new world sandbox from the process's compiled module. Synchronous. */
-  static create(module: SandboxModule, limits?: Partial<SandboxLimits>): WorldSandbox {
-    return new WorldSandbox(module, resolveLimits(limits, module.nativeStackBytes));
+  /**
+   * Instantiates a new world sandbox from the process's compiled module. Synchronous.
+   * `hostBytes`: offered to contexts loaded with `hostCall` as `__host_bytes`.
+   */
+  static create(module: SandboxModule, limits?: Partial<SandboxLimits>, hostBytes?: HostBytes): WorldSandbox {
+    return new WorldSandbox(module, resolveLimits(limits, module.nativeStackBytes), hostBytes);
   }
 
   get alive(): boolean {
@@ -245,6 +259,7 @@ export class WorldSandbox implements GuestEngine {
       const loaded: LoadedContext = { ctx, invoke: ctx.getProp(prelude.value, 'invoke'), describe: ctx.getProp(prelude.value, 'describe'), runtime };
       if (own !== undefined) loaded.memoryBytes = own;
       const installHost = ctx.getProp(prelude.value, 'installHost');
+      const installBytes = ctx.getProp(prelude.value, 'installBytes');
       prelude.value.dispose();
       if (options?.hostCall === true) {
         const raw = this.#rawHostCall(ctx);
@@ -252,8 +267,17 @@ export class WorldSandbox implements GuestEngine {
         raw.dispose();
         if (installed.error) installed.error.dispose();
         else installed.value.dispose();
+        if (this.#hostBytes !== undefined) {
+          const rawBytes = this.#rawHostBytes(ctx, this.#hostBytes);
+          // Sliced: the host reads whole ArrayBuffers, so a view crosses as its own bytes.
+          const done = ctx.callFunction(installBytes, ctx.undefined, rawBytes, ctx.true);
+          rawBytes.dispose();
+          if (done.error) done.error.dispose();
+          else done.value.dispose();
+        }
       }
       installHost.dispose();
+      installBytes.dispose();
       const result = ctx.evalCode(source, name);
       if (result.error) {
         const failure = this.#classify(ctx, loaded.describe, result.error, 'load_error', own);
@@ -554,6 +578,64 @@ export class WorldSandbox implements GuestEngine {
       return ctx.newString(unsafe(out) ? `\u0001${JSON.stringify(out)}` : out);
     });
   }
+
+  /**
+   * The host side of `__host_bytes`: `(op, arg, ...ArrayBuffers)` (the prelude checks and slices
+   * them). Each input is read where it lies in the wasm heap (one copy there, freed after the
+   * call); the answer is copied in as a new ArrayBuffer, counted against the runtime's memory limit.
+   */
+  #rawHostBytes(ctx: QuickJSContext, host: HostBytes): QuickJSHandle {
+    return ctx.newFunction('__host_bytes_raw', (opHandle, argHandle, ...buffers) => {
+      if (opHandle === undefined || argHandle === undefined || ctx.typeof(opHandle) !== 'string' || ctx.typeof(argHandle) !== 'number') {
+        return { error: ctx.newError({ name: 'TypeError', message: '__host_bytes(op, arg, ...bytes) takes a string, a number and Uint8Arrays' }) };
+      }
+      const op = ctx.getString(opHandle);
+      const arg = ctx.getNumber(argHandle);
+      const held: { value: Uint8Array; dispose(): void }[] = [];
+      let out: unknown;
+      try {
+        for (const b of buffers) {
+          if (ctx.typeof(b) !== 'object') throw new TypeError('__host_bytes: an input is not bytes');
+          held.push(ctx.getArrayBuffer(b));
+        }
+        out = host(op, arg, held.map((h) => h.value));
+      } catch (e) {
+        return { error: guestHostError(ctx, e) };
+      } finally {
+        for (const h of held) h.dispose();
+      }
+      if (out instanceof Uint8Array) return newBytes(ctx, out);
+      if (Array.isArray(out) && out[0] instanceof Uint8Array && typeof out[1] === 'number') {
+        const pair = ctx.newArray();
+        const bytes = newBytes(ctx, out[0]);
+        const n = ctx.newNumber(out[1]);
+        ctx.setProp(pair, 0, bytes);
+        ctx.setProp(pair, 1, n);
+        bytes.dispose();
+        n.dispose();
+        return pair;
+      }
+      return { error: ctx.newError({ name: 'HostError', message: `host answered ${cut(op)} with neither bytes nor [bytes, number]` }) };
+    });
+  }
+}
+
+/** A HostError for the guest, with a KitError's `code` when the failure has one. */
+function guestHostError(ctx: QuickJSContext, e: unknown): QuickJSHandle {
+  const error = ctx.newError({ name: 'HostError', message: cut(e instanceof Error ? e.message : String(e)) });
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    const codeHandle = ctx.newString(code);
+    ctx.setProp(error, 'code', codeHandle);
+    codeHandle.dispose();
+  }
+  return error;
+}
+
+/** Bytes into the guest as an ArrayBuffer of exactly their length (one copy, into the wasm heap). */
+function newBytes(ctx: QuickJSContext, bytes: Uint8Array): QuickJSHandle {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return ctx.newArrayBuffer(whole ? bytes.buffer : bytes.slice().buffer);
 }
 
 /** Reads a string that crossed out of the guest: as it is, or U+0001 + JSON for one that could not (see prelude.ts). */

@@ -4,6 +4,7 @@
  * its context.
  */
 import vm from 'node:vm';
+import { nodeHostBytes } from './host-bytes-node.js';
 import { PRELUDE_SOURCE } from './prelude.js';
 import { TrustedContexts, type Prelude, type TrustedRealm, type TrustedRealmMaker } from './trusted.js';
 
@@ -39,7 +40,7 @@ export const nodeTrustedRealms: TrustedRealmMaker = (name: string, source: strin
   };
 };
 
-/** The trusted engine as Node runs it (`node:vm` contexts). */
+/** The trusted engine as Node runs it (`node:vm` contexts), with node:crypto and node:zlib behind `__host_bytes`. */
 export function nodeTrustedContexts(): TrustedContexts {
-  return new TrustedContexts(nodeTrustedRealms);
+  return new TrustedContexts(nodeTrustedRealms, nodeHostBytes);
 }

@@ -23,12 +23,13 @@
  * Needs no Node API.
  */
 import { forgetClones, jsonAdopt, jsonClone, jsonCopy } from './json-copy.js';
-import type { CallResult, GuestEngine, HostCall, HostValue } from './sandbox.js';
+import type { CallResult, GuestEngine, HostBytes, HostCall, HostValue } from './sandbox.js';
 
 /** What the prelude (prelude.ts) evaluates to in a realm. */
 export interface Prelude {
   describe(e: unknown): string;
   installHost(raw: (op: string, arg: string, encoded?: number) => string): void;
+  installBytes(raw: (op: string, arg: number, ...inputs: Uint8Array[]) => Uint8Array | [Uint8Array, number], sliced: boolean): void;
 }
 
 /** One script's realm, made with its prelude run and its script not yet. */
@@ -59,11 +60,17 @@ export class TrustedContexts implements GuestEngine {
   #running = false;
   #disposed = false;
   readonly #realms: TrustedRealmMaker;
+  readonly #hostBytes: HostBytes | undefined;
 
-  /** `realms`: where each loaded script's realm comes from (`nodeTrustedRealms`, `edgeTrustedRealms(…)`). */
-  constructor(realms: TrustedRealmMaker) {
+  /**
+   * `realms`: where each loaded script's realm comes from (`nodeTrustedRealms`, `edgeTrustedRealms(…)`).
+   * `hostBytes`: offered to contexts loaded with `hostCall` as `__host_bytes` (the inputs cross as
+   * the guest's own views, the answer as the host's bytes seen through a view of the guest's realm).
+   */
+  constructor(realms: TrustedRealmMaker, hostBytes?: HostBytes) {
     if (typeof realms !== 'function') throw new TypeError('TrustedContexts(realms): expected a realm maker (nodeTrustedRealms on Node)');
     this.#realms = realms;
+    this.#hostBytes = hostBytes;
   }
 
   get alive(): boolean {
@@ -93,6 +100,19 @@ export class TrustedContexts implements GuestEngine {
         global['__host_copy'] = jsonCopy;
         global['__host_clone'] = jsonClone;
         global['__host_adopt'] = jsonAdopt;
+        const hostBytes = this.#hostBytes;
+        if (hostBytes !== undefined) {
+          realm.prelude.installBytes((op, arg, ...inputs) => {
+            let out: unknown;
+            try {
+              out = hostBytes(op, arg, inputs);
+            } catch (e) {
+              throw asHostError(e);
+            }
+            if (out instanceof Uint8Array || (Array.isArray(out) && out[0] instanceof Uint8Array && typeof out[1] === 'number')) return out as Uint8Array | [Uint8Array, number];
+            throw hostError(`host answered ${cut(op)} with neither bytes nor [bytes, number]`);
+          }, false);
+        }
       }
       realm.runScript();
     } catch (e) {

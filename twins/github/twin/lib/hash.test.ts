@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { base64Decode, base64Encode, utf8Decode, utf8Encode } from './bytes.js';
-import { gitObjectId, hmacSha256, hubSignature256, sha1, sha256 } from './hash.js';
+import { hmacSha256, sha1, sha256 } from '../../../../sdk/twin/codec.js';
+import { gitObjectId, hubSignature256 } from './hash.js';
 import { hex } from './bytes.js';
 
 // Lengths around the 55/56/64-byte padding edges, plus bigger and non-ASCII inputs.
@@ -13,7 +14,7 @@ const samples: Uint8Array[] = [0, 1, 3, 55, 56, 57, 63, 64, 65, 119, 120, 1000, 
 });
 samples.push(utf8Encode('héllo wörld — 😀 ∑'));
 
-describe('pure hashes', () => {
+describe('hashes (the SDK codec, as the twin calls it)', () => {
   it('sha1 and sha256 equal Node crypto on every padding edge', () => {
     for (const s of samples) {
       expect(hex(sha1(s))).toBe(createHash('sha1').update(s).digest('hex'));

@@ -3,7 +3,7 @@
  * written, undeltified with stored zlib streams), and the raw object encodings.
  */
 import { base64Encode, concat, hex, utf8Decode, utf8Encode } from './bytes.js';
-import { sha1 } from './hash.js';
+import { sha1 } from '../../../../sdk/twin/codec.js';
 import { InflateError, adler32, inflate, storedInto, storedSize } from './zlib.js';
 
 export class PackError extends Error {}
@@ -176,13 +176,13 @@ export function writePackBase64(objects: PackObject[], before: Uint8Array = new 
  * before the work is done, not after: a base object is refused on the size its header declares
  * (and may not inflate past it), a delta's result on the size the delta declares.
  *
- * Measured in V8 (the engine built-in twins run in): a push inflates, hashes and stores about
- * 25 ms per MiB (zeros) to 40 ms per MiB (incompressible, counting its wire bytes' checksum), so
- * the worst push these limits allow takes about a quarter of a second. QuickJS runs the same
- * code about 20× slower (0.5–1 s per MiB); there the call's step budget stops a push past about
- * 4 MiB of zeros or 2 MiB of incompressible data first, with a 500 the world survives. The
- * object count stays under the world's 10 000 writes per request. twins/github/README.md has
- * the numbers.
+ * Measured in V8 (the engine built-in twins run in), when the twin inflated and hashed in
+ * JavaScript: a push inflated, hashed and stored about 25 ms per MiB (zeros) to 40 ms per MiB
+ * (incompressible, counting its wire bytes' checksum), so the worst push these limits allow
+ * took about a quarter of a second. Inflating and hashing are now the SDK's codec, which the
+ * host runs natively (bench/README.md, "Codecs": 2.2× faster in V8, 16–47× in QuickJS on a
+ * clone's pack); the limits stay, as they also bound what is stored. The object count stays
+ * under the world's 10 000 writes per request. twins/github/README.md has the numbers.
  */
 export const PACK_LIMITS: PackLimits = Object.freeze({ objectBytes: 4 * 1024 * 1024, totalBytes: 8 * 1024 * 1024, objects: 8_000 });
 

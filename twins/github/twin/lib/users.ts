@@ -12,7 +12,7 @@
  */
 import type { ReadTree, TwinContext, TwinRequest } from '../../../../sdk/twin/index.js';
 import { hex, utf8Encode } from './bytes.js';
-import { sha256 } from './hash.js';
+import { sha256 } from '../../../../sdk/twin/codec.js';
 import { API, WEB, nodeId } from './addresses.js';
 import { GhError } from '../errors.js';
 import { listRange } from './records.js';
