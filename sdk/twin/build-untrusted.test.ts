@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { KitError } from '../../runtime/errors.js';
 import { SandboxLane } from '../../runtime/lane/lane.js';
 import { buildTwin } from './build.js';
+import { createGuestHarness } from './testing.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kit-build-untrusted-'));
 // Short budgets, so a twin that loops or allocates at load is ended quickly.
@@ -50,6 +51,14 @@ describe('buildTwin for a twin from a user\'s sources', () => {
     expect(built.manifest.vendor).toBe('kitvendor');
     expect(built.manifest.routes.map((r) => r.name)).toEqual(['widgets.create', 'widgets.list', 'widgets.retrieve', 'widgets.update', 'widgets.delete']);
     expect([built.manifest.stores, built.manifest.moves]).toEqual([['widgets'], ['activate']]);
+  });
+
+  it("builds a twin importing the SDK's codec as twinkit/twin/codec, and the codec answers in it", async () => {
+    const file = project('codec', `import { sha256 } from 'twinkit/twin/codec';
+export default defineTwin({ ${manifest}, routes: [{ name: 'digest', match: { method: 'POST', path: '/v1/digest' }, handle: (request) => ({ body: { hex: [...sha256(Uint8Array.from(String(request.body.text), (c) => c.charCodeAt(0)))].map((b) => b.toString(16).padStart(2, '0')).join('') } }) }] });`);
+    const built = await buildTwin(file, { trusted: false, lane });
+    const answer = createGuestHarness(built.source).request('POST', '/v1/digest', { body: { text: 'abc' } });
+    expect(answer.response?.body).toEqual({ hex: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad' });
   });
 
   it('refuses a build error with the file, line and column', async () => {

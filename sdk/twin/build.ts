@@ -48,6 +48,7 @@ const NODE_BUILTINS = new Set(builtinModules);
 export const SDK_ALIASES: Readonly<Record<string, string>> = {
   'twinkit/twin': join('sdk', 'twin', 'index.ts'),
   'twinkit/twin/testing': join('sdk', 'twin', 'test-world.ts'),
+  'twinkit/twin/codec': join('sdk', 'twin', 'codec.ts'),
 };
 
 /** Resolves the SDK's `twinkit/…` names to the kit's files; `allowed` are the names this build may import. */
@@ -160,7 +161,7 @@ export async function buildTwin(entryFile: string, options: BuildTwinOptions = {
       logLevel: 'silent',
       legalComments: 'none',
       charset: 'utf8',
-      plugins: [sdkAliasPlugin(['twinkit/twin']), noNodePlugin],
+      plugins: [sdkAliasPlugin(['twinkit/twin', 'twinkit/twin/codec']), noNodePlugin],
     });
   } catch (e) {
     const { text, at } = buildFailure(e);

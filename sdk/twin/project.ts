@@ -119,7 +119,7 @@ export async function bundleTwinTests(dir: string, files: readonly string[], out
       logLevel: 'silent',
       // A CommonJS library bundled into an ES module still calls require() for Node's modules.
       banner: { js: "import { createRequire as __kitCreateRequire } from 'node:module'; const require = __kitCreateRequire(import.meta.url);" },
-      plugins: [sdkAliasPlugin(['twinkit/twin', 'twinkit/twin/testing'])],
+      plugins: [sdkAliasPlugin(['twinkit/twin', 'twinkit/twin/testing', 'twinkit/twin/codec'])],
     });
   } catch (e) {
     throw new Error(buildFailure(e).text);
