@@ -27,7 +27,13 @@ const hostCall: HostCall = (op, arg) => {
   data.hostPort.postMessage([op, arg]);
   Atomics.wait(data.signal, 0, 0);
   Atomics.store(data.signal, 0, 0);
-  const received = receiveMessageOnPort(data.hostPort);
+  let received = receiveMessageOnPort(data.hostPort);
+  // Seen under load (2 cores, load 15+): woken with the reply not yet readable on the port. It is
+  // posted before the signal is set, so wait for it a little (1 ms at a time, up to 1 s).
+  for (let waited = 0; received === undefined && waited < 1000; waited++) {
+    Atomics.wait(data.signal, 0, 0, 1);
+    received = receiveMessageOnPort(data.hostPort);
+  }
   if (received === undefined) throw new HostFailure('the host did not answer', undefined);
   const reply = received.message as HostReply;
   if (reply[0] === 0) return reply[1];
