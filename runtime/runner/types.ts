@@ -110,10 +110,16 @@ export interface TwinManifestJson {
 /** A built twin: its sandbox script and its manifest. */
 export interface TwinBundle {
   vendor: string;
+  /** The sandbox script; empty for a component twin. */
   source: string;
   manifest: TwinManifestJson;
   /** Code the host trusts (a built-in twin): run in V8 rather than the QuickJS sandbox, unless the runner is told otherwise. */
   trusted?: boolean;
+  /**
+   * A WebAssembly component twin (runtime/component/, `loadComponentTwin`): run in the world's
+   * lane in an instance of its own, never trusted. `source` is then empty.
+   */
+  component?: import('../component/types.js').ComponentCode;
 }
 
 /** A world served from a directory by the single-world server. */
