@@ -11,6 +11,7 @@ import { startSingleWorldServer } from '../../host/single-world.js';
 import { loadComponentTwin } from '../../runtime/component/index.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import { idSource } from '../../runtime/world/ids.js';
+import { buildTwin } from '../../sdk/twin/build.js';
 import { FROZEN_NOW, openTestWorld, type TestWorld } from '../helpers/world.js';
 import { componentBytes, componentTwin } from './build.js';
 
@@ -112,6 +113,31 @@ describe('the notes component twin in a world', () => {
       await server.close();
     }
   });
+});
+
+describe('one twin, two forms', () => {
+  it('answers byte for byte what the same notes code answers as a JavaScript twin in QuickJS', async () => {
+    const script = await buildTwin(fileURLToPath(new URL('./notes/twin.ts', import.meta.url)));
+    const session = async (bundle: TwinBundle): Promise<string[]> => {
+      const w = await openTestWorld({ vendors: [], more: [bundle], world: 'same' });
+      try {
+        const texts: string[] = [];
+        const a = await w.vendor('POST', '/notes/v1/notes', { title: 'a', body: 'first' });
+        texts.push(a.text, (await w.vendor('POST', '/notes/v1/notes', { title: 'b' })).text);
+        texts.push((await w.vendor('GET', `/notes/v1/notes/${a.json.id}`)).text, (await w.vendor('GET', '/notes/v1/notes?limit=5')).text);
+        texts.push((await w.vendor('POST', '/notes/v1/notes', { title: 7 })).text, (await w.vendor('POST', `/notes/v1/notes/${a.json.id}/archive`, { in_seconds: 5 })).text);
+        await w.api('PUT', '/clock', { at: new Date(FROZEN_NOW + 10_000).toISOString() });
+        texts.push((await w.vendor('GET', '/notes/twin/store/notes')).text);
+        texts.push(JSON.stringify((await w.api('GET', '/log/notes')).json));
+        return texts;
+      } finally {
+        await w.close();
+      }
+    };
+    const asComponent = await session(notes);
+    expect(asComponent).toEqual(await session({ ...script, trusted: false }));
+    expect(asComponent[6]).toContain('"archived":1');
+  }, 60_000);
 });
 
 describe('a component twin that misbehaves', () => {

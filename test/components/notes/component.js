@@ -8,6 +8,14 @@ import { get, list } from 'kit:twin/tree@0.1.0';
 import { id as entropyId } from 'kit:twin/entropy@0.1.0';
 import { archive, errorBody, manifest as notesManifest, notesStore, route } from './notes.js';
 
+/** Timed moves are records (sdk/wit/README.md): `__due/<due ms, 15 digits>:<id>` and `__due_id/<id>`. */
+const DUE = '__due';
+const DUE_ID = '__due_id';
+
+function dueKey(dueAt, id) {
+  return `${String(Date.parse(dueAt)).padStart(15, '0')}:${id}`;
+}
+
 /** The manifest as the WIT record: `methods` is a list, the query/header/body matchers empty. */
 export function manifest() {
   return {
@@ -49,6 +57,21 @@ function callIo(context, readOnly) {
       if (readOnly) throw new Error('a store cannot write');
       writes.set(`${type}\u0000${id}`, { type, id, value });
     },
+    /** Schedules `move` at `dueAt`, replacing the earlier schedule of the same id. */
+    schedule(id, move, dueAt, data) {
+      const earlier = this.get(DUE_ID, id);
+      if (earlier !== undefined) this.put(DUE, earlier.key, null);
+      const key = dueKey(dueAt, id);
+      this.put(DUE, key, { id, move, dueAt, data });
+      this.put(DUE_ID, id, { key });
+    },
+    /** A move removes its own schedule records (and the pointer, when it still points there). */
+    unschedule(id, dueAt) {
+      const key = dueKey(dueAt, id);
+      this.put(DUE, key, null);
+      const pointer = this.get(DUE_ID, id);
+      if (pointer !== undefined && pointer.key === key) this.put(DUE_ID, id, null);
+    },
     emit(type, data) {
       events.push({ type, data: JSON.stringify(data) });
     },
@@ -89,7 +112,8 @@ export function invoke(context, invocation) {
       case 'move': {
         const m = invocation.val;
         if (m.move !== 'archive') throw new Error(`unknown move '${m.move}'`);
-        archive(io, m.id, m.dueAt, JSON.parse(m.data));
+        io.unschedule(m.id, m.dueAt);
+        archive(io, JSON.parse(m.data));
         return io.output(undefined);
       }
       case 'store': {

@@ -4,8 +4,8 @@
  * same code is the WebAssembly component (component.js, through the kit:twin world) and a
  * JavaScript twin (twin.ts, through defineTwin): the bench compares the two forms of one twin.
  *
- * io: { get(type, id) → value | undefined, list(type, { before?, limit, reverse }) → { items: [{ id, value }], hasMore },
- *       put(type, id, value | null), emit(type, data), id(prefix) → string, nowMs, position }
+ * io: { get(type, id) → value | undefined, list(type, { after?, before?, limit, reverse? }) → { items: [{ id, value }], hasMore },
+ *       put(type, id, value), schedule(id, move, dueAt, data), emit(type, data), id(prefix) → string, nowMs, position }
  *
  * Records: `note/<id>` → the note plus `seq` (the log position that made it);
  * `note_by_seq/<seq, 12 digits>` → `{ id }`, the creation index a list walks downward.
@@ -13,8 +13,6 @@
 
 export const NOTE = 'note';
 export const BY_SEQ = 'note_by_seq';
-const DUE = '__due';
-const DUE_ID = '__due_id';
 
 export const manifest = {
   vendor: 'notes',
@@ -115,13 +113,8 @@ const routes = {
     const note = load(io, request.params.id);
     const body = bodyOf(request);
     const inSeconds = integer(body.in_seconds ?? 0, 'in_seconds', 0, 365 * 24 * 3600);
-    const dueMs = io.nowMs + inSeconds * 1000;
-    const dueAt = new Date(dueMs).toISOString();
-    const key = `${String(dueMs).padStart(15, '0')}:${note.id}`;
-    const earlier = io.get(DUE_ID, note.id);
-    if (earlier !== undefined) io.put(DUE, earlier.key, null);
-    io.put(DUE, key, { id: note.id, move: 'archive', dueAt, data: { id: note.id } });
-    io.put(DUE_ID, note.id, { key });
+    const dueAt = new Date(io.nowMs + inSeconds * 1000).toISOString();
+    io.schedule(note.id, 'archive', dueAt, { id: note.id });
     const updated = { ...note, archive_at: dueAt };
     io.put(NOTE, note.id, updated);
     return { status: 200, body: present(updated) };
@@ -138,12 +131,8 @@ export function route(name, request, io) {
   }
 }
 
-/** The `archive` move: the note is archived at its instant; its own schedule records go. */
-export function archive(io, moveId, dueAt, data) {
-  const key = `${String(Date.parse(dueAt)).padStart(15, '0')}:${moveId}`;
-  io.put(DUE, key, null);
-  const pointer = io.get(DUE_ID, moveId);
-  if (pointer !== undefined && pointer.key === key) io.put(DUE_ID, moveId, null);
+/** The `archive` move: the note is archived at its instant. */
+export function archive(io, data) {
   const note = io.get(NOTE, data.id);
   if (note === undefined || note.archived) return;
   const archived = { ...note, archived: true };
