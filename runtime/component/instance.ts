@@ -49,7 +49,15 @@ export class ComponentTwin {
     const module = await importModule(code.js);
     if (typeof module.instantiate !== 'function') throw new TypeError(`${name}: the transpiled component exports no instantiate (was it transpiled with --instantiation async?)`);
     const twin = new ComponentTwin(name, code, module);
-    await twin.#instantiate();
+    try {
+      await twin.#instantiate();
+    } catch (e) {
+      // jco's bindings of the component model's async ABI need JSPI, which Node 20 and 22 do not offer by default.
+      if (/WebAssembly\.(Suspending|promising)/.test(messageOf(e))) {
+        throw new Error(`${messageOf(e)}: the component uses the component model's async ABI (JSPI), which this host does not offer; build it synchronous (componentize-qjs --sync)`);
+      }
+      throw e;
+    }
     return twin;
   }
 

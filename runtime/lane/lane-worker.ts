@@ -46,7 +46,7 @@ async function loadComponent(op: Extract<LaneOp, { kind: 'load-component' }>): P
     components.set(op.name, await ComponentTwin.load(op.name, op.code, importModule));
     return { ok: '' };
   } catch (e) {
-    return { error: { code: 'load_error', message: `'${op.name}' did not instantiate: ${e instanceof Error ? e.message : String(e)}` } };
+    return { error: { code: 'load_error', message: `the component did not instantiate: ${e instanceof Error ? e.message : String(e)}` } };
   }
 }
 

@@ -12,6 +12,9 @@ import { loadComponentTwin } from '../../runtime/component/index.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import { idSource } from '../../runtime/world/ids.js';
 import { buildTwin } from '../../sdk/twin/build.js';
+import { inlineGuestEngines } from '../../runtime/runner/engines.js';
+import { importEdgeSandboxModule } from '../../runtime/sandbox/fixtures/edge-modules.js';
+import { edgeTrustedRealms } from '../../runtime/sandbox/trusted-edge.js';
 import { FROZEN_NOW, openTestWorld, type TestWorld } from '../helpers/world.js';
 import { componentBytes, componentTwin } from './build.js';
 
@@ -189,6 +192,14 @@ describe('a component twin that misbehaves', () => {
       details: { label: 'spy.wasm', field: 'imports', imports: ['wasi:sockets/instance-network', 'wasi:sockets/network'] },
     });
   }, 60_000);
+
+  it("is refused on the edge variant's engines (no worker, no WebAssembly compiled at run time), saying where it runs", async () => {
+    const engines = inlineGuestEngines(importEdgeSandboxModule(), edgeTrustedRealms(new Map()));
+    await expect(openTestWorld({ vendors: [], more: [notes], engines })).rejects.toMatchObject({
+      code: 'invalid_twin',
+      message: expect.stringMatching(/^Twin 'notes' failed to load: 'notes' is a WebAssembly component twin, and this host cannot run one .*serve it from the Node host$/),
+    });
+  });
 
   it('is not a component: a core module and other bytes are refused, named', async () => {
     const core = Uint8Array.of(0, 0x61, 0x73, 0x6d, 1, 0, 0, 0);
