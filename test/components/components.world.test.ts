@@ -7,7 +7,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startSingleWorldServer } from '../../host/single-world.js';
+import { openLocalWorld, worldCode } from '../../runtime/runner/index.js';
 import { loadComponentTwin } from '../../runtime/component/index.js';
 import type { TwinBundle } from '../../runtime/runner/types.js';
 import { idSource } from '../../runtime/world/ids.js';
@@ -116,6 +120,23 @@ describe('the notes component twin in a world', () => {
       await server.close();
     }
   });
+});
+
+describe('a component twin in a local world', () => {
+  it('is served by a world in a worker thread of its own (its compiled modules cross threads twice), and names its code by its bytes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kit-component-'));
+    const local = await openLocalWorld({ dir, org: 'local', world: 'shop', twins: [notes], thread: 'worker' });
+    try {
+      const made = await local.handle({ surface: 'vendor', method: 'POST', path: '/notes/v1/notes', query: '', headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"title":"threads"}'), scope: 'write', requestId: 'req_1', receivedAt: FROZEN_NOW });
+      expect([made.status, JSON.parse(String(made.body)).title]).toEqual([201, 'threads']);
+      // The world's code version changes with the component's bytes (its script text is empty).
+      expect(local.code).toBe(worldCode([notes]));
+      expect(worldCode([{ ...notes, component: { ...notes.component!, sha256: '0'.repeat(64) } }])).not.toBe(local.code);
+    } finally {
+      await local.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('one twin, two forms', () => {
