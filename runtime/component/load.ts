@@ -11,7 +11,7 @@
  * 3. Each core module's memories get a maximum (`memoryBytes`) and are compiled here, once: the
  *    compiled modules cross to the lane's worker (and to a new one after a restart) as they are.
  * 4. The manifest is read in a lane (never in this thread: it is the component's code), and
- *    checked.
+ *    checked as any untrusted twin's is (runner/twin-check.ts `manifestInLane`).
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -22,6 +22,7 @@ import { KitError } from '../errors.js';
 import { SandboxLane } from '../lane/lane.js';
 import type { UntrustedLane } from '../lane/types.js';
 import type { TwinBundle, TwinManifestJson } from '../runner/types.js';
+import { manifestInLane } from '../runner/twin-check.js';
 import { capDefinedMemories } from './core-memory.js';
 import { loadComponentIntoLane } from './lane-load.js';
 import { DEFAULT_COMPONENT_MEMORY_BYTES, type ComponentCode } from './types.js';
@@ -36,9 +37,10 @@ export interface ComponentLoadOptions {
   cacheDir?: string | null;
   /** The lane its manifest is read in (default: one of its own, closed after). */
   lane?: UntrustedLane;
+  /** Vendor ids already served beside it: claiming one is refused (runner/twin-check.ts). */
+  served?: readonly string[];
 }
 
-const VENDOR = /^[a-z][a-z0-9-]{1,39}$/;
 /** Names the transpile's tool and options in the cache: a change of either makes a new entry. */
 const TRANSPILE_FORMAT = 'jco-1.34.0-instantiation-async-v1';
 /** The component layer's preamble: `\0asm`, version 0x0d, layer 1 (a core module has version 1, layer 0). */
@@ -83,20 +85,18 @@ export async function loadComponentTwin(input: Uint8Array | string, options: Com
     }
   }
   const code: ComponentCode = { sha256, js: transpiled.js, modules, imports: transpiled.imports, memoryBytes };
-  const manifest = await readManifest(code, label, options.lane);
+  const manifest = await readManifest(code, label, options.lane, options.served);
   return { vendor: manifest.vendor, source: '', manifest, component: code };
 }
 
-async function readManifest(code: ComponentCode, label: string, given: UntrustedLane | undefined): Promise<TwinManifestJson> {
+async function readManifest(code: ComponentCode, label: string, given: UntrustedLane | undefined, served: readonly string[] | undefined): Promise<TwinManifestJson> {
   const lane = given ?? new SandboxLane({ name: `component ${label}` });
   const name = `component-check:${code.sha256}`;
   try {
     const loaded = await loadComponentIntoLane(lane, name, code);
     if ('error' in loaded) throw refuse(label, 'component', `it does not load: ${loaded.error.message}`);
-    const answer = await lane.call(name, '__kit_manifest', '');
-    if ('error' in answer) throw refuse(label, 'manifest', `its manifest() failed: ${answer.error.message}`);
-    const manifest = JSON.parse(answer.ok) as TwinManifestJson;
-    if (!VENDOR.test(manifest.vendor)) throw refuse(label, 'vendor', `its manifest's vendor '${manifest.vendor}' is not a vendor id (${VENDOR.source})`);
+    // The same checks as any twin the host does not trust (vendor id, routes that clash, …).
+    const manifest = await manifestInLane(lane, name, { label, ...(served !== undefined ? { served } : {}) });
     if (manifest.protocol !== 'http') throw refuse(label, 'protocol', `its manifest's protocol '${manifest.protocol}' is not served for component twins (only http)`);
     return manifest;
   } finally {

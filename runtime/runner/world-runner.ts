@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { KitError, isKitError } from '../errors.js';
 import type { CallResult, HostCall, HostValue, SandboxLimits } from '../sandbox/sandbox.js';
 import type { UntrustedLane } from '../lane/types.js';
+import { manifestInLane } from './twin-check.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
@@ -194,7 +195,6 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   private async start(twins: TwinBundle[]): Promise<void> {
     for (const bundle of twins) {
       if (!this.world.twins().includes(bundle.vendor)) this.world.addTwin(bundle.vendor);
-      const served = serveTwin(bundle);
       // A component twin runs in the lane, in a WebAssembly instance of its own (runtime/component/).
       const trusted = bundle.trusted === true && bundle.component === undefined && this.options.trustTwins !== false;
       if (trusted) this.trustedTwins.add(bundle.vendor);
@@ -204,12 +204,23 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
           ? await loadComponentIntoLane(this.lane, bundle.vendor, bundle.component)
           : await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
       if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
-      this.twins.set(bundle.vendor, served);
+      this.twins.set(bundle.vendor, serveTwin(bundle.trusted === true && bundle.component === undefined ? bundle : await this.untrustedManifest(bundle, twins)));
     }
     this.requests.restore(this.storage.get(this.requestsKey()));
     await this.scenarios.restore();
     await this.checks.restore();
     this.roots.schedule();
+  }
+
+  /**
+   * A bundle the host does not trust answers its own manifest, read in the lane where it runs: what
+   * a builder said of it (read elsewhere, or sent by hand) is not believed.
+   */
+  private async untrustedManifest(bundle: TwinBundle, twins: readonly TwinBundle[]): Promise<TwinBundle> {
+    const served = twins.map((t) => t.vendor).filter((v) => v !== bundle.vendor);
+    const manifest = await manifestInLane(this.lane, bundle.vendor, { label: `twin '${bundle.vendor}'`, served });
+    if (manifest.vendor !== bundle.vendor) throw new KitError('invalid_twin', `twin '${bundle.vendor}': vendor its manifest names '${manifest.vendor}'`, { label: bundle.vendor, field: 'vendor' });
+    return { ...bundle, manifest };
   }
 
   /**

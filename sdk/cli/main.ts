@@ -3,7 +3,7 @@
  * passed in, so tests run it in-process. A dispatcher: `kit world serve` (serve.ts),
  * `kit world attach` (attach.ts), `kit world export` (export.ts), the other `kit world …` commands (world-commands.ts),
  * `kit host serve` (host-serve.ts), the other `kit host …` commands (host-commands.ts), `kit edge dev`
- * (edge-dev.ts) and `kit pass …` (pass-commands.ts).
+ * (edge-dev.ts), `kit pass …` (pass-commands.ts) and `kit twin …` (twin-commands.ts).
  */
 import { UsageError } from './args.js';
 import { describeServing, parseServeArgs, SERVE_USAGE, serveWorld } from './serve.js';
@@ -20,6 +20,7 @@ import type { HostServeDeps } from './host-serve.js';
 import { EDGE_DEV_USAGE, runEdgeDev } from './edge-dev.js';
 import type { EdgeDevDeps } from './edge-dev.js';
 import { PASS_COMMANDS } from './pass-commands.js';
+import { twinCommands } from './twin-commands.js';
 
 export type { CliIo } from './commands.js';
 
@@ -29,6 +30,7 @@ function usageText(): string {
     ...commandRows(HOST_COMMANDS),
     { synopsis: 'kit edge dev [--port N] [--persist dir]', summary: 'the edge variant, locally in workerd' },
     ...commandRows(PASS_COMMANDS),
+    ...commandRows(twinCommands()),
     { synopsis: 'kit --help', summary: 'this help' },
     { synopsis: 'kit --version', summary: 'the version' },
   ];
@@ -38,7 +40,7 @@ function usageText(): string {
     'Usage:',
     ...commandList(rows),
     '',
-    'Run `kit world --help`, `kit host --help` or `kit pass --help` for the flags every command',
+    'Run `kit world --help`, `kit host --help`, `kit pass --help` or `kit twin --help` for the flags every command',
     'takes (how a command finds its world or host, --json), and `kit world <command> --help` for',
     'a command\'s own.',
   ].join('\n');
@@ -48,6 +50,7 @@ export const USAGE = usageText();
 export const WORLD_USAGE = groupUsage(WORLD_COMMANDS);
 export const HOST_USAGE = groupUsage(HOST_COMMANDS);
 export const PASS_USAGE = groupUsage(PASS_COMMANDS);
+export const TWIN_USAGE = groupUsage(twinCommands());
 
 export interface CliDeps extends ServeDeps {
   /** Resolves with the signal's name when the process is asked to stop (SIGINT, SIGTERM). */
@@ -95,6 +98,7 @@ export async function main(argv: readonly string[], io: CliIo, deps: CliDeps): P
   const client = (): ClientDeps => ({ ...processClientDeps(deps.untilStopped), ...deps.client });
   if (command === 'host') return runGroup(HOST_COMMANDS, rest, io, client());
   if (command === 'pass') return runGroup(PASS_COMMANDS, rest, io, client());
+  if (command === 'twin') return runGroup(twinCommands((options) => deps.openWorld(options)), rest, io, client());
   if (command !== 'world') return usage(`unknown command ${command}`, USAGE);
   const [sub, ...args] = rest;
   if (sub === 'attach') {

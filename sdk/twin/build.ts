@@ -1,7 +1,8 @@
 /**
  * The twin build (Node side): bundles a twin's entry file and the guest runtime into one
  * sandbox script with esbuild, and reads its manifest back. Built-in twins are listed in
- * `twins/index.ts`.
+ * `twins/index.ts`; a twin from a user's sources (`kit twin build`, a world file's `path:`) is
+ * built with `trusted: false`: its manifest is read in the QuickJS sandbox, never in V8.
  */
 import { existsSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -13,6 +14,10 @@ import { KitError } from '../../runtime/errors.js';
 import { envNameAllowed } from '../attach/manifest.js';
 import type { TwinBundle, TwinManifestJson } from '../../runtime/runner/types.js';
 import { builtinTwinEntries } from '../../twins/index.js';
+import { checkUntrustedTwin } from '../../runtime/runner/twin-check.js';
+import { SandboxLane } from '../../runtime/lane/lane.js';
+import type { UntrustedLane } from '../../runtime/lane/types.js';
+import type { SandboxLimits } from '../../runtime/sandbox/sandbox.js';
 
 /** A built twin: `{ vendor, source, manifest }` (the runner's `TwinBundle`). */
 export type BuiltTwin = TwinBundle;
@@ -23,7 +28,7 @@ const GUEST_RUNTIME = join('sdk', 'twin', 'guest', 'runtime.ts');
  * The repository root: the nearest ancestor of this module holding the guest runtime's source.
  * Works from the sources (tests) and from `dist/` (the guest sources are not compiled there).
  */
-function repoRoot(): string {
+export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     if (existsSync(join(dir, GUEST_RUNTIME))) return dir;
@@ -34,6 +39,32 @@ function repoRoot(): string {
 }
 
 const NODE_BUILTINS = new Set(builtinModules);
+
+/**
+ * What a twin imports the SDK as (`kit twin new` writes it so): mapped to this kit's own SDK
+ * sources, so a twin project builds with no npm install. `twinkit/twin/testing` is for its
+ * tests (Node), never bundled into a twin.
+ */
+export const SDK_ALIASES: Readonly<Record<string, string>> = {
+  'twinkit/twin': join('sdk', 'twin', 'index.ts'),
+  'twinkit/twin/testing': join('sdk', 'twin', 'test-world.ts'),
+};
+
+/** Resolves the SDK's `twinkit/…` names to the kit's files; `allowed` are the names this build may import. */
+export function sdkAliasPlugin(allowed: readonly string[]): esbuild.Plugin {
+  return {
+    name: 'kit-sdk-alias',
+    setup(build) {
+      build.onResolve({ filter: /^twinkit(\/|$)/ }, (args) => {
+        const file = SDK_ALIASES[args.path];
+        if (file === undefined || !allowed.includes(args.path)) {
+          return { errors: [{ text: `'${args.path}' is not part of the twin SDK here: import ${allowed.map((a) => `'${a}'`).join(' or ')}` }] };
+        }
+        return { path: join(repoRoot(), file) };
+      });
+    },
+  };
+}
 
 /** Refuses Node built-ins by name, so the message says why instead of "could not resolve". */
 const noNodePlugin: esbuild.Plugin = {
@@ -51,8 +82,35 @@ const noNodePlugin: esbuild.Plugin = {
   },
 };
 
-function invalid(entry: string, message: string): KitError {
-  return new KitError('invalid_twin', `twin ${entry}: ${message}`, { entry });
+function invalid(entry: string, message: string, details: Record<string, unknown> = {}): KitError {
+  return new KitError('invalid_twin', `twin ${entry}: ${message}`, { entry, ...details });
+}
+
+/** esbuild's messages as `file:line:column: text`, and where the first one points (for a status or an editor). */
+export function buildFailure(e: unknown): { text: string; at?: { file: string; line: number; column: number } } {
+  const failure = e as { errors?: esbuild.Message[] };
+  if (!failure.errors?.length) return { text: e instanceof Error ? e.message : String(e) };
+  const text = failure.errors.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}` : m.text)).join('; ');
+  const first = failure.errors.find((m) => m.location)?.location;
+  return first ? { text, at: { file: first.file, line: first.line, column: first.column } } : { text };
+}
+
+export interface BuildTwinOptions {
+  /**
+   * Whether the host trusts the twin's code (the built-in twins: default true). `false`, for a
+   * twin from a user's sources: its manifest is read by loading it into an untrusted lane
+   * (QuickJS, under the lane's memory, step and time budgets) and checked there
+   * (`checkUntrustedTwin`), so a twin that loops or allocates at load is ended, not run in V8.
+   */
+  trusted?: boolean;
+  /** The lane to read an untrusted twin's manifest in; default a new one, closed after. */
+  lane?: UntrustedLane;
+  /** Limits of that new lane (default the sandbox's). */
+  limits?: Partial<SandboxLimits>;
+  /** Vendor ids already served beside it: an untrusted twin claiming one is refused. */
+  served?: readonly string[];
+  /** Names the twin in errors; default the entry path as given. */
+  label?: string;
 }
 
 /** Loads a trusted bundle in a `node:vm` context and asks it for its manifest. */
@@ -72,9 +130,10 @@ export function readManifest(source: string, label = 'bundle'): TwinManifestJson
  * Fails with KitError `invalid_twin` on a build error (e.g. a `node:` import), an entry
  * without a default export, or a definition `defineTwin` refuses.
  */
-export async function buildTwin(entryFile: string): Promise<BuiltTwin> {
+export async function buildTwin(entryFile: string, options: BuildTwinOptions = {}): Promise<BuiltTwin> {
   const entry = resolve(entryFile);
-  if (!existsSync(entry)) throw invalid(entryFile, 'the entry file does not exist');
+  const label = options.label ?? entryFile;
+  if (!existsSync(entry)) throw invalid(label, `the entry file ${entry} does not exist`, { field: 'entry' });
   const root = repoRoot();
   const runtime = join(root, GUEST_RUNTIME);
   const stdin = [
@@ -98,29 +157,45 @@ export async function buildTwin(entryFile: string): Promise<BuiltTwin> {
       logLevel: 'silent',
       legalComments: 'none',
       charset: 'utf8',
-      plugins: [noNodePlugin],
+      plugins: [sdkAliasPlugin(['twinkit/twin']), noNodePlugin],
     });
   } catch (e) {
-    const failure = e as { errors?: esbuild.Message[] };
-    const text = failure.errors?.length
-      ? failure.errors.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ${m.text}` : m.text)).join('; ')
-      : e instanceof Error ? e.message : String(e);
-    throw invalid(entryFile, `build failed: ${text}`);
+    const { text, at } = buildFailure(e);
+    throw invalid(label, `build failed: ${text}`, { field: 'source', ...at });
   }
   const source = result.outputFiles[0]?.text;
-  if (source === undefined) throw invalid(entryFile, 'esbuild produced no output');
+  if (source === undefined) throw invalid(label, 'esbuild produced no output');
+  if (options.trusted === false) {
+    const manifest = await untrustedManifest(source, label, options);
+    return { vendor: manifest.vendor, source, manifest, trusted: false };
+  }
   let manifest: TwinManifestJson;
   try {
     manifest = readManifest(source, entry);
   } catch (e) {
-    throw invalid(entryFile, `loading the bundle failed: ${e instanceof Error ? e.message : String(e)}`);
+    throw invalid(label, `loading the bundle failed: ${e instanceof Error ? e.message : String(e)}`);
   }
   // Every attach to the twin's world would refuse a variable no world may set: said here, once.
   const refused = (manifest.models.endpointEnv ?? []).filter((name) => !envNameAllowed(name));
   if (refused.length > 0) {
-    throw invalid(entryFile, `models.endpointEnv names ${refused.join(', ')}, which no world may set for an app (docs/attach.md, "What a world may ask"): an endpoint variable ends in _URL, _URI, _BASE, _HOST, _PORT, _ENDPOINT or _ADDR`);
+    throw invalid(label, `models.endpointEnv names ${refused.join(', ')}, which no world may set for an app (docs/attach.md, "What a world may ask"): an endpoint variable ends in _URL, _URI, _BASE, _HOST, _PORT, _ENDPOINT or _ADDR`);
   }
   return { vendor: manifest.vendor, source, manifest };
+}
+
+/** An untrusted bundle's manifest, read and checked in a lane (the caller's, or one of its own). */
+async function untrustedManifest(source: string, label: string, options: BuildTwinOptions): Promise<TwinManifestJson> {
+  const lane = options.lane ?? new SandboxLane({ name: `twin build ${label}`, ...(options.limits ? { limits: options.limits } : {}) });
+  try {
+    const manifest = await checkUntrustedTwin(lane, source, { label: `twin ${label}`, ...(options.served ? { served: options.served } : {}) });
+    const refused = (manifest.models.endpointEnv ?? []).filter((name) => !envNameAllowed(name));
+    if (refused.length > 0) {
+      throw invalid(label, `models.endpointEnv names ${refused.join(', ')}, which no world may set for an app: an endpoint variable ends in _URL, _URI, _BASE, _HOST, _PORT, _ENDPOINT or _ADDR`, { label: `twin ${label}`, field: 'models.endpointEnv' });
+    }
+    return manifest;
+  } finally {
+    if (options.lane === undefined) await lane.close();
+  }
 }
 
 let guestRuntime: Promise<string> | undefined;

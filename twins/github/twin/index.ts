@@ -6,7 +6,8 @@
  * table (`../coverage.ts`) lines up with `@octokit/plugin-rest-endpoint-methods`.
  */
 import { defineTwin, type Route } from '../../../sdk/twin/index.js';
-import { failureBody, notFound, route, type GhHandler } from './lib/http.js';
+import { route, type GhHandler } from './lib/http.js';
+import { failureBody, notFound } from './errors.js';
 import * as accounts from './resources/accounts.js';
 import * as code from './resources/code.js';
 import * as git from './resources/gitdata.js';

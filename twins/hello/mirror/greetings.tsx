@@ -21,7 +21,7 @@ import {
 } from '../../../pages/ui/index.js';
 // The twin's own type: the mirror shows what the API answers, so a change of shape fails the
 // type check here. `import type` only: nothing of the twin's code is bundled into the page.
-import type { Greeting } from '../twin/greetings.js';
+import type { Greeting } from '../twin/resources/greetings.js';
 
 /** A page of `GET /v1/greetings`. */
 interface GreetingList {

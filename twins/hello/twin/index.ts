@@ -13,7 +13,7 @@ import {
   retrieveGreeting,
   searchGreetings,
   updateGreeting,
-} from './greetings.js';
+} from './resources/greetings.js';
 import { greetingsStore } from './stores.js';
 
 export default defineTwin({

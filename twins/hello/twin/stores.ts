@@ -4,7 +4,7 @@
  * must answer the same for the same state: no clock, no random, a fixed order.
  */
 import type { ReadTree, Store } from '../../../sdk/twin/index.js';
-import { allGreetings, present } from './greetings.js';
+import { allGreetings, present } from './resources/greetings.js';
 
 /** `greetings`: every greeting, oldest first, with counts by status. `?status=active|expired` filters. */
 export const greetingsStore: Store = (tree: ReadTree, query) => {

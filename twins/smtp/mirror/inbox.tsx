@@ -7,7 +7,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { bytes, count, DataTable, Empty, ErrorNote, instant, Link, Loading, minute, navigate, useInterval, useLoad, type World } from '../../../pages/ui/index.js';
-import type { MessageSummary } from '../twin/summary.js';
+import type { MessageSummary } from '../twin/lib/summary.js';
 import { firstOf } from './mail.js';
 import { inboxPath, messagePath, parseSearch, searchText, type Filters } from './routes.js';
 

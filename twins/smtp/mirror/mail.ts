@@ -4,8 +4,8 @@
  * show (see `framedHtml`).
  */
 import { ApiError } from '../../../pages/ui/index.js';
-import type { AttachmentInfo } from '../twin/mailbox.js';
-import type { MailAddress } from '../twin/mime.js';
+import type { AttachmentInfo } from '../twin/resources/mailbox.js';
+import type { MailAddress } from '../twin/lib/mime.js';
 
 /** `Ada <ada@x.test>`, or the bare address when there is no name. */
 export function addressText(a: MailAddress): string {

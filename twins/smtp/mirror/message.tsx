@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { bytes, DataTable, DetailList, Empty, ErrorNote, instant, Link, Loading, navigate, Tabs, useLoad, type NavItem, type World } from '../../../pages/ui/index.js';
-import type { AttachmentInfo, Message } from '../twin/mailbox.js';
+import type { AttachmentInfo, Message } from '../twin/resources/mailbox.js';
 import { addressText, attachmentName, framedHtml, inlineImages, remoteImages, saveFile } from './mail.js';
 import { inboxPath, messagePath, type Tab } from './routes.js';
 

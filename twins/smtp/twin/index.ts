@@ -5,8 +5,9 @@
  * over HTTP at `{world_url}/smtp/messages`. It may import only `sdk/twin/` and this folder.
  */
 import { defineTwin } from '../../../sdk/twin/index.js';
-import { attachment, clearMessages, deleteMessage, listMessages, rawMessage, retrieveMessage } from './mailbox.js';
-import { smtpSession } from './session.js';
+import { errorBody } from './errors.js';
+import { attachment, clearMessages, deleteMessage, listMessages, rawMessage, retrieveMessage } from './resources/mailbox.js';
+import { smtpSession } from './resources/session.js';
 import { messagesStore } from './stores.js';
 
 export default defineTwin({
@@ -29,5 +30,5 @@ export default defineTwin({
   ],
   stream: smtpSession,
   stores: { messages: messagesStore },
-  errorBody: (_status: number, code: string, message: string) => ({ error: { code, message } }),
+  errorBody,
 });

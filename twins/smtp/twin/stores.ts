@@ -5,8 +5,8 @@
  * mailbox through `messages`.
  */
 import type { ReadTree, Store } from '../../../sdk/twin/index.js';
-import { arrivals, cursorOf, find, MAX_LIMIT, matches, MESSAGE, one } from './mailbox.js';
-import { summarize, type MessageSummary } from './summary.js';
+import { arrivals, cursorOf, find, MAX_LIMIT, matches, MESSAGE, one } from './resources/mailbox.js';
+import { summarize, type MessageSummary } from './lib/summary.js';
 
 /**
  * `messages?limit=&starting_after=&ending_before=&to=&from=&subject=`: a page of message

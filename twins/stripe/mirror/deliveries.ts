@@ -1,7 +1,7 @@
 /**
  * A webhook endpoint's deliveries, found where the twin records them: each event an enabled
  * endpoint takes becomes a `webhook.delivery` on the log entry that made the event (data
- * `{ id: '<evt id>:<we id>', url, body }`, core/events.ts), which the world sends once the
+ * `{ id: '<evt id>:<we id>', url, body }`, twin/lib/events.ts), which the world sends once the
  * entry is durable. The twin keeps no record of its own per delivery and none of the
  * receiver's answers, so the mirror reads the world's timeline of the twin, newest first, a
  * few pages at a time. No DOM here (deliveries.test.ts).

@@ -1,4 +1,4 @@
-// Generates twins/stripe/twin/known-params.ts: for each implemented route in coverage.ts,
+// Generates twins/stripe/twin/lib/known-params.ts: for each implemented route in coverage.ts,
 // the top-level parameter names Stripe accepts there, read from the installed `stripe`
 // package's TypeScript types (`<Resource><Method>Params`). The twin refuses any other
 // top-level parameter with Stripe's `parameter_unknown` error.
@@ -73,7 +73,7 @@ const body = [
   '};',
   '',
 ].join('\n');
-const target = 'twins/stripe/twin/known-params.ts';
+const target = 'twins/stripe/twin/lib/known-params.ts';
 if (process.argv.includes('--check')) {
   const current = readFileSync(target, 'utf8');
   if (current !== body || missing.length > 0) {

@@ -4,9 +4,8 @@
  */
 import { defineTwin } from '../../../sdk/twin/index.js';
 import type { Route } from '../../../sdk/twin/types.js';
-import { route } from './core/call.js';
-import { errorBody } from './core/errors.js';
-import { StripeError } from './core/errors.js';
+import { route } from './lib/call.js';
+import { StripeError, errorBody } from './errors.js';
 import { accountRoutes } from './resources/account.js';
 import { billingMoves, billingRoutes } from './resources/billing.js';
 import { catalogRoutes } from './resources/catalog.js';

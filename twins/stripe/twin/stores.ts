@@ -4,7 +4,7 @@
  * `objects?type=customer&account=…`.
  */
 import type { ReadTree, Store } from '../../../sdk/twin/types.js';
-import { DEFAULT_ACCOUNT, copiedAccount } from './core/auth.js';
+import { DEFAULT_ACCOUNT, copiedAccount } from './lib/auth.js';
 
 const TYPES = ['customer', 'product', 'price', 'coupon', 'payment_method', 'payment_intent', 'charge', 'refund',
   'setup_intent', 'balance_transaction', 'event', 'subscription', 'invoice', 'invoiceitem', 'checkout.session',

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TwinContext } from '../../../../sdk/twin/index.js';
 import {
   fromRaw, isDotGitmodules, personLine, rawContent, lineDiff, paint, pathProblem, putBlob, putObject, refConflict, setRef, sortEntries, treeEntryProblem, treeProblem,
   objectId, validRefName, walk, type CommitObject, type FileEntry, type TreeEntry,

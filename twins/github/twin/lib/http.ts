@@ -1,56 +1,15 @@
 /**
  * The request frame every GitHub route runs in: who is calling (the world token acts as the
- * site admin; other tokens are the twin's own users'), the read-scope gate, GitHub's error
- * shapes, rate-limit headers on every answer, ETag / If-None-Match, and page slicing with a
- * `Link` header.
+ * site admin; other tokens are the twin's own users'), the read-scope gate, a thrown GhError
+ * answered in GitHub's error shape (../errors.ts), rate-limit headers on every answer, ETag /
+ * If-None-Match, and page slicing with a `Link` header; and the readers of request input.
  */
 import type { Handler, ReadTree, TwinContext, TwinRequest, TwinResponse } from '../../../../sdk/twin/index.js';
+import { GhError, forbidden, malformedRecord, requiresAuth, validation, type FieldError } from '../errors.js';
 import { fingerprint } from './hash.js';
 import { authenticate, type Caller } from './users.js';
 
-export const DOCS = 'https://docs.github.com/rest';
-export const API = 'https://api.github.com';
-export const WEB = 'https://github.com';
-
 export type Obj = Record<string, unknown>;
-
-/** A GitHub error answer; thrown by handlers, turned into the answer by `route()`. */
-export class GhError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly extra: Obj = {},
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-  body(): Obj {
-    return { message: this.message, ...this.extra, documentation_url: DOCS, status: String(this.status) };
-  }
-}
-
-export const notFound = (): GhError => new GhError(404, 'Not Found');
-export const badCredentials = (): GhError => new GhError(401, 'Bad credentials');
-export const requiresAuth = (): GhError => new GhError(401, 'Requires authentication');
-export const forbidden = (message: string): GhError => new GhError(403, message);
-
-export interface FieldError {
-  resource: string;
-  field?: string;
-  code: 'missing' | 'missing_field' | 'invalid' | 'already_exists' | 'unprocessable' | 'custom';
-  message?: string;
-  value?: unknown;
-}
-
-/** 422 Validation Failed with GitHub's `errors` array. */
-export function validation(errors: FieldError[], message = 'Validation Failed'): GhError {
-  return new GhError(422, message, { errors });
-}
-
-/** 422 Validation Failed whose `errors` are bare strings, as GitHub answers some refusals (topics). */
-export function validationMessages(messages: string[]): GhError {
-  return new GhError(422, 'Validation Failed', { errors: messages });
-}
 
 /**
  * GitHub's caps on free text, in characters (code points, as Ruby counts them): issue and pull
@@ -86,11 +45,6 @@ export function longerThan(text: string, max: number): boolean {
 export function maxLength(text: string | null | undefined, max: number, resource: string, field: string, error: Partial<FieldError> = {}): void {
   if (text === null || text === undefined || !longerThan(text, max)) return;
   throw validation([{ resource, code: 'custom', field, message: `${field} is too long (maximum is ${max} characters)`, ...error }]);
-}
-
-/** 422 with a message only (GitHub answers several semantic refusals this way). */
-export function unprocessable(message: string): GhError {
-  return new GhError(422, message);
 }
 
 export interface Call {
@@ -175,11 +129,6 @@ export function route(fn: GhHandler, options: { auth?: 'optional' | 'required' }
 
 /** The largest answer given an ETag (and answered 304 to a matching If-None-Match). */
 export const ETAG_MAX_CHARS = 1024 * 1024;
-
-/** The twin's failure body (a throwing handler), in GitHub's shape. */
-export function failureBody(status: number, _code: string, message: string): Obj {
-  return { message: status >= 500 ? `Server Error: ${message}` : message, documentation_url: DOCS, status: String(status) };
-}
 
 // ------------------------------------------------------------------ input
 
@@ -347,15 +296,6 @@ export function isoNow(ctx: TwinContext): string {
   return ctx.now().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/**
- * 500 for a record of the twin's that does not hold what the twin writes there (brought into
- * the world from elsewhere: the twin never writes one), named by type and id, so the world can
- * be restored from before it.
- */
-export function malformedRecord(type: string, id: string, problem: string): GhError {
-  return new GhError(500, `The GitHub twin's record of type '${type}' and id '${id}' is malformed (${problem}). The twin's records change only through its API: restore the world from before the record was written (docs/scenarios.md, "A damaged twin").`);
-}
-
 /** The next number of a counter record (1 when there is none); ids are made from it, so a malformed one is refused. */
 export function counterNext(tree: ReadTree, name: string): number {
   const c = tree.get<{ next?: unknown }>('counter', name);
@@ -370,19 +310,6 @@ export function nextNumber(ctx: TwinContext, name: string): number {
   const next = counterNext(ctx.tree, name);
   ctx.tree.put('counter', name, { next: next + 1 });
   return next;
-}
-
-export function nodeId(kind: string, id: number): string {
-  // GitHub's legacy global ids are base64 of `<len>:<Type><id>`; close enough for a client that only echoes them.
-  const raw = `0${kind.length}:${kind}${id}`;
-  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  let out = '';
-  for (let i = 0; i < raw.length; i += 3) {
-    const a = raw.charCodeAt(i), b = raw.charCodeAt(i + 1), c = raw.charCodeAt(i + 2);
-    const n = (a << 16) | ((b || 0) << 8) | (c || 0);
-    out += A.charAt((n >> 18) & 63) + A.charAt((n >> 12) & 63) + (Number.isNaN(b) ? '=' : A.charAt((n >> 6) & 63)) + (Number.isNaN(c) ? '=' : A.charAt(n & 63));
-  }
-  return out;
 }
 
 export function pad(n: number, width = 10): string {

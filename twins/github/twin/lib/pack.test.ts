@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { deflateSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copy, delta, pack, type Entry } from '../../../../test/github/helpers.js';
+import { copy, delta, pack, type Entry } from '../../test/helpers.js';
 import { PACK_LIMITS, PackError, applyDelta, pkt, readPack, readPktLines, rawId, writePack, writePackBase64, type PackObject, type RawType } from './pack.js';
 import { fromRaw, objectId, toRaw } from './git.js';
 

@@ -13,7 +13,8 @@
 import type { ReadTree, TwinContext, TwinRequest } from '../../../../sdk/twin/index.js';
 import { hex, utf8Encode } from './bytes.js';
 import { sha256 } from './hash.js';
-import { API, GhError, WEB, nodeId } from './http.js';
+import { API, WEB, nodeId } from './addresses.js';
+import { GhError } from '../errors.js';
 import { listRange } from './records.js';
 
 export const ADMIN_LOGIN = 'admin';

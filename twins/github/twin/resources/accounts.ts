@@ -3,8 +3,10 @@
  * that make users, organizations and tokens (site admin only).
  */
 import {
-  API, bodyObject, forbidden, isoNow, nextNumber, notFound, optStringArray, optString, reqString, validation, type Call, type Obj,
+  bodyObject, isoNow, nextNumber, optStringArray, optString, reqString, type Call, type Obj,
 } from '../lib/http.js';
+import { API } from '../lib/addresses.js';
+import { forbidden, notFound, validation } from '../errors.js';
 import { fullUser, loadUser, orgObject, tokenHash, type Caller, type StoredUser } from '../lib/users.js';
 
 const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;

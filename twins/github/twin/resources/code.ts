@@ -9,7 +9,9 @@ import {
   TreeEditor, diffTrees, entryAt, fileAbove, getCommit, getObject, getRef, lineDiff, objectInfo, paint, pathInTrees, pathProblem, putBlob, putObject, resolveCommitish, walk,
   type CommitObject, type FileChange, type GitObject,
 } from '../lib/git.js';
-import { GhError, WEB, bodyObject, instantParam, notFound, optString, pageLinks, pageOf, paginate, reqString, str, validation, type Call, type Obj } from '../lib/http.js';
+import { bodyObject, instantParam, optString, pageLinks, pageOf, paginate, reqString, str, type Call, type Obj } from '../lib/http.js';
+import { WEB } from '../lib/addresses.js';
+import { GhError, notFound, validation } from '../errors.js';
 import { fullName, loadRepo, repoApi, type StoredRepo } from './repos.js';
 import { moveRef, personFrom, presentCommit, presentGitCommit, treeWork } from './gitdata.js';
 

@@ -10,9 +10,10 @@ import {
   refConflict, treeWalk, setRef, validRefName, walk, type CommitObject, type GitObject, type Person, type TreeEntry,
 } from '../lib/git.js';
 import {
-  GhError, WEB, bodyObject, invalidField, isoNow, nodeId, notFound, optBool, optString, paginate, reqString, str, unprocessable, validation,
-  type Call, type Obj,
+  bodyObject, invalidField, isoNow, optBool, optString, paginate, reqString, str, type Call, type Obj,
 } from '../lib/http.js';
+import { WEB, nodeId } from '../lib/addresses.js';
+import { GhError, notFound, unprocessable, validation } from '../errors.js';
 import { loadUser, simpleUser, userByEmail, type Caller } from '../lib/users.js';
 import { deliver, listens } from './hooks.js';
 import { fullName, loadRepo, repoApi, touchRepo, type StoredRepo } from './repos.js';

@@ -10,8 +10,9 @@
 import type { Move, TwinContext, TwinRequest } from '../../../../sdk/twin/index.js';
 import { hubSignature256 } from '../lib/hash.js';
 import {
-  GhError, bodyObject, cursorLinks, isoNow, nextNumber, notFound, optBool, optStringArray, pad, pageOf, paginate, str, validation, type Call, type Obj,
+  bodyObject, cursorLinks, isoNow, nextNumber, optBool, optStringArray, pad, pageOf, paginate, str, type Call, type Obj,
 } from '../lib/http.js';
+import { GhError, notFound, validation } from '../errors.js';
 import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { loadRepo, presentRepo, repoApi, type StoredRepo } from './repos.js';

@@ -11,9 +11,10 @@
  */
 import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import {
-  GhError, TEXT_LIMITS, WEB, bodyObject, counterNext, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optString, optStringArray, pad,
-  pageLinks, pageOf, paginate, instantParam, reqString, sortBy, str, validation, type Call, type Obj,
+  TEXT_LIMITS, bodyObject, counterNext, invalidField, isoNow, maxLength, nextNumber, optString, optStringArray, pad, pageLinks, pageOf, paginate, instantParam, reqString, sortBy, str, type Call, type Obj,
 } from '../lib/http.js';
+import { WEB, nodeId } from '../lib/addresses.js';
+import { GhError, forbidden, notFound, validation } from '../errors.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver, listens } from './hooks.js';
 import { allRepos, canRead, canWrite, fullName, loadRepo, permissionOf, presentRepo, repoApi, saveRepo, type StoredRepo } from './repos.js';

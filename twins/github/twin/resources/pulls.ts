@@ -11,9 +11,10 @@ import {
   getCommit, getRef, mergeTrees, putObject, resolveCommitish, type CommitObject, type GitObject,
 } from '../lib/git.js';
 import {
-  GhError, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optBool, optString, pad, paginate, reqString, sortBy, str,
-  validation, type Call, type Obj,
+  TEXT_LIMITS, bodyObject, invalidField, isoNow, maxLength, nextNumber, optBool, optString, pad, paginate, reqString, sortBy, str, type Call, type Obj,
 } from '../lib/http.js';
+import { WEB, nodeId } from '../lib/addresses.js';
+import { GhError, forbidden, notFound, validation } from '../errors.js';
 import { loadUser, simpleUser, simpleUserByLogin, type Caller } from '../lib/users.js';
 import { changedFiles, compareShas, diffTotals, presentFiles } from './code.js';
 import { moveRef, personFrom, presentCommit, treeWork } from './gitdata.js';

@@ -5,8 +5,10 @@
  */
 import { getRef, refConflict, resolveCommitish, setRef, validRefName } from '../lib/git.js';
 import {
-  TEXT_LIMITS, WEB, bodyObject, isoNow, maxLength, nextNumber, nodeId, notFound, optBool, optString, pad, paginate, reqString, validation, type Call, type Obj,
+  TEXT_LIMITS, bodyObject, isoNow, maxLength, nextNumber, optBool, optString, pad, paginate, reqString, type Call, type Obj,
 } from '../lib/http.js';
+import { WEB, nodeId } from '../lib/addresses.js';
+import { notFound, validation } from '../errors.js';
 import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';

@@ -9,9 +9,10 @@ import type { ReadTree, TwinContext } from '../../../../sdk/twin/index.js';
 import { utf8Encode } from '../lib/bytes.js';
 import { TreeEditor, putBlob, putObject, setRef, getRef } from '../lib/git.js';
 import {
-  API, TEXT_LIMITS, WEB, bodyObject, forbidden, invalidField, isoNow, longerThan, malformedRecord, nextNumber, nodeId, notFound, optBool, optString, optStringArray,
-  paginate, reqString, sortBy, str, validation, validationMessages, type Call, type Obj,
+  TEXT_LIMITS, bodyObject, invalidField, isoNow, longerThan, nextNumber, optBool, optString, optStringArray, paginate, reqString, sortBy, str, type Call, type Obj,
 } from '../lib/http.js';
+import { API, WEB, nodeId } from '../lib/addresses.js';
+import { forbidden, malformedRecord, notFound, validation, validationMessages } from '../errors.js';
 import { actsFor, loadUser, simpleUser, simpleUserByLogin, type Caller, type StoredUser } from '../lib/users.js';
 
 export interface StoredRepo {

@@ -6,9 +6,10 @@
  */
 import { entryAt, getCommit, getObject, resolveCommitish } from '../lib/git.js';
 import {
-  TEXT_LIMITS, bodyObject, forbidden, invalidField, isoNow, maxLength, nextNumber, nodeId, notFound, optString, pad, paginate, reqString, sortBy, str, validation,
-  type Call, type Obj,
+  TEXT_LIMITS, bodyObject, invalidField, isoNow, maxLength, nextNumber, optString, pad, paginate, reqString, sortBy, str, type Call, type Obj,
 } from '../lib/http.js';
+import { nodeId } from '../lib/addresses.js';
+import { forbidden, notFound, validation } from '../errors.js';
 import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';

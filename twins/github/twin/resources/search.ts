@@ -6,7 +6,8 @@
  * and any qualifier negated with `-`. Only repositories the caller can read are searched.
  */
 import type { ReadTree } from '../../../../sdk/twin/index.js';
-import { GhError, pageOf, paginate, str, validation, type Call, type Obj } from '../lib/http.js';
+import { pageOf, paginate, str, type Call, type Obj } from '../lib/http.js';
+import { GhError, validation } from '../errors.js';
 import { loadUser } from '../lib/users.js';
 import { issuesOf, lookups, presentIssue, sortIssues, type IssueLookups, type StoredIssue } from './issues.js';
 import { allRepos, canRead, repoByName, type StoredRepo } from './repos.js';

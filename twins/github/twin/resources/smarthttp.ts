@@ -16,7 +16,8 @@ import { base64Decode, base64Encode, concat, utf8Encode } from '../lib/bytes.js'
 import {
   SHA, fromRaw, getObject, getRef, listRefs, putObject, refConflict, toRaw, treeProblem, validRefName, type CommitObject, type GitObject,
 } from '../lib/git.js';
-import { GhError, type Call } from '../lib/http.js';
+import type { Call } from '../lib/http.js';
+import { GhError } from '../errors.js';
 import { FLUSH, PACK_LIMITS, PackError, pkt, readPack, readPktLines, writePackBase64, type RawType } from '../lib/pack.js';
 import { authenticate } from '../lib/users.js';
 import { InflateError, gunzip } from '../lib/zlib.js';

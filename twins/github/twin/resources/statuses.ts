@@ -4,7 +4,9 @@
  * `failure`, `pending` if any is pending (or there are none), else `success`.
  */
 import { SHA, getCommit, resolveCommitish } from '../lib/git.js';
-import { GhError, bodyObject, invalidField, isoNow, nextNumber, nodeId, optString, pad, paginate, reqString, validation, type Call, type Obj } from '../lib/http.js';
+import { bodyObject, invalidField, isoNow, nextNumber, optString, pad, paginate, reqString, type Call, type Obj } from '../lib/http.js';
+import { nodeId } from '../lib/addresses.js';
+import { GhError, validation } from '../errors.js';
 import { listRange } from '../lib/records.js';
 import { simpleUserByLogin, type Caller } from '../lib/users.js';
 import { deliver } from './hooks.js';

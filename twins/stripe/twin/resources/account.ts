@@ -1,8 +1,8 @@
 /** `GET /v1/account`: the account the key opens (apps often call it to check their key). */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route } from '../core/call.js';
-import { DEFAULT_ACCOUNT } from '../core/auth.js';
-import { isObj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import { DEFAULT_ACCOUNT } from '../lib/auth.js';
+import { isObj } from '../lib/util.js';
 
 /** `('root.account', <acct>) →` the account object a root's refresh copied (root/), answered as it is. */
 export const COPIED_ACCOUNT_OBJECT = 'root.account';

@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom as random } from '../../../../test/helpers/random.js';
 import type { Tree, TwinContext } from '../../../../sdk/twin/types.js';
-import type { Call } from '../core/call.js';
-import { memoryTree } from '../core/fakes.test-helper.js';
+import type { Call } from '../lib/request.js';
+import { memoryTree } from '../lib/fakes.test-helper.js';
 import { balanceSums } from './balance.js';
 import { balanceTxn } from './payments.js';
 

@@ -19,9 +19,11 @@
  *
  * An account a twin without these sums began sums every transaction instead.
  */
-import type { Call } from '../core/call.js';
-import { accountState, newestFirst, pad } from '../core/store.js';
-import type { Obj } from '../core/util.js';
+import type { Call } from '../lib/request.js';
+import { newestFirst } from '../lib/lists.js';
+import { accountState } from '../lib/account.js';
+import { pad } from '../lib/ids.js';
+import type { Obj } from '../lib/util.js';
 
 const { Math, Number, Object } = globalThis;
 

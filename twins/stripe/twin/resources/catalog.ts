@@ -1,13 +1,15 @@
 /** Products, prices (one-time and recurring) and coupons. */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { invalid, paramMissing } from '../core/errors.js';
-import { event, insertWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import type { Params } from '../core/params.js';
-import { search } from '../core/search.js';
-import { boolEq, eq, is, isAny, listOf, load, mustLoad, newestWhere, newId, save, unlist, type Filter } from '../core/store.js';
-import { clone, isObj, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { invalid, paramMissing } from '../errors.js';
+import { event, insertWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import type { Params } from '../lib/params.js';
+import { search } from '../lib/search.js';
+import { load, mustLoad, newId, save, unlist } from '../lib/store.js';
+import { boolEq, eq, is, isAny, listOf, newestWhere, type Filter } from '../lib/lists.js';
+import { clone, isObj, type Obj } from '../lib/util.js';
 import { currency, nullable } from './shared.js';
 
 const CUSTOM_ID = /^[A-Za-z0-9_-]{1,200}$/;

@@ -4,15 +4,17 @@
  * of the hosted page is the twin-only `POST /v1/test_helpers/checkout/sessions/:id/complete`.
  */
 import type { Move, Route } from '../../../../sdk/twin/types.js';
-import { cancelMove, route, runMove, type Call } from '../core/call.js';
-import { StripeError, invalid, paramMissing } from '../core/errors.js';
-import { saveWithEvent } from '../core/events.js';
-import { includedList, registerIncludable } from '../core/expand.js';
-import { applyMetadata } from '../core/metadata.js';
-import { Params } from '../core/params.js';
-import { eq, insert, listOf, load, mustLoad, newId, save } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
-import { createSub } from './billing.js';
+import { route, runMove } from '../lib/call.js';
+import { cancelMove, type Call } from '../lib/request.js';
+import { StripeError, invalid, paramMissing } from '../errors.js';
+import { saveWithEvent } from '../lib/events.js';
+import { includedList, registerIncludable } from '../lib/expand.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { Params } from '../lib/params.js';
+import { insert, load, mustLoad, newId, save } from '../lib/store.js';
+import { eq, listOf } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
+import { createSub } from './subscriptions.js';
 import { makePrice } from './catalog.js';
 import { createCustomer } from './customers.js';
 import { attachTo, resolvePaymentMethod } from './payment_methods.js';

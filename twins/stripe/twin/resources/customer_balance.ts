@@ -3,12 +3,14 @@
  * changed by balance transactions and applied to the next invoice when it is finalized.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { invalid, missing } from '../core/errors.js';
-import { updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import { insert, is, listOf, load, mustLoad, save } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { invalid, missing } from '../errors.js';
+import { updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { insert, load, mustLoad, save } from '../lib/store.js';
+import { is, listOf } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
 import { currency } from './shared.js';
 
 /** Records a change of the balance and moves the customer's balance with it. */

@@ -1,12 +1,14 @@
 /** Customers: create, retrieve, update, delete, list, search. */
-import { route, type Call } from '../core/call.js';
-import { invalid, missing } from '../core/errors.js';
-import { event, insertWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import { eq, insertFresh, listOf, load, mustLoad, newId, save, unlist } from '../core/store.js';
-import { search } from '../core/search.js';
-import { clone, type Obj } from '../core/util.js';
-import { cancelCustomerSubscriptions } from './billing.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { invalid, missing } from '../errors.js';
+import { event, insertWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { insertFresh, load, mustLoad, newId, save, unlist } from '../lib/store.js';
+import { eq, listOf } from '../lib/lists.js';
+import { search } from '../lib/search.js';
+import { clone, type Obj } from '../lib/util.js';
+import { cancelCustomerSubscriptions } from './subscriptions.js';
 import { balanceChange } from './customer_balance.js';
 import { attachTo, resolvePaymentMethod } from './payment_methods.js';
 import { address, nullable, shipping } from './shared.js';
@@ -53,7 +55,7 @@ function testClock(c: Call): string | null {
 }
 
 export function createCustomer(c: Call): Obj {
-  // Ordered, save in a copy of a real account (core/store.ts, AccountState.copy).
+  // Ordered, save in a copy of a real account (lib/account.ts, AccountState.copy).
   const id = newId(c, 'customer', 'cus_', 14);
   const locales = c.p.strings('preferred_locales') ?? [];
   const prefix = c.p.str('invoice_prefix') ?? hex8(c);

@@ -4,12 +4,14 @@
  * `uncategorized_text` `winning_evidence` / `losing_evidence` decides it when submitted.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { invalid } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import { eq, insert, listOf, mustLoad, save } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { invalid } from '../errors.js';
+import { event, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { insert, mustLoad, save } from '../lib/store.js';
+import { eq, listOf } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
 import { balanceTxn, onChargeCaptured } from './payments.js';
 
 const DAY = 86_400;

@@ -1,8 +1,9 @@
 /** Events: list (by type, types, created) and retrieve. */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route } from '../core/call.js';
-import { invalid } from '../core/errors.js';
-import { listOf, mustLoad } from '../core/store.js';
+import { route } from '../lib/call.js';
+import { invalid } from '../errors.js';
+import { mustLoad } from '../lib/store.js';
+import { listOf } from '../lib/lists.js';
 
 /**
  * Whether `text` matches a `*` pattern, given as its parts between the stars. Leftmost-first

@@ -4,12 +4,14 @@
  * Test tokens (`tok_visa`, `tok_chargeDeclined`, …) behave as their cards do.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { StripeError, invalid, missing } from '../core/errors.js';
-import { event, insertWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import { insert, is, listOf, load, mustLoad, newestWhere, save, unlist } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { StripeError, invalid, missing } from '../errors.js';
+import { event, insertWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { insert, load, mustLoad, save, unlist } from '../lib/store.js';
+import { is, listOf, newestWhere } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
 import { TEST_CARDS, cardFor, tokenNumber, type Behaviour, type TestCard } from './cards.js';
 import { fingerprint, rawCard, tokenExpiry } from './payment_methods.js';
 import { balanceTxn, capturedHooks, makeCharge, stripeFee } from './payments.js';

@@ -4,13 +4,15 @@
  * `POST /v1/test_helpers/payment_links/:id/complete` plays the customer.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { invalid, paramMissing } from '../core/errors.js';
-import { event, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import { Params } from '../core/params.js';
-import { boolEq, insert, listOf, load, mustLoad, save } from '../core/store.js';
-import { clone, isObj, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { invalid, paramMissing } from '../errors.js';
+import { event, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { Params } from '../lib/params.js';
+import { insert, load, mustLoad, save } from '../lib/store.js';
+import { boolEq, listOf } from '../lib/lists.js';
+import { clone, isObj, type Obj } from '../lib/util.js';
 import { complete, createSession } from './checkout.js';
 
 function afterCompletion(p: Params | null | undefined): Obj {

@@ -3,13 +3,15 @@
  * attach, detach, update, list (also under a customer).
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { StripeError, invalid, missing, paramMissing } from '../core/errors.js';
-import { saveWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import type { Params } from '../core/params.js';
-import { eq, insert, is, listOf, load, mustLoad, newId, save } from '../core/store.js';
-import { clone, hash62, isObj, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { StripeError, invalid, missing, paramMissing } from '../errors.js';
+import { saveWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import type { Params } from '../lib/params.js';
+import { insert, load, mustLoad, newId, save } from '../lib/store.js';
+import { eq, is, listOf } from '../lib/lists.js';
+import { clone, hash62, isObj, type Obj } from '../lib/util.js';
 import { TEST_CARDS, cardFor, luhn, tokenNumber, type Behaviour, type TestCard } from './cards.js';
 import { address } from './shared.js';
 

@@ -4,15 +4,17 @@
  * `card_error`s that keep `last_payment_error`; `requires_action` for cards that need 3D Secure.
  */
 import type { Move, Route } from '../../../../sdk/twin/types.js';
-import { cancelMove, route, runMove, type Call } from '../core/call.js';
-import { StripeError, invalid } from '../core/errors.js';
-import { event, insertWithEvent, saveWithEvent, updated } from '../core/events.js';
-import { includedList, objectsOf, registerIncludable } from '../core/expand.js';
-import { applyMetadata } from '../core/metadata.js';
-import { Params } from '../core/params.js';
-import { search } from '../core/search.js';
-import { eq, insert, is, listOf, load, mustLoad, newestWhere, newId, save } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route, runMove } from '../lib/call.js';
+import { cancelMove, type Call } from '../lib/request.js';
+import { StripeError, invalid } from '../errors.js';
+import { event, insertWithEvent, saveWithEvent, updated } from '../lib/events.js';
+import { includedList, objectsOf, registerIncludable } from '../lib/expand.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { Params } from '../lib/params.js';
+import { search } from '../lib/search.js';
+import { insert, load, mustLoad, newId, save } from '../lib/store.js';
+import { eq, is, listOf, newestWhere } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
 import { balanceSums, recordBalance } from './balance.js';
 import type { Behaviour } from './cards.js';
 import { attachTo, behaviourOf, resolvePaymentMethod } from './payment_methods.js';

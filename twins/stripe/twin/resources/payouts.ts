@@ -3,12 +3,14 @@
  * arrival date on the world clock (standard: two days; instant: at once).
  */
 import type { Move, Route } from '../../../../sdk/twin/types.js';
-import { cancelMove, route, runMove, type Call } from '../core/call.js';
-import { invalid } from '../core/errors.js';
-import { insertWithEvent, saveWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import { eq, listOf, load, mustLoad, save } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route, runMove } from '../lib/call.js';
+import { cancelMove, type Call } from '../lib/request.js';
+import { invalid } from '../errors.js';
+import { insertWithEvent, saveWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { load, mustLoad, save } from '../lib/store.js';
+import { eq, listOf } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
 import { balanceSums } from './balance.js';
 import { balanceTxn } from './payments.js';
 import { currency } from './shared.js';

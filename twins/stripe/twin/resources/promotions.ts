@@ -1,11 +1,13 @@
 /** Promotion codes (customer-facing codes for a coupon) and customer portal sessions. */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { invalid, paramMissing } from '../core/errors.js';
-import { event, insertWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import { boolEq, eq, listOf, matching, mustLoad, newestWhere, save } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { invalid, paramMissing } from '../errors.js';
+import { event, insertWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { mustLoad, save } from '../lib/store.js';
+import { boolEq, eq, listOf, matching, newestWhere } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
 
 function createPromotionCode(c: Call): Obj {
   const promotion = c.p.obj('promotion');

@@ -1,12 +1,14 @@
 /** Setup intents: save a card for later (create, confirm, cancel), with 3D Secure and declines. */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { StripeError, invalid } from '../core/errors.js';
-import { insertWithEvent, saveWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import type { Params } from '../core/params.js';
-import { eq, listOf, load, mustLoad, newId, save } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { StripeError, invalid } from '../errors.js';
+import { insertWithEvent, saveWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import type { Params } from '../lib/params.js';
+import { load, mustLoad, newId, save } from '../lib/store.js';
+import { eq, listOf } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
 import { attachTo, behaviourOf, resolvePaymentMethod } from './payment_methods.js';
 import { requireReturnUrl, setSetupAuthenticator } from './payments.js';
 

@@ -1,7 +1,7 @@
 /** Shapes several resources share. */
-import { invalid } from '../core/errors.js';
-import type { Params } from '../core/params.js';
-import type { Obj } from '../core/util.js';
+import { invalid } from '../errors.js';
+import type { Params } from '../lib/params.js';
+import type { Obj } from '../lib/util.js';
 
 export function address(p: Params | null | undefined, current?: unknown): Obj | null {
   if (p === undefined) return (current as Obj | null | undefined) ?? null;

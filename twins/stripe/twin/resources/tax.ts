@@ -3,13 +3,15 @@
  * is taxed by its own rates or the invoice's defaults, after its share of the discounts.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { invalid, paramMissing } from '../core/errors.js';
-import { insertWithEvent, updated } from '../core/events.js';
-import { applyMetadata } from '../core/metadata.js';
-import type { Params } from '../core/params.js';
-import { boolEq, listOf, load, mustLoad, save } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { invalid, paramMissing } from '../errors.js';
+import { insertWithEvent, updated } from '../lib/events.js';
+import { applyMetadata } from '../lib/metadata.js';
+import type { Params } from '../lib/params.js';
+import { load, mustLoad, save } from '../lib/store.js';
+import { boolEq, listOf } from '../lib/lists.js';
+import { clone, type Obj } from '../lib/util.js';
 
 function createTaxRate(c: Call): Obj {
   const displayName = c.p.reqStr('display_name');

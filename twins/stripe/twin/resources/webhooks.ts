@@ -4,11 +4,14 @@
  * delivery can sign with it while the API never shows it again.
  */
 import type { Route } from '../../../../sdk/twin/types.js';
-import { route, type Call } from '../core/call.js';
-import { invalid, paramMissing } from '../core/errors.js';
-import { applyMetadata } from '../core/metadata.js';
-import { countHooks, insert, listOf, mustLoad, save, unlist } from '../core/store.js';
-import { clone, type Obj } from '../core/util.js';
+import { route } from '../lib/call.js';
+import type { Call } from '../lib/request.js';
+import { invalid, paramMissing } from '../errors.js';
+import { applyMetadata } from '../lib/metadata.js';
+import { insert, mustLoad, save, unlist } from '../lib/store.js';
+import { listOf } from '../lib/lists.js';
+import { countHooks } from '../lib/account.js';
+import { clone, type Obj } from '../lib/util.js';
 
 const MAX_ENDPOINTS = 16;
 

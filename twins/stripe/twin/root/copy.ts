@@ -5,13 +5,14 @@
  * lines past ten).
  */
 import type { TwinContext } from '../../../../sdk/twin/types.js';
-import type { Call } from '../core/call.js';
-import { Params } from '../core/params.js';
-import { fileCopy, loadRec, type Rec } from '../core/store.js';
-import { TxTree } from '../core/tx.js';
-import { isObj, seconds, type Obj } from '../core/util.js';
-import { INCLUDED_LIST_SIZE } from '../core/expand.js';
-import { ITEMS, ITEM_OF, LINES } from '../resources/billing.js';
+import type { Call } from '../lib/request.js';
+import { Params } from '../lib/params.js';
+import { fileCopy, loadRec, type Rec } from '../lib/store.js';
+import { TxTree } from '../lib/tx.js';
+import { isObj, seconds, type Obj } from '../lib/util.js';
+import { INCLUDED_LIST_SIZE } from '../lib/expand.js';
+import { LINES } from '../resources/invoices.js';
+import { ITEMS, ITEM_OF } from '../resources/subscription_periods.js';
 
 /** A Stripe list a refresh reads whole, and the object type (also the twin's record type) of its items. */
 export interface Kind {

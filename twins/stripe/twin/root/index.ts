@@ -6,12 +6,12 @@
  * account (`ingest`) files the object it shows, or drops it on `<type>.deleted`.
  */
 import type { IngestedWebhook, RootAnswer, RootInfo, RootRead, TwinContext, TwinRoot } from '../../../../sdk/twin/types.js';
-import { COPIED_ACCOUNT, ROOT_ACCOUNT_ID, copiedAccount } from '../core/auth.js';
-import { API_VERSION, type Call } from '../core/call.js';
-import { keepCopyAccount, loadRec, unlist } from '../core/store.js';
-import { hash62, isObj, type Obj } from '../core/util.js';
+import { COPIED_ACCOUNT, ROOT_ACCOUNT_ID, copiedAccount } from '../lib/auth.js';
+import { API_VERSION, type Call } from '../lib/request.js';
+import { keepCopyAccount, loadRec, unlist } from '../lib/store.js';
+import { hash62, isObj, type Obj } from '../lib/util.js';
 import { COPIED_ACCOUNT_OBJECT } from '../resources/account.js';
-import { LINES } from '../resources/billing.js';
+import { LINES } from '../resources/invoices.js';
 import { KINDS, copyCall, copyable, done, fileObject, keepAside, kindOf, type Aside, type Kind } from './copy.js';
 import { seqsOf } from './seqs.js';
 

@@ -1,5 +1,5 @@
 /**
- * The seqs of copied objects (core/store.ts keeps every object under a creation sequence number
+ * The seqs of copied objects (lib/store.ts keeps every object under a creation sequence number
  * `s`, and a copy's lists run in its order: `AccountState.copy`). A copy has no creation
  * order of its own, only the root's: Stripe lists newest first, and an object's `created`. So a
  * copied object's seq is at most `created × 16 + 15`, and each one a walk of a list finds is
@@ -11,9 +11,11 @@
  * what the app makes in the copy afterwards is listed as newer than what the root showed.
  * Seqs stay below 62⁶ (the six base-62 digits an ordered event id begins with) until 2080.
  */
-import type { Call } from '../core/call.js';
-import { SEQS_PER_ENTRY, accountState, pad, raiseSeqFloor, type Rec } from '../core/store.js';
-import type { Obj } from '../core/util.js';
+import type { Call } from '../lib/request.js';
+import { raiseSeqFloor, type Rec } from '../lib/store.js';
+import { SEQS_PER_ENTRY, accountState } from '../lib/account.js';
+import { pad } from '../lib/ids.js';
+import type { Obj } from '../lib/util.js';
 
 const PER_SECOND = 16;
 /** The latest `created` whose seqs the twin's ordered ids can still follow (the year 2080). */
@@ -68,7 +70,7 @@ function byCreated(c: Call, type: string, run: readonly Obj[], upper: number | u
 
 /**
  * `count` seqs above every seq of the account, falling (the run's newest highest): above its
- * floor, and above what the entries before this one handed out without raising it (store.ts,
+ * floor, and above what the entries before this one handed out without raising it (account.ts,
  * `nextSeq`).
  */
 function fromFloor(c: Call, count: number): number[] {
