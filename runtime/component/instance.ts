@@ -89,7 +89,8 @@ export class ComponentTwin {
     };
     const instantiateCore = async (m: WebAssembly.Module, i?: WebAssembly.Imports): Promise<WebAssembly.Instance> => {
       const instance = await WebAssembly.instantiate(m, i ?? {});
-      for (const v of Object.values(instance.exports)) if (v instanceof WebAssembly.Memory) memories.push(v);
+      // A memory re-exported by another core instance is the same object: counted once.
+      for (const v of Object.values(instance.exports)) if (v instanceof WebAssembly.Memory && !memories.includes(v)) memories.push(v);
       return instance;
     };
     this.#exports = await this.module.instantiate(getCoreModule, imports, instantiateCore);
