@@ -15,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { KitError } from '../errors.js';
@@ -33,7 +33,11 @@ export interface ComponentLoadOptions {
   label?: string;
   /** The cap of each memory the component defines. Default 64 MiB. */
   memoryBytes?: number;
-  /** Where transpiled components are kept by sha256 (default `<os tmp>/twinkit-components`); null keeps none. */
+  /**
+   * Where transpiled components are kept by sha256 (default `$XDG_CACHE_HOME/twinkit/components`,
+   * else `~/.cache/twinkit/components`: the user's own, since the transpiled JavaScript runs in the
+   * lane's worker as trusted glue); null keeps none.
+   */
   cacheDir?: string | null;
   /** The lane its manifest is read in (default: one of its own, closed after). */
   lane?: UntrustedLane;
@@ -68,7 +72,7 @@ export async function loadComponentTwin(input: Uint8Array | string, options: Com
     throw refuse(label, 'component', core ? 'this is a core WebAssembly module, not a component: make a component of it (e.g. `jco new` or `wasm-tools component new`) targeting the kit:twin world' : 'this is not a WebAssembly component');
   }
   const memoryBytes = options.memoryBytes ?? DEFAULT_COMPONENT_MEMORY_BYTES;
-  const transpiled = await transpiledOf(bytes, sha256, label, options.cacheDir === undefined ? join(tmpdir(), 'twinkit-components') : options.cacheDir);
+  const transpiled = await transpiledOf(bytes, sha256, label, options.cacheDir === undefined ? defaultCacheDir() : options.cacheDir);
   const refused = transpiled.imports.filter((name) => refusedImport(name) !== null);
   if (refused.length > 0) {
     const why = refused.map((name) => refusedImport(name)).join('; ');
@@ -155,6 +159,11 @@ async function transpiledOf(bytes: Uint8Array, sha256: string, label: string, ca
     }
   }
   return { js, cores, imports };
+}
+
+function defaultCacheDir(): string {
+  const xdg = process.env['XDG_CACHE_HOME'];
+  return join(xdg !== undefined && xdg !== '' ? xdg : join(homedir(), '.cache'), 'twinkit', 'components');
 }
 
 /** A module using extended constant expressions (i32.add in a global's initializer). */
