@@ -5,6 +5,7 @@
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { nodeHostBytes, nodeSandboxModule, WorldSandbox, type HostCall } from '../sandbox/index.js';
+import { ComponentTwin, type ModuleImporter } from '../component/instance.js';
 import type { HostReply, LaneOp, LaneReply, LaneWorkerData } from './protocol.js';
 
 const data = workerData as LaneWorkerData;
@@ -40,22 +41,46 @@ const hostCall: HostCall = (op, arg) => {
   throw new HostFailure(reply[1], reply[2] ?? undefined);
 };
 
-function perform(op: LaneOp): LaneReply['result'] {
+/** Component twins loaded here (runtime/component/), each in its own WebAssembly instance beside the sandbox. */
+const components = new Map<string, ComponentTwin>();
+/** jco's transpiled module, imported as a `data:` URL (its text came from the owner's thread). */
+const importModule: ModuleImporter = (js) => import(`data:text/javascript;base64,${Buffer.from(js).toString('base64')}`) as ReturnType<ModuleImporter>;
+
+async function loadComponent(op: Extract<LaneOp, { kind: 'load-component' }>): Promise<LaneReply['result']> {
+  sandbox.unload(op.name);
+  components.delete(op.name);
+  try {
+    components.set(op.name, await ComponentTwin.load(op.name, op.code, importModule));
+    return { ok: '' };
+  } catch (e) {
+    return { error: { code: 'load_error', message: `the component did not instantiate: ${e instanceof Error ? e.message : String(e)}` } };
+  }
+}
+
+function perform(op: LaneOp): LaneReply['result'] | Promise<LaneReply['result']> {
   switch (op.kind) {
     case 'load':
+      components.delete(op.name);
       return sandbox.load(op.name, op.source, op.options);
-    case 'call':
+    case 'load-component':
+      return loadComponent(op);
+    case 'call': {
+      const component = components.get(op.name);
+      if (component !== undefined) return component.call(op.fn, op.input, op.host ? hostCall : undefined);
       return sandbox.call(op.name, op.fn, op.input, op.host ? hostCall : undefined);
+    }
     case 'unload':
+      components.delete(op.name);
       sandbox.unload(op.name);
       return { ok: '' };
-    case 'memory':
-      return { memory: sandbox.memoryUsed(op.name) };
+    case 'memory': {
+      const component = components.get(op.name);
+      return { memory: component !== undefined ? component.memoryUsed() : sandbox.memoryUsed(op.name) };
+    }
   }
 }
 
 port.on('message', (op: LaneOp) => {
-  const result = perform(op);
-  port.postMessage({ result, alive: sandbox.alive } satisfies LaneReply);
+  void Promise.resolve(perform(op)).then((result) => port.postMessage({ result, alive: sandbox.alive } satisfies LaneReply));
 });
 port.postMessage('ready');

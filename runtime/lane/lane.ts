@@ -17,6 +17,7 @@ import { DEFAULT_CALL_MS, loadSandboxModule, type CallResult, type HostCall, typ
 import { compiledScript } from '../worker/index.js';
 import type { HostReply, LaneOp, LaneReply, LaneWorkerData } from './protocol.js';
 import type { LaneOptions, UntrustedLane } from './types.js';
+import type { ComponentCode } from '../component/types.js';
 
 export type { LaneOptions } from './types.js';
 
@@ -44,7 +45,7 @@ export class SandboxLane implements UntrustedLane {
   readonly #graceMs: number;
   readonly #startupMs: number;
   /** What was loaded and not unloaded, in order: loaded again into every new worker. */
-  readonly #loaded = new Map<string, { source: string; options: LoadOptions }>();
+  readonly #loaded = new Map<string, { source: string; options: LoadOptions } | { component: ComponentCode }>();
   readonly #queue: Job[] = [];
   #running: Running | undefined;
   #pumping = false;
@@ -76,6 +77,14 @@ export class SandboxLane implements UntrustedLane {
   async load(name: string, source: string, options: LoadOptions = {}): Promise<CallResult> {
     const result = (await this.#enqueue({ kind: 'load', name, source, options }, undefined)) as CallResult;
     if ('ok' in result) this.#loaded.set(name, { source, options });
+    else this.#loaded.delete(name);
+    return result;
+  }
+
+  /** Loads a component twin as context `name` (runtime/component/instance.ts), in the worker beside the sandbox; kept for every later worker once it loads. */
+  async loadComponent(name: string, code: ComponentCode): Promise<CallResult> {
+    const result = (await this.#enqueue({ kind: 'load-component', name, code }, undefined)) as CallResult;
+    if ('ok' in result) this.#loaded.set(name, { component: code });
     else this.#loaded.delete(name);
     return result;
   }
@@ -143,8 +152,9 @@ export class SandboxLane implements UntrustedLane {
       const started = await this.#spawn(wasm);
       if (started !== null) return started;
       let complete = true;
-      for (const [name, { source, options }] of [...this.#loaded]) {
-        const r = (await this.#perform({ kind: 'load', name, source, options }, undefined)) as CallResult;
+      for (const [name, loaded] of [...this.#loaded]) {
+        const op: LaneOp = 'component' in loaded ? { kind: 'load-component', name, code: loaded.component } : { kind: 'load', name, source: loaded.source, options: loaded.options };
+        const r = (await this.#perform(op, undefined)) as CallResult;
         if ('error' in r) {
           console.error(`twinkit: ${this.name}: '${name}' no longer loads after the sandbox restarted and is dropped: ${r.error.message}`);
           this.#loaded.delete(name);
@@ -211,7 +221,7 @@ export class SandboxLane implements UntrustedLane {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         void this.#end(running);
-        const what = op.kind === 'load' ? `loading '${op.name}'` : op.kind === 'call' ? `the call of ${op.fn} in '${op.name}'` : op.kind;
+        const what = op.kind === 'load' || op.kind === 'load-component' ? `loading '${op.name}'` : op.kind === 'call' ? `the call of ${op.fn} in '${op.name}'` : op.kind;
         settle(null, {
           error: {
             code: 'timeout',

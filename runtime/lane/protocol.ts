@@ -4,6 +4,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { CallResult, LoadOptions, SandboxLimits } from '../sandbox/index.js';
+import type { ComponentCode } from '../component/types.js';
 
 /** What the worker is started with. */
 export interface LaneWorkerData {
@@ -19,6 +20,7 @@ export interface LaneWorkerData {
 /** main → worker: one operation. */
 export type LaneOp =
   | { kind: 'load'; name: string; source: string; options: LoadOptions }
+  | { kind: 'load-component'; name: string; code: ComponentCode }
   | { kind: 'call'; name: string; fn: string; input: string; host: boolean }
   | { kind: 'unload'; name: string }
   | { kind: 'memory'; name: string };

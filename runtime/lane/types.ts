@@ -3,6 +3,7 @@
  * thread under a watchdog, Node) or `InlineLane` (this thread, step budgets; workerd).
  */
 import type { CallResult, HostCall, LoadOptions, SandboxLimits } from '../sandbox/sandbox.js';
+import type { ComponentCode } from '../component/types.js';
 
 export interface LaneOptions {
   /** Names the worker thread and the errors, e.g. `world local/demo`. */
@@ -23,6 +24,13 @@ export interface LaneOptions {
 export interface UntrustedLane {
   /** Loads `source` as context `name` (see `WorldSandbox.load`); kept for every later sandbox once it loads. */
   load(name: string, source: string, options?: LoadOptions): Promise<CallResult>;
+  /**
+   * Loads a WebAssembly component twin as context `name` (runtime/component/): its own instance
+   * and capped memory beside the sandbox, answering `__kit_manifest` and `__kit_invoke` like a
+   * loaded bundle. Absent on a lane that cannot run one (InlineLane: workerd compiles no
+   * WebAssembly from bytes).
+   */
+  loadComponent?(name: string, code: ComponentCode): Promise<CallResult>;
   /** Calls `fn` of context `name` (see `WorldSandbox.call`); `hostCall` answers the guest's host calls. */
   call(name: string, fn: string, input: string, hostCall?: HostCall): Promise<CallResult>;
   /** Drops context `name`. */

@@ -42,7 +42,7 @@ export interface WorldRunnerOptions {
 /** The code version a world runs: the runtime's version and a hash of its twins' code. */
 export function worldCode(twins: TwinBundle[]): string {
   const hash = createHash('sha256');
-  for (const t of [...twins].sort((a, b) => (a.vendor < b.vendor ? -1 : 1))) hash.update(t.vendor).update('\0').update(t.source).update('\0');
+  for (const t of [...twins].sort((a, b) => (a.vendor < b.vendor ? -1 : 1))) hash.update(t.vendor).update('\0').update(t.source).update('\0').update(t.component?.sha256 ?? '');
   return `${KIT_VERSION}+${hash.digest('hex').slice(0, 12)}`;
 }
 

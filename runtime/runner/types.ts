@@ -110,12 +110,18 @@ export interface TwinManifestJson {
 /** A built twin: its sandbox script and its manifest. */
 export interface TwinBundle {
   vendor: string;
+  /** The sandbox script; empty for a component twin. */
   source: string;
   manifest: TwinManifestJson;
   /** Code the host trusts (a built-in twin): run in V8 rather than the QuickJS sandbox, unless the runner is told otherwise. */
   trusted?: boolean;
   /** Where its code came from, for the twin's status (`source`); default built-in. */
   origin?: { kind: TwinSourceKind; path?: string };
+  /**
+   * A WebAssembly component twin (runtime/component/, `loadComponentTwin`): run in the world's
+   * lane in an instance of its own, never trusted. `source` is then empty.
+   */
+  component?: import('../component/types.js').ComponentCode;
 }
 
 export type TwinSourceKind = 'builtin' | 'path' | 'component' | 'installed';

@@ -39,6 +39,7 @@ import { ChangesetStore, replayedHeaders, WorldChangesets, type ParentApi } from
 import type { OutboundFetch } from '../roots/outbound.js';
 import type { Sealer } from '../roots/sealing.js';
 import { defaultGuestEngines, type GuestEngines, type TrustedEngine } from './engines.js';
+import { loadComponentIntoLane } from '../component/lane-load.js';
 
 export interface RunnerOptions {
   world: World;
@@ -197,11 +198,16 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
   private async start(twins: TwinBundle[]): Promise<void> {
     for (const bundle of twins) {
       if (!this.world.twins().includes(bundle.vendor)) this.world.addTwin(bundle.vendor);
-      const trusted = bundle.trusted === true && this.options.trustTwins !== false;
+      // A component twin runs in the lane, in a WebAssembly instance of its own (runtime/component/).
+      const trusted = bundle.trusted === true && bundle.component === undefined && this.options.trustTwins !== false;
       if (trusted) this.trustedTwins.add(bundle.vendor);
-      const loaded = trusted ? this.trusted.load(bundle.vendor, bundle.source, { hostCall: true }) : await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
+      const loaded = trusted
+        ? this.trusted.load(bundle.vendor, bundle.source, { hostCall: true })
+        : bundle.component !== undefined
+          ? await loadComponentIntoLane(this.lane, bundle.vendor, bundle.component)
+          : await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
       if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
-      this.twins.set(bundle.vendor, serveTwin(bundle.trusted === true ? bundle : await this.untrustedManifest(bundle, twins)));
+      this.twins.set(bundle.vendor, serveTwin(bundle.trusted === true && bundle.component === undefined ? bundle : await this.untrustedManifest(bundle, twins)));
       this.sources.loaded(bundle, new Date(this.wallNow()).toISOString());
     }
     this.requests.restore(this.storage.get(this.requestsKey()));
