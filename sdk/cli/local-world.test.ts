@@ -245,3 +245,26 @@ describe('a world file refused at start', () => {
     expect(r.err[0]).toMatch(/^kit: --twins does not apply to a world file: <app>\/kit\.world\.yaml names the world's twins/);
   });
 });
+
+describe('a component twin named by the world file', () => {
+  let w: Served;
+  beforeAll(async () => {
+    // The notes component (test/components/), built from its sources here and written where the app keeps it.
+    const { componentBytes } = await import('../../test/components/build.js');
+    const app = join(root, 'components');
+    mkdirSync(join(app, 'twins'), { recursive: true });
+    writeFileSync(join(app, 'twins', 'notes.wasm'), await componentBytes('notes'));
+    writeFileSync(join(app, 'kit.world.yaml'), 'world: notes\ntwins:\n  hello: {}\n  notes:\n    component: twins/notes.wasm\n');
+    w = await serve(app);
+  }, 120_000);
+  afterAll(() => w?.serving.server.close());
+
+  it('serves it beside the JavaScript twins, through its vendor URL, its status naming the file', async () => {
+    expect(w.serving.twins).toEqual(['hello', 'notes']);
+    const made = await fetch(`${w.serving.server.worldUrl}/notes/v1/notes`, { method: 'POST', headers: { 'x-kit-token': w.serving.tokens.token, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'From the world file' }) });
+    expect(made.status).toBe(201);
+    const note = (await made.json()) as { id: string; title: string };
+    expect(await (await w.vendor(`/notes/v1/notes/${note.id}`)).json()).toMatchObject({ id: note.id, title: 'From the world file' });
+    expect((await (await w.api('GET', '/twins/notes/status')).json()).source).toEqual({ kind: 'component', path: 'twins/notes.wasm' });
+  });
+});

@@ -403,19 +403,10 @@ async function worldFileTwins(file: WorldFile, builtins: Map<string, TwinBundle>
   return out;
 }
 
-/** A world file's `component:` twin, through runtime/component/ where this build has it. */
+/** A world file's `component:` twin (runtime/component/: transpiled with jco, loaded when a world file names one). */
 async function componentTwin(twin: WorldFileTwin, fail: (twin: WorldFileTwin, field: string, line: number, problem: string) => never): Promise<TwinBundle> {
   const component = twin.component!;
-  // Named at run time: a build without runtime/component/ still compiles and serves the rest.
-  const modulePath = '../../runtime/component/index.js';
-  type Load = (path: string, options: { label: string }) => Promise<TwinBundle>;
-  let load: Load | undefined;
-  try {
-    load = ((await import(modulePath)) as { loadComponentTwin?: Load }).loadComponentTwin;
-  } catch {
-    load = undefined;
-  }
-  if (load === undefined) return fail(twin, 'component', component.line, 'component twins are not available in this build of kit');
+  const { loadComponentTwin: load } = await import('../../runtime/component/index.js');
   let bundle: TwinBundle;
   try {
     bundle = await load(component.path, { label: component.written });
