@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { KitError, isKitError } from '../errors.js';
 import type { CallResult, HostCall, HostValue, SandboxLimits } from '../sandbox/sandbox.js';
 import type { UntrustedLane } from '../lane/types.js';
-import { manifestInLane } from './twin-check.js';
+import { loadTwinCode, runsTrusted, servedManifest, swapTwinCode } from './twin-code.js';
 import type { Storage } from '../store/index.js';
 import type { World } from '../world/index.js';
 import type { Entry, EntryDraft } from '../world/types.js';
@@ -27,7 +27,7 @@ import { decodeSegment, toTwinRequest } from './request.js';
 import { RequestLog } from './requests.js';
 import { ScenarioSlot, type ScenarioFiles } from './scenarios.js';
 import { guestOutputOf, invokeGuest, serveTwin, treeHostCall, treeHostValue, type GuestOutput, type ServedTwin } from './twins.js';
-import type { StreamCall, StreamResult, TwinBundle, TwinBuildProblem, TwinManifestJson, TwinSourceStatus, WorldHandle, WorldRequest, WorldResponse } from './types.js';
+import type { StreamCall, StreamResult, TwinBundle, TwinBuildProblem, TwinSourceStatus, WorldHandle, WorldRequest, WorldResponse } from './types.js';
 import { runStreamCall, type StreamHost } from './streams.js';
 import { TwinSources } from './twin-sources.js';
 import { CheckSet, CHECKS_LANE_MEMORY_BYTES } from './checks.js';
@@ -39,7 +39,6 @@ import { ChangesetStore, replayedHeaders, WorldChangesets, type ParentApi } from
 import type { OutboundFetch } from '../roots/outbound.js';
 import type { Sealer } from '../roots/sealing.js';
 import { defaultGuestEngines, type GuestEngines, type TrustedEngine } from './engines.js';
-import { loadComponentIntoLane } from '../component/lane-load.js';
 
 export interface RunnerOptions {
   world: World;
@@ -199,32 +198,18 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
     for (const bundle of twins) {
       if (!this.world.twins().includes(bundle.vendor)) this.world.addTwin(bundle.vendor);
       // A component twin runs in the lane, in a WebAssembly instance of its own (runtime/component/).
-      const trusted = bundle.trusted === true && bundle.component === undefined && this.options.trustTwins !== false;
+      const trusted = runsTrusted(bundle, this.options.trustTwins !== false);
       if (trusted) this.trustedTwins.add(bundle.vendor);
-      const loaded = trusted
-        ? this.trusted.load(bundle.vendor, bundle.source, { hostCall: true })
-        : bundle.component !== undefined
-          ? await loadComponentIntoLane(this.lane, bundle.vendor, bundle.component)
-          : await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
+      const loaded = await loadTwinCode(bundle, trusted, this.trusted, this.lane);
       if ('error' in loaded) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' failed to load: ${loaded.error.message}`);
-      this.twins.set(bundle.vendor, serveTwin(bundle.trusted === true && bundle.component === undefined ? bundle : await this.untrustedManifest(bundle, twins)));
+      const served = twins.map((t) => t.vendor).filter((v) => v !== bundle.vendor);
+      this.twins.set(bundle.vendor, serveTwin(await servedManifest(bundle, this.lane, served)));
       this.sources.loaded(bundle, new Date(this.wallNow()).toISOString());
     }
     this.requests.restore(this.storage.get(this.requestsKey()));
     await this.scenarios.restore();
     await this.checks.restore();
     this.roots.schedule();
-  }
-
-  /**
-   * A bundle the host does not trust answers its own manifest, read in the lane where it runs: what
-   * a builder said of it (read elsewhere, or sent by hand) is not believed.
-   */
-  private async untrustedManifest(bundle: TwinBundle, twins: readonly TwinBundle[]): Promise<TwinBundle> {
-    const served = twins.map((t) => t.vendor).filter((v) => v !== bundle.vendor);
-    const manifest = await manifestInLane(this.lane, bundle.vendor, { label: `twin '${bundle.vendor}'`, served });
-    if (manifest.vendor !== bundle.vendor) throw new KitError('invalid_twin', `twin '${bundle.vendor}': vendor its manifest names '${manifest.vendor}'`, { label: bundle.vendor, field: 'vendor' });
-    return { ...bundle, manifest };
   }
 
   /**
@@ -783,22 +768,10 @@ export class WorldRunner implements WorldHandle, WorldApiServices, ScenarioHost,
    */
   async replaceTwin(bundle: TwinBundle): Promise<void> {
     const old = this.twin(bundle.vendor);
-    // Only code the host does not trust is swapped (a twin from sources): it runs in the lane.
-    if (this.trustedTwins.has(bundle.vendor) || bundle.trusted === true) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' is trusted code; only a twin from sources is replaced while served.`, { field: 'trusted' });
+    if (this.trustedTwins.has(bundle.vendor)) throw new KitError('invalid_twin', `Twin '${bundle.vendor}' is trusted code; only a twin built from sources is replaced while served.`, { field: 'trusted' });
     await this.exclusive(bundle.vendor, async () => {
-      const putBack = async (): Promise<void> => void (await this.lane.load(bundle.vendor, old.bundle.source, { hostCall: true }));
-      const loaded = await this.lane.load(bundle.vendor, bundle.source, { hostCall: true });
-      let manifest: TwinManifestJson;
-      try {
-        if ('error' in loaded) throw new KitError('invalid_twin', `it failed to load: ${loaded.error.message}`, { field: 'source' });
-        const served = [...this.twins.keys()].filter((v) => v !== bundle.vendor);
-        manifest = await manifestInLane(this.lane, bundle.vendor, { label: `twin '${bundle.vendor}'`, served });
-        if (manifest.vendor !== bundle.vendor) throw new KitError('invalid_twin', `its manifest names vendor ${JSON.stringify(manifest.vendor)}`, { field: 'vendor' });
-      } catch (e) {
-        await putBack();
-        const field = isKitError(e) && typeof e.details?.['field'] === 'string' ? e.details['field'] : 'manifest';
-        throw new KitError('invalid_twin', `Twin '${bundle.vendor}' was not replaced: ${(e as Error).message}`, { field });
-      }
+      const served = [...this.twins.keys()].filter((v) => v !== bundle.vendor);
+      const manifest = await swapTwinCode(this.lane, old.bundle, bundle, served);
       this.twins.set(bundle.vendor, serveTwin({ ...bundle, manifest }));
       // Its moves may differ: the earliest due is read again.
       this.nextDue.delete(bundle.vendor);
