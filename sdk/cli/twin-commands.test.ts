@@ -55,7 +55,7 @@ describe('kit twin new', () => {
     expect(index).toContain("from 'twinkit/twin'");
     expect(index).not.toContain('kitvendor');
     const config = JSON.parse(await readFile(join(cwd, 'twins', 'acme-pay', 'tsconfig.json'), 'utf8')) as { compilerOptions: { paths: Record<string, string[]> } };
-    expect(Object.keys(config.compilerOptions.paths)).toEqual(['twinkit/twin', 'twinkit/twin/testing']);
+    expect(Object.keys(config.compilerOptions.paths)).toEqual(['twinkit/twin', 'twinkit/twin/testing', 'twinkit/twin/codec']);
   });
 
   it('refuses a vendor id that is not one, and a built-in twin\'s, writing nothing', async () => {
