@@ -91,3 +91,19 @@ describe('SandboxLane', () => {
     expect(await l.call('a', 'echo', 'x')).toMatchObject({ error: { code: 'disposed' } });
   });
 });
+
+describe('SandboxLane after a call runs out of memory', () => {
+  it('loads a 1.5 MB script after a call ran out of memory', async () => {
+    const l = new SandboxLane({ name: 'oom lane', limits: { callMs: 5000 } });
+    lanes.push(l);
+    await l.load('bomb', `globalThis.grow = () => { const a = []; for (;;) a.push('x'.repeat(1 << 16) + a.length); }`);
+    const out = await l.call('bomb', 'grow', '');
+    expect('error' in out && out.error.code).toBe('out_of_memory');
+    // A script of 1.6 MB of code, as a large twin's bundle is.
+    const fns = Array.from({ length: 18000 }, (_, i) => `function f${i}(a, b) { return { id: 'x${i}', sum: a + b + ${i}, list: [a, b, ${i}] }; }`).join('\n');
+    const big = `${fns}\nglobalThis.size = () => String(f17999(1, 2).sum);`;
+    expect(big.length).toBeGreaterThan(1_500_000);
+    expect(await l.load('big', big)).toEqual({ ok: '' });
+    expect(await l.call('big', 'size', '')).toEqual({ ok: String(18002) });
+  });
+});
