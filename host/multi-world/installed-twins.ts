@@ -10,7 +10,7 @@
  */
 import { KitError } from '../../runtime/errors.js';
 import type { UntrustedLane } from '../../runtime/lane/types.js';
-import { checkUntrustedTwin } from '../../runtime/runner/twin-check.js';
+import { checkUntrustedTwin, VENDOR_ID } from '../../runtime/runner/twin-check.js';
 import type { TwinBundle, TwinManifestJson } from '../../runtime/runner/types.js';
 import type { Key, Storage } from '../../runtime/store/index.js';
 import { prefixEnd } from '../../runtime/store/keys.js';
@@ -19,8 +19,6 @@ import { HostError } from '../errors.js';
 /** The largest bundle a host takes (contract: ≤ 4 MiB, the request body limit). */
 export const MAX_TWIN_BYTES = 4 * 1024 * 1024;
 
-/** A vendor id, as the twin SDK's `defineTwin` and the manifest check take it. */
-export const VENDOR_ID = /^[a-z][a-z0-9-]{1,39}$/;
 
 /** The content types of a script: what `kit twin build` writes is sent as `application/javascript`. */
 const SCRIPT_TYPES = new Set(['application/javascript', 'text/javascript', 'application/x-javascript']);

@@ -3,6 +3,7 @@
  * manifest inside the sandbox, under the lane's budgets, never in V8: loading it runs its code.
  * What it answers is guest data, checked whole here before anything serves it.
  */
+import { MOVE_NAME, PROTOCOL_NAME, REFRESH_DURATION, STORE_NAME, VENDOR_ID } from '../../sdk/twin/define.js';
 import { KitError } from '../errors.js';
 import { normalizeMatcher, type NormalMatcher } from '../router/matcher.js';
 import type { Segment } from '../router/pattern.js';
@@ -16,11 +17,6 @@ export interface UntrustedTwinCheck {
   served?: readonly string[];
 }
 
-const VENDOR = /^[a-z][a-z0-9-]{1,39}$/;
-const PROTOCOL = /^[a-z][a-z0-9-]{0,31}$/;
-const STORE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
-const MOVE_NAME = /^[A-Za-z_$][A-Za-z0-9_$.-]{0,63}$/;
-const DURATION = /^[1-9][0-9]{0,8}[smhd]$/;
 /** Bounds on what a manifest may list, so a hostile one cannot make the host's router huge. */
 const MAX_ROUTES = 2000;
 const MAX_LIST = 256;
@@ -81,17 +77,19 @@ function textList(v: unknown, field: string, check: UntrustedTwinCheck, optional
   });
 }
 
+export { VENDOR_ID };
+
 /** Checks a manifest a guest answered; exported for hosts that read one another way (a component). */
 export function checkManifest(input: unknown, check: UntrustedTwinCheck): TwinManifestJson {
   if (!isRecord(input)) throw refused(check, '', 'answered a manifest that is not an object');
   const m = input;
   const vendor = m['vendor'];
-  if (typeof vendor !== 'string' || !VENDOR.test(vendor)) throw refused(check, 'vendor', `must match ${VENDOR.source} (got ${JSON.stringify(vendor)})`);
+  if (typeof vendor !== 'string' || !VENDOR_ID.test(vendor)) throw refused(check, 'vendor', `must match ${VENDOR_ID.source} (got ${JSON.stringify(vendor)})`);
   if (check.served?.includes(vendor)) throw refused(check, 'vendor', `'${vendor}' is already served here: a twin may not claim another twin's vendor id`);
   const version = m['version'];
   if (typeof version !== 'string' || version.trim() === '' || version.length > 64) throw refused(check, 'version', 'must be a non-empty string of at most 64 characters');
   const protocol = m['protocol'];
-  if (typeof protocol !== 'string' || !PROTOCOL.test(protocol)) throw refused(check, 'protocol', `must match ${PROTOCOL.source}`);
+  if (typeof protocol !== 'string' || !PROTOCOL_NAME.test(protocol)) throw refused(check, 'protocol', `must match ${PROTOCOL_NAME.source}`);
   const models = m['models'];
   if (!isRecord(models)) throw refused(check, 'models', 'must be an object { hosts, resources, endpointEnv? }');
   const hosts = textList(models['hosts'], 'models.hosts', check);
@@ -200,7 +198,7 @@ function checkRoot(v: unknown, check: UntrustedTwinCheck): NonNullable<TwinManif
   const out: NonNullable<TwinManifestJson['root']> = { refresh: {} };
   for (const [key, value] of Object.entries(refresh)) {
     if (key !== 'atMost' && key !== 'every') throw refused(check, `root.refresh.${key}`, 'is not a refresh field (atMost, every)');
-    if (typeof value !== 'string' || !DURATION.test(value)) throw refused(check, `root.refresh.${key}`, "must be a duration like '30s' or '5m'");
+    if (typeof value !== 'string' || !REFRESH_DURATION.test(value)) throw refused(check, `root.refresh.${key}`, "must be a duration like '30s' or '5m'");
     out.refresh[key] = value;
   }
   const ingest = v['ingest'];

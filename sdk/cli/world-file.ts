@@ -9,11 +9,11 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair } from 'yaml';
 import { KitError } from '../../runtime/errors.js';
+import { VENDOR_ID } from '../../runtime/runner/twin-check.js';
 
 export const WORLD_FILE_NAME = 'kit.world.yaml';
 /** A world file is a few dozen lines; anything much larger is not one. */
 const MAX_WORLD_FILE_BYTES = 256 * 1024;
-const VENDOR = /^[a-z][a-z0-9-]{1,39}$/;
 const NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const CHECK_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 const TOP_KEYS = ['world', 'org', 'twins'];
@@ -122,7 +122,7 @@ export function parseWorldFile(text: string, file: string): WorldFile {
   const checkNames = new Map<string, string>();
   for (const [vendor, { value, line }] of entries(twins!.value as Parameters<typeof entries>[0], 'twins', fail, lineOf)) {
     const field = `twins.${vendor}`;
-    if (!VENDOR.test(vendor)) fail(line, field, `"${vendor}" is not a vendor id (${VENDOR.source})`);
+    if (!VENDOR_ID.test(vendor)) fail(line, field, `"${vendor}" is not a vendor id (${VENDOR_ID.source})`);
     const twin: WorldFileTwin = { vendor, line, kind: 'builtin', checks: [] };
     if (value !== null && value !== undefined && !(isScalar(value) && value.value === null)) {
       if (!isMap(value)) fail(line, field, `must be a map (${TWIN_KEYS.join(', ')}) or nothing (a built-in twin)`);

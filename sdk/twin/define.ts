@@ -5,12 +5,16 @@
  */
 import type { Matcher, Route, TwinDefinition } from './types.js';
 
-const VENDOR = /^[a-z][a-z0-9-]{1,39}$/;
-const PROTOCOL = /^[a-z][a-z0-9-]{0,31}$/;
+/**
+ * What a manifest's names may be. Exported: a host reads an untrusted twin's manifest with the
+ * same rules (runtime/runner/twin-check.ts), and the CLI and hosts check a vendor id with them.
+ */
+export const VENDOR_ID = /^[a-z][a-z0-9-]{1,39}$/;
+export const PROTOCOL_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 const METHOD = /^[A-Z][A-Z-]{0,19}$/;
 /** Store names become a URL segment (`/twin/store/<name>`). */
-const STORE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
-const MOVE_NAME = /^[A-Za-z_$][A-Za-z0-9_$.-]{0,63}$/;
+export const STORE_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+export const MOVE_NAME = /^[A-Za-z_$][A-Za-z0-9_$.-]{0,63}$/;
 /** As the host-side router reads patterns (runtime/router/pattern.ts): refuse here what it would refuse there. */
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_PATTERN_LENGTH = 2048;
@@ -137,11 +141,11 @@ function checkFunctions(v: unknown, where: string, namePattern: RegExp): void {
  */
 export function defineTwin<T extends TwinDefinition>(def: T): T {
   if (!isRecord(def)) fail('the definition', 'must be an object');
-  if (typeof def.vendor !== 'string' || !VENDOR.test(def.vendor)) {
-    fail('vendor', `must match ${VENDOR.source} (got ${JSON.stringify(def.vendor)})`);
+  if (typeof def.vendor !== 'string' || !VENDOR_ID.test(def.vendor)) {
+    fail('vendor', `must match ${VENDOR_ID.source} (got ${JSON.stringify(def.vendor)})`);
   }
   if (typeof def.version !== 'string' || def.version.trim() === '') fail('version', 'must be a non-empty string');
-  if (typeof def.protocol !== 'string' || !PROTOCOL.test(def.protocol)) fail('protocol', `must match ${PROTOCOL.source}, e.g. 'http'`);
+  if (typeof def.protocol !== 'string' || !PROTOCOL_NAME.test(def.protocol)) fail('protocol', `must match ${PROTOCOL_NAME.source}, e.g. 'http'`);
   if (!isRecord(def.models)) fail('models', 'must be an object { hosts, resources, endpointEnv? }');
   stringList(def.models.hosts, 'models.hosts', false);
   stringList(def.models.resources, 'models.resources', false);
@@ -181,7 +185,7 @@ export function defineTwin<T extends TwinDefinition>(def: T): T {
   return def;
 }
 
-const DURATION = /^[1-9][0-9]{0,8}[smhd]$/;
+export const REFRESH_DURATION = /^[1-9][0-9]{0,8}[smhd]$/;
 
 function checkRoot(root: unknown): void {
   if (root === undefined) return;
@@ -196,7 +200,7 @@ function checkRoot(root: unknown): void {
     if (!isRecord(refresh)) fail('root.refresh', 'must be an object { atMost?, every? }');
     for (const [key, value] of Object.entries(refresh)) {
       if (key !== 'atMost' && key !== 'every') fail(`root.refresh.${key}`, 'is not a refresh field (atMost, every)');
-      if (typeof value !== 'string' || !DURATION.test(value)) fail(`root.refresh.${key}`, "must be a duration like '30s', '5m', '1h' or '1d'");
+      if (typeof value !== 'string' || !REFRESH_DURATION.test(value)) fail(`root.refresh.${key}`, "must be a duration like '30s', '5m', '1h' or '1d'");
     }
   }
   const ingest = root['ingest'];

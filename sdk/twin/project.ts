@@ -8,9 +8,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { dirname, join, relative, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 import { buildFailure, repoRoot, SDK_ALIASES, sdkAliasPlugin } from './build.js';
+import { VENDOR_ID } from './define.js';
 
-/** A vendor id, as `defineTwin` and the hosts take it: 2–40 characters, a–z first, then a–z, 0–9 and '-'. */
-export const VENDOR_ID = /^[a-z][a-z0-9-]{1,39}$/;
+/** A vendor id, as `defineTwin` and the hosts take it (define.ts). */
+export { VENDOR_ID };
+
 const TEMPLATE_VENDOR = 'kitvendor';
 const TEMPLATE_DIR = join('sdk', 'twin', 'template');
 /** Test files `kit twin test` runs: under `test/`, named `*.test.ts` (or .mts, .js, .mjs). */
