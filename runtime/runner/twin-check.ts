@@ -5,7 +5,7 @@
  */
 import { MOVE_NAME, PROTOCOL_NAME, REFRESH_DURATION, STORE_NAME, VENDOR_ID } from '../../sdk/twin/define.js';
 import { KitError } from '../errors.js';
-import { normalizeMatcher, type NormalMatcher } from '../router/matcher.js';
+import { isPlainObject, normalizeMatcher, type NormalMatcher } from '../router/matcher.js';
 import type { Segment } from '../router/pattern.js';
 import type { UntrustedLane } from '../lane/types.js';
 import type { TwinManifestJson } from './types.js';
@@ -63,10 +63,6 @@ export async function manifestInLane(lane: UntrustedLane, name: string, check: U
   return checkManifest(manifest, check);
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function textList(v: unknown, field: string, check: UntrustedTwinCheck, optional = false, pattern?: RegExp): string[] {
   if (v === undefined && optional) return [];
   if (!Array.isArray(v) || v.length > MAX_LIST) throw refused(check, field, `must be an array of at most ${MAX_LIST} strings`);
@@ -81,7 +77,7 @@ export { VENDOR_ID };
 
 /** Checks a manifest a guest answered; exported for hosts that read one another way (a component). */
 export function checkManifest(input: unknown, check: UntrustedTwinCheck): TwinManifestJson {
-  if (!isRecord(input)) throw refused(check, '', 'answered a manifest that is not an object');
+  if (!isPlainObject(input)) throw refused(check, '', 'answered a manifest that is not an object');
   const m = input;
   const vendor = m['vendor'];
   if (typeof vendor !== 'string' || !VENDOR_ID.test(vendor)) throw refused(check, 'vendor', `must match ${VENDOR_ID.source} (got ${JSON.stringify(vendor)})`);
@@ -91,7 +87,7 @@ export function checkManifest(input: unknown, check: UntrustedTwinCheck): TwinMa
   const protocol = m['protocol'];
   if (typeof protocol !== 'string' || !PROTOCOL_NAME.test(protocol)) throw refused(check, 'protocol', `must match ${PROTOCOL_NAME.source}`);
   const models = m['models'];
-  if (!isRecord(models)) throw refused(check, 'models', 'must be an object { hosts, resources, endpointEnv? }');
+  if (!isPlainObject(models)) throw refused(check, 'models', 'must be an object { hosts, resources, endpointEnv? }');
   const hosts = textList(models['hosts'], 'models.hosts', check);
   const resources = textList(models['resources'], 'models.resources', check);
   const endpointEnv = textList(models['endpointEnv'], 'models.endpointEnv', check, true);
@@ -129,7 +125,7 @@ function checkRoutes(input: unknown, check: UntrustedTwinCheck): TwinManifestJso
   const normal: NormalMatcher[] = [];
   const routes = input.map((route: unknown, i) => {
     const field = `routes[${i}]`;
-    if (!isRecord(route)) throw refused(check, field, 'must be an object { name, match }');
+    if (!isPlainObject(route)) throw refused(check, field, 'must be an object { name, match }');
     const name = route['name'];
     if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_TEXT) throw refused(check, `${field}.name`, 'must be a non-empty string');
     if (names.has(name)) throw refused(check, `${field}.name`, `repeats the route name '${name}'`);
@@ -175,7 +171,7 @@ function describe(m: NormalMatcher): string {
 }
 
 function checkSecrets(v: unknown, check: UntrustedTwinCheck): Record<string, true | string[]> {
-  if (!isRecord(v)) throw refused(check, 'secrets', "must be an object { <record type>: true | ['field.path', …] }");
+  if (!isPlainObject(v)) throw refused(check, 'secrets', "must be an object { <record type>: true | ['field.path', …] }");
   const out: Record<string, true | string[]> = {};
   for (const [type, spec] of Object.entries(v)) {
     const field = `secrets[${JSON.stringify(type)}]`;
@@ -192,9 +188,9 @@ function checkSecrets(v: unknown, check: UntrustedTwinCheck): Record<string, tru
 }
 
 function checkRoot(v: unknown, check: UntrustedTwinCheck): NonNullable<TwinManifestJson['root']> {
-  if (!isRecord(v)) throw refused(check, 'root', 'must be an object { refresh, ingest? }');
+  if (!isPlainObject(v)) throw refused(check, 'root', 'must be an object { refresh, ingest? }');
   const refresh = v['refresh'] ?? {};
-  if (!isRecord(refresh)) throw refused(check, 'root.refresh', 'must be an object { atMost?, every? }');
+  if (!isPlainObject(refresh)) throw refused(check, 'root.refresh', 'must be an object { atMost?, every? }');
   const out: NonNullable<TwinManifestJson['root']> = { refresh: {} };
   for (const [key, value] of Object.entries(refresh)) {
     if (key !== 'atMost' && key !== 'every') throw refused(check, `root.refresh.${key}`, 'is not a refresh field (atMost, every)');
