@@ -10,6 +10,9 @@ import type { Segment } from '../router/pattern.js';
 import type { UntrustedLane } from '../lane/types.js';
 import type { TwinManifestJson } from './types.js';
 
+/** A vendor id (defineTwin's pattern), for hosts and the CLI, which do not import the twin SDK. */
+export { VENDOR_ID };
+
 export interface UntrustedTwinCheck {
   /** Names the twin in errors: a path, or `installed twin acme`. */
   label: string;
@@ -72,8 +75,6 @@ function textList(v: unknown, field: string, check: UntrustedTwinCheck, optional
     return s;
   });
 }
-
-export { VENDOR_ID };
 
 /** Checks a manifest a guest answered; exported for hosts that read one another way (a component). */
 export function checkManifest(input: unknown, check: UntrustedTwinCheck): TwinManifestJson {
