@@ -168,29 +168,21 @@ function watchTree(root: string, changed: () => void): WatchedTree {
 }
 
 /**
- * What a failed build says, structured: the first esbuild error's file, line and column
- * (`buildTwin` writes them as `file:line:column: text`), else the message alone.
+ * What a failed build says, structured: where buildTwin's details put the first esbuild error
+ * (its file, line, column from 1, and its own text, which may hold '; ' itself), else the
+ * message alone.
  */
 export function buildProblem(e: unknown, base: string): TwinBuildProblem {
-  // (The first error only: the one to fix first.)
-  const message = e instanceof Error ? e.message : String(e);
-  // Where buildTwin says, in its details: the first error's file, line and column (from 1).
   const details = (e as { details?: Record<string, unknown> } | null)?.details;
-  // The first error's own text: esbuild's messages may hold '; ' themselves (`found ";"`).
-  const text = typeof details?.['problem'] === 'string' ? details['problem'] : undefined;
-  if (typeof details?.['file'] === 'string' && typeof details['line'] === 'number' && text !== undefined) {
-    const file = details['file'];
+  const file = details?.['file'];
+  const line = details?.['line'];
+  const text = details?.['problem'];
+  if (typeof file === 'string' && typeof line === 'number' && typeof text === 'string') {
     const absolute = isAbsolute(file) ? file : resolve(file);
-    return { message: text.trim(), file: relative(base, absolute) || file, line: details['line'], column: Number(details['column'] ?? 1) };
-  }
-  const located = /build failed: (.+?):(\d+):(\d+): ([^;]*)/.exec(message);
-  if (located !== null) {
-    const file = located[1]!;
-    const absolute = isAbsolute(file) ? file : resolve(file);
-    return { message: located[4]!.trim(), file: relative(base, absolute) || file, line: Number(located[2]), column: Number(located[3]) };
+    return { message: text.trim(), file: relative(base, absolute) || file, line, column: Number(details?.['column'] ?? 1) };
   }
   // `twin <entry>: ` prefixes every buildTwin error: the CLI names the twin itself.
-  return { message: message.replace(/^twin [^:]+: /, '') };
+  return { message: (e instanceof Error ? e.message : String(e)).replace(/^twin [^:]+: /, '') };
 }
 
 /** A build problem as one line: `file:line:column: message`. */
